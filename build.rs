@@ -1,0 +1,198 @@
+//! Compiles the capability registry: reads `registry/**.yaml`, refuses it with every violation
+//! when it breaks a rule of `src/registry/spec.rs`, pairs each declaration with its handler in
+//! `src/capabilities/`, and writes the generated tables, `tools/list` bytes and OpenAPI document
+//! into `OUT_DIR`. Thin by design: the rules live in `spec.rs`, the generator in `codegen.rs`.
+
+#[path = "src/registry/spec.rs"]
+#[allow(dead_code)]
+mod spec;
+
+#[path = "src/registry/codegen.rs"]
+#[allow(dead_code)]
+mod codegen;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    for watched in [
+        "build.rs",
+        "registry",
+        "src/registry/spec.rs",
+        "src/registry/codegen.rs",
+        "src/capabilities",
+        "share",
+        "templates",
+    ] {
+        println!("cargo:rerun-if-changed={watched}");
+    }
+
+    let mut violations = Vec::new();
+    let mut files = Vec::new();
+    collect_registry(&root, &root.join("registry"), &mut files, &mut violations);
+    let handlers = collect_handlers(&root, &mut violations);
+
+    let registry = match spec::load(&files) {
+        Ok(r) => Some(r),
+        Err(v) => {
+            violations.extend(v);
+            None
+        }
+    };
+    if let Some(registry) = &registry {
+        violations.extend(spec::check_handlers(registry, &handlers));
+    }
+    let generated = match (&registry, violations.is_empty()) {
+        (Some(registry), true) => {
+            match codegen::generate(
+                registry,
+                &std::env::var("CARGO_PKG_VERSION").unwrap_or_default(),
+            ) {
+                Ok(g) => Some(g),
+                Err(v) => {
+                    violations.extend(v);
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    if !violations.is_empty() || generated.is_none() {
+        violations.sort();
+        violations.dedup();
+        eprintln!(
+            "error: the capability registry is invalid ({} violations):",
+            violations.len()
+        );
+        for v in &violations {
+            eprintln!("{v}");
+        }
+        std::process::exit(1);
+    }
+    let Some(generated) = generated else { return };
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()));
+    write_if_changed(&out.join("registry.rs"), &generated.rust);
+    write_if_changed(&out.join("tools_list.json"), &generated.tools_list);
+    write_if_changed(&out.join("openapi.json"), &generated.openapi);
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn collect_registry(
+    root: &Path,
+    dir: &Path,
+    files: &mut Vec<spec::SourceFile>,
+    violations: &mut Vec<spec::Violation>,
+) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        violations.push(spec::Violation {
+            file: relative(root, dir),
+            field: String::new(),
+            message: "cannot be read".into(),
+        });
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        let rel = relative(root, &path);
+        if path.is_dir() {
+            collect_registry(root, &path, files, violations);
+        } else if rel.ends_with(".yaml") || rel.ends_with(".yml") {
+            match fs::read_to_string(&path) {
+                Ok(text) => files.push(spec::SourceFile { path: rel, text }),
+                Err(e) => violations.push(spec::Violation {
+                    file: rel,
+                    field: String::new(),
+                    message: format!("cannot be read: {e}"),
+                }),
+            }
+        } else {
+            violations.push(spec::Violation {
+                file: rel,
+                field: String::new(),
+                message: "is not a .yaml file; registry/ holds only declarations".into(),
+            });
+        }
+    }
+}
+
+/// Reads `src/capabilities/<namespace>.rs` for its `pub fn`s, and checks `mod.rs` declares
+/// every namespace module.
+fn collect_handlers(root: &Path, violations: &mut Vec<spec::Violation>) -> Vec<spec::HandlerFile> {
+    let dir = root.join("src/capabilities");
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return out;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mod_rs = fs::read_to_string(dir.join("mod.rs")).unwrap_or_default();
+    let declared_mods: Vec<String> = syn::parse_file(&mod_rs)
+        .map(|f| {
+            f.items
+                .iter()
+                .filter_map(|i| match i {
+                    syn::Item::Mod(m) => Some(m.ident.to_string()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for path in paths {
+        let Some(namespace) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if namespace == "mod" || path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = relative(root, &path);
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        let file = match syn::parse_file(&text) {
+            Ok(f) => f,
+            // rustc reports the syntax error itself, with a better message than we could.
+            Err(_) => continue,
+        };
+        if !declared_mods.contains(&namespace) {
+            violations.push(spec::Violation {
+                file: "src/capabilities/mod.rs".into(),
+                field: String::new(),
+                message: format!("does not declare `pub mod {namespace};` for {rel}"),
+            });
+        }
+        let functions = file
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
+                    Some((f.sig.ident.to_string(), f.sig.inputs.len()))
+                }
+                _ => None,
+            })
+            .collect();
+        out.push(spec::HandlerFile {
+            path: rel,
+            namespace,
+            functions,
+        });
+    }
+    out
+}
+
+fn write_if_changed(path: &Path, content: &str) {
+    if fs::read_to_string(path).is_ok_and(|old| old == content) {
+        return;
+    }
+    if let Err(e) = fs::write(path, content) {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        std::process::exit(1);
+    }
+}

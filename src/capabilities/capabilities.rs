@@ -1,0 +1,182 @@
+//! Handlers of the `capabilities` namespace: the registry describing itself. Every answer is
+//! read from the compiled table; nothing here lists a capability of its own.
+
+use serde_json::{json, Map, Value};
+
+use super::convert;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::rt::{Descriptor, Method};
+use crate::registry::types::capabilities::{
+    DescribeInput, DescribeOutput, ListInput, ListOutput, ProjectionsInput, ProjectionsOutput,
+};
+use crate::registry::types::{
+    self, CapabilitiesDescribeOutputExamplesItem as ExampleView,
+    CapabilitiesDescribeOutputProjections as Projections,
+    CapabilitiesDescribeOutputProjectionsCli as CliProjection,
+    CapabilitiesDescribeOutputProjectionsRoute as RouteProjection,
+    CapabilitiesDescribeOutputProjectionsTool as ToolProjection,
+    CapabilitiesListInputExposure as Exposure, CapabilitiesProjectionsOutputRowsItem as Row,
+};
+use crate::registry::{self};
+
+pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+    let text = input.text.as_deref().map(str::to_lowercase);
+    let all = registry::all();
+    let capabilities: Vec<types::CapabilitySummary> = all
+        .iter()
+        .filter(|d| {
+            input
+                .kind
+                .is_none_or(|k| convert::kind(d.kind) == kind_of(k))
+        })
+        .filter(|d| {
+            input
+                .effect
+                .is_none_or(|e| convert::effect(d.effect) == effect_of(e))
+        })
+        .filter(|d| input.exposure.is_none_or(|e| exposed(d, e)))
+        .filter(|d| input.namespace.as_deref().is_none_or(|n| d.namespace == n))
+        .filter(|d| {
+            text.as_deref().is_none_or(|t| {
+                d.id.to_lowercase().contains(t)
+                    || d.title.to_lowercase().contains(t)
+                    || d.description.to_lowercase().contains(t)
+            })
+        })
+        .map(convert::summary)
+        .collect();
+    Ok(ListOutput {
+        total: all.len() as i64,
+        count: capabilities.len() as i64,
+        capabilities,
+    })
+}
+
+fn kind_of(k: types::CapabilitiesListInputKind) -> types::CapabilityKind {
+    match k {
+        types::CapabilitiesListInputKind::Query => types::CapabilityKind::Query,
+        types::CapabilitiesListInputKind::Command => types::CapabilityKind::Command,
+    }
+}
+
+fn effect_of(e: types::CapabilitiesListInputEffect) -> types::Effect {
+    match e {
+        types::CapabilitiesListInputEffect::Read => types::Effect::Read,
+        types::CapabilitiesListInputEffect::ProcessState => types::Effect::ProcessState,
+        types::CapabilitiesListInputEffect::RepositoryMutation => types::Effect::RepositoryMutation,
+    }
+}
+
+fn exposed(d: &Descriptor, exposure: Exposure) -> bool {
+    match exposure {
+        Exposure::Tool => d.tool.is_some(),
+        Exposure::Resource => d.resource.is_some(),
+        Exposure::Http => d.route.is_some(),
+        Exposure::Cli => d.cli.is_some(),
+    }
+}
+
+pub fn describe(_ctx: &Context, input: DescribeInput) -> Result<DescribeOutput, CapabilityError> {
+    let (_, d) = registry::by_id(&input.id).ok_or_else(|| {
+        CapabilityError::not_found(format!(
+            "no capability `{}` (see `majordomus capabilities list`)",
+            input.id
+        ))
+    })?;
+    Ok(DescribeOutput {
+        id: d.id.to_string(),
+        namespace: d.namespace.to_string(),
+        name: d.name.to_string(),
+        title: d.title.to_string(),
+        description: d.description.to_string(),
+        kind: convert::kind(d.kind),
+        effect: convert::effect(d.effect),
+        determinism: convert::determinism(d.determinism),
+        hints: convert::hints(d),
+        input_schema: as_object(d.input_json()),
+        output_schema: as_object(d.output_json()),
+        examples: d
+            .examples
+            .iter()
+            .map(|e| ExampleView {
+                name: e.name.to_string(),
+                input: as_object(serde_json::from_str(e.input).unwrap_or(Value::Null)),
+            })
+            .collect(),
+        projections: Projections {
+            tool: d.tool.map(|name| ToolProjection {
+                name: name.to_string(),
+                annotations: as_object(annotations(d)),
+            }),
+            resource: convert::resource(d),
+            route: d.route.map(|r| RouteProjection {
+                method: convert::route_method(r.method),
+                path: r.path.to_string(),
+                operation_id: d.id.to_string(),
+            }),
+            cli: d.cli_words().map(|words| CliProjection {
+                usage: cli_usage(d, &words),
+                words,
+            }),
+        },
+        cache_entries: i64::from(d.cache_entries),
+        tags: d.tags.iter().map(|t| t.to_string()).collect(),
+        source: d.source.to_string(),
+    })
+}
+
+/// The MCP annotations exactly as `tools/list` announces them.
+fn annotations(d: &Descriptor) -> Value {
+    let h = d.hints();
+    json!({
+        "title": d.title,
+        "readOnlyHint": h.read_only,
+        "destructiveHint": h.destructive,
+        "idempotentHint": h.idempotent,
+        "openWorldHint": h.open_world,
+    })
+}
+
+fn cli_usage(d: &Descriptor, words: &str) -> String {
+    let mut usage = format!("majordomus {words}");
+    for p in d.cli_positionals {
+        usage.push_str(&format!(" <{p}>"));
+    }
+    usage
+}
+
+fn as_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+pub fn projections(
+    _ctx: &Context,
+    _input: ProjectionsInput,
+) -> Result<ProjectionsOutput, CapabilityError> {
+    let rows: Vec<Row> = registry::all()
+        .iter()
+        .map(|d| Row {
+            id: d.id.to_string(),
+            kind: convert::kind(d.kind),
+            effect: convert::effect(d.effect),
+            tool: d.tool.map(str::to_string),
+            resource: d.resource.map(|r| r.uri.to_string()),
+            route: d.route.map(|r| {
+                let method = match r.method {
+                    Method::Get => "GET",
+                    Method::Post => "POST",
+                };
+                format!("{method} {}", r.path)
+            }),
+            cli: d.cli_words(),
+        })
+        .collect();
+    Ok(ProjectionsOutput {
+        count: rows.len() as i64,
+        rows,
+    })
+}

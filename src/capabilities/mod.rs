@@ -1,0 +1,9 @@
+//! Handlers: one module per registry namespace, one `pub fn` per declared capability (`build.rs`
+//! refuses a declaration without its handler and a `pub fn` without its declaration). Helpers in
+//! these modules stay private.
+
+#[allow(clippy::module_inception)]
+pub mod capabilities;
+pub mod perf;
+
+mod convert;

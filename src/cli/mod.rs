@@ -1,0 +1,194 @@
+//! The CLI projection: a clap command tree built at run time from the compiled registry — one
+//! subcommand per CLI exposure, its flags and positionals derived from the input schema — plus
+//! the fixed commands. It owns argument parsing, output rendering and exit codes (SPEC §13), and
+//! declares no capability word of its own.
+
+mod tree;
+mod validate;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::{self, rt::Descriptor};
+
+/// Exit codes of SPEC §13.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const USAGE: u8 = 2;
+    pub const CONTRACT: u8 = 10;
+    pub const MISSING: u8 = 12;
+    pub const INTERNAL: u8 = 13;
+}
+
+/// How answers are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Text,
+}
+
+/// The whole command tree.
+pub fn command() -> Command {
+    let root = Command::new("majordomus")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Serve a repository's AI layer to agents, programs, people and shells")
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .arg(
+            Arg::new("format")
+                .long("format")
+                .global(true)
+                .value_parser(["json", "text"])
+                .default_value("json")
+                .help("Print answers as pretty JSON or as text"),
+        )
+        .subcommand(Command::new("openapi").about("Print the OpenAPI 3.1 document of the HTTP API"))
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(
+                    Arg::new("shell")
+                        .required(true)
+                        .value_parser(clap::value_parser!(clap_complete::Shell))
+                        .help("The shell to complete for"),
+                ),
+        );
+    tree::attach(root)
+}
+
+/// Runs the CLI on the process's arguments.
+pub fn main() -> ExitCode {
+    run(std::env::args_os())
+}
+
+/// Runs the CLI on `args` (the first is the program name).
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = match command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let format = match matches.get_one::<String>("format").map(String::as_str) {
+        Some("text") => Format::Text,
+        _ => Format::Json,
+    };
+    match dispatch(&matches, format) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(failure) => {
+            eprintln!("majordomus: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// A command that did not succeed: what to print and how to exit.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl From<CapabilityError> for Failure {
+    fn from(e: CapabilityError) -> Self {
+        Failure {
+            code: e.exit_code(),
+            message: format!("{}: {}", e.code(), e.message()),
+        }
+    }
+}
+
+fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
+    let (name, sub) = matches.subcommand().ok_or_else(|| Failure {
+        code: exit::USAGE,
+        message: "no command given".into(),
+    })?;
+    match name {
+        "openapi" => write_stdout(registry::OPENAPI_JSON),
+        "completions" => {
+            let shell = sub
+                .get_one::<clap_complete::Shell>("shell")
+                .copied()
+                .ok_or_else(|| Failure {
+                    code: exit::USAGE,
+                    message: "no shell given".into(),
+                })?;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut command(), "majordomus", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out))
+        }
+        _ => {
+            let mut words = vec![name];
+            let mut current = sub;
+            while let Some((next, next_matches)) = current.subcommand() {
+                words.push(next);
+                current = next_matches;
+            }
+            if words == ["capabilities", "validate"] {
+                return validate::run(format);
+            }
+            let (_, descriptor) = registry::by_cli(&words).ok_or_else(|| Failure {
+                code: exit::USAGE,
+                message: format!("unknown command `{}`", words.join(" ")),
+            })?;
+            let input = tree::input_from(descriptor, current)?;
+            let ctx = Context::new();
+            let answer = ctx.execute(descriptor.id, input)?;
+            print_answer(&answer, format)
+        }
+    }
+}
+
+/// Prints an answer as pretty JSON or text.
+pub fn print_answer(answer: &Value, format: Format) -> Result<(), Failure> {
+    let text = match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(answer).map_err(internal)?;
+            s.push('\n');
+            s
+        }
+        Format::Text => serde_yaml::to_string(answer).map_err(internal)?,
+    };
+    write_stdout(&text)
+}
+
+fn internal(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: exit::INTERNAL,
+        message: format!("internal: {e}"),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`majordomus openapi | head`) is not an error.
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(internal(e)),
+    }
+}
+
+/// Flags derived for one capability, for tests and docs.
+pub fn args_of(descriptor: &Descriptor) -> Vec<Arg> {
+    tree::args_of(descriptor)
+}
+
+#[doc(hidden)]
+pub fn _action_is_flag(arg: &Arg) -> bool {
+    matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse)
+}

@@ -1,0 +1,225 @@
+//! Builds the clap subcommands of the capabilities from the compiled table, and turns parsed
+//! arguments back into a JSON input. Every word, flag, help line and possible value comes from a
+//! declaration.
+
+use std::collections::BTreeMap;
+
+use clap::builder::PossibleValuesParser;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::{Map, Value};
+
+use super::{exit, Failure};
+use crate::registry::rt::Descriptor;
+use crate::registry::spec::{Schema, Type};
+use crate::registry::{self};
+
+/// A node of the word tree: a group of further words, a capability, or a fixed command.
+#[derive(Default)]
+struct Node {
+    children: BTreeMap<&'static str, Node>,
+    leaf: Option<&'static Descriptor>,
+    fixed: Option<&'static str>,
+}
+
+/// Adds every capability's CLI words (and the fixed `capabilities validate`) to `root`.
+pub(super) fn attach(mut root: Command) -> Command {
+    let mut tree = Node::default();
+    for d in registry::all() {
+        if let Some(words) = d.cli {
+            let mut node = &mut tree;
+            for w in words {
+                node = node.children.entry(w).or_default();
+            }
+            node.leaf = Some(d);
+        }
+    }
+    tree.children
+        .entry("capabilities")
+        .or_default()
+        .children
+        .entry("validate")
+        .or_default()
+        .fixed =
+        Some("Validate the run-time registry: the compiled table and everything joined to it");
+    for (word, node) in tree.children {
+        root = root.subcommand(build(word, &node));
+    }
+    root
+}
+
+fn build(word: &'static str, node: &Node) -> Command {
+    if let Some(about) = node.fixed {
+        return Command::new(word).about(about);
+    }
+    if let Some(d) = node.leaf {
+        let mut cmd = Command::new(word)
+            .about(d.title)
+            .long_about(d.description)
+            .after_help(format!("Capability `{}`; declared in {}", d.id, d.source));
+        for arg in args_of(d) {
+            cmd = cmd.arg(arg);
+        }
+        return cmd;
+    }
+    let names: Vec<&str> = node.children.keys().copied().collect();
+    let mut cmd = Command::new(word)
+        .about(format!("Commands of `{word}`: {}", names.join(", ")))
+        .subcommand_required(true)
+        .arg_required_else_help(true);
+    for (child, sub) in &node.children {
+        cmd = cmd.subcommand(build(child, sub));
+    }
+    cmd
+}
+
+fn kebab(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c == '_' {
+            out.push('-');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The clap arguments of one capability, from its input schema.
+pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {
+    let input = d.input();
+    let mut args = Vec::new();
+    for (name, schema) in &input.properties {
+        let required = input.is_required(name);
+        let help = schema.description.clone().unwrap_or_default();
+        let positional = d.cli_positionals.contains(&name.as_str());
+        let mut arg = Arg::new(name.clone()).help(help);
+        if !positional {
+            arg = arg.long(kebab(name));
+        }
+        match (schema.ty, schema.items.as_deref()) {
+            (Some(Type::Boolean), _) => {
+                if schema.default == Some(Value::Bool(true)) {
+                    arg = arg
+                        .long(format!("no-{}", kebab(name)))
+                        .action(ArgAction::SetFalse);
+                } else {
+                    arg = arg.action(ArgAction::SetTrue);
+                }
+            }
+            (Some(Type::Array), Some(items)) => {
+                arg = typed(arg, items).action(ArgAction::Append);
+            }
+            _ => {
+                arg = typed(arg, schema).action(ArgAction::Set);
+            }
+        }
+        if required && schema.ty != Some(Type::Boolean) {
+            arg = arg.required(true);
+        }
+        if let Some(default) = &schema.default {
+            if schema.ty != Some(Type::Boolean) {
+                let text = match default {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                arg = arg.help(format!(
+                    "{} [default: {text}]",
+                    schema.description.clone().unwrap_or_default()
+                ));
+            }
+        }
+        args.push(arg);
+    }
+    args
+}
+
+/// Gives `arg` a value parser and a value name from a scalar schema.
+fn typed(arg: Arg, schema: &Schema) -> Arg {
+    match schema.ty {
+        Some(Type::Integer) => {
+            let min = schema
+                .minimum
+                .as_ref()
+                .and_then(|n| n.as_i64())
+                .unwrap_or(i64::MIN);
+            let max = schema
+                .maximum
+                .as_ref()
+                .and_then(|n| n.as_i64())
+                .unwrap_or(i64::MAX);
+            arg.value_parser(clap::value_parser!(i64).range(min..=max))
+                .value_name("INTEGER")
+        }
+        Some(Type::Number) => arg
+            .value_parser(clap::value_parser!(f64))
+            .value_name("NUMBER"),
+        Some(Type::String) => match &schema.enumeration {
+            Some(words) => arg.value_parser(PossibleValuesParser::new(words.clone())),
+            None => arg.value_name("TEXT"),
+        },
+        _ => arg
+            .value_parser(|text: &str| {
+                serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON: {e}"))
+            })
+            .value_name("JSON"),
+    }
+}
+
+/// Builds the JSON input of a capability from parsed arguments. Only what the user typed is
+/// sent: defaults belong to the declaration, applied by the executor's types.
+pub(super) fn input_from(d: &Descriptor, matches: &ArgMatches) -> Result<Value, Failure> {
+    let input = d.input();
+    let mut map = Map::new();
+    for (name, schema) in &input.properties {
+        if matches.value_source(name) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let value = match (schema.ty, schema.items.as_deref()) {
+            (Some(Type::Boolean), _) => Value::Bool(matches.get_flag(name)),
+            (Some(Type::Array), Some(items)) => Value::Array(
+                scalar_values(matches, name, items)
+                    .into_iter()
+                    .collect::<Vec<_>>(),
+            ),
+            _ => scalar_values(matches, name, schema)
+                .into_iter()
+                .next()
+                .unwrap_or(Value::Null),
+        };
+        map.insert(name.clone(), value);
+    }
+    if map.values().any(Value::is_null) {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "an argument could not be read".into(),
+        });
+    }
+    Ok(Value::Object(map))
+}
+
+fn scalar_values(matches: &ArgMatches, name: &str, schema: &Schema) -> Vec<Value> {
+    match schema.ty {
+        Some(Type::Integer) => matches
+            .get_many::<i64>(name)
+            .map(|v| v.map(|n| Value::from(*n)).collect())
+            .unwrap_or_default(),
+        Some(Type::Number) => matches
+            .get_many::<f64>(name)
+            .map(|v| v.map(|n| Value::from(*n)).collect())
+            .unwrap_or_default(),
+        Some(Type::String) => matches
+            .get_many::<String>(name)
+            .map(|v| v.map(|s| Value::String(s.clone())).collect())
+            .unwrap_or_default(),
+        _ => matches
+            .get_many::<Value>(name)
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default(),
+    }
+}

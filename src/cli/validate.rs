@@ -1,0 +1,98 @@
+//! `majordomus capabilities validate`: checks the run-time registry — the compiled table as the
+//! binary holds it — and reports what it found. Exits 10 when anything is wrong.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::{exit, print_answer, Failure, Format};
+use crate::registry::{self, spec};
+
+/// Every problem of the run-time registry, one sentence each.
+pub fn problems() -> Vec<String> {
+    let mut problems = Vec::new();
+    let all = registry::all();
+    for pair in all.windows(2) {
+        if pair[0].id >= pair[1].id {
+            problems.push(format!(
+                "capability `{}` is out of order or repeated after `{}`",
+                pair[1].id, pair[0].id
+            ));
+        }
+    }
+    let mut claims: BTreeMap<String, &str> = BTreeMap::new();
+    for d in all {
+        let mut claim = |what: String| {
+            if let Some(first) = claims.insert(what.clone(), d.id) {
+                problems.push(format!(
+                    "{what} is claimed by both `{first}` and `{}`",
+                    d.id
+                ));
+            }
+        };
+        if let Some(t) = d.tool {
+            claim(format!("tool `{t}`"));
+        }
+        if let Some(r) = d.resource {
+            claim(format!("resource `{}`", r.uri));
+        }
+        if let Some(r) = d.route {
+            claim(format!("route `{} {}`", r.method, r.path));
+        }
+        if let Some(w) = d.cli {
+            claim(format!("command `{}`", w.join(" ")));
+        }
+        for (label, text) in [("input", d.input_schema), ("output", d.output_schema)] {
+            let parsed = serde_json::from_str::<Value>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|v| {
+                    spec::schema_from_json(&v).map_err(|v| {
+                        v.iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                });
+            if let Err(e) = parsed {
+                problems.push(format!(
+                    "`{}`: the {label} schema does not parse: {e}",
+                    d.id
+                ));
+            }
+        }
+        for ex in d.examples {
+            let mut errors = Vec::new();
+            match serde_json::from_str::<Value>(ex.input) {
+                Ok(v) => spec::validate(d.input(), &v, "", &Default::default(), &mut errors),
+                Err(e) => errors.push(e.to_string()),
+            }
+            for e in errors {
+                problems.push(format!("`{}`: example \"{}\": {e}", d.id, ex.name));
+            }
+        }
+    }
+    problems
+}
+
+pub(super) fn run(format: Format) -> Result<(), Failure> {
+    let all = registry::all();
+    let problems = problems();
+    let report = json!({
+        "valid": problems.is_empty(),
+        "capabilities": all.len(),
+        "tools": all.iter().filter(|d| d.tool.is_some()).count(),
+        "resources": all.iter().filter(|d| d.resource.is_some()).count(),
+        "routes": all.iter().filter(|d| d.route.is_some()).count(),
+        "commands": all.iter().filter(|d| d.cli.is_some()).count(),
+        "problems": problems,
+    });
+    print_answer(&report, format)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure {
+            code: exit::CONTRACT,
+            message: format!("the run-time registry has {} problems", problems.len()),
+        })
+    }
+}

@@ -1,0 +1,196 @@
+//! The executor: the one path from "run capability X with this JSON" to its answer, for every
+//! projection. It looks the capability up, validates the input against the declared schema,
+//! consults the capability's cache, runs the handler and counts each step.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::{self, spec};
+
+/// Counters of one capability.
+#[derive(Debug, Default)]
+struct Stats {
+    executions: AtomicU64,
+    handler_invocations: AtomicU64,
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
+}
+
+/// A point-in-time copy of one capability's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub executions: u64,
+    pub handler_invocations: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+}
+
+impl std::ops::AddAssign for Counters {
+    fn add_assign(&mut self, other: Self) {
+        self.executions += other.executions;
+        self.handler_invocations += other.handler_invocations;
+        self.cache_hits += other.cache_hits;
+        self.cache_misses += other.cache_misses;
+    }
+}
+
+/// A bounded map from canonical input to answer, evicting the least recently used entry.
+#[derive(Debug)]
+struct Cache {
+    capacity: usize,
+    tick: u64,
+    entries: HashMap<String, (u64, Value)>,
+}
+
+impl Cache {
+    fn new(capacity: u32) -> Self {
+        Self {
+            capacity: capacity as usize,
+            tick: 0,
+            entries: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, key: &str) -> Option<Value> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(key).map(|(used, value)| {
+            *used = tick;
+            value.clone()
+        })
+    }
+
+    fn put(&mut self, key: String, value: Value) {
+        self.tick += 1;
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
+            if let Some(oldest) = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(k, _)| k.clone())
+            {
+                self.entries.remove(&oldest);
+            }
+        }
+        self.entries.insert(key, (self.tick, value));
+    }
+}
+
+/// Runs capabilities. One per process, inside the `Context`.
+#[derive(Debug)]
+pub struct Executor {
+    stats: Vec<Stats>,
+    caches: Vec<Option<Mutex<Cache>>>,
+}
+
+impl Default for Executor {
+    fn default() -> Self {
+        let all = registry::all();
+        Self {
+            stats: all.iter().map(|_| Stats::default()).collect(),
+            caches: all
+                .iter()
+                .map(|d| (d.cache_entries > 0).then(|| Mutex::new(Cache::new(d.cache_entries))))
+                .collect(),
+        }
+    }
+}
+
+impl Executor {
+    /// Runs the capability `id` on `input`. An unknown id is `not_found`.
+    pub fn execute(&self, ctx: &Context, id: &str, input: Value) -> Result<Value, CapabilityError> {
+        let (index, _) = registry::by_id(id)
+            .ok_or_else(|| CapabilityError::not_found(format!("no capability `{id}`")))?;
+        self.execute_at(ctx, index, input)
+    }
+
+    /// Runs the capability at `index` of the table on `input`.
+    pub fn execute_at(
+        &self,
+        ctx: &Context,
+        index: usize,
+        input: Value,
+    ) -> Result<Value, CapabilityError> {
+        let descriptor = &registry::all()[index];
+        let stats = &self.stats[index];
+        stats.executions.fetch_add(1, Ordering::Relaxed);
+
+        let mut problems = Vec::new();
+        spec::validate(
+            descriptor.input(),
+            &input,
+            "",
+            &Default::default(),
+            &mut problems,
+        );
+        if !problems.is_empty() {
+            return Err(CapabilityError::invalid_input(problems.join("; ")));
+        }
+
+        let Some(cache) = &self.caches[index] else {
+            stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
+            return (descriptor.handler)(ctx, input);
+        };
+        let key = format!("{}:{}", ctx.generation(), canonical(&input));
+        if let Some(hit) = lock(cache).get(&key) {
+            stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(hit);
+        }
+        stats.cache_misses.fetch_add(1, Ordering::Relaxed);
+        stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
+        let answer = (descriptor.handler)(ctx, input)?;
+        lock(cache).put(key, answer.clone());
+        Ok(answer)
+    }
+
+    /// The counters of the capability at `index`.
+    pub fn counters_at(&self, index: usize) -> Counters {
+        let s = &self.stats[index];
+        Counters {
+            executions: s.executions.load(Ordering::Relaxed),
+            handler_invocations: s.handler_invocations.load(Ordering::Relaxed),
+            cache_hits: s.cache_hits.load(Ordering::Relaxed),
+            cache_misses: s.cache_misses.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The counters summed over every capability.
+    pub fn totals(&self) -> Counters {
+        let mut total = Counters::default();
+        for i in 0..self.stats.len() {
+            total += self.counters_at(i);
+        }
+        total
+    }
+}
+
+/// A poisoned cache only means another thread panicked mid-update of a plain map; its entries
+/// are still whole, so keep serving it.
+fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
+    cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The input with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry.
+fn canonical(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}

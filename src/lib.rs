@@ -1,0 +1,13 @@
+//! majordomus serves a repository's AI layer (`.ai/`) to coding agents over MCP, to programs over
+//! HTTP, to people in a web Cockpit and to shells through a CLI — each a projection of one
+//! capability registry that `build.rs` compiles from `registry/`.
+
+pub mod capabilities;
+pub mod cli;
+pub mod context;
+pub mod error;
+pub mod executor;
+pub mod registry;
+
+pub use context::Context;
+pub use error::CapabilityError;

@@ -1,0 +1,58 @@
+//! The compiled registry: the one `include!` of what `build.rs` generated from `registry/`, and
+//! lookups over it. Everything a projection knows about a capability comes from here.
+
+pub mod rt;
+pub mod spec;
+
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_docs,
+    dead_code,
+    unused_imports,
+    non_camel_case_types
+)]
+mod generated {
+    use super::rt;
+    include!(concat!(env!("OUT_DIR"), "/registry.rs"));
+}
+
+pub use generated::{derived_schemas, types, CAPABILITIES, OPENAPI_JSON, TOOLS_LIST_JSON};
+pub use rt::Descriptor;
+
+/// Every declared capability, sorted by id.
+pub fn all() -> &'static [Descriptor] {
+    &CAPABILITIES
+}
+
+/// The capability with this id, and its position in the table.
+pub fn by_id(id: &str) -> Option<(usize, &'static Descriptor)> {
+    CAPABILITIES
+        .binary_search_by(|d| d.id.cmp(id))
+        .ok()
+        .map(|i| (i, &CAPABILITIES[i]))
+}
+
+/// The capability exposed as this MCP tool.
+pub fn by_tool(name: &str) -> Option<(usize, &'static Descriptor)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.tool == Some(name))
+}
+
+/// The capability exposed as this MCP resource URI.
+pub fn by_resource(uri: &str) -> Option<(usize, &'static Descriptor)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.resource.is_some_and(|r| r.uri == uri))
+}
+
+/// The capability whose CLI words are exactly `words`.
+pub fn by_cli(words: &[&str]) -> Option<(usize, &'static Descriptor)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.cli.is_some_and(|w| w == words))
+}
