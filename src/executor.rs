@@ -129,7 +129,13 @@ impl Executor {
             &mut problems,
         );
         if !problems.is_empty() {
-            return Err(CapabilityError::invalid_input(problems.join("; ")));
+            return Err(CapabilityError::invalid_input(
+                problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ));
         }
 
         let Some(cache) = &self.caches[index] else {

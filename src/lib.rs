@@ -7,6 +7,7 @@ pub mod cli;
 pub mod context;
 pub mod error;
 pub mod executor;
+pub mod layer;
 pub mod registry;
 
 pub use context::Context;

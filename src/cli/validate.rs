@@ -64,7 +64,7 @@ pub fn problems() -> Vec<String> {
             let mut errors = Vec::new();
             match serde_json::from_str::<Value>(ex.input) {
                 Ok(v) => spec::validate(d.input(), &v, "", &Default::default(), &mut errors),
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.push(spec::Problem::new(spec::ProblemKind::Type, e.to_string())),
             }
             for e in errors {
                 problems.push(format!("`{}`: example \"{}\": {e}", d.id, ex.name));

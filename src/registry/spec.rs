@@ -761,6 +761,38 @@ fn parse_one_of(value: &Value, field: &str, sink: &mut Sink<'_>) -> Option<OneOf
 // ---------------------------------------------------------------------------------------------
 // Validation of a value against a schema
 
+/// What kind of problem a value has against its schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// A required property is absent.
+    Missing,
+    /// A property the schema does not know, where extra properties are refused.
+    Unknown,
+    /// The value has the wrong JSON type.
+    Type,
+    /// Any other keyword is broken (enum, const, bounds, length, pattern, oneOf).
+    Constraint,
+}
+
+/// One problem of a value against its schema; the message names the value's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(kind: ProblemKind, message: String) -> Self {
+        Self { kind, message }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Checks `value` against `schema`, appending one sentence per problem to `errors`. `path` names
 /// the value (`""` for the root, `limit`, `paths[2]`); named schemas resolve through `named`.
 pub fn validate(
@@ -768,7 +800,7 @@ pub fn validate(
     value: &Value,
     path: &str,
     named: &BTreeMap<String, Schema>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<Problem>,
 ) {
     let at = |path: &str| {
         if path.is_empty() {
@@ -780,7 +812,10 @@ pub fn validate(
     if let Some(r) = &schema.reference {
         match named.get(r) {
             Some(s) => validate(s, value, path, named, errors),
-            None => errors.push(format!("{}: unknown schema `{r}`", at(path))),
+            None => errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: unknown schema `{r}`", at(path)),
+            )),
         }
         return;
     }
@@ -794,28 +829,37 @@ pub fn validate(
             Type::Boolean => value.is_boolean(),
         };
         if !fits {
-            errors.push(format!(
-                "{}: expected {}, found {}",
-                at(path),
-                ty.as_str(),
-                describe_value(value)
+            errors.push(Problem::new(
+                ProblemKind::Type,
+                format!(
+                    "{}: expected {}, found {}",
+                    at(path),
+                    ty.as_str(),
+                    describe_value(value)
+                ),
             ));
             return;
         }
     }
     if let Some(c) = &schema.constant {
         if value != c {
-            errors.push(format!("{}: must be {c}", at(path)));
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must be {c}", at(path)),
+            ));
             return;
         }
     }
     if let (Some(words), Some(s)) = (&schema.enumeration, value.as_str()) {
         if !words.iter().any(|w| w == s) {
-            errors.push(format!(
-                "{}: \"{}\" is not one of {}",
-                at(path),
-                truncate(s),
-                words.join(", ")
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!(
+                    "{}: \"{}\" is not one of {}",
+                    at(path),
+                    truncate(s),
+                    words.join(", ")
+                ),
             ));
         }
     }
@@ -823,24 +867,27 @@ pub fn validate(
         let len = s.chars().count() as u64;
         if let Some(min) = schema.min_length {
             if len < min {
-                errors.push(format!(
-                    "{}: must be at least {min} characters long",
-                    at(path)
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: must be at least {min} characters long", at(path)),
                 ));
             }
         }
         if let Some(max) = schema.max_length {
             if len > max {
-                errors.push(format!(
-                    "{}: must be at most {max} characters long",
-                    at(path)
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: must be at most {max} characters long", at(path)),
                 ));
             }
         }
         if let Some(p) = &schema.pattern {
             if let Ok(re) = regex::Regex::new(p) {
                 if !re.is_match(s) {
-                    errors.push(format!("{}: must match the pattern {p}", at(path)));
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!("{}: must match the pattern {p}", at(path)),
+                    ));
                 }
             }
         }
@@ -848,27 +895,33 @@ pub fn validate(
     if let Some(n) = value.as_f64().filter(|_| value.is_number()) {
         if let Some(min) = schema.minimum.as_ref().and_then(serde_json::Number::as_f64) {
             if n < min {
-                errors.push(format!(
-                    "{}: {value} is below the minimum {}",
-                    at(path),
-                    schema
-                        .minimum
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default()
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!(
+                        "{}: {value} is below the minimum {}",
+                        at(path),
+                        schema
+                            .minimum
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ),
                 ));
             }
         }
         if let Some(max) = schema.maximum.as_ref().and_then(serde_json::Number::as_f64) {
             if n > max {
-                errors.push(format!(
-                    "{}: {value} is above the maximum {}",
-                    at(path),
-                    schema
-                        .maximum
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default()
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!(
+                        "{}: {value} is above the maximum {}",
+                        at(path),
+                        schema
+                            .maximum
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ),
                 ));
             }
         }
@@ -902,11 +955,14 @@ pub fn validate(
                                 .map(ToString::to_string)
                         })
                         .collect();
-                    errors.push(format!(
-                        "{}: `{}` must be one of {}",
-                        at(&join(path, &one_of.tag)),
-                        one_of.tag,
-                        words.join(", ")
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!(
+                            "{}: `{}` must be one of {}",
+                            at(&join(path, &one_of.tag)),
+                            one_of.tag,
+                            words.join(", ")
+                        ),
                     ));
                 }
             }
@@ -914,7 +970,10 @@ pub fn validate(
         }
         for name in &schema.required {
             if !map.contains_key(name) {
-                errors.push(format!("{}: is required", at(&join(path, name))));
+                errors.push(Problem::new(
+                    ProblemKind::Missing,
+                    format!("{}: is required", at(&join(path, name))),
+                ));
             }
         }
         for (key, item) in map {
@@ -924,14 +983,17 @@ pub fn validate(
                     Additional::Forbidden => {
                         let known: Vec<&str> =
                             schema.properties.iter().map(|(p, _)| p.as_str()).collect();
-                        errors.push(format!(
-                            "{}: is not a known property (known: {})",
-                            at(&join(path, key)),
-                            if known.is_empty() {
-                                "none".to_string()
-                            } else {
-                                known.join(", ")
-                            }
+                        errors.push(Problem::new(
+                            ProblemKind::Unknown,
+                            format!(
+                                "{}: is not a known property (known: {})",
+                                at(&join(path, key)),
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
                         ));
                     }
                     Additional::Map(sub) => validate(sub, item, &join(path, key), named, errors),

@@ -1,0 +1,7 @@
+//! The integration tests: one binary, one module per surface. Modules that drive the real
+//! binary use `CARGO_BIN_EXE_majordomus`; the registry and generator modules use the library.
+
+mod support;
+
+/// Every refusal of SPEC §3.2, on small YAML inputs.
+mod registry;
