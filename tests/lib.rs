@@ -3,5 +3,36 @@
 
 mod support;
 
+// The declaration language and the generator, compiled here as build.rs compiles them.
+#[path = "../src/registry/codegen.rs"]
+#[allow(dead_code)]
+mod codegen;
+#[path = "../src/registry/spec.rs"]
+#[allow(dead_code)]
+mod spec;
+
+/// The generator over a fixture registry: snapshots and determinism.
+mod generator;
+
+/// The fixture's generated Rust, compiled: the golden file is code, not just text.
+#[cfg(not(feature = "bless-snapshots"))]
+#[allow(dead_code, clippy::all)]
+mod fixture_generated {
+    use majordomus::registry::rt;
+    include!("snapshots/fixture_registry.rs.txt");
+}
+#[cfg(not(feature = "bless-snapshots"))]
+#[path = "fixture_handlers.rs"]
+mod capabilities;
+
+/// Generated types and tables against their declarations.
+mod generated;
+
 /// Every refusal of SPEC §3.2, on small YAML inputs.
 mod registry;
+
+/// The executor: validation, cache, counters, error codes.
+mod executor;
+
+/// The CLI over the real binary: derived words and flags, exit codes, fixed commands.
+mod cli;

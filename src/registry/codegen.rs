@@ -176,7 +176,7 @@ impl Types<'_> {
                 quote!(::std::vec::Vec<#inner>)
             }
             Some(Type::Object) => {
-                if !schema.properties.is_empty() {
+                if !schema.properties.is_empty() || schema.additional == Additional::Forbidden {
                     if let Additional::Map(_) = schema.additional {
                         self.violations.push(Violation {
                             file: file.to_string(),
@@ -227,6 +227,12 @@ impl Types<'_> {
         field: &str,
         skip: Option<&str>,
     ) -> Vec<TokenStream> {
+        // Fields of an enum variant take no visibility; the discriminator is the variant itself.
+        let vis = if skip.is_some() {
+            quote!()
+        } else {
+            quote!(pub)
+        };
         let mut out = Vec::new();
         for (prop, sub) in &schema.properties {
             if Some(prop.as_str()) == skip {
@@ -240,7 +246,7 @@ impl Types<'_> {
             let inner = self.ty(sub, &format!("{owner}{}", pascal(prop)), file, &sub_field);
             let doc = doc_attr(sub.description.as_deref());
             if schema.is_required(prop) {
-                out.push(quote! { #doc #rename pub #fid: #inner, });
+                out.push(quote! { #doc #rename #vis #fid: #inner, });
             } else if let Some(default) = &sub.default {
                 let fn_name = format!(
                     "default_{}_{}",
@@ -252,12 +258,12 @@ impl Types<'_> {
                 self.items.push(quote! {
                     fn #fn_ident() -> #inner { #value }
                 });
-                out.push(quote! { #doc #rename #[serde(default = #fn_name)] pub #fid: #inner, });
+                out.push(quote! { #doc #rename #[serde(default = #fn_name)] #vis #fid: #inner, });
             } else {
                 out.push(quote! {
                     #doc #rename
                     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-                    pub #fid: ::std::option::Option<#inner>,
+                    #vis #fid: ::std::option::Option<#inner>,
                 });
             }
         }
@@ -334,15 +340,21 @@ impl Types<'_> {
                 Some(tag),
             );
             let doc = doc_attr(v.description.as_deref());
-            let deny = (v.additional == Additional::Forbidden)
-                .then(|| quote!(#[serde(deny_unknown_fields)]));
-            variants.push(quote! { #doc #deny #[serde(rename = #word)] #vid { #(#fields)* }, });
+            variants.push(quote! { #doc #[serde(rename = #word)] #vid { #(#fields)* }, });
         }
+        // serde takes `deny_unknown_fields` on the enum, not per variant: refuse unknown fields
+        // only when every variant does.
+        let deny = one_of
+            .variants
+            .iter()
+            .all(|v| v.additional == Additional::Forbidden)
+            .then(|| quote!(#[serde(deny_unknown_fields)]));
         let doc = doc_attr(schema.description.as_deref());
         self.items.push(quote! {
             #doc
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema)]
             #[serde(tag = #tag)]
+            #deny
             pub enum #ident { #(#variants)* }
         });
         quote!(#ident)

@@ -1,0 +1,224 @@
+//! The CLI projection over the real binary: words and flags derived from the registry, output,
+//! exit codes (SPEC §13), `openapi`, `completions` and `capabilities validate`.
+
+use serde_json::Value;
+
+use crate::support::{run, stderr, stdout};
+use majordomus::registry::{self, rt::Descriptor};
+
+/// The command line that runs `d` on an example input: positionals in order, then flags.
+fn cli_args(d: &Descriptor, input: &Value) -> Vec<String> {
+    let mut args: Vec<String> = d
+        .cli
+        .expect("a CLI exposure")
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    for p in d.cli_positionals {
+        if let Some(v) = input.get(*p) {
+            args.push(
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            );
+        }
+    }
+    let schema = d.input();
+    for (name, value) in input.as_object().expect("an object input") {
+        if d.cli_positionals.contains(&name.as_str()) {
+            continue;
+        }
+        let flag = format!("--{}", name.replace('_', "-"));
+        match value {
+            Value::Bool(true) => args.push(flag),
+            Value::Bool(false) => {
+                let default_true = schema
+                    .properties
+                    .iter()
+                    .any(|(p, s)| p == name && s.default == Some(Value::Bool(true)));
+                if default_true {
+                    args.push(format!("--no-{}", name.replace('_', "-")));
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    args.push(flag.clone());
+                    args.push(
+                        item.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| item.to_string()),
+                    );
+                }
+            }
+            Value::String(s) => {
+                args.push(flag);
+                args.push(s.clone());
+            }
+            other => {
+                args.push(flag);
+                args.push(other.to_string());
+            }
+        }
+    }
+    args
+}
+
+#[test]
+fn every_cli_exposure_answers_its_examples_with_what_the_executor_answers() {
+    let mut swept = 0;
+    for d in registry::all().iter().filter(|d| d.cli.is_some()) {
+        for example in d.examples {
+            let input: Value = serde_json::from_str(example.input).expect("JSON example");
+            let args = cli_args(d, &input);
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run(&argv);
+            assert!(
+                out.status.success(),
+                "`majordomus {}` failed: {}",
+                args.join(" "),
+                stderr(&out)
+            );
+            let answer: Value = serde_json::from_str(&stdout(&out)).expect("pretty JSON on stdout");
+            if d.determinism == registry::rt::Determinism::Repository {
+                let expected = majordomus::Context::new()
+                    .execute(d.id, input)
+                    .expect("the executor answers");
+                assert_eq!(answer, expected, "`majordomus {}`", args.join(" "));
+            }
+            swept += 1;
+        }
+    }
+    assert!(swept >= 5, "only {swept} CLI examples were swept");
+}
+
+#[test]
+fn describing_an_unknown_capability_exits_12_with_one_line() {
+    let out = run(&["capabilities", "describe", "no.such"]);
+    assert_eq!(out.status.code(), Some(12));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one line on stderr: {err:?}");
+    assert!(
+        err.contains("not_found") && err.contains("no.such"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty(), "nothing on stdout");
+}
+
+#[test]
+fn a_value_outside_the_declared_enum_is_a_usage_error() {
+    let out = run(&["capabilities", "list", "--effect", "bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bogus") && err.contains("repository_mutation"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_positional_is_a_usage_error() {
+    let out = run(&["capabilities", "describe"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_unknown_command_is_a_usage_error() {
+    let out = run(&["no-such-command"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn help_of_a_generated_command_shows_the_declared_words() {
+    let out = run(&["capabilities", "list", "-h"]);
+    assert!(out.status.success());
+    // clap wraps long lines; compare with whitespace collapsed.
+    let help = stdout(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+    let (_, d) = registry::by_id("capabilities.list").expect("declared");
+    assert!(help.contains(d.title), "{help}");
+    for (name, schema) in &d.input().properties {
+        assert!(help.contains(&format!("--{name}")), "--{name} in {help}");
+        if let Some(description) = &schema.description {
+            assert!(
+                help.contains(description.as_str()),
+                "{description} in {help}"
+            );
+        }
+    }
+    assert!(
+        help.contains("process_state"),
+        "possible values listed: {help}"
+    );
+}
+
+#[test]
+fn openapi_prints_the_compile_time_document_byte_for_byte() {
+    let out = run(&["openapi"]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, registry::OPENAPI_JSON.as_bytes());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["openapi"], "3.1.0");
+    let operations: usize = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .map(|p| p.as_object().map(|o| o.len()).unwrap_or_default())
+        .sum();
+    let routes = registry::all().iter().filter(|d| d.route.is_some()).count();
+    assert_eq!(operations, routes, "one operation per HTTP exposure");
+    assert!(routes >= 4);
+}
+
+#[test]
+fn completions_cover_every_top_level_word() {
+    let out = run(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = stdout(&out);
+    for d in registry::all() {
+        if let Some(words) = d.cli {
+            assert!(script.contains(words[0]), "{} missing", words[0]);
+        }
+    }
+    assert!(script.contains("openapi"));
+}
+
+#[test]
+fn capabilities_validate_accepts_the_compiled_registry() {
+    let out = run(&["capabilities", "validate"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(report["valid"], true);
+    assert_eq!(report["capabilities"], registry::all().len());
+}
+
+#[test]
+fn text_format_renders_without_json_braces() {
+    let out = run(&[
+        "capabilities",
+        "describe",
+        "perf.counters",
+        "--format",
+        "text",
+    ]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("id: perf.counters"), "{text}");
+    assert!(!text.trim_start().starts_with('{'));
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = crate::support::bin()
+        .arg("openapi")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let status = child.wait().expect("exits");
+    assert!(status.code().is_some_and(|c| c == 0), "{status:?}");
+}

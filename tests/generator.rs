@@ -1,0 +1,234 @@
+//! The generator over a small fixture registry (`tests/fixtures/registry/`): its Rust, its
+//! `tools/list` bytes and its OpenAPI document are snapshot-tested, and generating twice gives
+//! the same bytes. `UPDATE_SNAPSHOTS=1 cargo test` rewrites the snapshots; CI never does.
+
+use std::path::{Path, PathBuf};
+
+use crate::codegen;
+use crate::spec;
+
+fn fixture_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Reads every YAML file under `root/registry`, named as build.rs names them.
+fn read_registry(root: &Path) -> Vec<spec::SourceFile> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<spec::SourceFile>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("the fixture directory is readable")
+            .map(|e| e.expect("a readable entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("under the root")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let text = std::fs::read_to_string(&path).expect("a readable fixture");
+                out.push(spec::SourceFile { path: rel, text });
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, &root.join("registry"), &mut out);
+    out
+}
+
+fn generate_fixture() -> codegen::Generated {
+    let files = read_registry(&fixture_root());
+    let registry = spec::load(&files).unwrap_or_else(|v| {
+        panic!(
+            "the fixture registry is valid, but: {}",
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    });
+    codegen::generate(&registry, "0.0.0-fixture").unwrap_or_else(|v| {
+        panic!(
+            "the fixture registry generates, but: {}",
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })
+}
+
+/// Compares `actual` with the snapshot file, or rewrites it under `UPDATE_SNAPSHOTS=1`.
+fn assert_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, actual).expect("the snapshot is writable");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing snapshot {}; run `UPDATE_SNAPSHOTS=1 cargo test`",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{name} differs from its snapshot; review the change and rerun with UPDATE_SNAPSHOTS=1\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
+}
+
+#[test]
+fn generated_rust_matches_its_snapshot() {
+    assert_snapshot("fixture_registry.rs.txt", &generate_fixture().rust);
+}
+
+#[test]
+fn generated_tools_list_matches_its_snapshot() {
+    let generated = generate_fixture();
+    let pretty: serde_json::Value =
+        serde_json::from_str(&generated.tools_list).expect("tools/list is JSON");
+    assert_snapshot(
+        "fixture_tools_list.json",
+        &serde_json::to_string_pretty(&pretty).expect("serialisable"),
+    );
+}
+
+#[test]
+fn generated_openapi_matches_its_snapshot() {
+    assert_snapshot("fixture_openapi.json", &generate_fixture().openapi);
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let first = generate_fixture();
+    let second = generate_fixture();
+    assert_eq!(first, second, "two generations differ");
+}
+
+#[test]
+fn file_order_does_not_change_the_output() {
+    let mut files = read_registry(&fixture_root());
+    let forward = codegen::generate(&spec::load(&files).expect("valid"), "x").expect("generates");
+    files.reverse();
+    let backward = codegen::generate(&spec::load(&files).expect("valid"), "x").expect("generates");
+    assert_eq!(forward, backward);
+}
+
+#[test]
+fn generated_rust_is_headed_and_formatted() {
+    let rust = generate_fixture().rust;
+    assert!(
+        rust.starts_with(codegen::HEADER),
+        "the @generated header comes first"
+    );
+    let file = syn::parse_file(&rust).expect("the generated Rust parses");
+    assert_eq!(
+        prettyplease::unparse(&file),
+        rust.trim_start_matches(codegen::HEADER),
+        "the generated Rust is prettyplease-formatted"
+    );
+}
+
+#[test]
+fn the_generator_types_every_schema_shape() {
+    let rust = generate_fixture().rust;
+    for expected in [
+        "pub struct DemoEchoInput",
+        "#[serde(deny_unknown_fields)]",
+        "pub enum DemoEchoInputTone",
+        "#[serde(rename = \"happy-go-lucky\")]",
+        "pub struct Item",
+        "::std::collections::BTreeMap<::std::string::String, ::std::string::String>",
+        "#[serde(tag = \"shape\")]",
+        "pub enum DemoStampInputTarget",
+        "fn default_demoechoinput_times() -> i64",
+        "pub extra: ::std::option::Option<::serde_json::Value>",
+        "pub type EchoInput = DemoEchoInput;",
+    ] {
+        assert!(
+            rust.contains(expected),
+            "the generated Rust lacks `{expected}`"
+        );
+    }
+}
+
+#[test]
+fn mcp_schemas_are_flattened_and_openapi_keeps_references() {
+    let generated = generate_fixture();
+    assert!(
+        !generated.tools_list.contains("$ref"),
+        "tools/list must inline named schemas"
+    );
+    assert!(!generated.tools_list.contains("x-cli-positional"));
+    assert!(generated
+        .openapi
+        .contains("\"$ref\": \"#/components/schemas/Item\""));
+}
+
+#[test]
+fn the_effect_decides_every_hint_in_tools_list() {
+    let generated = generate_fixture();
+    let tools: serde_json::Value = serde_json::from_str(&generated.tools_list).expect("JSON");
+    let stamp = tools
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "demo_stamp"))
+        .expect("demo_stamp is listed");
+    assert_eq!(stamp["annotations"]["destructiveHint"], true);
+    assert_eq!(stamp["annotations"]["idempotentHint"], false);
+    assert_eq!(stamp["annotations"]["readOnlyHint"], false);
+    assert_eq!(stamp["annotations"]["openWorldHint"], false);
+    assert_eq!(
+        stamp["_meta"]["majordomus"]["effect"],
+        "repository_mutation"
+    );
+}
+
+#[cfg(not(feature = "bless-snapshots"))]
+mod compiled {
+    //! The compiled fixture types behave as their schemas declare.
+
+    use serde_json::json;
+
+    use crate::fixture_generated::types::{DemoEchoInput, DemoStampInput, DemoStampInputTarget};
+    use crate::fixture_generated::CAPABILITIES;
+
+    #[test]
+    fn declared_defaults_fill_an_empty_input() {
+        let input: DemoEchoInput = serde_json::from_value(json!({})).expect("{} is a valid input");
+        assert_eq!(
+            (input.word.as_str(), input.times, input.shout),
+            ("hello", 1, false)
+        );
+    }
+
+    #[test]
+    fn an_input_refuses_unknown_fields() {
+        let refused = serde_json::from_value::<DemoEchoInput>(json!({ "wrod": "x" }));
+        assert!(refused.is_err());
+    }
+
+    #[test]
+    fn a_one_of_becomes_a_tagged_enum() {
+        let input: DemoStampInput =
+            serde_json::from_value(json!({ "target": { "shape": "issue", "id": "i-1" } }))
+                .expect("a valid variant");
+        assert_eq!(
+            input.target,
+            DemoStampInputTarget::Issue { id: "i-1".into() }
+        );
+        let unknown_field = json!({ "target": { "shape": "issue", "id": "i-1", "path": "a" } });
+        assert!(serde_json::from_value::<DemoStampInput>(unknown_field).is_err());
+    }
+
+    #[test]
+    fn the_fixture_table_dispatches_to_its_handlers() {
+        let ctx = majordomus::Context::new();
+        let echo = &CAPABILITIES[0];
+        let answer = (echo.handler)(&ctx, json!({ "word": "hi", "times": 2 })).expect("echoes");
+        assert_eq!(answer["words"], json!(["hi", "hi"]));
+    }
+}
