@@ -132,7 +132,10 @@ fn help_of_a_generated_command_shows_the_declared_words() {
     let out = run(&["capabilities", "list", "-h"]);
     assert!(out.status.success());
     // clap wraps long lines; compare with whitespace collapsed.
-    let help = stdout(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = stdout(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let (_, d) = registry::by_id("capabilities.list").expect("declared");
     assert!(help.contains(d.title), "{help}");
     for (name, schema) in &d.input().properties {

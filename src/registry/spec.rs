@@ -1652,6 +1652,17 @@ fn parse_named_schema(file: &SourceFile, out: &mut Vec<Violation>) -> Option<(St
 /// Loads and validates the whole registry. Every violation of every file is collected before
 /// returning; capabilities come back sorted by id.
 pub fn load(files: &[SourceFile]) -> Result<Registry, Vec<Violation>> {
+    let (registry, violations) = load_all(files);
+    if violations.is_empty() {
+        Ok(registry)
+    } else {
+        Err(violations)
+    }
+}
+
+/// Like `load`, but also returns what did parse, so later checks (handlers) can still report
+/// on the good declarations of a registry with bad ones.
+pub fn load_all(files: &[SourceFile]) -> (Registry, Vec<Violation>) {
     let mut out = Vec::new();
     let mut registry = Registry::default();
     let mut schema_files: BTreeMap<String, String> = BTreeMap::new();
@@ -1690,13 +1701,9 @@ pub fn load(files: &[SourceFile]) -> Result<Registry, Vec<Violation>> {
     check_collisions(&registry, &mut out);
     check_examples(&registry, &mut out);
 
-    if out.is_empty() {
-        Ok(registry)
-    } else {
-        out.sort();
-        out.dedup();
-        Err(out)
-    }
+    out.sort();
+    out.dedup();
+    (registry, out)
 }
 
 fn check_references(
