@@ -32,7 +32,7 @@ input: { type: object, additionalProperties: false, properties: {} }
 output: { type: object }
 YAML
 log=$(mktemp)
-if (cd "$copy" && CARGO_TARGET_DIR="$root/target" cargo build --quiet) >"$log" 2>&1; then
+if (cd "$copy" && CARGO_TARGET_DIR="$copy/target" cargo build --quiet) >"$log" 2>&1; then
   echo "build-refusal: FAIL: cargo build succeeded on a registry with bad declarations" >&2
   exit 1
 fi

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Copies this crate's sources (not target/, not .git/) into a fresh temporary directory and prints
-# its path. Builds in the copy share this checkout's target directory through CARGO_TARGET_DIR,
-# so dependencies are not rebuilt; cargo keeps the copy's own artifacts apart by path.
+# its path. The copy gets its own target directory, seeded from this checkout's debug build so
+# dependencies are not rebuilt. (Sharing one target directory is not safe: cargo names a local
+# package's build-script output without its path, so the copy's generated code would leak into
+# this checkout's build.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d /tmp/majordomus-copy.XXXXXX)
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./node_modules -cf - . | tar -C "$dest" -xf -
+if [ -d "$root/target/debug" ]; then
+  mkdir -p "$dest/target"
+  cp -a --reflink=auto "$root/target/debug" "$dest/target/debug"
+fi
 echo "$dest"

@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 copy=$("$root/scripts/ci/copy-crate.sh")
 trap 'rm -rf "$copy"' EXIT
 cd "$copy"
-export CARGO_TARGET_DIR="$root/target"
+export CARGO_TARGET_DIR="$copy/target"
 cargo build --quiet
 ms() { date +%s%3N; }
 
@@ -19,14 +19,14 @@ if grep -q "build-script-build\`" <<<"$out" && grep -q "Running .*majordomus-[0-
 fi
 echo "rerun-if-changed: ok: an unrelated edit does not rerun build.rs (debug rebuild $((t1 - t0)) ms)"
 
-sed -i 's/^title: List the capabilities$/title: List every capability/' registry/capabilities/list.yaml
+sed -i 's/^  Lists every capability of the registry/  Lists each capability of the registry/' registry/capabilities/list.yaml
 t0=$(ms); out=$(cargo build -v 2>&1); t1=$(ms)
 if ! grep -q "Running .*majordomus-[0-9a-f]*/build-script-build" <<<"$out"; then
   echo "rerun-if-changed: FAIL: editing a YAML file did not rerun the generator" >&2
   exit 1
 fi
-if ! "$CARGO_TARGET_DIR/debug/majordomus" capabilities describe capabilities.list | grep -q '"title": "List every capability"'; then
-  echo "rerun-if-changed: FAIL: the rebuilt binary does not carry the edited title" >&2
+if ! "$CARGO_TARGET_DIR/debug/majordomus" capabilities describe capabilities.list | grep -q '"description": "Lists each capability of the registry'; then
+  echo "rerun-if-changed: FAIL: the rebuilt binary does not carry the edited description" >&2
   exit 1
 fi
-echo "rerun-if-changed: ok: a YAML edit reruns build.rs and reaches the binary (debug rebuild $((t1 - t0)) ms)"
+echo "rerun-if-changed: ok: a YAML description edit reruns build.rs and reaches the binary (debug rebuild $((t1 - t0)) ms)"
