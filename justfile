@@ -1,0 +1,41 @@
+# majordomus — common tasks. `just` lists them.
+
+default:
+    @just --list
+
+# Build the binary (debug)
+build:
+    cargo build
+
+# Run the test suite (the README's test command)
+test:
+    cargo test
+
+# Formatting and lints, as CI runs them
+lint:
+    cargo fmt --all --check
+    cargo clippy --all-targets -- -D warnings
+
+# Everything CI checks
+check: lint test
+    bash scripts/ci/openapi-validate.sh
+    bash scripts/ci/build-refusal.sh
+    bash scripts/ci/rerun-if-changed.sh
+
+# Rewrite the generator's snapshots after an intended change (review the diff!)
+bless:
+    UPDATE_SNAPSHOTS=1 cargo test --features bless-snapshots generator
+    cargo test
+
+# Benchmarks: in-process dispatch, and the debug edit loop
+bench:
+    cargo bench --bench dispatch
+    bash scripts/ci/rerun-if-changed.sh
+
+# Print the OpenAPI document
+openapi:
+    cargo run --quiet -- openapi
+
+# Fail on leftovers that must not land
+forbid:
+    ! grep -rnE 'dbg!\(|todo!\(|unimplemented!\(|#\[ignore' src tests build.rs benches
