@@ -1645,6 +1645,15 @@ fn parse_named_schema(file: &SourceFile, out: &mut Vec<Violation>) -> Option<(St
             return None;
         }
     };
+    // A capability put here by mistake would otherwise be reported key by key as unsupported
+    // schema keywords, which hides what is actually wrong.
+    if doc.get("id").is_some() || doc.get("expose").is_some() {
+        sink.push(
+            "",
+            "lies in registry/schemas/, which holds named schemas, not capabilities",
+        );
+        return None;
+    }
     let schema = Schema::parse(&doc, "", &mut sink);
     (out.len() == before).then_some((stem, schema))
 }
