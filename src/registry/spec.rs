@@ -1278,7 +1278,8 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
     };
 
     if let (Some(resource), Some(input)) = (&expose.resource, &input) {
-        if !input.required.is_empty() {
+        // A resource on a command is refused on its own; saying it "exposes a query" would be false.
+        if !input.required.is_empty() && kind != Some(Kind::Command) {
             sink.push(
                 "expose.mcp.resource",
                 format!(
