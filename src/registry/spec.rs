@@ -810,13 +810,32 @@ pub fn validate(
         }
     };
     if let Some(r) = &schema.reference {
-        match named.get(r) {
-            Some(s) => validate(s, value, path, named, errors),
-            None => errors.push(Problem::new(
-                ProblemKind::Constraint,
-                format!("{}: unknown schema `{r}`", at(path)),
-            )),
+        // Follow a chain of bare references to the schema it ends in. A chain that comes back on
+        // itself (refused by `load`, but examples are checked in the same run) would otherwise
+        // recurse without consuming any of the value.
+        let mut name = r;
+        for _ in 0..=named.len() {
+            match named.get(name) {
+                Some(s) => match &s.reference {
+                    Some(next) => name = next,
+                    None => {
+                        validate(s, value, path, named, errors);
+                        return;
+                    }
+                },
+                None => {
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!("{}: unknown schema `{name}`", at(path)),
+                    ));
+                    return;
+                }
+            }
         }
+        errors.push(Problem::new(
+            ProblemKind::Constraint,
+            format!("{}: schema `{r}` refers back to itself", at(path)),
+        ));
         return;
     }
     if let Some(ty) = schema.ty {
@@ -1278,7 +1297,8 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
     };
 
     if let (Some(resource), Some(input)) = (&expose.resource, &input) {
-        if !input.required.is_empty() {
+        // A resource on a command is refused on its own; saying it "exposes a query" would be false.
+        if !input.required.is_empty() && kind != Some(Kind::Command) {
             sink.push(
                 "expose.mcp.resource",
                 format!(
@@ -1645,6 +1665,15 @@ fn parse_named_schema(file: &SourceFile, out: &mut Vec<Violation>) -> Option<(St
             return None;
         }
     };
+    // A capability put here by mistake would otherwise be reported key by key as unsupported
+    // schema keywords, which hides what is actually wrong.
+    if doc.get("id").is_some() || doc.get("expose").is_some() {
+        sink.push(
+            "",
+            "lies in registry/schemas/, which holds named schemas, not capabilities",
+        );
+        return None;
+    }
     let schema = Schema::parse(&doc, "", &mut sink);
     (out.len() == before).then_some((stem, schema))
 }
@@ -1765,7 +1794,12 @@ fn check_references(
     }
     for c in &registry.capabilities {
         let mut target = c.output.clone();
+        // A chain of references that comes back on itself is reported above; stop following it.
+        let mut followed = BTreeSet::new();
         while let Some(r) = target.reference.clone() {
+            if !followed.insert(r.clone()) {
+                break;
+            }
             match registry.schemas.get(&r) {
                 Some(s) => target = s.clone(),
                 None => break,
