@@ -5,3 +5,6 @@ mod support;
 
 /// Every refusal of SPEC §3.2, on small YAML inputs.
 mod registry;
+
+/// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
+mod layer;
