@@ -36,3 +36,6 @@ mod executor;
 
 /// The CLI over the real binary: derived words and flags, exit codes, fixed commands.
 mod cli;
+
+/// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
+mod layer;

@@ -1,1 +1,126 @@
-//! The layer: reading `.ai/` into an index of objects (filled in by the layer work).
+//! The layer: reading a repository's `.ai/` (and the documents its sources claim) into an index of
+//! objects with stable diagnostics, and keeping that index fresh (SPEC §4, §4.1).
+//!
+//! This module owns root discovery, the manifest, the sources, the kinds, file discovery (git or a
+//! walk), the refusals of unsafe files, object construction and the live generation swap. It never
+//! writes a file, and it knows nothing of capabilities, transports or the executor: the lead's
+//! modules read an `Index` and render its objects and diagnostics as they need.
+//!
+//! The order of work in [`build`]: manifest → kinds → sources → discovery → claim each path by the
+//! first matching source → read and parse the claimed files in parallel → exclude duplicates →
+//! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
+//! object file only excludes that file, with a [`Diagnostic`].
+
+mod diagnostic;
+mod discovery;
+mod file;
+mod index;
+mod kinds;
+mod live;
+mod manifest;
+mod object;
+mod sources;
+
+use std::path::PathBuf;
+
+pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
+pub use index::{build, Index, IndexState};
+pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
+pub use live::LiveIndex;
+pub use manifest::{find_root, Manifest, MANIFEST_PATH};
+pub use object::{Object, Provenance};
+pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
+
+/// Files larger than this are refused (`oversized`) without being read.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The checkout-local part of the layer, never read as an object in either discovery mode.
+pub const LOCAL_DIR: &str = ".ai/local/";
+
+/// How the files of the repository are found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Discovery {
+    /// `git ls-files`: tracked files plus untracked files git does not ignore, so a file just
+    /// written is seen and build output never is.
+    #[default]
+    Vcs,
+    /// A walk of the root, skipping `.git/`, `target/`, `node_modules/` and `.ai/local/`; for
+    /// directories that are not git repositories.
+    Filesystem,
+}
+
+impl Discovery {
+    /// The word the CLI (`--discovery`) and every answer use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Discovery::Vcs => "vcs",
+            Discovery::Filesystem => "filesystem",
+        }
+    }
+
+    /// Parses the word; `None` for anything else.
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "vcs" => Some(Discovery::Vcs),
+            "filesystem" => Some(Discovery::Filesystem),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Discovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why there is no index at all. A problem with one object file is never a `LayerError`: it is a
+/// [`Diagnostic`], and the rest of the layer is served.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayerError {
+    /// No `.ai/manifest.yaml` in the start directory or any directory above it.
+    #[error("no layer found: neither `{}` nor any directory above it holds `.ai/manifest.yaml`; run `majordomus init` to create one", start.display())]
+    NoLayer { start: PathBuf },
+    /// The manifest cannot be read, is not YAML, has unknown keys or the wrong schema.
+    #[error("`{}`: {message}", path.display())]
+    Manifest { path: PathBuf, message: String },
+    /// `sources.yaml` is broken: unknown keys, an unknown kind, a bad glob.
+    #[error("`{}`: {message}", path.display())]
+    Sources { path: PathBuf, message: String },
+    /// The repository's `kinds.yaml` is broken or redefines a builtin kind.
+    #[error("`{}`: {message}", path.display())]
+    Kinds { path: PathBuf, message: String },
+    /// `git ls-files` could not list the repository.
+    #[error("{message}; use `--discovery filesystem` to walk the directory instead")]
+    GitUnusable { message: String },
+    /// Reading the layer's configuration or walking the root failed.
+    #[error("`{}`: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+}
+
+impl LayerError {
+    /// The CLI exit code (SPEC §13): a broken layer is a contract unmet (10), no layer is missing
+    /// (12), and git or I/O failing is internal (13).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            LayerError::NoLayer { .. } => 12,
+            LayerError::Manifest { .. } | LayerError::Sources { .. } | LayerError::Kinds { .. } => {
+                10
+            }
+            LayerError::GitUnusable { .. } | LayerError::Io { .. } => 13,
+        }
+    }
+
+    /// A stable word for the failure, for logs and answers.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LayerError::NoLayer { .. } => "no_layer",
+            LayerError::Manifest { .. } => "invalid_manifest",
+            LayerError::Sources { .. } => "invalid_sources",
+            LayerError::Kinds { .. } => "invalid_kinds",
+            LayerError::GitUnusable { .. } => "git_unusable",
+            LayerError::Io { .. } => "io",
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! Reading one claimed file safely, and splitting it into metadata and body: the refusals of SPEC
+//! §4 (symlinks, oversized, non-UTF-8, unreadable) and the front-matter and YAML readers.
+//!
+//! Every function here is total over its input: any byte sequence yields a value or a diagnostic,
+//! never a panic.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::diagnostic::{codes, Diagnostic};
+use super::MAX_FILE_BYTES;
+
+/// What reading a claimed path gave.
+pub(crate) enum ReadOutcome {
+    /// The file's text, as read.
+    Read(String),
+    /// The path no longer exists (git still lists a deleted tracked file).
+    Gone,
+    /// Refused; `bytes` is what the fingerprint hashes for it (the raw content when there was
+    /// one, else nothing), `len` the size the file system reported.
+    Refused {
+        diagnostic: Diagnostic,
+        bytes: Vec<u8>,
+        len: u64,
+    },
+}
+
+/// Reads `root/path` without following a symbolic link, refusing anything that is not a regular
+/// UTF-8 file of at most [`MAX_FILE_BYTES`]. The size is checked before a byte is read.
+pub(crate) fn read_claimed(root: &Path, path: &str) -> ReadOutcome {
+    let full = root.join(path);
+    let refuse = |code, message: String, len| ReadOutcome::Refused {
+        diagnostic: Diagnostic::error(code, path, message),
+        bytes: Vec::new(),
+        len,
+    };
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Gone,
+        Err(e) => return refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0),
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&full)
+            .map(|t| t.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // The link text stands in for content, so repointing a link changes the fingerprint.
+        return ReadOutcome::Refused {
+            diagnostic: Diagnostic::error(
+                codes::SYMLINK,
+                path,
+                "is a symbolic link; links are not followed (copy the file into the repository instead)",
+            ),
+            bytes: target.into_bytes(),
+            len: meta.len(),
+        };
+    }
+    if !meta.is_file() {
+        return refuse(
+            codes::UNREADABLE,
+            format!("is not a regular file (it is {})", describe_type(&meta)),
+            0,
+        );
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return refuse(
+            codes::OVERSIZED,
+            format!(
+                "is {} bytes, more than the {MAX_FILE_BYTES} bytes (4 MiB) an object may have; it was not read",
+                meta.len()
+            ),
+            meta.len(),
+        );
+    }
+    let mut file = match std::fs::File::open(&full) {
+        Ok(f) => f,
+        Err(e) => {
+            return refuse(
+                codes::UNREADABLE,
+                format!("cannot be opened: {e}"),
+                meta.len(),
+            )
+        }
+    };
+    if !same_file(&meta, &file) {
+        return refuse(
+            codes::SYMLINK,
+            "was replaced while being read (possibly by a symbolic link); it will be read again on the next build".to_string(),
+            meta.len(),
+        );
+    }
+    // Read at most one byte past the bound, so a file that grew after the size check is still
+    // refused rather than read whole.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    if let Err(e) = (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+        return refuse(
+            codes::UNREADABLE,
+            format!("cannot be read: {e}"),
+            meta.len(),
+        );
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        let len = bytes.len() as u64;
+        return refuse(
+            codes::OVERSIZED,
+            format!("grew past {MAX_FILE_BYTES} bytes (4 MiB) while being read"),
+            len,
+        );
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => ReadOutcome::Read(text),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let len = bytes.len() as u64;
+            ReadOutcome::Refused {
+                diagnostic: Diagnostic::error(
+                    codes::INVALID_UTF8,
+                    path,
+                    format!("is not valid UTF-8 (the first bad byte is at offset {at})"),
+                ),
+                bytes,
+                len,
+            }
+        }
+    }
+}
+
+fn describe_type(meta: &std::fs::Metadata) -> &'static str {
+    let ty = meta.file_type();
+    if ty.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ty.is_fifo() {
+            return "a named pipe";
+        }
+        if ty.is_socket() {
+            return "a socket";
+        }
+        if ty.is_block_device() || ty.is_char_device() {
+            return "a device";
+        }
+    }
+    "not a file"
+}
+
+/// Whether the opened file is the one `symlink_metadata` examined: a link swapped in between the
+/// check and the open would otherwise be followed.
+#[cfg(unix)]
+fn same_file(examined: &std::fs::Metadata, opened: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    opened
+        .metadata()
+        .is_ok_and(|m| m.dev() == examined.dev() && m.ino() == examined.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_examined: &std::fs::Metadata, opened: &std::fs::File) -> bool {
+    opened.metadata().is_ok_and(|m| m.is_file())
+}
+
+/// The front matter of a markdown file, located (not yet parsed).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FrontMatterBlock<'a> {
+    /// The file does not begin with a `---` line.
+    Absent,
+    /// `yaml` is between the opening and closing `---` lines; `body` follows the closing one.
+    Present { yaml: &'a str, body: &'a str },
+    /// A `---` line opens a block that no `---` line closes.
+    Unclosed,
+}
+
+/// Locates front matter: a `---` line at the very start (after an optional byte-order mark),
+/// closed by the next line that is exactly `---`. Lines may end in `\n` or `\r\n`.
+pub(crate) fn split_front_matter(text: &str) -> FrontMatterBlock<'_> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = if let Some(rest) = text.strip_prefix("---\n") {
+        rest
+    } else if let Some(rest) = text.strip_prefix("---\r\n") {
+        rest
+    } else {
+        return FrontMatterBlock::Absent;
+    };
+    let mut offset = 0;
+    while offset <= rest.len() {
+        let line_end = rest[offset..].find('\n').map(|i| offset + i);
+        let line = &rest[offset..line_end.unwrap_or(rest.len())];
+        if line.strip_suffix('\r').unwrap_or(line) == "---" {
+            let body = match line_end {
+                Some(end) => &rest[end + 1..],
+                None => "",
+            };
+            return FrontMatterBlock::Present {
+                yaml: &rest[..offset],
+                body,
+            };
+        }
+        match line_end {
+            Some(end) => offset = end + 1,
+            None => break,
+        }
+    }
+    FrontMatterBlock::Unclosed
+}
+
+/// Parses one YAML document into JSON-compatible data, keeping key order. Refused: duplicate
+/// keys, non-string keys, YAML tags, and numbers JSON cannot hold (NaN, infinities).
+pub(crate) fn yaml_to_json(text: &str) -> Result<Value, String> {
+    let yaml: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    convert(yaml)
+}
+
+/// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
+/// mapping.
+pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, String> {
+    match yaml_to_json(text)? {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => Err(format!(
+            "is {}, not a mapping of keys to values",
+            describe_json(&other)
+        )),
+    }
+}
+
+fn convert(yaml: serde_yaml::Value) -> Result<Value, String> {
+    use serde_yaml::Value as Y;
+    Ok(match yaml {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                Value::Number(
+                    serde_json::Number::from_f64(f)
+                        .ok_or_else(|| format!("the number {n} cannot be represented"))?,
+                )
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(
+            items
+                .into_iter()
+                .map(convert)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Y::Mapping(entries) => {
+            let mut map = Map::with_capacity(entries.len());
+            for (key, value) in entries {
+                let Y::String(key) = key else {
+                    return Err(format!(
+                        "the key {} is not a string (quote it)",
+                        describe_key(&key)
+                    ));
+                };
+                map.insert(key, convert(value)?);
+            }
+            Value::Object(map)
+        }
+        Y::Tagged(tagged) => {
+            return Err(format!(
+                "the YAML tag `{}` is not supported (write plain values)",
+                tagged.tag
+            ))
+        }
+    })
+}
+
+fn describe_key(key: &serde_yaml::Value) -> String {
+    serde_yaml::to_string(key)
+        .map(|s| format!("`{}`", s.trim_end()))
+        .unwrap_or_else(|_| "(unprintable)".to_string())
+}
+
+pub(crate) fn describe_json(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "empty",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The first `# ` heading of a markdown body, outside fenced code blocks.
+pub(crate) fn first_heading(body: &str) -> Option<&str> {
+    let mut fence: Option<&str> = None;
+    for line in body.lines() {
+        let trimmed = line.trim_start();
+        for marker in ["```", "~~~"] {
+            if trimmed.starts_with(marker) {
+                fence = match fence {
+                    None => Some(marker),
+                    Some(open) if open == marker => None,
+                    Some(open) => Some(open),
+                };
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        if let Some(title) = line.strip_prefix("# ") {
+            let title = title.trim().trim_end_matches('#').trim_end();
+            if !title.is_empty() {
+                return Some(title);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_matter_is_found_with_either_line_ending() {
+        assert_eq!(
+            split_front_matter("---\na: 1\n---\nbody\n"),
+            FrontMatterBlock::Present {
+                yaml: "a: 1\n",
+                body: "body\n"
+            }
+        );
+        assert_eq!(
+            split_front_matter("---\r\na: 1\r\n---\r\nbody"),
+            FrontMatterBlock::Present {
+                yaml: "a: 1\r\n",
+                body: "body"
+            }
+        );
+        assert_eq!(
+            split_front_matter("---\n---"),
+            FrontMatterBlock::Present { yaml: "", body: "" }
+        );
+        assert_eq!(
+            split_front_matter("\u{feff}---\na: 1\n---\n"),
+            FrontMatterBlock::Present {
+                yaml: "a: 1\n",
+                body: ""
+            }
+        );
+    }
+
+    #[test]
+    fn a_block_without_its_closing_line_is_unclosed() {
+        assert_eq!(
+            split_front_matter("---\na: 1\n"),
+            FrontMatterBlock::Unclosed
+        );
+        assert_eq!(
+            split_front_matter("---\na: 1\n----\n"),
+            FrontMatterBlock::Unclosed
+        );
+        assert_eq!(split_front_matter("---"), FrontMatterBlock::Absent);
+        assert_eq!(split_front_matter(" ---\n"), FrontMatterBlock::Absent);
+        assert_eq!(split_front_matter(""), FrontMatterBlock::Absent);
+    }
+
+    #[test]
+    fn yaml_that_json_cannot_hold_is_refused() {
+        for text in [
+            "a: 1\na: 2\n",
+            "1: x\n",
+            "x: !tag 3\n",
+            "x: .nan\n",
+            "x: [\n",
+        ] {
+            assert!(yaml_to_json(text).is_err(), "{text:?} was accepted");
+        }
+        assert_eq!(yaml_mapping("").unwrap(), Map::new());
+        assert!(yaml_mapping("- a\n").is_err());
+        let map = yaml_mapping("z: 1\na: 2\nm: 2026-11-30\n").unwrap();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["z", "a", "m"]);
+        assert_eq!(map["m"], "2026-11-30");
+    }
+
+    #[test]
+    fn the_title_is_the_first_heading_outside_code() {
+        assert_eq!(
+            first_heading("```sh\n# not this\n```\n\n# This one #\n# Nor this\n"),
+            Some("This one")
+        );
+        assert_eq!(first_heading("## Sub\ntext\n"), None);
+    }
+}

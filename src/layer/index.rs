@@ -1,0 +1,381 @@
+//! The index: one generation of the layer's objects and diagnostics, built in one pass and never
+//! changed afterwards (a newer generation replaces it whole; see `live`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::diagnostic::{codes, Diagnostic, Severity};
+use super::discovery;
+use super::file::{read_claimed, ReadOutcome};
+use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
+use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
+use super::object::{make_object, Object};
+use super::sources::{Sources, SOURCES_PATH};
+use super::{Discovery, LayerError};
+
+/// Whether every claimed file became an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexState {
+    Ok,
+    /// At least one error diagnostic: some files were excluded; the rest is served.
+    Degraded,
+}
+
+/// One generation of the layer.
+#[derive(Clone, Debug)]
+pub struct Index {
+    pub root: PathBuf,
+    pub manifest: Manifest,
+    pub discovery: Discovery,
+    /// Counts builds within one process; not comparable across processes (the fingerprint is).
+    pub generation: u64,
+    /// Sorted by URI; [`Index::get`] searches it.
+    pub objects: Vec<Object>,
+    /// Sorted by path (layer-wide ones first), then code.
+    pub diagnostics: Vec<Diagnostic>,
+    /// SHA-256 (hex) over the sorted paths and bytes of the layer's files: the manifest, the
+    /// sources and kinds files when present, and every claimed file. The same repository gives
+    /// the same fingerprint in every process.
+    pub fingerprint: String,
+    pub kinds: Kinds,
+    pub sources: Sources,
+}
+
+impl Index {
+    /// The object at `uri`, if the index holds one.
+    pub fn get(&self, uri: &str) -> Option<&Object> {
+        self.objects
+            .binary_search_by(|o| o.uri.as_str().cmp(uri))
+            .ok()
+            .map(|i| &self.objects[i])
+    }
+
+    pub fn state(&self) -> IndexState {
+        if self.diagnostics.iter().any(Diagnostic::is_error) {
+            IndexState::Degraded
+        } else {
+            IndexState::Ok
+        }
+    }
+
+    /// How many objects of each kind the index holds; kinds without objects are absent.
+    pub fn counts_by_kind(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for o in &self.objects {
+            *counts.entry(o.kind.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error())
+    }
+}
+
+/// A path a source claimed, with the class that won it.
+pub(crate) struct Claim {
+    pub path: String,
+    pub class: usize,
+    /// Other classes that also matched, for the `claimed_twice` warning.
+    pub also: Vec<usize>,
+}
+
+/// What discovery and the sources say the index should read: shared by [`build`] and by the
+/// watcher's change detection, so both look at the same files.
+pub(crate) struct Plan {
+    pub claims: Vec<Claim>,
+    /// Claimed paths that are not UTF-8 (lossy); refused.
+    pub non_utf8: Vec<(String, usize)>,
+    pub listing_diagnostics: Vec<Diagnostic>,
+}
+
+pub(crate) fn plan(
+    root: &Path,
+    discovery: Discovery,
+    sources: &Sources,
+) -> Result<Plan, LayerError> {
+    let listing = discovery::list(root, discovery)?;
+    let mut scratch = Vec::new();
+    let mut claims = Vec::new();
+    for path in listing.paths {
+        sources.matching(&path, &mut scratch);
+        if let Some((&class, rest)) = scratch.split_first() {
+            claims.push(Claim {
+                path,
+                class,
+                also: rest.to_vec(),
+            });
+        }
+    }
+    let mut non_utf8 = Vec::new();
+    for path in listing.non_utf8 {
+        sources.matching(&path, &mut scratch);
+        if let Some(&class) = scratch.first() {
+            non_utf8.push((path, class));
+        }
+    }
+    Ok(Plan {
+        claims,
+        non_utf8,
+        listing_diagnostics: listing.diagnostics,
+    })
+}
+
+/// What one worker made of one claim.
+// `Gone` is rare and the vector of outcomes lives only while one build assembles its objects;
+// boxing every object to shrink it would cost an allocation per file.
+#[allow(clippy::large_enum_variant)]
+enum Outcome {
+    /// The file no longer exists (a tracked file deleted from the working tree): not part of
+    /// this generation at all.
+    Gone,
+    File {
+        digest: [u8; 32],
+        len: u64,
+        result: Result<Object, Vec<Diagnostic>>,
+    },
+}
+
+/// Builds generation `generation` of the layer at `root` (a directory holding
+/// `.ai/manifest.yaml`; see [`super::find_root`]).
+pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index, LayerError> {
+    let (manifest, manifest_bytes) = read_manifest(root)?;
+    let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
+    let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
+    let plan = plan(root, discovery, &sources)?;
+
+    let outcomes = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
+
+    let mut fingerprint_entries: Vec<(&str, u64, [u8; 32])> = Vec::new();
+    for (path, bytes) in [
+        (MANIFEST_PATH, Some(&manifest_bytes)),
+        (SOURCES_PATH, sources_bytes.as_ref()),
+        (REPOSITORY_KINDS_PATH, kinds_bytes.as_ref()),
+    ] {
+        if let Some(bytes) = bytes {
+            fingerprint_entries.push((path, bytes.len() as u64, Sha256::digest(bytes).into()));
+        }
+    }
+
+    let mut diagnostics = plan.listing_diagnostics;
+    let mut objects = Vec::with_capacity(outcomes.len());
+    let mut matched = vec![0usize; sources.classes.len()];
+    for (claim, outcome) in plan.claims.iter().zip(outcomes) {
+        let Outcome::File {
+            digest,
+            len,
+            result,
+        } = outcome
+        else {
+            continue;
+        };
+        fingerprint_entries.push((&claim.path, len, digest));
+        matched[claim.class] += 1;
+        for &other in &claim.also {
+            matched[other] += 1;
+            diagnostics.push(Diagnostic::warning(
+                codes::CLAIMED_TWICE,
+                claim.path.clone(),
+                format!(
+                    "matches sources `{}` and `{}`; it stays with `{}`, the first declared",
+                    sources.classes[claim.class].id,
+                    sources.classes[other].id,
+                    sources.classes[claim.class].id
+                ),
+            ));
+        }
+        match result {
+            Ok(object) => objects.push(object),
+            Err(problems) => diagnostics.extend(problems),
+        }
+    }
+    for (path, class) in &plan.non_utf8 {
+        matched[*class] += 1;
+        fingerprint_entries.push((path, 0, [0; 32]));
+        diagnostics.push(Diagnostic::error(
+            codes::INVALID_UTF8,
+            path.clone(),
+            "the path is not valid UTF-8, so it cannot name an object; rename the file",
+        ));
+    }
+    for (class, count) in sources.classes.iter().zip(&matched) {
+        if class.required && *count == 0 {
+            diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                code: codes::REQUIRED_SOURCE_EMPTY,
+                path: sources_bytes.as_ref().map(|_| SOURCES_PATH.to_string()),
+                message: format!(
+                    "the required source `{}` (`{}` files at `{}`) matches no file",
+                    class.id, class.kind, class.pathspec
+                ),
+            });
+        }
+    }
+
+    let objects = exclude_duplicates(objects, &mut diagnostics);
+    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+
+    Ok(Index {
+        root: root.to_path_buf(),
+        manifest,
+        discovery,
+        generation,
+        objects,
+        diagnostics,
+        fingerprint: fingerprint(fingerprint_entries),
+        kinds,
+        sources,
+    })
+}
+
+/// Reads and parses the claimed files on every available core. Each worker takes a contiguous
+/// run of claims, so concatenating their results keeps the claims' (sorted) order.
+fn read_in_parallel(
+    root: &Path,
+    claims: &[Claim],
+    manifest: &Manifest,
+    kinds: &Kinds,
+    sources: &Sources,
+) -> Vec<Outcome> {
+    let work = |claim: &Claim| -> Outcome {
+        let class = &sources.classes[claim.class];
+        match read_claimed(root, &claim.path) {
+            ReadOutcome::Gone => Outcome::Gone,
+            ReadOutcome::Refused {
+                diagnostic,
+                bytes,
+                len,
+            } => Outcome::File {
+                digest: Sha256::digest(&bytes).into(),
+                len,
+                result: Err(vec![diagnostic]),
+            },
+            ReadOutcome::Read(text) => {
+                let digest = Sha256::digest(text.as_bytes()).into();
+                let len = text.len() as u64;
+                let result = match kinds.get(&class.kind) {
+                    Some(kind) => make_object(
+                        kind,
+                        kinds,
+                        &claim.path,
+                        &class.id,
+                        manifest.section_of(&claim.path),
+                        text,
+                    ),
+                    // Sources are checked against the kinds before any file is read.
+                    None => Err(vec![Diagnostic::error(
+                        codes::UNREADABLE,
+                        claim.path.clone(),
+                        format!("the kind `{}` is not known", class.kind),
+                    )]),
+                };
+                Outcome::File {
+                    digest,
+                    len,
+                    result,
+                }
+            }
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        // Below a few dozen files a thread costs more than it saves.
+        .min(claims.len().div_ceil(32))
+        .max(1);
+    if threads == 1 {
+        return claims.iter().map(work).collect();
+    }
+    let chunk = claims.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = claims
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<_>>()))
+            .collect();
+        let mut all = Vec::with_capacity(claims.len());
+        for (handle, part) in handles.into_iter().zip(claims.chunks(chunk)) {
+            match handle.join() {
+                Ok(outcomes) => all.extend(outcomes),
+                // A worker cannot panic on file content (every reader is total), but if one
+                // does, its files are reported rather than the whole build lost.
+                Err(_) => all.extend(part.iter().map(|claim| Outcome::File {
+                    digest: [0; 32],
+                    len: 0,
+                    result: Err(vec![Diagnostic::error(
+                        codes::UNREADABLE,
+                        claim.path.clone(),
+                        "could not be indexed (the reader failed); this is a bug in majordomus",
+                    )]),
+                })),
+            }
+        }
+        all
+    })
+}
+
+/// Sorts objects by URI and removes every object whose URI another also claims, with one
+/// `duplicate_identity` diagnostic per claimant naming all of them.
+fn exclude_duplicates(mut objects: Vec<Object>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Object> {
+    objects.sort_by(|a, b| {
+        a.uri
+            .cmp(&b.uri)
+            .then_with(|| a.provenance.path.cmp(&b.provenance.path))
+    });
+    let mut kept = Vec::with_capacity(objects.len());
+    let mut run: Vec<Object> = Vec::new();
+    let mut flush = |run: &mut Vec<Object>, kept: &mut Vec<Object>| {
+        if run.len() == 1 {
+            kept.append(run);
+            return;
+        }
+        let paths: Vec<String> = run
+            .iter()
+            .map(|o| format!("`{}`", o.provenance.path))
+            .collect();
+        for o in run.drain(..) {
+            diagnostics.push(Diagnostic::error(
+                codes::DUPLICATE_IDENTITY,
+                o.provenance.path.clone(),
+                format!(
+                    "`{}` is claimed by {}; every claimant is excluded until one identity changes",
+                    o.uri,
+                    paths.join(" and ")
+                ),
+            ));
+        }
+    };
+    for object in objects {
+        if run.first().is_some_and(|first| first.uri != object.uri) {
+            flush(&mut run, &mut kept);
+        }
+        run.push(object);
+    }
+    if !run.is_empty() {
+        flush(&mut run, &mut kept);
+    }
+    kept
+}
+
+/// Hashes each entry as (path, NUL, length, SHA-256 of the bytes) in path order. Per-file digests
+/// are computed by the workers, so the fingerprint costs one pass over the bytes, in parallel.
+fn fingerprint(mut entries: Vec<(&str, u64, [u8; 32])>) -> String {
+    entries.sort_unstable();
+    entries.dedup();
+    let mut hasher = Sha256::new();
+    hasher.update(b"majordomus-layer/1\n");
+    for (path, len, digest) in entries {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(len.to_le_bytes());
+        hasher.update(digest);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

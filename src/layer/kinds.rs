@@ -1,0 +1,589 @@
+//! Kinds: how a file of each kind is read, what forms its identity and title, and the schema its
+//! metadata must satisfy. The builtin kinds are `share/kinds.yaml` and `share/schemas/*.json`,
+//! compiled in; a repository may add kinds (never redefine one) in `.ai/repo/knowledge/kinds.yaml`.
+//!
+//! Schemas stay inside the registry's schema subset (`spec::schema_from_json`) and are checked by
+//! `spec::validate`. Patterns are compiled once here rather than on every validation: the
+//! validator compiles a `pattern` each time it meets one, which at ten thousand files would cost
+//! more than parsing them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::file::{describe_json, yaml_to_json};
+use super::manifest::backticked;
+use super::LayerError;
+use crate::registry::spec::{self, Additional, Problem, ProblemKind, Schema, Type};
+
+/// Where a repository adds its own kinds, relative to the root.
+pub const REPOSITORY_KINDS_PATH: &str = ".ai/repo/knowledge/kinds.yaml";
+
+const BUILTIN_KINDS_PATH: &str = "share/kinds.yaml";
+const BUILTIN_KINDS_YAML: &str = include_str!("../../share/kinds.yaml");
+
+/// The schema of each builtin kind, by kind name.
+const BUILTIN_SCHEMAS: &[(&str, &str)] = &[
+    ("adr", include_str!("../../share/schemas/adr.schema.json")),
+    (
+        "document",
+        include_str!("../../share/schemas/document.schema.json"),
+    ),
+    (
+        "issue",
+        include_str!("../../share/schemas/issue.schema.json"),
+    ),
+    (
+        "knowledge",
+        include_str!("../../share/schemas/knowledge.schema.json"),
+    ),
+    (
+        "prompt",
+        include_str!("../../share/schemas/prompt.schema.json"),
+    ),
+    ("rule", include_str!("../../share/schemas/rule.schema.json")),
+    (
+        "skill",
+        include_str!("../../share/schemas/skill.schema.json"),
+    ),
+];
+
+const FILE_KEYS: &[&str] = &["version", "kinds"];
+const KIND_KEYS: &[&str] = &[
+    "format",
+    "front_matter",
+    "identity",
+    "identity_matches",
+    "title",
+    "description",
+    "media_type",
+    "schema",
+];
+
+/// How a kind's files are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KindFormat {
+    /// Markdown with optional YAML front matter: the front matter is the metadata.
+    Markdown,
+    /// A YAML mapping: the whole document is the metadata.
+    Yaml,
+    /// Plain text: no metadata.
+    Text,
+}
+
+/// Whether a markdown kind's files must open with front matter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrontMatter {
+    Required,
+    Optional,
+}
+
+/// What a kind's identity must equal, besides its own fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityMatch {
+    /// The file name without its extension (`prompts/<name>.md`, `issues/<id>.yaml`).
+    FileStem,
+    /// The name of the directory holding the file (`skills/<id>/SKILL.md`).
+    Directory,
+}
+
+/// One kind of object.
+#[derive(Clone, Debug, Serialize)]
+pub struct Kind {
+    pub name: String,
+    pub format: KindFormat,
+    pub front_matter: FrontMatter,
+    /// Metadata fields joined with `@`; empty means the identity is the repository-relative path.
+    pub identity: Vec<String>,
+    pub identity_matches: Option<IdentityMatch>,
+    /// The metadata field holding the title, if any.
+    pub title_field: Option<String>,
+    /// The metadata field holding the description, if any.
+    pub description_field: Option<String>,
+    pub media_type: String,
+    /// Defined by this binary rather than by the repository.
+    pub builtin: bool,
+    /// The metadata schema as declared (JSON), for clients that want to show it.
+    pub schema: Value,
+    #[serde(skip)]
+    pub(crate) compiled: CompiledSchema,
+}
+
+/// A kind's schema, ready for validation: the subset's model with patterns lifted out, and the
+/// patterns compiled once.
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledSchema {
+    declared: Schema,
+    without_patterns: Schema,
+    patterns: HashMap<String, Regex>,
+}
+
+impl CompiledSchema {
+    fn new(declared: Schema) -> Result<Self, String> {
+        let mut patterns = HashMap::new();
+        let mut without_patterns = declared.clone();
+        lift_patterns(&mut without_patterns, &mut patterns)?;
+        Ok(Self {
+            declared,
+            without_patterns,
+            patterns,
+        })
+    }
+
+    /// Every problem `metadata` has against the schema, as `spec::validate` words them.
+    pub(crate) fn problems(&self, metadata: &Value) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        spec::validate(
+            &self.without_patterns,
+            metadata,
+            "",
+            &BTreeMap::new(),
+            &mut problems,
+        );
+        check_patterns(&self.declared, metadata, "", &self.patterns, &mut problems);
+        problems
+    }
+
+    pub(crate) fn declares(&self, property: &str) -> bool {
+        self.declared.properties.iter().any(|(p, _)| p == property)
+    }
+}
+
+/// Removes `pattern` from every schema the pattern walker visits (properties, items, map values),
+/// compiling each one; patterns under `oneOf` stay for `spec::validate` to check.
+fn lift_patterns(schema: &mut Schema, out: &mut HashMap<String, Regex>) -> Result<(), String> {
+    if let Some(p) = schema.pattern.take() {
+        let re = Regex::new(&p).map_err(|e| format!("pattern `{p}` does not compile: {e}"))?;
+        out.insert(p, re);
+    }
+    for (_, sub) in &mut schema.properties {
+        lift_patterns(sub, out)?;
+    }
+    if let Some(items) = &mut schema.items {
+        lift_patterns(items, out)?;
+    }
+    if let Additional::Map(sub) = &mut schema.additional {
+        lift_patterns(sub, out)?;
+    }
+    Ok(())
+}
+
+/// Checks the patterns [`lift_patterns`] lifted, wording problems as `spec::validate` does.
+fn check_patterns(
+    schema: &Schema,
+    value: &Value,
+    path: &str,
+    patterns: &HashMap<String, Regex>,
+    out: &mut Vec<Problem>,
+) {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the input".to_string()
+        } else {
+            format!("`{path}`")
+        }
+    };
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    if schema.one_of.is_some() {
+        return;
+    }
+    match value {
+        Value::String(s) => {
+            if let Some(p) = &schema.pattern {
+                if patterns.get(p).is_some_and(|re| !re.is_match(s)) {
+                    out.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!("{}: must match the pattern {p}", at(path)),
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = &schema.items {
+                for (i, item) in items.iter().enumerate() {
+                    check_patterns(item_schema, item, &format!("{path}[{i}]"), patterns, out);
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                match schema.properties.iter().find(|(p, _)| p == key) {
+                    Some((_, sub)) => check_patterns(sub, item, &join(key), patterns, out),
+                    None => {
+                        if let Additional::Map(sub) = &schema.additional {
+                            check_patterns(sub, item, &join(key), patterns, out);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The kinds a layer knows: the builtin ones plus those its repository adds.
+#[derive(Clone, Debug, Serialize)]
+#[serde(transparent)]
+pub struct Kinds {
+    kinds: BTreeMap<String, Kind>,
+}
+
+impl Kinds {
+    /// The kinds compiled into this binary.
+    pub fn builtin() -> Result<Kinds, LayerError> {
+        static BUILTIN: OnceLock<Result<Kinds, LayerError>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                let kinds = parse_kinds_file(
+                    BUILTIN_KINDS_YAML,
+                    Path::new(BUILTIN_KINDS_PATH),
+                    Origin::Builtin,
+                )?;
+                Ok(Kinds {
+                    kinds: kinds.into_iter().map(|k| (k.name.clone(), k)).collect(),
+                })
+            })
+            .clone()
+    }
+
+    /// The builtin kinds extended by the repository's `kinds.yaml` when there is one, with that
+    /// file's bytes for the fingerprint.
+    pub(crate) fn for_repository(root: &Path) -> Result<(Kinds, Option<Vec<u8>>), LayerError> {
+        let mut kinds = Kinds::builtin()?;
+        let path = root.join(REPOSITORY_KINDS_PATH);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kinds, None)),
+            Err(e) => {
+                return Err(LayerError::Kinds {
+                    path,
+                    message: format!("cannot be read: {e}"),
+                })
+            }
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|_| LayerError::Kinds {
+            path: path.clone(),
+            message: "is not valid UTF-8".to_string(),
+        })?;
+        kinds.extend(text, &path)?;
+        Ok((kinds, Some(bytes)))
+    }
+
+    /// Adds the kinds of a repository `kinds.yaml`; redefining a known kind is refused.
+    pub fn extend(&mut self, text: &str, path: &Path) -> Result<(), LayerError> {
+        for kind in parse_kinds_file(text, path, Origin::Repository)? {
+            if self.kinds.contains_key(&kind.name) {
+                return Err(LayerError::Kinds {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "kind `{}` is builtin and cannot be redefined; choose another name for a new kind",
+                        kind.name
+                    ),
+                });
+            }
+            self.kinds.insert(kind.name.clone(), kind);
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Kind> {
+        self.kinds.get(name)
+    }
+
+    /// Kind names in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.kinds.keys().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Kind> {
+        self.kinds.values()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Builtin,
+    Repository,
+}
+
+fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>, LayerError> {
+    let fail = |message: String| LayerError::Kinds {
+        path: PathBuf::from(path),
+        message,
+    };
+    let doc = yaml_to_json(text).map_err(|e| fail(format!("is not valid YAML: {e}")))?;
+    let Value::Object(file) = doc else {
+        return Err(fail(
+            "must be a mapping with `version: 1` and `kinds`".to_string(),
+        ));
+    };
+    refuse_unknown_keys(&file, FILE_KEYS, "").map_err(&fail)?;
+    match file.get("version") {
+        Some(v) if v.as_u64() == Some(1) => {}
+        Some(v) => return Err(fail(format!("`version` is {v}; only `1` is read"))),
+        None => return Err(fail("`version: 1` is required".to_string())),
+    }
+    let Some(Value::Object(entries)) = file.get("kinds") else {
+        return Err(fail(
+            "`kinds` is required: a mapping from kind name to its definition".to_string(),
+        ));
+    };
+    let name_shape = Regex::new("^[a-z][a-z0-9_]*$").map_err(|e| fail(e.to_string()))?;
+    let mut kinds = Vec::new();
+    for (name, def) in entries {
+        if !name_shape.is_match(name) {
+            return Err(fail(format!(
+                "kind name `{name}` must match ^[a-z][a-z0-9_]*$"
+            )));
+        }
+        let kind =
+            parse_kind(name, def, origin).map_err(|m| fail(format!("`kinds.{name}`: {m}")))?;
+        kinds.push(kind);
+    }
+    Ok(kinds)
+}
+
+fn refuse_unknown_keys(
+    map: &Map<String, Value>,
+    known: &[&str],
+    field: &str,
+) -> Result<(), String> {
+    let unknown: Vec<&str> = map
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{field}unknown key{} {} (known: {})",
+        if unknown.len() == 1 { "" } else { "s" },
+        backticked(&unknown),
+        backticked(known)
+    ))
+}
+
+fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
+    let Value::Object(def) = def else {
+        return Err(format!("must be a mapping, not {}", describe_json(def)));
+    };
+    refuse_unknown_keys(def, KIND_KEYS, "")?;
+    let word = |key: &str| -> Result<Option<&str>, String> {
+        match def.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.as_str())),
+            Some(other) => Err(format!(
+                "`{key}` must be a non-empty string, not {}",
+                describe_json(other)
+            )),
+        }
+    };
+    let format = match word("format")? {
+        Some("markdown") => KindFormat::Markdown,
+        Some("yaml") => KindFormat::Yaml,
+        Some("text") => KindFormat::Text,
+        Some(other) => {
+            return Err(format!(
+                "`format` is `{other}`; one of `markdown`, `yaml`, `text`"
+            ))
+        }
+        None => return Err("`format` is required (`markdown`, `yaml` or `text`)".to_string()),
+    };
+    let front_matter = match (format, word("front_matter")?) {
+        (KindFormat::Markdown, None | Some("optional")) => FrontMatter::Optional,
+        (KindFormat::Markdown, Some("required")) => FrontMatter::Required,
+        (KindFormat::Markdown, Some(other)) => {
+            return Err(format!(
+                "`front_matter` is `{other}`; one of `required`, `optional`"
+            ))
+        }
+        (_, None) => FrontMatter::Optional,
+        (_, Some(_)) => return Err("`front_matter` applies to markdown kinds only".to_string()),
+    };
+    let identity = match def.get("identity") {
+        None => Vec::new(),
+        Some(Value::Array(fields)) => fields
+            .iter()
+            .map(|f| {
+                f.as_str()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .ok_or_else(|| "`identity` must list field names".to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("`identity` must be a list of field names".to_string()),
+    };
+    let identity_matches = match word("identity_matches")? {
+        None => None,
+        Some("file_stem") => Some(IdentityMatch::FileStem),
+        Some("directory") => Some(IdentityMatch::Directory),
+        Some(other) => {
+            return Err(format!(
+                "`identity_matches` is `{other}`; one of `file_stem`, `directory`"
+            ))
+        }
+    };
+    let title_field = word("title")?.map(str::to_string);
+    let description_field = word("description")?.map(str::to_string);
+    let media_type = word("media_type")?.map(str::to_string).unwrap_or_else(|| {
+        match format {
+            KindFormat::Markdown => "text/markdown",
+            KindFormat::Yaml => "application/yaml",
+            KindFormat::Text => "text/plain",
+        }
+        .to_string()
+    });
+    let schema_json = match (def.get("schema"), origin) {
+        (Some(inline), _) => inline.clone(),
+        (None, Origin::Builtin) => {
+            let text = BUILTIN_SCHEMAS
+                .iter()
+                .find(|(kind, _)| *kind == name)
+                .map(|(_, text)| *text)
+                .ok_or_else(|| format!("has no schema file `share/schemas/{name}.schema.json`"))?;
+            serde_json::from_str(text)
+                .map_err(|e| format!("`share/schemas/{name}.schema.json` is not JSON: {e}"))?
+        }
+        (None, Origin::Repository) => {
+            return Err(
+                "`schema` is required: the JSON Schema (registry subset) its metadata must satisfy"
+                    .to_string(),
+            )
+        }
+    };
+    let declared = spec::schema_from_json(&schema_json).map_err(|violations| {
+        let list: Vec<String> = violations
+            .iter()
+            .map(|v| {
+                if v.field.is_empty() {
+                    v.message.clone()
+                } else {
+                    format!("`{}` {}", v.field, v.message)
+                }
+            })
+            .collect();
+        format!(
+            "`schema` is outside the supported subset: {}",
+            list.join("; ")
+        )
+    })?;
+    if declared.ty != Some(Type::Object) || declared.additional != Additional::Forbidden {
+        return Err(
+            "`schema` must be `type: object` with `additionalProperties: false`".to_string(),
+        );
+    }
+    let mut references = BTreeSet::new();
+    declared.references(&mut references);
+    if let Some(r) = references.first() {
+        return Err(format!(
+            "`schema` refers to `{r}`; kind schemas are self-contained (no `$ref`)"
+        ));
+    }
+    if format == KindFormat::Text && !identity.is_empty() {
+        return Err("a `text` kind has no metadata, so its identity must be empty".to_string());
+    }
+    for field in &identity {
+        if !declared.is_required(field) {
+            return Err(format!(
+                "identity field `{field}` must be a required property of `schema`"
+            ));
+        }
+    }
+    for field in [&title_field, &description_field].into_iter().flatten() {
+        if !declared.properties.iter().any(|(p, _)| p == field) {
+            return Err(format!("`{field}` is not a property of `schema`"));
+        }
+    }
+    let compiled = CompiledSchema::new(declared)?;
+    Ok(Kind {
+        name: name.to_string(),
+        format,
+        front_matter,
+        identity,
+        identity_matches,
+        title_field,
+        description_field,
+        media_type,
+        builtin: origin == Origin::Builtin,
+        schema: schema_json,
+        compiled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_kinds_load_and_cover_the_spec_table() {
+        let kinds = Kinds::builtin().expect("share/kinds.yaml is valid");
+        let names: Vec<&str> = kinds.names().collect();
+        assert_eq!(
+            names,
+            [
+                "adr",
+                "document",
+                "issue",
+                "knowledge",
+                "prompt",
+                "rule",
+                "skill"
+            ]
+        );
+        assert!(kinds.iter().all(|k| k.builtin));
+        let rule = kinds.get("rule").unwrap();
+        assert_eq!(rule.identity, ["id", "version"]);
+        assert_eq!(rule.front_matter, FrontMatter::Required);
+        assert_eq!(kinds.get("issue").unwrap().format, KindFormat::Yaml);
+        assert!(kinds.get("document").unwrap().identity.is_empty());
+    }
+
+    #[test]
+    fn every_schema_file_belongs_to_a_kind() {
+        let kinds = Kinds::builtin().unwrap();
+        for (name, _) in BUILTIN_SCHEMAS {
+            assert!(kinds.get(name).is_some(), "{name}.schema.json has no kind");
+        }
+    }
+
+    #[test]
+    fn patterns_are_checked_without_the_validator_compiling_them() {
+        let kinds = Kinds::builtin().unwrap();
+        let adr = &kinds.get("adr").unwrap().compiled;
+        let bad = serde_json::json!({
+            "id": "adr-1", "title": "t", "status": "accepted", "date": "2026-13-01",
+            "supersedes": ["adr-0001", "x"]
+        });
+        let messages: Vec<String> = adr.problems(&bad).into_iter().map(|p| p.message).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages.iter().any(|m| m.starts_with("`id`")));
+        assert!(messages.iter().any(|m| m.starts_with("`date`")));
+        assert!(messages.iter().any(|m| m.starts_with("`supersedes[1]`")));
+    }
+
+    #[test]
+    fn a_repository_may_add_a_kind_but_not_redefine_one() {
+        let mut kinds = Kinds::builtin().unwrap();
+        let added = "version: 1\nkinds:\n  runbook:\n    format: markdown\n    identity: [id]\n    schema:\n      type: object\n      additionalProperties: false\n      required: [id]\n      properties:\n        id: { type: string }\n";
+        kinds.extend(added, Path::new("k.yaml")).unwrap();
+        assert!(!kinds.get("runbook").unwrap().builtin);
+        let redefined = added.replace("runbook", "rule");
+        let e = kinds.extend(&redefined, Path::new("k.yaml")).unwrap_err();
+        assert_eq!(e.exit_code(), 10);
+        assert!(e.to_string().contains("`rule` is builtin"), "{e}");
+    }
+}

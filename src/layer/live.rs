@@ -1,0 +1,276 @@
+//! Freshness (SPEC §4): the index a running server reads, replaced whole by a newer generation when
+//! the layer changes. Readers clone an `Arc` and never wait for a build; builds happen on the
+//! watcher thread, off to the side, and are swapped in with one pointer store.
+//!
+//! Change detection is cheap on purpose: discovery plus a `stat` of every claimed file (path,
+//! length, modification time, inode) and of the configuration files, hashed. Only when that stamp
+//! moves is anything read.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::index::{build, plan, Index};
+use super::kinds::REPOSITORY_KINDS_PATH;
+use super::manifest::MANIFEST_PATH;
+use super::sources::SOURCES_PATH;
+use super::{Discovery, LayerError};
+
+/// How long `refresh_now` waits for the watcher before building on the caller's thread.
+const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
+
+/// What the watcher is asked to do besides polling.
+enum Signal {
+    /// Build now, regardless of the stamp; carries the caller's ticket.
+    Refresh(u64),
+}
+
+/// The current generation of a layer, kept fresh by a watcher thread.
+pub struct LiveIndex {
+    root: PathBuf,
+    discovery: Discovery,
+    current: RwLock<Arc<Index>>,
+    /// Serialises builds, so generations are numbered in the order they are published.
+    builder: Mutex<Builder>,
+    generations_built: AtomicU64,
+    request_rebuilds: AtomicU64,
+    last_error: Mutex<Option<LayerError>>,
+    /// The watcher's mailbox; dropping it (with the `LiveIndex`) stops the watcher.
+    watcher: Mutex<Option<Sender<Signal>>>,
+    refreshes: Mutex<Refreshes>,
+    refreshed: Condvar,
+}
+
+struct Builder {
+    /// The stamp the current generation (or the last failed attempt) was built from.
+    stamp: [u8; 32],
+    next_generation: u64,
+}
+
+#[derive(Default)]
+struct Refreshes {
+    requested: u64,
+    served: u64,
+}
+
+impl std::fmt::Debug for LiveIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveIndex")
+            .field("root", &self.root)
+            .field("discovery", &self.discovery)
+            .field("generation", &self.current().generation)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not take the index down with it; the data under these locks is
+    // always left consistent between statements.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl LiveIndex {
+    /// Builds the first generation (1) and returns the live index; no watcher runs until
+    /// [`LiveIndex::watch`] starts one.
+    pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
+        let first = build(root, discovery, 1)?;
+        let stamp = stamp(root, discovery, &first)?;
+        Ok(Arc::new(LiveIndex {
+            root: root.to_path_buf(),
+            discovery,
+            current: RwLock::new(Arc::new(first)),
+            builder: Mutex::new(Builder {
+                stamp,
+                next_generation: 2,
+            }),
+            generations_built: AtomicU64::new(1),
+            request_rebuilds: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+            watcher: Mutex::new(None),
+            refreshes: Mutex::new(Refreshes::default()),
+            refreshed: Condvar::new(),
+        }))
+    }
+
+    /// The current generation. Never builds and never waits for a build: a reader holding the
+    /// returned `Arc` keeps seeing that complete generation however many replace it.
+    pub fn current(&self) -> Arc<Index> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn discovery(&self) -> Discovery {
+        self.discovery
+    }
+
+    /// Generations built so far, the first included.
+    pub fn generations_built(&self) -> u64 {
+        self.generations_built.load(Ordering::Relaxed)
+    }
+
+    /// Builds that ran on a caller's thread rather than the watcher's: only a `refresh_now`
+    /// without a running watcher does that. Serving reads never builds, so with a watcher this
+    /// stays 0.
+    pub fn request_rebuilds(&self) -> u64 {
+        self.request_rebuilds.load(Ordering::Relaxed)
+    }
+
+    /// Why the latest rebuild failed, while the previous generation is still served; `None`
+    /// once a build succeeds again.
+    pub fn last_error(&self) -> Option<LayerError> {
+        lock(&self.last_error).clone()
+    }
+
+    /// Starts the watcher: every `interval` it checks the stamp and, when the layer changed,
+    /// builds the next generation and swaps it in. The thread holds only a weak reference and
+    /// ends as soon as the `LiveIndex` is dropped. Calling it again replaces the watcher.
+    pub fn watch(self: &Arc<Self>, interval: Duration) -> std::io::Result<JoinHandle<()>> {
+        let (mailbox, inbox) = mpsc::channel::<Signal>();
+        let live: Weak<LiveIndex> = Arc::downgrade(self);
+        let handle = std::thread::Builder::new()
+            .name("majordomus-layer-watch".to_string())
+            .spawn(move || loop {
+                let forced_ticket = match inbox.recv_timeout(interval) {
+                    Ok(Signal::Refresh(ticket)) => {
+                        // Requests that queued up while building are all served by one build.
+                        let mut ticket = ticket;
+                        while let Ok(Signal::Refresh(t)) = inbox.try_recv() {
+                            ticket = ticket.max(t);
+                        }
+                        Some(ticket)
+                    }
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
+                let Some(live) = live.upgrade() else { break };
+                live.poll(forced_ticket.is_some());
+                if let Some(ticket) = forced_ticket {
+                    live.mark_served(ticket);
+                }
+            })?;
+        *lock(&self.watcher) = Some(mailbox);
+        Ok(handle)
+    }
+
+    /// Makes the current generation reflect the repository now, for a writer that just wrote.
+    /// The build runs on the watcher when one is running (the caller waits for it); otherwise on
+    /// this thread, which [`LiveIndex::request_rebuilds`] counts.
+    pub fn refresh_now(&self) -> Result<Arc<Index>, LayerError> {
+        let mailbox = lock(&self.watcher).clone();
+        if let Some(mailbox) = mailbox {
+            let ticket = {
+                let mut refreshes = lock(&self.refreshes);
+                refreshes.requested += 1;
+                refreshes.requested
+            };
+            if mailbox.send(Signal::Refresh(ticket)).is_ok() {
+                let refreshes = lock(&self.refreshes);
+                let (refreshes, timeout) = self
+                    .refreshed
+                    .wait_timeout_while(refreshes, WATCHER_PATIENCE, |r| r.served < ticket)
+                    .unwrap_or_else(|e| e.into_inner());
+                drop(refreshes);
+                if !timeout.timed_out() {
+                    return match self.last_error() {
+                        Some(e) => Err(e),
+                        None => Ok(self.current()),
+                    };
+                }
+            }
+        }
+        self.request_rebuilds.fetch_add(1, Ordering::Relaxed);
+        self.poll(true);
+        match self.last_error() {
+            Some(e) => Err(e),
+            None => Ok(self.current()),
+        }
+    }
+
+    fn mark_served(&self, ticket: u64) {
+        let mut refreshes = lock(&self.refreshes);
+        refreshes.served = refreshes.served.max(ticket);
+        drop(refreshes);
+        self.refreshed.notify_all();
+    }
+
+    /// Builds and publishes the next generation when the stamp moved (or when `forced`).
+    fn poll(&self, forced: bool) {
+        let mut builder = lock(&self.builder);
+        let base = self.current();
+        // The stamp is taken before the build reads anything, so a change made during the
+        // build moves the next stamp and is picked up by the next poll.
+        let stamp = match stamp(&self.root, self.discovery, &base) {
+            Ok(s) => s,
+            Err(e) => {
+                *lock(&self.last_error) = Some(e);
+                return;
+            }
+        };
+        if !forced && stamp == builder.stamp {
+            return;
+        }
+        builder.stamp = stamp;
+        let generation = builder.next_generation;
+        builder.next_generation += 1;
+        match build(&self.root, self.discovery, generation) {
+            Ok(index) => {
+                let index = Arc::new(index);
+                *self.current.write().unwrap_or_else(|e| e.into_inner()) = index;
+                self.generations_built.fetch_add(1, Ordering::Relaxed);
+                *lock(&self.last_error) = None;
+            }
+            Err(e) => *lock(&self.last_error) = Some(e),
+        }
+    }
+}
+
+/// A digest of what the next build would read, without reading it: the configuration files and
+/// every path the current sources claim, each with its length, modification time and inode.
+fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32], LayerError> {
+    let plan = plan(root, discovery, &current.sources)?;
+    let mut hasher = Sha256::new();
+    let mut add = |path: &str| {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        match std::fs::symlink_metadata(root.join(path)) {
+            Ok(meta) => {
+                hasher.update(meta.len().to_le_bytes());
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                hasher.update(modified.to_le_bytes());
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    hasher.update(meta.ino().to_le_bytes());
+                    hasher.update(meta.mode().to_le_bytes());
+                }
+            }
+            Err(_) => hasher.update(b"absent"),
+        }
+    };
+    for path in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH] {
+        add(path);
+    }
+    for claim in &plan.claims {
+        add(&claim.path);
+    }
+    for (path, _) in &plan.non_utf8 {
+        add(path);
+    }
+    Ok(hasher.finalize().into())
+}

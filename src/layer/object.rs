@@ -1,0 +1,276 @@
+//! Objects: one claimed file made into `kind`, `identity`, `uri`, title, metadata and provenance
+//! (SPEC §4 "Object"), or the diagnostics saying why it cannot be one.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::diagnostic::{codes, Diagnostic};
+use super::file::{first_heading, split_front_matter, yaml_mapping, FrontMatterBlock};
+use super::kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
+use crate::registry::spec::ProblemKind;
+
+/// The scheme every object URI begins with.
+pub const URI_SCHEME: &str = "majordomus://";
+
+/// One object of the layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Object {
+    pub kind: String,
+    /// The identity fields joined with `@` (`errors-carry-one-code-word@1`), or the path.
+    pub identity: String,
+    /// `majordomus://<kind>/<identity>`.
+    pub uri: String,
+    pub title: String,
+    pub description: Option<String>,
+    /// The front matter or YAML document, in the file's key order.
+    pub metadata: Map<String, Value>,
+    /// The file as read, front matter included.
+    pub content: String,
+    pub media_type: String,
+    pub tags: Vec<String>,
+    pub provenance: Provenance,
+}
+
+/// Where an object came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    /// The manifest section holding the file, or `root` outside every section.
+    pub section: String,
+    /// The id of the source class that claimed the file.
+    pub source_class: String,
+    pub bytes: u64,
+}
+
+/// Makes `text`, read from `path`, into an object of `kind`. Every problem found is returned, not
+/// just the first, so one edit can fix them all.
+pub(crate) fn make_object(
+    kind: &Kind,
+    kinds: &Kinds,
+    path: &str,
+    source_class: &str,
+    section: &str,
+    text: String,
+) -> Result<Object, Vec<Diagnostic>> {
+    let fail = |code, message: String| vec![Diagnostic::error(code, path, message)];
+    let (metadata, body) = match kind.format {
+        KindFormat::Markdown => match split_front_matter(&text) {
+            FrontMatterBlock::Absent => match kind.front_matter {
+                FrontMatter::Required => {
+                    return Err(fail(
+                        codes::MALFORMED_FRONT_MATTER,
+                        format!(
+                            "has no front matter; a `{}` file must begin with a `---` line, its metadata in YAML, and a closing `---` line",
+                            kind.name
+                        ),
+                    ))
+                }
+                FrontMatter::Optional => (Map::new(), text.as_str()),
+            },
+            FrontMatterBlock::Unclosed => {
+                return Err(fail(
+                    codes::MALFORMED_FRONT_MATTER,
+                    "the front matter opened by `---` on the first line is never closed by a `---` line".to_string(),
+                ))
+            }
+            FrontMatterBlock::Present { yaml, body } => match yaml_mapping(yaml) {
+                Ok(map) => (map, body),
+                Err(e) => {
+                    return Err(fail(
+                        codes::MALFORMED_FRONT_MATTER,
+                        format!("the front matter {}", front_matter_reason(&e)),
+                    ))
+                }
+            },
+        },
+        KindFormat::Yaml => match yaml_mapping(&text) {
+            Ok(map) => (map, ""),
+            Err(e) => {
+                return Err(fail(
+                    codes::MALFORMED_YAML,
+                    format!("the document {}", front_matter_reason(&e)),
+                ))
+            }
+        },
+        KindFormat::Text => (Map::new(), text.as_str()),
+    };
+
+    let mut diagnostics = Vec::new();
+    let metadata = Value::Object(metadata);
+    let declared_kind = metadata
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|k| *k != kind.name);
+    // `kind:` names another kind when the schema gives the key that meaning, or when it names a
+    // kind this layer knows; anything else is just a key the schema may or may not allow.
+    let mismatch =
+        declared_kind.filter(|k| kind.compiled.declares("kind") || kinds.get(k).is_some());
+    if let Some(other) = mismatch {
+        diagnostics.push(Diagnostic::error(
+            codes::KIND_MISMATCH,
+            path,
+            format!(
+                "declares `kind: {other}`, but the source that claimed it reads `{}` files",
+                kind.name
+            ),
+        ));
+    }
+    for problem in kind.compiled.problems(&metadata) {
+        if mismatch.is_some() && problem.message.starts_with("`kind`") {
+            continue;
+        }
+        let code = match problem.kind {
+            ProblemKind::Missing => codes::MISSING_FIELD,
+            ProblemKind::Unknown => codes::UNKNOWN_KEY,
+            ProblemKind::Type | ProblemKind::Constraint => codes::SCHEMA_VIOLATION,
+        };
+        diagnostics.push(Diagnostic::error(code, path, problem.message));
+    }
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    let Value::Object(metadata) = metadata else {
+        return Err(fail(
+            codes::MALFORMED_FRONT_MATTER,
+            "is not a mapping".to_string(),
+        ));
+    };
+
+    let identity =
+        identity_of(kind, &metadata, path).map_err(|m| fail(codes::SCHEMA_VIOLATION, m))?;
+    if let Some(rule) = kind.identity_matches {
+        let (expected, what) = match rule {
+            IdentityMatch::FileStem => (file_stem(path), "the file name without its extension"),
+            IdentityMatch::Directory => (parent_name(path), "the name of its directory"),
+        };
+        if identity != expected {
+            return Err(fail(
+                codes::IDENTITY_MISMATCH,
+                format!(
+                    "the identity `{identity}` must equal {what} (`{expected}`); rename the file or change `{}`",
+                    kind.identity.join("`, `")
+                ),
+            ));
+        }
+    }
+
+    let string_field = |field: &Option<String>| {
+        field
+            .as_ref()
+            .and_then(|f| metadata.get(f))
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+    };
+    let title = string_field(&kind.title_field)
+        .or_else(|| {
+            (kind.format == KindFormat::Markdown)
+                .then(|| first_heading(body))
+                .flatten()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| file_name(path).to_string());
+    let description = string_field(&kind.description_field);
+    let tags = match metadata.get("tags") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let bytes = text.len() as u64;
+    Ok(Object {
+        uri: format!("{URI_SCHEME}{}/{identity}", kind.name),
+        kind: kind.name.clone(),
+        identity,
+        title,
+        description,
+        metadata,
+        content: text,
+        media_type: kind.media_type.clone(),
+        tags,
+        provenance: Provenance {
+            path: path.to_string(),
+            section: section.to_string(),
+            source_class: source_class.to_string(),
+            bytes,
+        },
+    })
+}
+
+/// The identity: the kind's fields joined with `@`, or the path when it names none.
+fn identity_of(kind: &Kind, metadata: &Map<String, Value>, path: &str) -> Result<String, String> {
+    if kind.identity.is_empty() {
+        return Ok(path.to_string());
+    }
+    let mut parts = Vec::with_capacity(kind.identity.len());
+    for field in &kind.identity {
+        let part = match metadata.get(field) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            _ => {
+                return Err(format!(
+                    "identity field `{field}` must be a string or an integer"
+                ))
+            }
+        };
+        // The identity ends up in a URI; a repository kind's schema may not have said so.
+        if part.is_empty()
+            || part
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '?' | '#' | '@'))
+        {
+            return Err(format!(
+                "identity field `{field}` is `{part}`; an identity part must be non-empty, without spaces, `/`, `?`, `#` or `@`"
+            ));
+        }
+        parts.push(part);
+    }
+    Ok(parts.join("@"))
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = file_name(path);
+    match name.rfind('.') {
+        Some(0) | None => name,
+        Some(i) => &name[..i],
+    }
+}
+
+fn parent_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    parts.next();
+    parts.next().unwrap_or("")
+}
+
+/// serde_yaml's messages describe a document; they read as the reason a block is broken.
+fn front_matter_reason(error: &str) -> String {
+    if error.starts_with("is ") {
+        error.to_string()
+    } else {
+        format!("is not valid YAML: {error}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_and_directories_are_read_from_the_path() {
+        assert_eq!(
+            file_stem(".ai/repo/prompts/write-an-issue.md"),
+            "write-an-issue"
+        );
+        assert_eq!(file_stem("a/.hidden"), ".hidden");
+        assert_eq!(file_stem("a/b.tar.gz"), "b.tar");
+        assert_eq!(parent_name(".ai/repo/skills/x/SKILL.md"), "x");
+        assert_eq!(parent_name("SKILL.md"), "");
+    }
+}
