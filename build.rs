@@ -71,6 +71,10 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()));
     write_if_changed(&out.join("registry.rs"), &generated.rust);
     write_if_changed(&out.join("tools_list.json"), &generated.tools_list);
+    write_if_changed(
+        &out.join("tools_list_read_only.json"),
+        &generated.tools_list_read_only,
+    );
     write_if_changed(&out.join("openapi.json"), &generated.openapi);
 }
 

@@ -31,10 +31,19 @@ fn main() {
     let ctx = Context::new();
     let cases: [(&str, Value); 3] = [
         ("capabilities.list", json!({})),
-        ("capabilities.list", json!({ "effect": "read", "exposure": "tool" })),
-        ("capabilities.describe", json!({ "id": "capabilities.list" })),
+        (
+            "capabilities.list",
+            json!({ "effect": "read", "exposure": "tool" }),
+        ),
+        (
+            "capabilities.describe",
+            json!({ "id": "capabilities.list" }),
+        ),
     ];
-    println!("{:<24} {:<46} {:>14} {:>14}", "capability", "input", "executor µs", "handler µs");
+    println!(
+        "{:<24} {:<46} {:>14} {:>14}",
+        "capability", "input", "executor µs", "handler µs"
+    );
     for (id, input) in cases {
         let through_executor = median_us(51, 200, || {
             std::hint::black_box(ctx.execute(id, input.clone()).ok());
@@ -51,5 +60,7 @@ fn main() {
             handler_only
         );
     }
-    println!("(executor: lookup + validation + cache; handler: the generated shim and handler alone)");
+    println!(
+        "(executor: lookup + validation + cache; handler: the generated shim and handler alone)"
+    );
 }

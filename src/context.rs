@@ -1,34 +1,322 @@
-//! `Context`: what a handler may reach — the executor (to call another capability), and the
-//! process-wide state later issues add. A handler never learns which transport called it.
+//! `Context`: what a handler may reach — the executor (to call another capability), the layer's
+//! live index, the peer board, and the mode this process serves in. One `Shared` per process;
+//! a `Context` is a cheap handle on it that may also name the calling peer. A handler never
+//! learns which transport called it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
 use crate::error::CapabilityError;
 use crate::executor::Executor;
+use crate::layer::{Discovery, Index, LayerError, LiveIndex};
+use crate::registry::{self, rt::Descriptor, rt::Effect};
 
-/// Everything a handler can see. One per process; shared by every transport.
+/// How this process serves: where the layer is looked for, how files are discovered, and
+/// whether writers are projected at all.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where root discovery starts (`--repo`, or the working directory).
+    pub start: PathBuf,
+    pub discovery: Discovery,
+    /// Refuse to serve a degraded layer.
+    pub strict: bool,
+    /// Project no writer at all.
+    pub read_only: bool,
+    /// Poll the layer for changes at this interval (long-running servers only).
+    pub watch: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            discovery: Discovery::Vcs,
+            strict: false,
+            read_only: false,
+            watch: None,
+        }
+    }
+}
+
+/// A peer's number on the board.
+pub type PeerId = u64;
+
+/// How a peer reached this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// A session attached to this process, named by its `clientInfo`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub id: PeerId,
+    pub transport: Transport,
+    pub client_name: String,
+    pub client_version: String,
+    pub protocol_version: String,
+    /// Seconds since the Unix epoch.
+    pub attached_at: u64,
+    pub intent: Option<String>,
+    pub paths: Vec<String>,
+}
+
+/// The sessions attached to this process.
 #[derive(Debug, Default)]
-pub struct Context {
+pub struct Peers {
+    next: AtomicU64,
+    board: Mutex<BTreeMap<PeerId, Peer>>,
+}
+
+impl Peers {
+    fn board(&self) -> std::sync::MutexGuard<'_, BTreeMap<PeerId, Peer>> {
+        self.board.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Puts a session on the board (or renames it, when it initializes again).
+    pub fn attach(
+        &self,
+        existing: Option<PeerId>,
+        transport: Transport,
+        client_name: &str,
+        client_version: &str,
+        protocol_version: &str,
+    ) -> PeerId {
+        let id = existing.unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let attached_at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        let mut board = self.board();
+        let previous = board.remove(&id);
+        board.insert(
+            id,
+            Peer {
+                id,
+                transport,
+                client_name: client_name.to_string(),
+                client_version: client_version.to_string(),
+                protocol_version: protocol_version.to_string(),
+                attached_at: previous.as_ref().map_or(attached_at, |p| p.attached_at),
+                intent: previous.as_ref().and_then(|p| p.intent.clone()),
+                paths: previous.map(|p| p.paths).unwrap_or_default(),
+            },
+        );
+        id
+    }
+
+    /// Takes a session off the board.
+    pub fn detach(&self, id: PeerId) {
+        self.board().remove(&id);
+    }
+
+    pub fn list(&self) -> Vec<Peer> {
+        self.board().values().cloned().collect()
+    }
+
+    pub fn get(&self, id: PeerId) -> Option<Peer> {
+        self.board().get(&id).cloned()
+    }
+
+    /// Sessions attached over `transport` now.
+    pub fn count(&self, transport: Transport) -> usize {
+        self.board()
+            .values()
+            .filter(|p| p.transport == transport)
+            .count()
+    }
+
+    /// Records what `id` is working on; `None` when the peer is not on the board.
+    pub fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> Option<Peer> {
+        let mut board = self.board();
+        let peer = board.get_mut(&id)?;
+        peer.intent = Some(intent.to_string());
+        peer.paths = paths.to_vec();
+        Some(peer.clone())
+    }
+}
+
+/// The process-wide state behind every `Context`.
+#[derive(Debug)]
+struct Shared {
     executor: Executor,
+    options: Options,
+    layer: OnceLock<Result<Arc<LiveIndex>, LayerError>>,
+    peers: Peers,
+    writes: AtomicU64,
+}
+
+/// What a handler can see. Cloning is cheap; every clone shares one process state.
+#[derive(Clone, Debug)]
+pub struct Context {
+    shared: Arc<Shared>,
+    caller: Option<PeerId>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Self::open(Options::default())
+    }
 }
 
 impl Context {
+    /// A context over the working directory's layer (opened on first use).
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A context serving with `options`. The layer is opened on first use; call `layer()` to
+    /// open it eagerly.
+    pub fn open(options: Options) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                executor: Executor::default(),
+                options,
+                layer: OnceLock::new(),
+                peers: Peers::default(),
+                writes: AtomicU64::new(0),
+            }),
+            caller: None,
+        }
+    }
+
+    /// The same process state, calling on behalf of `peer`.
+    pub fn with_caller(&self, peer: Option<PeerId>) -> Context {
+        Context {
+            shared: Arc::clone(&self.shared),
+            caller: peer,
+        }
+    }
+
+    /// The peer on whose behalf this call runs, if any.
+    pub fn caller(&self) -> Option<PeerId> {
+        self.caller
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.shared.options
+    }
+
     pub fn executor(&self) -> &Executor {
-        &self.executor
+        &self.shared.executor
+    }
+
+    pub fn peers(&self) -> &Peers {
+        &self.shared.peers
     }
 
     /// Runs a capability by id through the one executor.
     pub fn execute(&self, id: &str, input: Value) -> Result<Value, CapabilityError> {
-        self.executor.execute(self, id, input)
+        self.shared.executor.execute(self, id, input)
     }
 
-    /// The generation of the state answers depend on; cache keys include it so a cached answer
-    /// never outlives the state it was computed from.
+    /// Runs the capability at `index` of the table.
+    pub fn execute_at(&self, index: usize, input: Value) -> Result<Value, CapabilityError> {
+        self.shared.executor.execute_at(self, index, input)
+    }
+
+    /// The live index, opened (and, for a server, watched) on first use.
+    pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
+        self.shared
+            .layer
+            .get_or_init(|| {
+                let root = crate::layer::find_root(&self.shared.options.start)?;
+                let live = LiveIndex::new(&root, self.shared.options.discovery)?;
+                if let Some(interval) = self.shared.options.watch {
+                    if let Err(e) = live.watch(interval) {
+                        tracing::warn!("cannot watch the layer for changes: {e}");
+                    }
+                }
+                Ok(live)
+            })
+            .as_ref()
+    }
+
+    /// The live index if it was already opened; never opens it.
+    pub fn layer_if_open(&self) -> Option<&Arc<LiveIndex>> {
+        self.shared.layer.get().and_then(|r| r.as_ref().ok())
+    }
+
+    /// The current generation of the index: one complete generation, never a half-built one.
+    /// Under `--strict`, a degraded generation is refused rather than served.
+    pub fn index(&self) -> Result<Arc<Index>, CapabilityError> {
+        let index = self
+            .layer()
+            .map(|live| live.current())
+            .map_err(layer_error_to_capability)?;
+        if self.shared.options.strict && index.state() == crate::layer::IndexState::Degraded {
+            let first = index
+                .errors()
+                .next()
+                .map(|d| format!("; first: {} {}", d.code, d.path.as_deref().unwrap_or("-")))
+                .unwrap_or_default();
+            return Err(CapabilityError::refused(format!(
+                "the layer has {} errors and --strict refuses to serve it{first}",
+                index.errors().count()
+            )));
+        }
+        Ok(index)
+    }
+
+    /// The generation answers depend on; cache keys include it so a cached answer never
+    /// outlives the index it was computed from. 0 before the layer is opened.
     pub fn generation(&self) -> u64 {
-        0
+        match self.shared.layer.get() {
+            Some(Ok(live)) => live.current().generation,
+            _ => 0,
+        }
+    }
+
+    /// Whether this process projects `d` at all (read-only mode projects no writer).
+    pub fn projects(&self, d: &Descriptor) -> bool {
+        !(self.shared.options.read_only && d.effect == Effect::RepositoryMutation)
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.shared.options.read_only
+    }
+
+    /// The `tools/list` array this process serves: the compile-time bytes for its mode.
+    pub fn tools_list_json(&self) -> &'static str {
+        if self.shared.options.read_only {
+            registry::TOOLS_LIST_READ_ONLY_JSON
+        } else {
+            registry::TOOLS_LIST_JSON
+        }
+    }
+
+    /// Counts one write to the repository.
+    pub fn count_write(&self) {
+        self.shared.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Repository writes by this process.
+    pub fn writes(&self) -> u64 {
+        self.shared.writes.load(Ordering::Relaxed)
+    }
+}
+
+/// How a layer that cannot be read reaches a capability's caller.
+pub fn layer_error_to_capability(e: &LayerError) -> CapabilityError {
+    let message = e.to_string();
+    match e.exit_code() {
+        12 => CapabilityError::not_found(message),
+        10 => CapabilityError::refused(message),
+        _ => CapabilityError::internal(message),
     }
 }

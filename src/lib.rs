@@ -7,8 +7,15 @@ pub mod cli;
 pub mod context;
 pub mod error;
 pub mod executor;
+pub mod git;
+pub mod init;
 pub mod layer;
+pub mod logging;
+pub mod mcp;
 pub mod registry;
+pub mod resolve;
+pub mod secrets;
+pub mod write;
 
 pub use context::Context;
 pub use error::CapabilityError;

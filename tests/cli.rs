@@ -190,7 +190,15 @@ fn capabilities_validate_accepts_the_compiled_registry() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(report["valid"], true);
-    assert_eq!(report["capabilities"], registry::all().len());
+    assert_eq!(report["builtin"], registry::all().len());
+    assert_eq!(report["layer"]["state"], "ok", "this checkout's layer is served whole");
+    let objects = report["objects"].as_u64().expect("a count of objects");
+    assert!(objects >= 10, "this checkout's layer has {objects} objects");
+    assert_eq!(
+        report["capabilities"].as_u64(),
+        Some(registry::all().len() as u64 + objects),
+        "one resource capability per object joins the static table"
+    );
 }
 
 #[test]

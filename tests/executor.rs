@@ -142,7 +142,16 @@ fn every_error_code_has_one_word_one_status_and_one_exit_code() {
 
 #[test]
 fn every_declared_example_runs_through_the_executor() {
-    let ctx = Context::new();
+    let root = Context::new();
+    // Some commands act for the calling session (peers.announce): run as an attached peer.
+    let peer = root.peers().attach(
+        None,
+        majordomus::context::Transport::Stdio,
+        "executor-test",
+        "1",
+        "2025-11-25",
+    );
+    let ctx = root.with_caller(Some(peer));
     let mut ran = 0;
     for d in registry::all() {
         for example in d.examples {

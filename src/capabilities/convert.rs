@@ -74,3 +74,11 @@ pub(crate) fn summary(d: &Descriptor) -> types::CapabilitySummary {
         tags: d.tags.iter().map(|t| t.to_string()).collect(),
     }
 }
+
+pub(crate) fn effect_of_filter(e: types::McpProjectionInputEffect) -> types::Effect {
+    match e {
+        types::McpProjectionInputEffect::Read => types::Effect::Read,
+        types::McpProjectionInputEffect::ProcessState => types::Effect::ProcessState,
+        types::McpProjectionInputEffect::RepositoryMutation => types::Effect::RepositoryMutation,
+    }
+}

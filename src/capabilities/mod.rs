@@ -4,6 +4,11 @@
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
+pub mod mcp;
+pub mod objects;
+pub mod peers;
 pub mod perf;
+pub mod plan;
+pub mod repository;
 
 mod convert;

@@ -28,8 +28,10 @@ pub fn counters(ctx: &Context, _input: CountersInput) -> Result<CountersOutput, 
         handler_invocations: totals.handler_invocations as i64,
         cache_hits: totals.cache_hits as i64,
         cache_misses: totals.cache_misses as i64,
-        index_generations: 0,
-        writes: 0,
+        index_generations: ctx
+            .layer_if_open()
+            .map_or(0, |live| live.generations_built() as i64),
+        writes: ctx.writes() as i64,
         capabilities,
     })
 }

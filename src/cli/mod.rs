@@ -3,17 +3,20 @@
 //! the fixed commands. It owns argument parsing, output rendering and exit codes (SPEC §13), and
 //! declares no capability word of its own.
 
+mod mcp;
 mod tree;
 mod validate;
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::context::{Context, Options};
 use crate::error::CapabilityError;
+use crate::layer::{Discovery, LayerError};
 use crate::registry::{self, rt::Descriptor};
 
 /// Exit codes of SPEC §13.
@@ -47,7 +50,47 @@ pub fn command() -> Command {
                 .default_value("json")
                 .help("Print answers as pretty JSON or as text"),
         )
-        .subcommand(Command::new("openapi").about("Print the OpenAPI 3.1 document of the HTTP API"))
+        .arg(
+            Arg::new("repo")
+                .long("repo")
+                .global(true)
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Look for the layer from PATH instead of the working directory"),
+        )
+        .arg(
+            Arg::new("discovery")
+                .long("discovery")
+                .global(true)
+                .value_parser(["vcs", "filesystem"])
+                .default_value("vcs")
+                .help("Find the repository's files with git (vcs) or by walking the directory"),
+        )
+        .arg(
+            Arg::new("strict")
+                .long("strict")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Refuse to serve a layer with errors"),
+        )
+        .subcommand(
+            Command::new("openapi").about("Print the OpenAPI 3.1 document of the HTTP API"),
+        )
+        .subcommand(
+            Command::new("init")
+                .about("Create a minimal valid layer here (or in --repo): manifest, sources, an example rule and prompt"),
+        )
+        .subcommand(
+            Command::new("mcp")
+                .about("Serve MCP over stdio: one JSON-RPC message per line")
+                .arg(
+                    Arg::new("inspect")
+                        .long("inspect")
+                        .action(ArgAction::SetTrue)
+                        .help("Print the MCP projection and the layer's diagnostics instead of serving"),
+                )
+                .arg(read_only_arg()),
+        )
         .subcommand(
             Command::new("completions")
                 .about("Print a shell completion script")
@@ -59,6 +102,13 @@ pub fn command() -> Command {
                 ),
         );
     tree::attach(root)
+}
+
+fn read_only_arg() -> Arg {
+    Arg::new("read-only")
+        .long("read-only")
+        .action(ArgAction::SetTrue)
+        .help("Project no capability that writes the repository")
 }
 
 /// Runs the CLI on the process's arguments.
@@ -83,6 +133,7 @@ where
             });
         }
     };
+    crate::logging::init();
     let format = match matches.get_one::<String>("format").map(String::as_str) {
         Some("text") => Format::Text,
         _ => Format::Json,
@@ -90,7 +141,7 @@ where
     match dispatch(&matches, format) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(failure) => {
-            eprintln!("majordomus: {}", failure.message);
+            eprintln!("majordomus: {}", crate::secrets::redact(&failure.message));
             ExitCode::from(failure.code)
         }
     }
@@ -112,11 +163,55 @@ impl From<CapabilityError> for Failure {
     }
 }
 
+impl From<&LayerError> for Failure {
+    fn from(e: &LayerError) -> Self {
+        Failure {
+            code: e.exit_code(),
+            message: format!("{}: {e}", e.code()),
+        }
+    }
+}
+
+/// The serving options the global flags (and a subcommand's own) ask for.
+fn options(matches: &ArgMatches, sub: &ArgMatches) -> Options {
+    let start = matches
+        .get_one::<PathBuf>("repo")
+        .cloned()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    let discovery = matches
+        .get_one::<String>("discovery")
+        .and_then(|d| Discovery::parse(d))
+        .unwrap_or_default();
+    let read_only = sub
+        .try_get_one::<bool>("read-only")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or(false);
+    Options {
+        start,
+        discovery,
+        strict: matches.get_flag("strict"),
+        read_only,
+        watch: None,
+    }
+}
+
+/// Turns a capability failure into the CLI's: when the layer itself could not be read, its
+/// own error (and exit code) says why.
+fn failure_of(ctx: &Context, e: CapabilityError) -> Failure {
+    match ctx.layer() {
+        Err(layer_error) => Failure::from(layer_error),
+        Ok(_) => Failure::from(e),
+    }
+}
+
 fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
     let (name, sub) = matches.subcommand().ok_or_else(|| Failure {
         code: exit::USAGE,
         message: "no command given".into(),
     })?;
+    let options = options(matches, sub);
     match name {
         "openapi" => write_stdout(registry::OPENAPI_JSON),
         "completions" => {
@@ -131,6 +226,14 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             clap_complete::generate(shell, &mut command(), "majordomus", &mut out);
             write_stdout(&String::from_utf8_lossy(&out))
         }
+        "init" => {
+            let report = crate::init::init(&options.start).map_err(|e| Failure {
+                code: e.exit_code(),
+                message: e.to_string(),
+            })?;
+            print_answer(&serde_json::to_value(report).map_err(internal)?, format)
+        }
+        "mcp" => mcp::run(options, sub.get_flag("inspect"), format),
         _ => {
             let mut words = vec![name];
             let mut current = sub;
@@ -138,23 +241,25 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 words.push(next);
                 current = next_matches;
             }
+            let ctx = Context::open(options);
             if words == ["capabilities", "validate"] {
-                return validate::run(format);
+                return validate::run(&ctx, format);
             }
             let (_, descriptor) = registry::by_cli(&words).ok_or_else(|| Failure {
                 code: exit::USAGE,
                 message: format!("unknown command `{}`", words.join(" ")),
             })?;
             let input = tree::input_from(descriptor, current)?;
-            let ctx = Context::new();
-            let answer = ctx.execute(descriptor.id, input)?;
+            let answer = ctx
+                .execute(descriptor.id, input)
+                .map_err(|e| failure_of(&ctx, e))?;
             print_answer(&answer, format)
         }
     }
 }
 
 /// Prints an answer as pretty JSON or text.
-pub fn print_answer(answer: &Value, format: Format) -> Result<(), Failure> {
+pub(crate) fn print_answer(answer: &Value, format: Format) -> Result<(), Failure> {
     let text = match format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(answer).map_err(internal)?;
@@ -166,7 +271,7 @@ pub fn print_answer(answer: &Value, format: Format) -> Result<(), Failure> {
     write_stdout(&text)
 }
 
-fn internal(e: impl std::fmt::Display) -> Failure {
+pub(crate) fn internal(e: impl std::fmt::Display) -> Failure {
     Failure {
         code: exit::INTERNAL,
         message: format!("internal: {e}"),
@@ -174,7 +279,7 @@ fn internal(e: impl std::fmt::Display) -> Failure {
 }
 
 /// Writes to stdout; a closed pipe (`majordomus openapi | head`) is not an error.
-fn write_stdout(text: &str) -> Result<(), Failure> {
+pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
@@ -186,9 +291,4 @@ fn write_stdout(text: &str) -> Result<(), Failure> {
 /// Flags derived for one capability, for tests and docs.
 pub fn args_of(descriptor: &Descriptor) -> Vec<Arg> {
     tree::args_of(descriptor)
-}
-
-#[doc(hidden)]
-pub fn _action_is_flag(arg: &Arg) -> bool {
-    matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse)
 }

@@ -1,12 +1,16 @@
 //! `majordomus capabilities validate`: checks the run-time registry — the compiled table as the
-//! binary holds it — and reports what it found. Exits 10 when anything is wrong.
+//! binary holds it, joined by one resource capability per layer object — and reports what it
+//! found. Exits 10 when anything is wrong.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
 use super::{exit, print_answer, Failure, Format};
+use crate::context::Context;
+use crate::layer::Index;
 use crate::registry::{self, spec};
+use crate::resolve;
 
 /// Every problem of the run-time registry, one sentence each.
 pub fn problems() -> Vec<String> {
@@ -74,16 +78,70 @@ pub fn problems() -> Vec<String> {
     problems
 }
 
-pub(super) fn run(format: Format) -> Result<(), Failure> {
+/// Problems of the run-time composition: the static table joined by one resource capability per
+/// layer object (id `<kind>.<identity>`). An object id may not collide with a builtin id, a kind
+/// may not be named like a builtin namespace, and an object URI may not shadow a builtin resource.
+pub fn composition_problems(index: &Index) -> Vec<String> {
     let all = registry::all();
-    let problems = problems();
+    let namespaces: BTreeSet<&str> = all.iter().map(|d| d.namespace).collect();
+    let mut problems = Vec::new();
+    for kind in index.counts_by_kind().keys() {
+        if namespaces.contains(kind.as_str()) {
+            problems.push(format!(
+                "kind `{kind}` is named like the builtin namespace `{kind}`; its objects' ids would mix with capabilities"
+            ));
+        }
+    }
+    let mut ids = BTreeSet::new();
+    for o in &index.objects {
+        let id = resolve::object_id(o);
+        if registry::by_id(&id).is_some() {
+            problems.push(format!(
+                "object `{}` has the id `{id}` of a builtin capability",
+                o.uri
+            ));
+        }
+        if all
+            .iter()
+            .any(|d| d.resource.is_some_and(|r| r.uri == o.uri))
+        {
+            problems.push(format!(
+                "object `{}` has the URI of a builtin resource",
+                o.provenance.path
+            ));
+        }
+        if !ids.insert(id.clone()) {
+            problems.push(format!("two objects share the id `{id}`"));
+        }
+    }
+    problems
+}
+
+pub(super) fn run(ctx: &Context, format: Format) -> Result<(), Failure> {
+    let all = registry::all();
+    let mut problems = problems();
+    let layer = match ctx.index() {
+        Ok(index) => {
+            problems.extend(composition_problems(&index));
+            json!({
+                "root": index.root.display().to_string(),
+                "objects": index.objects.len(),
+                "state": index.state().as_str(),
+            })
+        }
+        Err(e) => json!({ "unavailable": e.message() }),
+    };
+    let objects = layer["objects"].as_u64().unwrap_or_default() as usize;
     let report = json!({
         "valid": problems.is_empty(),
-        "capabilities": all.len(),
+        "capabilities": all.len() + objects,
+        "builtin": all.len(),
+        "objects": objects,
         "tools": all.iter().filter(|d| d.tool.is_some()).count(),
-        "resources": all.iter().filter(|d| d.resource.is_some()).count(),
+        "resources": all.iter().filter(|d| d.resource.is_some()).count() + objects,
         "routes": all.iter().filter(|d| d.route.is_some()).count(),
         "commands": all.iter().filter(|d| d.cli.is_some()).count(),
+        "layer": layer,
         "problems": problems,
     });
     print_answer(&report, format)?;

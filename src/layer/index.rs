@@ -13,6 +13,7 @@ use super::file::{read_claimed, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object, Object};
+use super::search::{Found, SearchIndex};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -43,6 +44,18 @@ pub struct Index {
     pub fingerprint: String,
     pub kinds: Kinds,
     pub sources: Sources,
+    /// The generation's searchable text, built with it so no request builds anything.
+    pub search: SearchIndex,
+}
+
+impl IndexState {
+    /// The word answers use: `ok` or `degraded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexState::Ok => "ok",
+            IndexState::Degraded => "degraded",
+        }
+    }
 }
 
 impl Index {
@@ -69,6 +82,11 @@ impl Index {
             *counts.entry(o.kind.clone()).or_insert(0) += 1;
         }
         counts
+    }
+
+    /// Objects holding every word of `query`, best first (see [`SearchIndex::search`]).
+    pub fn search(&self, query: &str, kind: Option<&str>, limit: usize) -> Found {
+        self.search.search(&self.objects, query, kind, limit)
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -219,7 +237,9 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     let objects = exclude_duplicates(objects, &mut diagnostics);
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
+    let search = SearchIndex::build(&objects);
     Ok(Index {
+        search,
         root: root.to_path_buf(),
         manifest,
         discovery,

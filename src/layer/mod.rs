@@ -19,6 +19,7 @@ mod kinds;
 mod live;
 mod manifest;
 mod object;
+mod search;
 mod sources;
 
 use std::path::PathBuf;
@@ -28,7 +29,8 @@ pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
 pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use object::{Object, Provenance};
+pub use object::{Object, Provenance, URI_SCHEME};
+pub use search::{Found, Hit, SearchIndex};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
 /// Files larger than this are refused (`oversized`) without being read.

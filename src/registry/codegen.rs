@@ -26,6 +26,8 @@ pub struct Generated {
     pub rust: String,
     /// The `tools/list` tool array, compact JSON.
     pub tools_list: String,
+    /// The same array without the tools that write the repository (`--read-only`).
+    pub tools_list_read_only: String,
     /// The OpenAPI 3.1 document, pretty JSON with a trailing newline.
     pub openapi: String,
 }
@@ -36,7 +38,8 @@ pub fn generate(registry: &Registry, version: &str) -> Result<Generated, Vec<Vio
     let rust = rust_source(registry)?;
     Ok(Generated {
         rust,
-        tools_list: tools_list(registry),
+        tools_list: tools_list(registry, false),
+        tools_list_read_only: tools_list(registry, true),
         openapi: openapi(registry, version),
     })
 }
@@ -474,6 +477,10 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
         /// The `tools/list` tool array exactly as served.
         pub const TOOLS_LIST_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/tools_list.json"));
 
+        /// The `tools/list` tool array a read-only server serves: no tool that writes the
+        /// repository.
+        pub const TOOLS_LIST_READ_ONLY_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/tools_list_read_only.json"));
+
         /// The OpenAPI 3.1 document exactly as served.
         pub const OPENAPI_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
@@ -626,10 +633,11 @@ pub fn tool_entry(c: &Capability, registry: &Registry) -> Option<Value> {
     }))
 }
 
-fn tools_list(registry: &Registry) -> String {
+fn tools_list(registry: &Registry, read_only: bool) -> String {
     let tools: Vec<Value> = registry
         .capabilities
         .iter()
+        .filter(|c| !(read_only && c.effect == Effect::RepositoryMutation))
         .filter_map(|c| tool_entry(c, registry))
         .collect();
     compact(&Value::Array(tools))

@@ -17,7 +17,9 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 }
 
-pub use generated::{derived_schemas, types, CAPABILITIES, OPENAPI_JSON, TOOLS_LIST_JSON};
+pub use generated::{
+    derived_schemas, types, CAPABILITIES, OPENAPI_JSON, TOOLS_LIST_JSON, TOOLS_LIST_READ_ONLY_JSON,
+};
 pub use rt::Descriptor;
 
 /// Every declared capability, sorted by id.

@@ -1,0 +1,167 @@
+//! Handlers of the `objects` namespace: listing, reading (through `resolve`, and nothing else)
+//! and searching the layer's objects.
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::layer::Object;
+use crate::registry::types::objects::{
+    GetInput, GetOutput, ListInput, ListOutput, SearchInput, SearchOutput,
+};
+use crate::registry::types::{
+    ObjectSummary, ObjectsSearchOutputHitsItem as Hit, Provenance, ResourceView,
+    ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
+};
+use crate::resolve::{self, Resolution};
+
+fn summary(o: &Object) -> ObjectSummary {
+    ObjectSummary {
+        uri: o.uri.clone(),
+        kind: o.kind.clone(),
+        identity: o.identity.clone(),
+        title: o.title.clone(),
+        description: o.description.clone(),
+        tags: o.tags.clone(),
+        path: o.provenance.path.clone(),
+    }
+}
+
+/// Refuses a kind the index has no object of, naming the kinds it has.
+fn check_kind(
+    kinds: &std::collections::BTreeMap<String, usize>,
+    kind: &str,
+) -> Result<(), CapabilityError> {
+    if kinds.contains_key(kind) {
+        return Ok(());
+    }
+    let present: Vec<&str> = kinds.keys().map(String::as_str).collect();
+    Err(CapabilityError::invalid_input(format!(
+        "`kind`: no object of kind \"{kind}\" (kinds present: {})",
+        if present.is_empty() {
+            "none".to_string()
+        } else {
+            present.join(", ")
+        }
+    )))
+}
+
+pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+    let index = ctx.index()?;
+    if let Some(kind) = &input.kind {
+        check_kind(&index.counts_by_kind(), kind)?;
+    }
+    let matching: Vec<&Object> = index
+        .objects
+        .iter()
+        .filter(|o| input.kind.as_deref().is_none_or(|k| o.kind == k))
+        .filter(|o| {
+            input
+                .tag
+                .as_deref()
+                .is_none_or(|t| o.tags.iter().any(|x| x == t))
+        })
+        .collect();
+    let objects: Vec<ObjectSummary> = matching
+        .iter()
+        .skip(input.offset.max(0) as usize)
+        .take(input.limit.max(0) as usize)
+        .map(|o| summary(o))
+        .collect();
+    Ok(ListOutput {
+        total: matching.len() as i64,
+        count: objects.len() as i64,
+        offset: input.offset,
+        objects,
+    })
+}
+
+pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError> {
+    let resolution = resolve::resolve(ctx, &input.uri)?;
+    Ok(match &resolution {
+        Resolution::Builtin {
+            descriptor,
+            answer,
+            content,
+        } => ResourceView::Builtin {
+            uri: input.uri.clone(),
+            id: descriptor.id.to_string(),
+            kind: ResourceViewBuiltinKind::Query,
+            identity: input
+                .uri
+                .trim_start_matches(crate::layer::URI_SCHEME)
+                .to_string(),
+            title: descriptor.title.to_string(),
+            description: descriptor.description.to_string(),
+            answer: match answer {
+                Value::Object(map) => map.clone(),
+                _ => serde_json::Map::new(),
+            },
+            provenance: ResourceViewBuiltinProvenance {
+                capability: descriptor.id.to_string(),
+                declared_in: descriptor.source.to_string(),
+            },
+            media_type: ResourceViewBuiltinMediaType::ApplicationJson,
+            content: content.clone(),
+        },
+        Resolution::Declarative { .. } => {
+            let o = resolution.object().ok_or_else(|| {
+                CapabilityError::internal(format!("`{}` vanished from its generation", input.uri))
+            })?;
+            ResourceView::Declarative {
+                uri: o.uri.clone(),
+                id: resolve::object_id(o),
+                kind: o.kind.clone(),
+                identity: o.identity.clone(),
+                title: o.title.clone(),
+                description: o.description.clone(),
+                metadata: o.metadata.clone(),
+                provenance: Provenance {
+                    path: o.provenance.path.clone(),
+                    section: o.provenance.section.clone(),
+                    source_class: o.provenance.source_class.clone(),
+                    bytes: o.provenance.bytes as i64,
+                },
+                media_type: o.media_type.clone(),
+                content: o.content.clone(),
+                tags: o.tags.clone(),
+            }
+        }
+    })
+}
+
+pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, CapabilityError> {
+    if input.query.trim().is_empty() {
+        return Err(CapabilityError::invalid_input(
+            "`query`: is blank; give at least one word to search for",
+        ));
+    }
+    let index = ctx.index()?;
+    if let Some(kind) = &input.kind {
+        check_kind(&index.counts_by_kind(), kind)?;
+    }
+    let found = index.search(
+        &input.query,
+        input.kind.as_deref(),
+        input.limit.max(1) as usize,
+    );
+    Ok(SearchOutput {
+        query: input.query,
+        total: found.total as i64,
+        hits: found
+            .hits
+            .into_iter()
+            .map(|h| {
+                let o = &index.objects[h.position];
+                Hit {
+                    uri: o.uri.clone(),
+                    kind: o.kind.clone(),
+                    identity: o.identity.clone(),
+                    title: o.title.clone(),
+                    score: h.score as i64,
+                    snippet: h.snippet,
+                }
+            })
+            .collect(),
+    })
+}

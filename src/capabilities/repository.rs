@@ -1,0 +1,107 @@
+//! Handlers of the `repository` namespace: the report on the layer served here, and the
+//! repository's identity.
+
+use sha2::{Digest, Sha256};
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::git;
+use crate::layer::{Discovery, IndexState, Severity};
+use crate::registry::rt::{Effect, Kind};
+use crate::registry::types::repository::{IdentityInput, IdentityOutput, InfoInput, InfoOutput};
+use crate::registry::types::{
+    Diagnostic, DiagnosticSeverity, RepositoryInfoOutputCapabilities as CapabilitySummary,
+    RepositoryInfoOutputDiscovery, RepositoryInfoOutputGit as GitView,
+    RepositoryInfoOutputIndex as IndexView, RepositoryInfoOutputIndexState,
+};
+use crate::registry::{self};
+
+pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityError> {
+    let index = ctx.index()?;
+    let git = git::state(&index.root);
+    let all = registry::all();
+    let projected: Vec<_> = all.iter().filter(|d| ctx.projects(d)).collect();
+    Ok(InfoOutput {
+        root: index.root.display().to_string(),
+        layer_schema: index.manifest.schema.clone(),
+        sections: index
+            .manifest
+            .sections
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        discovery: match index.discovery {
+            Discovery::Vcs => RepositoryInfoOutputDiscovery::Vcs,
+            Discovery::Filesystem => RepositoryInfoOutputDiscovery::Filesystem,
+        },
+        git: GitView {
+            repository: git.is_repository(),
+            branch: git.branch,
+            head: git.head,
+            dirty: git.dirty,
+        },
+        index: IndexView {
+            state: match index.state() {
+                IndexState::Ok => RepositoryInfoOutputIndexState::Ok,
+                IndexState::Degraded => RepositoryInfoOutputIndexState::Degraded,
+            },
+            generation: index.generation as i64,
+            fingerprint: index.fingerprint.clone(),
+            objects: index.objects.len() as i64,
+        },
+        counts: index
+            .counts_by_kind()
+            .into_iter()
+            .map(|(k, n)| (k, n as i64))
+            .collect(),
+        diagnostics: index
+            .diagnostics
+            .iter()
+            .map(|d| Diagnostic {
+                severity: match d.severity {
+                    Severity::Error => DiagnosticSeverity::Error,
+                    Severity::Warning => DiagnosticSeverity::Warning,
+                    Severity::Info => DiagnosticSeverity::Info,
+                },
+                code: d.code.to_string(),
+                path: d.path.clone(),
+                message: crate::secrets::redact(&d.message).into_owned(),
+            })
+            .collect(),
+        capabilities: CapabilitySummary {
+            total: projected.len() as i64,
+            queries: projected.iter().filter(|d| d.kind == Kind::Query).count() as i64,
+            commands: projected.iter().filter(|d| d.kind == Kind::Command).count() as i64,
+            tools: projected.iter().filter(|d| d.tool.is_some()).count() as i64,
+            resources: projected.iter().filter(|d| d.resource.is_some()).count() as i64,
+            routes: projected.iter().filter(|d| d.route.is_some()).count() as i64,
+            commands_on_cli: projected.iter().filter(|d| d.cli.is_some()).count() as i64,
+            writers: projected
+                .iter()
+                .filter(|d| d.effect == Effect::RepositoryMutation)
+                .filter_map(|d| d.tool.map(str::to_string))
+                .collect(),
+        },
+    })
+}
+
+pub fn identity(ctx: &Context, _input: IdentityInput) -> Result<IdentityOutput, CapabilityError> {
+    let index = ctx.index()?;
+    let git = git::state(&index.root);
+    // The root commit is shared by every clone and says nothing about where this one lives;
+    // without history, fall back to the layer's content fingerprint.
+    let basis = match &git.root_commit {
+        Some(commit) => format!("git-root-commit:{commit}"),
+        None => format!("layer-fingerprint:{}", index.fingerprint),
+    };
+    let digest = Sha256::digest(basis.as_bytes());
+    let repository_id: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    Ok(IdentityOutput {
+        root: index.root.display().to_string(),
+        git_toplevel: git.toplevel,
+        head: git.head,
+        branch: git.branch,
+        origin: git.origin,
+        repository_id,
+    })
+}

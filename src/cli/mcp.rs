@@ -1,0 +1,192 @@
+//! `majordomus mcp`: serves MCP over stdio, or with `--inspect` prints the MCP projection (the
+//! `mcp.projection` capability, run through the executor) with the layer's diagnostics, exiting
+//! 10 when the index has errors.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{exit, internal, print_answer, write_stdout, Failure, Format};
+use crate::context::{Context, Options};
+use crate::layer::IndexState;
+use crate::mcp::{stdio, Server};
+
+/// How often a serving process looks for edits to the layer.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
+    if !inspect {
+        options.watch = Some(WATCH_INTERVAL);
+    }
+    let ctx = Context::open(options);
+    // Open the layer before the first message, so a missing or broken layer fails at start-up
+    // with its exit code instead of on every request.
+    ctx.layer().map_err(Failure::from)?;
+    let index = ctx.index().map_err(Failure::from)?;
+    if !inspect {
+        tracing::info!(
+            root = %index.root.display(),
+            objects = index.objects.len(),
+            state = index.state().as_str(),
+            "serving MCP over stdio"
+        );
+        return stdio::serve(&Server::new(ctx)).map_err(internal);
+    }
+    let projection = ctx
+        .execute("mcp.projection", json!({}))
+        .map_err(Failure::from)?;
+    let diagnostics = serde_json::to_value(&index.diagnostics).map_err(internal)?;
+    match format {
+        Format::Json => print_answer(
+            &json!({
+                "projection": projection,
+                "index": { "state": index.state().as_str(), "objects": index.objects.len() },
+                "diagnostics": diagnostics,
+            }),
+            format,
+        )?,
+        Format::Text => write_stdout(&render_text(&projection, &diagnostics, index.state()))?,
+    }
+    if index.state() == IndexState::Degraded {
+        return Err(Failure {
+            code: exit::CONTRACT,
+            message: format!(
+                "the layer has {} errors; the objects they concern are not served",
+                index.errors().count()
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn words(value: &Value) -> String {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "none".to_string())
+}
+
+fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!(
+        "{} {} — the MCP projection",
+        p["server"]["name"].as_str().unwrap_or_default(),
+        p["server"]["version"].as_str().unwrap_or_default()
+    ));
+    line(format!(
+        "protocol versions: {}",
+        words(&p["protocol_versions"])
+    ));
+    line(format!(
+        "read-only: {}",
+        if p["read_only"] == json!(true) {
+            "yes"
+        } else {
+            "no"
+        }
+    ));
+    line("transports:".into());
+    for t in p["transports"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<6} {} sessions — {}",
+            t["name"].as_str().unwrap_or_default(),
+            t["sessions"],
+            t["how"].as_str().unwrap_or_default()
+        ));
+    }
+    line(format!(
+        "methods served: {}",
+        words(&p["serving"]["methods"])
+    ));
+    line("not served:".into());
+    for n in p["serving"]["not_served"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {} — {}",
+            n["method"].as_str().unwrap_or_default(),
+            n["why"].as_str().unwrap_or_default()
+        ));
+    }
+    let tools = p["tools"].as_array().cloned().unwrap_or_default();
+    line(format!("tools ({}):", tools.len()));
+    for t in &tools {
+        let h = &t["hints"];
+        let flags: Vec<&str> = [
+            ("read-only", "read_only"),
+            ("destructive", "destructive"),
+            ("idempotent", "idempotent"),
+            ("open-world", "open_world"),
+        ]
+        .iter()
+        .filter(|(_, key)| h[*key] == json!(true))
+        .map(|(label, _)| *label)
+        .collect();
+        line(format!(
+            "  {:<30} {:<20} {:<24} {}",
+            t["name"].as_str().unwrap_or_default(),
+            t["effect"].as_str().unwrap_or_default(),
+            flags.join(" "),
+            t["capability"].as_str().unwrap_or_default()
+        ));
+    }
+    line(format!("writers: {}", words(&p["writers"])));
+    let builtin: Vec<String> = p["resources"]["builtin"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uri"].as_str().map(str::to_string))
+        .collect();
+    line(format!(
+        "resources: {} builtin ({}), {} layer objects, template {}",
+        builtin.len(),
+        builtin.join(", "),
+        p["resources"]["objects"],
+        p["resources"]["template"].as_str().unwrap_or_default()
+    ));
+    line("clients:".into());
+    for c in p["clients"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<12} {:<24} {}",
+            c["name"].as_str().unwrap_or_default(),
+            c["config"].as_str().unwrap_or_default(),
+            c["standing"].as_str().unwrap_or_default()
+        ));
+    }
+    let findings = p["findings"].as_array().cloned().unwrap_or_default();
+    line(format!("findings ({}):", findings.len()));
+    for f in &findings {
+        line(format!(
+            "  {}: {}",
+            f["code"].as_str().unwrap_or_default(),
+            f["message"].as_str().unwrap_or_default()
+        ));
+        for r in f["remedy"].as_str().unwrap_or_default().lines() {
+            line(format!("    {r}"));
+        }
+    }
+    let diagnostics = diagnostics.as_array().cloned().unwrap_or_default();
+    line(format!(
+        "index: {} ({} diagnostics)",
+        state.as_str(),
+        diagnostics.len()
+    ));
+    for d in &diagnostics {
+        line(format!(
+            "  {} {} {}: {}",
+            d["severity"].as_str().unwrap_or_default(),
+            d["code"].as_str().unwrap_or_default(),
+            d["path"].as_str().unwrap_or("-"),
+            d["message"].as_str().unwrap_or_default()
+        ));
+    }
+    out
+}

@@ -1,0 +1,71 @@
+//! Read-only questions to git about the repository: top level, HEAD, branch, origin, whether
+//! tracked files changed, the root commit. Every call passes `--no-optional-locks`, so asking
+//! never rewrites `.git/index`; nothing here reads credentials beyond the origin URL, which
+//! leaves this module stripped of them.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::secrets;
+
+/// Runs `git -C root <args>` and returns its trimmed stdout when it succeeds.
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let output = Command::new("git")
+        .arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// What git says about a repository; every field is absent when git cannot tell.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GitState {
+    pub toplevel: Option<String>,
+    pub head: Option<String>,
+    pub branch: Option<String>,
+    /// The origin remote's URL without credentials.
+    pub origin: Option<String>,
+    pub dirty: Option<bool>,
+    /// The first root commit, sorted; stable across clones.
+    pub root_commit: Option<String>,
+}
+
+impl GitState {
+    pub fn is_repository(&self) -> bool {
+        self.toplevel.is_some()
+    }
+}
+
+/// Asks git about the repository at `root`.
+pub fn state(root: &Path) -> GitState {
+    let Some(toplevel) = git(root, &["rev-parse", "--show-toplevel"]) else {
+        return GitState::default();
+    };
+    let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"]);
+    let root_commit = head.as_ref().and_then(|_| {
+        git(root, &["rev-list", "--max-parents=0", "HEAD"])
+            .and_then(|all| all.lines().map(str::to_string).min())
+    });
+    GitState {
+        toplevel: Some(toplevel),
+        branch: git(root, &["symbolic-ref", "--short", "-q", "HEAD"]),
+        origin: git(root, &["config", "--get", "remote.origin.url"])
+            .map(|url| secrets::strip_url_credentials(&url)),
+        dirty: git(root, &["status", "--porcelain", "--untracked-files=no"])
+            .map(|_| true)
+            .or(Some(false)),
+        head,
+        root_commit,
+    }
+}

@@ -1,0 +1,131 @@
+//! `majordomus init`: scaffolds a minimal valid layer — manifest, sources covering every kind
+//! of SPEC §4.1, one example rule and one example prompt — and keeps `.ai/local/` out of git.
+//! It refuses a directory that already has a layer, and writes every file atomically.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::layer::{default_sources_yaml, MANIFEST_PATH, SOURCES_PATH};
+use crate::write::{write_atomic, Existing};
+
+const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
+
+const EXAMPLE_RULE_PATH: &str = ".ai/repo/rules/describe-changes-in-commits.md";
+const EXAMPLE_RULE: &str = "---
+id: describe-changes-in-commits
+version: 1
+kind: rule
+title: Describe every change in its commit message
+description: A commit message says what changed and why, so history can be read without the diff.
+statement: Write a commit message that names what changed and why it changed.
+status: active
+class: advisory
+tags: [git, review]
+---
+
+# Describe every change in its commit message
+
+A reviewer, and a coding agent, reads history before reading code.
+A message that says what changed and why lets them skip the diff when it does not matter.
+";
+
+const EXAMPLE_PROMPT_PATH: &str = ".ai/repo/prompts/summarise-a-change.md";
+const EXAMPLE_PROMPT: &str = "---
+name: summarise-a-change
+description: Summarise a diff for a reviewer in five lines or fewer.
+tags: [review]
+---
+
+Summarise the change below for a reviewer: what it does, why, what it risks, and what to check
+first. Five lines at most.
+";
+
+const GITIGNORE_LINE: &str = ".ai/local/";
+
+/// What `init` did.
+#[derive(Debug, serde::Serialize)]
+pub struct Report {
+    pub root: String,
+    pub created: Vec<String>,
+    pub gitignore: String,
+}
+
+/// Why `init` did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("`{}` already has a layer (`{MANIFEST_PATH}` exists); init refuses to touch it", root.display())]
+    LayerExists { root: PathBuf },
+    #[error("cannot write `{}`: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+}
+
+impl InitError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            InitError::LayerExists { .. } => 10,
+            InitError::Io { .. } => 13,
+        }
+    }
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> InitError + '_ {
+    move |e| InitError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Scaffolds a layer in `root`.
+pub fn init(root: &Path) -> Result<Report, InitError> {
+    if root.join(MANIFEST_PATH).exists() || root.join(".ai").join("repo").exists() {
+        return Err(InitError::LayerExists {
+            root: root.to_path_buf(),
+        });
+    }
+    let files = [
+        (MANIFEST_PATH, MANIFEST),
+        (SOURCES_PATH, default_sources_yaml()),
+        (EXAMPLE_RULE_PATH, EXAMPLE_RULE),
+        (EXAMPLE_PROMPT_PATH, EXAMPLE_PROMPT),
+    ];
+    let mut created = Vec::new();
+    for (relative, text) in files {
+        let path = root.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+        }
+        write_atomic(&path, text.as_bytes(), Existing::Refuse).map_err(io_error(&path))?;
+        created.push(relative.to_string());
+    }
+    let gitignore = root.join(".gitignore");
+    let current = match fs::read_to_string(&gitignore) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_error(&gitignore)(e)),
+    };
+    let already = current
+        .lines()
+        .any(|l| l.trim() == GITIGNORE_LINE || l.trim() == "/.ai/local/");
+    let gitignore_state = if already {
+        "already ignores .ai/local/"
+    } else {
+        let mut text = current.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(GITIGNORE_LINE);
+        text.push('\n');
+        write_atomic(&gitignore, text.as_bytes(), Existing::Replace)
+            .map_err(io_error(&gitignore))?;
+        if current.is_empty() {
+            "created with .ai/local/"
+        } else {
+            "added .ai/local/"
+        }
+    };
+    Ok(Report {
+        root: root.display().to_string(),
+        created,
+        gitignore: gitignore_state.to_string(),
+    })
+}

@@ -1,0 +1,8 @@
+//! The MCP projection: the protocol constants, the dispatcher shared by every transport, and the
+//! stdio transport. It is the only module that knows MCP.
+
+pub mod protocol;
+pub mod server;
+pub mod stdio;
+
+pub use server::{instructions, Server, Session};

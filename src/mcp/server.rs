@@ -1,0 +1,354 @@
+//! The MCP dispatcher, shared by every transport (stdio, and Streamable HTTP at `/mcp`): one
+//! JSON-RPC message in, at most one frame out. It consults `protocol::METHODS` before it looks at
+//! a request, and every statement it makes about a tool is read from the tool's capability.
+
+use serde_json::{json, Map, Value};
+
+use super::protocol::{self, METHODS, NOTIFICATIONS};
+use crate::context::{Context, PeerId, Transport};
+use crate::error::CapabilityError;
+use crate::registry::{self, rt::Effect};
+use crate::resolve;
+
+/// One client's conversation: which peer it is on the board, and what it negotiated.
+#[derive(Debug)]
+pub struct Session {
+    pub transport: Transport,
+    pub peer: Option<PeerId>,
+    pub protocol_version: Option<&'static str>,
+}
+
+impl Session {
+    pub fn new(transport: Transport) -> Self {
+        Self {
+            transport,
+            peer: None,
+            protocol_version: None,
+        }
+    }
+}
+
+/// Answers MCP messages over one `Context`.
+#[derive(Clone, Debug)]
+pub struct Server {
+    ctx: Context,
+}
+
+/// A JSON-RPC failure: code and message.
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: crate::secrets::redact(&message.into()).into_owned(),
+        }
+    }
+}
+
+type Answer = Result<String, RpcError>;
+
+impl Server {
+    pub fn new(ctx: Context) -> Self {
+        Self { ctx }
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Handles one message (a line of bytes). Returns the frame to send back, if any.
+    pub fn handle(&self, session: &mut Session, line: &[u8]) -> Option<String> {
+        let message: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => {
+                let why = if std::str::from_utf8(line).is_err() {
+                    "the message is not UTF-8".to_string()
+                } else {
+                    format!("the message is not JSON: {e}")
+                };
+                return Some(error_frame(
+                    &Value::Null,
+                    &RpcError::new(protocol::PARSE_ERROR, format!("parse error: {why}")),
+                ));
+            }
+        };
+        self.handle_value(session, message)
+    }
+
+    /// Handles one parsed message.
+    pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
+        let Value::Object(map) = message else {
+            let what = if message.is_array() {
+                "batches are not supported; send one JSON-RPC object per message"
+            } else {
+                "a JSON-RPC message must be an object"
+            };
+            return Some(error_frame(
+                &Value::Null,
+                &RpcError::new(protocol::INVALID_REQUEST, what),
+            ));
+        };
+        let id = map.get("id").cloned();
+        let method = map.get("method");
+        if method.is_none() && (map.contains_key("result") || map.contains_key("error")) {
+            // A response to a request we never send; nothing to answer.
+            return None;
+        }
+        let reply_id = id.clone().unwrap_or(Value::Null);
+        if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Some(error_frame(
+                &reply_id,
+                &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
+            ));
+        }
+        let Some(method) = method.and_then(Value::as_str) else {
+            return Some(error_frame(
+                &reply_id,
+                &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
+            ));
+        };
+        let Some(id) = id else {
+            // A notification is never answered, whatever it is.
+            if NOTIFICATIONS.contains(&method) {
+                tracing::debug!(method, "notification");
+            } else {
+                tracing::debug!(method, "ignored an unknown notification");
+            }
+            return None;
+        };
+        if !METHODS.contains(&method) {
+            return Some(error_frame(
+                &id,
+                &RpcError::new(
+                    protocol::METHOD_NOT_FOUND,
+                    format!(
+                        "method `{method}` is not served (served: {})",
+                        METHODS.join(", ")
+                    ),
+                ),
+            ));
+        }
+        let params = match map.get("params") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(p)) => p.clone(),
+            Some(_) => {
+                return Some(error_frame(
+                    &id,
+                    &RpcError::new(protocol::INVALID_PARAMS, "`params` must be an object"),
+                ))
+            }
+        };
+        let answer = match method {
+            "initialize" => self.initialize(session, &params),
+            "ping" => Ok("{}".to_string()),
+            "tools/list" => Ok(format!("{{\"tools\":{}}}", self.ctx.tools_list_json())),
+            "tools/call" => self.call_tool(session, &params),
+            "resources/list" => self.list_resources(),
+            "resources/read" => self.read_resource(&params),
+            "resources/templates/list" => Ok(templates()),
+            _ => Err(RpcError::new(
+                protocol::METHOD_NOT_FOUND,
+                format!("method `{method}` is not served"),
+            )),
+        };
+        Some(match answer {
+            Ok(result) => result_frame(&id, &result),
+            Err(e) => error_frame(&id, &e),
+        })
+    }
+
+    fn initialize(&self, session: &mut Session, params: &Map<String, Value>) -> Answer {
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = protocol::negotiate(requested);
+        session.protocol_version = Some(version);
+        let client = params.get("clientInfo");
+        let name = client
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("unnamed client");
+        let client_version = client
+            .and_then(|c| c.get("version"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let peer = self.ctx.peers().attach(
+            session.peer,
+            session.transport,
+            name,
+            client_version,
+            version,
+        );
+        session.peer = Some(peer);
+        tracing::info!(client = name, protocol = version, "initialized");
+        let result = json!({
+            "protocolVersion": version,
+            "capabilities": {
+                "tools": { "listChanged": false },
+                "resources": { "listChanged": false, "subscribe": false },
+            },
+            "serverInfo": {
+                "name": "majordomus",
+                "title": "majordomus — this repository's AI layer",
+                "version": env!("CARGO_PKG_VERSION"),
+            },
+            "instructions": instructions(&self.ctx),
+        });
+        Ok(result.to_string())
+    }
+
+    fn call_tool(&self, session: &Session, params: &Map<String, Value>) -> Answer {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::new(
+                protocol::INVALID_PARAMS,
+                "`name` must name a tool (a string)",
+            ));
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => {
+                return Err(RpcError::new(
+                    protocol::INVALID_PARAMS,
+                    "`arguments` must be an object",
+                ))
+            }
+        };
+        let Some((index, _)) = registry::by_tool(name).filter(|(_, d)| self.ctx.projects(d)) else {
+            return Err(RpcError::new(
+                protocol::INVALID_PARAMS,
+                format!("unknown tool `{name}` (see tools/list)"),
+            ));
+        };
+        let ctx = self.ctx.with_caller(session.peer);
+        match ctx.execute_at(index, arguments) {
+            Ok(answer) => {
+                let text = answer.to_string();
+                Ok(format!(
+                    "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{text},\"isError\":false}}",
+                    Value::String(text.clone())
+                ))
+            }
+            Err(CapabilityError::Internal { message }) => Err(RpcError::new(
+                protocol::INTERNAL_ERROR,
+                format!("internal: {message}"),
+            )),
+            Err(e) => {
+                let message = crate::secrets::redact(e.message());
+                Ok(json!({
+                    "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
+                    "isError": true,
+                    "_meta": { "majordomus": { "error": { "code": e.code() } } },
+                })
+                .to_string())
+            }
+        }
+    }
+
+    fn list_resources(&self) -> Answer {
+        let resources = resolve::list(&self.ctx).map_err(internal)?;
+        Ok(json!({ "resources": resources }).to_string())
+    }
+
+    fn read_resource(&self, params: &Map<String, Value>) -> Answer {
+        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+            return Err(RpcError::new(
+                protocol::INVALID_PARAMS,
+                "`uri` must be a majordomus:// URI (a string)",
+            ));
+        };
+        match resolve::read(&self.ctx, uri) {
+            Ok(contents) => Ok(json!({ "contents": [contents] }).to_string()),
+            Err(CapabilityError::NotFound { message }) => Err(RpcError::new(
+                protocol::RESOURCE_NOT_FOUND,
+                format!("not_found: {message}"),
+            )),
+            Err(CapabilityError::Internal { message }) => Err(RpcError::new(
+                protocol::INTERNAL_ERROR,
+                format!("internal: {message}"),
+            )),
+            Err(e) => Err(RpcError::new(
+                protocol::INVALID_PARAMS,
+                format!("{}: {}", e.code(), e.message()),
+            )),
+        }
+    }
+}
+
+fn internal(e: CapabilityError) -> RpcError {
+    RpcError::new(
+        protocol::INTERNAL_ERROR,
+        format!("{}: {}", e.code(), e.message()),
+    )
+}
+
+fn templates() -> String {
+    json!({
+        "resourceTemplates": [{
+            "uriTemplate": protocol::OBJECT_URI_TEMPLATE,
+            "name": "layer-object",
+            "title": "A layer object",
+            "description": "Any object of this repository's AI layer, by kind and identity (a rule's identity is id@version).",
+        }]
+    })
+    .to_string()
+}
+
+fn result_frame(id: &Value, result: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+}
+
+fn error_frame(id: &Value, error: &RpcError) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": error.code, "message": error.message },
+    })
+    .to_string()
+}
+
+/// The `initialize` instructions, derived from the registry, the index and the mode on every
+/// call: counts, index state, the URI scheme, where to start, and which tools write.
+pub fn instructions(ctx: &Context) -> String {
+    let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
+    let tools: Vec<&str> = projected.iter().filter_map(|d| d.tool).collect();
+    let builtin_resources = projected.iter().filter(|d| d.resource.is_some()).count();
+    let (objects, state) = match ctx.index() {
+        Ok(index) => (index.objects.len(), index.state().as_str().to_string()),
+        Err(e) => (0, format!("unavailable ({})", e.message())),
+    };
+    let start = registry::by_id("capabilities.list")
+        .and_then(|(_, d)| d.tool)
+        .unwrap_or("tools/list");
+    let get = registry::by_id("objects.get").and_then(|(_, d)| d.tool);
+    let writers: Vec<&str> = projected
+        .iter()
+        .filter(|d| d.effect == Effect::RepositoryMutation)
+        .filter_map(|d| d.tool)
+        .collect();
+    let writers_sentence = if writers.is_empty() {
+        "Nothing here writes to the repository.".to_string()
+    } else {
+        format!(
+            "Only {} write to the repository; every other tool and resource reads.",
+            writers.join(", ")
+        )
+    };
+    let mut text = format!(
+        "majordomus serves this repository's AI layer: {objects} objects (index state {state}), \
+         {} capabilities, {} tools and {} resources ({builtin_resources} builtin, the rest layer objects). \
+         Every object has a URI majordomus://<kind>/<identity>; read it with resources/read",
+        projected.len(),
+        tools.len(),
+        builtin_resources + objects,
+    );
+    if let Some(get) = get {
+        text.push_str(&format!(" or the tool {get}"));
+    }
+    text.push_str(&format!(
+        ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
+    ));
+    text
+}
