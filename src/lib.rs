@@ -8,6 +8,7 @@ pub mod context;
 pub mod error;
 pub mod executor;
 pub mod git;
+pub mod http;
 pub mod init;
 pub mod layer;
 pub mod logging;

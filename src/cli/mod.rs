@@ -92,6 +92,24 @@ pub fn command() -> Command {
                 .arg(read_only_arg()),
         )
         .subcommand(
+            Command::new("serve")
+                .about("Serve HTTP: the API, OpenAPI, MCP at /mcp and the Cockpit")
+                .arg(
+                    Arg::new("host")
+                        .long("host")
+                        .default_value("127.0.0.1")
+                        .help("Listen on this address"),
+                )
+                .arg(
+                    Arg::new("port")
+                        .long("port")
+                        .default_value("8741")
+                        .value_parser(clap::value_parser!(u16))
+                        .help("Listen on this port (0 picks a free one)"),
+                )
+                .arg(read_only_arg()),
+        )
+        .subcommand(
             Command::new("completions")
                 .about("Print a shell completion script")
                 .arg(
@@ -234,6 +252,25 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
         "mcp" => mcp::run(options, sub.get_flag("inspect"), format),
+        "serve" => {
+            let bind = crate::http::Bind {
+                host: sub
+                    .get_one::<String>("host")
+                    .cloned()
+                    .unwrap_or_else(|| "127.0.0.1".into()),
+                port: sub.get_one::<u16>("port").copied().unwrap_or(8741),
+            };
+            let ctx = Context::open(Options {
+                watch: Some(mcp::WATCH_INTERVAL),
+                ..options
+            });
+            ctx.layer().map_err(Failure::from)?;
+            ctx.index().map_err(Failure::from)?;
+            crate::http::serve(ctx, bind).map_err(|e| Failure {
+                code: exit::INTERNAL,
+                message: e.to_string(),
+            })
+        }
         _ => {
             let mut words = vec![name];
             let mut current = sub;

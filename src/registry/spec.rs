@@ -40,6 +40,7 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("method_not_allowed", 405),
     ("payload_too_large", 413),
     ("busy", 503),
+    ("timeout", 408),
 ];
 
 /// One thing wrong with the registry, located by file and field.

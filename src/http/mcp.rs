@@ -1,0 +1,220 @@
+//! MCP over Streamable HTTP at `/mcp` (SPEC §11), request half: a POST carries one JSON-RPC
+//! message and gets its frame back as JSON. `initialize` opens a session (`Mcp-Session-Id`,
+//! 128 random bits); later requests must name a live one; `DELETE` ends it; sessions idle for
+//! ten minutes expire. The dispatcher is `mcp::Server`, the same one stdio uses.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use super::AppState;
+use crate::context::{Peers, Transport};
+use crate::mcp::{protocol, Server, Session};
+
+/// The header naming a session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header a client uses to say which protocol version it speaks.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// How long a session may stay idle.
+pub const IDLE: Duration = Duration::from_secs(600);
+
+struct Entry {
+    session: Session,
+    last_seen: Instant,
+}
+
+/// The live sessions of this server.
+#[derive(Clone, Default)]
+pub struct Sessions {
+    map: Arc<Mutex<HashMap<String, Arc<Mutex<Entry>>>>>,
+}
+
+impl Sessions {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<Entry>>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<Mutex<Entry>>> {
+        self.map().get(id).cloned()
+    }
+
+    /// Ends every session idle longer than `IDLE`, taking it off the peer board.
+    pub fn expire(&self, peers: &Peers) {
+        let mut map = self.map();
+        map.retain(|_, entry| {
+            let entry = entry.lock().unwrap_or_else(|e| e.into_inner());
+            let alive = entry.last_seen.elapsed() < IDLE;
+            if !alive {
+                if let Some(peer) = entry.session.peer {
+                    peers.detach(peer);
+                }
+            }
+            alive
+        });
+    }
+
+    fn remove(&self, id: &str, peers: &Peers) -> bool {
+        match self.map().remove(id) {
+            Some(entry) => {
+                let entry = entry.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(peer) = entry.session.peer {
+                    peers.detach(peer);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn new_session_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A JSON-RPC error as an HTTP response with the given status.
+fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn frame_response(frame: Option<String>, session_id: Option<&str>) -> Response {
+    let mut response = match frame {
+        Some(frame) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            frame,
+        )
+            .into_response(),
+        None => StatusCode::ACCEPTED.into_response(),
+    };
+    if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        response.headers_mut().insert(SESSION_HEADER, id);
+    }
+    response
+}
+
+/// Checks `MCP-Protocol-Version` when present: the refusal, if any.
+fn version_refusal(headers: &HeaderMap) -> Option<Response> {
+    let value = headers.get(VERSION_HEADER)?;
+    let version = value.to_str().unwrap_or_default();
+    if protocol::VERSIONS.contains(&version) {
+        None
+    } else {
+        Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            protocol::INVALID_REQUEST,
+            &format!(
+                "unsupported MCP-Protocol-Version `{version}` (spoken: {})",
+                protocol::VERSIONS.join(", ")
+            ),
+        ))
+    }
+}
+
+pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(response) = version_refusal(&headers) {
+        return response;
+    }
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                protocol::PARSE_ERROR,
+                &format!("parse error: the message is not JSON: {e}"),
+            )
+        }
+    };
+    let server = Server::new(state.ctx.clone());
+    let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize")
+        && message.get("id").is_some();
+    if is_initialize {
+        let Ok(id) = new_session_id() else {
+            return super::error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "no randomness for a session id",
+            );
+        };
+        let mut session = Session::new(Transport::Http);
+        let frame = server.handle_value(&mut session, message);
+        state.sessions.map().insert(
+            id.clone(),
+            Arc::new(Mutex::new(Entry {
+                session,
+                last_seen: Instant::now(),
+            })),
+        );
+        return frame_response(frame, Some(&id));
+    }
+    let request_id = message.get("id").cloned().unwrap_or(Value::Null);
+    let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &request_id,
+            protocol::INVALID_REQUEST,
+            "missing Mcp-Session-Id: send initialize first and echo the session id it returns",
+        );
+    };
+    state.sessions.expire(state.ctx.peers());
+    let Some(entry) = state.sessions.get(session_id) else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            &request_id,
+            protocol::INVALID_REQUEST,
+            "unknown or expired session; initialize a new one",
+        );
+    };
+    let frame = {
+        let mut entry = entry.lock().unwrap_or_else(|e| e.into_inner());
+        entry.last_seen = Instant::now();
+        server.handle_value(&mut entry.session, message)
+    };
+    frame_response(frame, Some(session_id))
+}
+
+pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return super::error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "missing Mcp-Session-Id: name the session to end",
+        );
+    };
+    if state.sessions.remove(session_id, state.ctx.peers()) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        super::error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "unknown or expired session",
+        )
+    }
+}
+
+pub async fn get() -> Response {
+    let mut response = super::error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this server opens no server-to-client stream; POST JSON-RPC messages to /mcp",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}

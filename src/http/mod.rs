@@ -1,0 +1,342 @@
+//! The HTTP projection (`majordomus serve`, SPEC §11): one route per HTTP exposure of the
+//! compiled table, MCP over Streamable HTTP at `/mcp`, the OpenAPI document, and the guards every
+//! request passes first. It is the only module that knows axum or hyper.
+
+mod binding;
+mod guard;
+pub mod mcp;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use axum::Router;
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::{self, rt::Descriptor, rt::Method};
+
+/// The largest body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Requests handled at once; past it, `503 busy`.
+pub const MAX_IN_FLIGHT: usize = 256;
+/// How long a client may take to send its request headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one request may take, body included.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub ctx: Context,
+    pub sessions: mcp::Sessions,
+    in_flight: Arc<Semaphore>,
+}
+
+impl AppState {
+    pub fn new(ctx: Context) -> Self {
+        Self {
+            ctx,
+            sessions: mcp::Sessions::default(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        }
+    }
+}
+
+/// The error envelope every route answers with: `{"error": {"code", "message"}}`, redacted.
+pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = json!({ "error": { "code": code, "message": crate::secrets::redact(message) } });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn capability_error(e: &CapabilityError) -> Response {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    error_response(status, e.code(), e.message())
+}
+
+fn json_response(text: String) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        text,
+    )
+        .into_response()
+}
+
+/// Runs the capability at `index` for an HTTP caller.
+fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) -> Response {
+    let d = &registry::all()[index];
+    if !state.ctx.projects(d) {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            &format!(
+                "`{}` writes the repository, and this server is read-only",
+                d.id
+            ),
+        );
+    }
+    match input.and_then(|input| state.ctx.execute_at(index, input)) {
+        Ok(answer) => json_response(answer.to_string()),
+        Err(e) => capability_error(&e),
+    }
+}
+
+fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
+    match d.route.map(|r| r.method) {
+        Some(Method::Post) => post(
+            move |State(state): State<AppState>, body: Bytes| async move {
+                run(&state, index, binding::from_body(&body))
+            },
+        ),
+        _ => get(
+            move |State(state): State<AppState>, RawQuery(query): RawQuery| async move {
+                run(
+                    &state,
+                    index,
+                    binding::from_query(d.input(), query.as_deref()),
+                )
+            },
+        ),
+    }
+}
+
+/// The surfaces this server offers, for `/` and `/api/v1`.
+fn routes_index() -> Value {
+    let routes: Vec<Value> = registry::all()
+        .iter()
+        .filter_map(|d| {
+            let r = d.route?;
+            Some(json!({
+                "method": r.method.as_str(),
+                "path": r.path,
+                "capability": d.id,
+                "title": d.title,
+                "effect": d.effect.as_str(),
+            }))
+        })
+        .collect();
+    json!({ "count": routes.len(), "routes": routes })
+}
+
+async fn root(headers: HeaderMap) -> Response {
+    let wants_html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    if wants_html {
+        let mut html = String::from(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>majordomus</title></head><body><main><h1>majordomus</h1><ul>\
+             <li><a href=\"/cockpit\">Cockpit</a></li><li><a href=\"/openapi.json\">OpenAPI document</a></li>\
+             <li><a href=\"/api/v1\">API routes</a></li><li>MCP: POST JSON-RPC to <code>/mcp</code></li></ul></main></body></html>",
+        );
+        html.shrink_to_fit();
+        return (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CONTENT_SECURITY_POLICY, "default-src 'none'"),
+            ],
+            html,
+        )
+            .into_response();
+    }
+    json_response(
+        json!({
+            "name": "majordomus",
+            "version": env!("CARGO_PKG_VERSION"),
+            "surfaces": {
+                "api": "/api/v1",
+                "openapi": "/openapi.json",
+                "mcp": "/mcp",
+                "cockpit": "/cockpit",
+                "health": "/healthz",
+            },
+        })
+        .to_string(),
+    )
+}
+
+async fn not_found() -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no route here; see /api/v1 for the routes",
+    )
+}
+
+async fn method_not_allowed() -> Response {
+    error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this path does not take that method; see /openapi.json",
+    )
+}
+
+/// The whole router: the guards around every route built from the table.
+pub fn router(state: AppState) -> Router {
+    let mut router: Router<AppState> = Router::new()
+        .route("/", get(root))
+        .route(
+            "/api/v1",
+            get(|| async { json_response(routes_index().to_string()) }),
+        )
+        .route(
+            "/openapi.json",
+            get(|| async { json_response(registry::OPENAPI_JSON.to_string()) }),
+        )
+        .route(
+            "/healthz",
+            get(|| async { json_response(json!({ "status": "ok" }).to_string()) }),
+        )
+        .route("/mcp", post(mcp::post).delete(mcp::delete).get(mcp::get));
+    for (index, d) in registry::all().iter().enumerate() {
+        if let Some(route) = d.route {
+            router = router.route(route.path, capability_route(index, d));
+        }
+    }
+    router
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::guard,
+        ))
+        .with_state(state)
+}
+
+/// Where `serve` listens.
+#[derive(Clone, Debug)]
+pub struct Bind {
+    pub host: String,
+    pub port: u16,
+}
+
+/// Why `serve` could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {message} (choose another with --port, or --port 0 for a free one)")]
+    Bind { addr: String, message: String },
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// Serves until SIGINT or SIGTERM, then lets requests in flight finish.
+pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Runtime(e.to_string()))?;
+    runtime.block_on(serve_async(ctx, bind))
+}
+
+async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
+    let addr = format!("{}:{}", bind.host, bind.port);
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| ServeError::Bind {
+            addr: addr.clone(),
+            message: e.to_string(),
+        })?;
+    let local: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| ServeError::Runtime(e.to_string()))?;
+    let state = AppState::new(ctx);
+    let root = state
+        .ctx
+        .index()
+        .map(|i| i.root.display().to_string())
+        .unwrap_or_default();
+    let base = format!("http://{local}");
+    eprintln!(
+        "majordomus serving {root} on {base}\n  cockpit  {base}/cockpit\n  openapi  {base}/openapi.json\n  mcp      {base}/mcp"
+    );
+    let app = router(state.clone());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let reaper_state = state.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(30));
+        loop {
+            tick.tick().await;
+            reaper_state.sessions.expire(reaper_state.ctx.peers());
+        }
+    });
+    let mut connections = tokio::task::JoinSet::new();
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _peer)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let mut stop = stop_rx.clone();
+                connections.spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(HEADER_TIMEOUT)
+                        .serve_connection(io, service);
+                    tokio::pin!(conn);
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        _ = stop.changed() => {
+                            conn.as_mut().graceful_shutdown();
+                            let _ = conn.await;
+                        }
+                    }
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+        while connections.try_join_next().is_some() {}
+    }
+    eprintln!("majordomus: stopping; letting requests in flight finish");
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// A body as a response body, for tests that call the router directly.
+pub fn body_of(text: &str) -> Body {
+    Body::from(text.to_string())
+}
