@@ -116,10 +116,23 @@ status: active\nclass: {}\ntags: [bench, synthetic, hygiene]\n{depends}---\n\n# 
     bytes
 }
 
+/// This process's CPU time (user + system), from `/proc/self/stat` where there is one: on a shared
+/// machine it moves far less with other load than wall-clock time does.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // The kernel reports USER_HZ ticks, 100 per second on every Linux platform.
+    Some(Duration::from_millis(ticks * 10))
+}
+
 fn measure(count: usize, runs: usize) -> Duration {
     let dir = tempfile::TempDir::new().expect("a temporary directory");
     let bytes = generate(dir.path(), count);
     let mut times = Vec::with_capacity(runs);
+    let cpu_before = cpu_time();
     for generation in 0..runs {
         let started = Instant::now();
         let index = build(dir.path(), Discovery::Filesystem, generation as u64 + 1)
@@ -133,10 +146,17 @@ fn measure(count: usize, runs: usize) -> Duration {
             index.diagnostics.first()
         );
     }
+    let cpu_per_build = match (cpu_before, cpu_time()) {
+        (Some(before), Some(after)) => format!(
+            "{:>7.1} ms CPU/build",
+            (after - before).as_secs_f64() * 1e3 / runs as f64
+        ),
+        _ => String::new(),
+    };
     times.sort();
     let median = times[runs / 2];
     println!(
-        "{count:>6} rules  {:>7.1} KiB  median {:>8.2} ms  (min {:>8.2} ms, max {:>8.2} ms)  {:>8.0} objects/s",
+        "{count:>6} rules  {:>7.1} KiB  median {:>8.2} ms  (min {:>8.2} ms, max {:>8.2} ms)  {:>8.0} objects/s  {cpu_per_build}",
         bytes as f64 / 1024.0,
         median.as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
