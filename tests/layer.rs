@@ -199,6 +199,13 @@ fn no_layer_exits_12_and_says_how_to_create_one() {
 }
 
 #[test]
+fn a_start_directory_that_does_not_exist_has_no_layer() {
+    let repo = Repo::bare();
+    let e = find_root(&repo.path("no/such/dir")).unwrap_err();
+    assert_eq!(e.exit_code(), 12, "{e}");
+}
+
+#[test]
 fn a_manifest_with_an_unknown_key_exits_10() {
     let repo = Repo::new();
     repo.write(".ai/manifest.yaml", format!("{MANIFEST}extra: 1\n"));
@@ -322,8 +329,7 @@ fn metadata_keeps_the_files_key_order() {
     );
     let index = repo.index();
     let o = index.get("majordomus://knowledge/order").unwrap();
-    let keys: Vec<&str> = o.metadata.keys().map(String::as_str).collect();
-    assert_eq!(keys, ["title", "tags", "id", "recorded_at"]);
+    assert_eq!(o.metadata.keys(), ["title", "tags", "id", "recorded_at"]);
     let json = serde_json::to_string(&o.metadata).unwrap();
     assert!(
         json.starts_with(r#"{"title":"Order","tags":["b","a"],"id""#),
@@ -342,7 +348,7 @@ fn an_unquoted_yaml_date_is_read_as_the_string_it_looks_like() {
     let adr = index
         .get("majordomus://adr/adr-0007")
         .expect("the ADR is served");
-    assert_eq!(adr.metadata["date"], "2026-11-30");
+    assert_eq!(adr.metadata.get("date").unwrap(), "2026-11-30");
 }
 
 #[test]
@@ -664,6 +670,55 @@ fn invalid_utf8_is_refused() {
     bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
     repo.write(".ai/repo/rules/latin.md", bytes);
     assert_refused(&repo.index(), ".ai/repo/rules/latin.md", "invalid_utf8");
+}
+
+#[test]
+fn hostile_files_are_diagnosed_never_panicked_on() {
+    let repo = Repo::new();
+    let deep_list = format!("---\nid: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000));
+    let laughs = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n---\n".to_string();
+    let mut hostile: Vec<Vec<u8>> = vec![
+        deep_list.into_bytes(),
+        laughs.into_bytes(),
+        b"---".to_vec(),
+        b"---\n".to_vec(),
+        b"---\r\n---\r\n".to_vec(),
+        b"---\n---\n".to_vec(),
+        b"---\n\0\0\0\n---\n".to_vec(),
+        b"---\nid: x\r---\r".to_vec(),
+        b"\xef\xbb\xbf---\nid: x\n---\n".to_vec(),
+        b"---\n? [a, b]\n: c\n---\n".to_vec(),
+        b"---\nid: !!binary aGk=\n---\n".to_vec(),
+        b"---\nid: x\n---\n---\nid: y\n---\n".to_vec(),
+        b"---\nversion: 99999999999999999999999\n---\n".to_vec(),
+        b"---\nversion: -1\nid: \"\"\n---\n".to_vec(),
+        b"---\nid: \"\\u0000\"\n---\n".to_vec(),
+        b"---\n- 1\n---\n".to_vec(),
+        b"---\n\"just a string\"\n---\n".to_vec(),
+        b"---\nkind: [rule]\n---\n".to_vec(),
+        b"---\nkind: null\n---\n".to_vec(),
+        "---\nid: ü@ß\nversion: 1\n---\n".as_bytes().to_vec(),
+    ];
+    // Every prefix of a valid rule, cut at every byte, including mid-character cuts.
+    let valid = rule("cut", 1).replace("Rule cut", "Rule čut");
+    for end in 0..valid.len() {
+        hostile.push(valid.as_bytes()[..end].to_vec());
+    }
+    for (i, bytes) in hostile.iter().enumerate() {
+        repo.write(&format!(".ai/repo/rules/hostile-{i:04}.md"), bytes);
+        repo.write(
+            &format!(".ai/repo/project/issues/hostile-{i:04}.yaml"),
+            bytes,
+        );
+    }
+    let index = repo.index();
+    assert!(index.get("majordomus://rule/base@1").is_some());
+    for d in &index.diagnostics {
+        assert!(
+            layer::DIAGNOSTIC_CODES.iter().any(|(c, _, _)| *c == d.code),
+            "{d:?}"
+        );
+    }
 }
 
 #[test]

@@ -115,7 +115,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                 identity: o.identity.clone(),
                 title: o.title.clone(),
                 description: o.description.clone(),
-                metadata: o.metadata.clone(),
+                metadata: o.metadata.to_map(),
                 provenance: Provenance {
                     path: o.provenance.path.clone(),
                     section: o.provenance.section.clone(),

@@ -52,12 +52,13 @@ fn stamp(o: &Object, key: &str) -> Option<String> {
 fn depends_on(o: &Object) -> Vec<String> {
     o.metadata
         .get("depends_on")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
+        .and_then(|v| {
+            v.as_array().map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
         })
         .unwrap_or_default()
 }

@@ -338,46 +338,49 @@ fn read_in_parallel(
 }
 
 /// Sorts objects by URI and removes every object whose URI another also claims, with one
-/// `duplicate_identity` diagnostic per claimant naming all of them.
+/// `duplicate_identity` diagnostic per claimant naming all of them. Works in place: a second
+/// vector of ten thousand objects would be a needless peak.
 fn exclude_duplicates(mut objects: Vec<Object>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Object> {
-    objects.sort_by(|a, b| {
+    objects.sort_unstable_by(|a, b| {
         a.uri
             .cmp(&b.uri)
             .then_with(|| a.provenance.path.cmp(&b.provenance.path))
     });
-    let mut kept = Vec::with_capacity(objects.len());
-    let mut run: Vec<Object> = Vec::new();
-    let mut flush = |run: &mut Vec<Object>, kept: &mut Vec<Object>| {
-        if run.len() == 1 {
-            kept.append(run);
-            return;
+    let mut duplicated = vec![false; objects.len()];
+    let mut start = 0;
+    while start < objects.len() {
+        let end = start
+            + objects[start..]
+                .iter()
+                .take_while(|o| o.uri == objects[start].uri)
+                .count();
+        if end - start > 1 {
+            let claimants = &objects[start..end];
+            let paths: Vec<String> = claimants
+                .iter()
+                .map(|o| format!("`{}`", o.provenance.path))
+                .collect();
+            for o in claimants {
+                diagnostics.push(Diagnostic::error(
+                    codes::DUPLICATE_IDENTITY,
+                    o.provenance.path.clone(),
+                    format!(
+                        "`{}` is claimed by {}; every claimant is excluded until one identity changes",
+                        o.uri,
+                        paths.join(" and ")
+                    ),
+                ));
+            }
+            duplicated[start..end].fill(true);
         }
-        let paths: Vec<String> = run
-            .iter()
-            .map(|o| format!("`{}`", o.provenance.path))
-            .collect();
-        for o in run.drain(..) {
-            diagnostics.push(Diagnostic::error(
-                codes::DUPLICATE_IDENTITY,
-                o.provenance.path.clone(),
-                format!(
-                    "`{}` is claimed by {}; every claimant is excluded until one identity changes",
-                    o.uri,
-                    paths.join(" and ")
-                ),
-            ));
-        }
-    };
-    for object in objects {
-        if run.first().is_some_and(|first| first.uri != object.uri) {
-            flush(&mut run, &mut kept);
-        }
-        run.push(object);
+        start = end;
     }
-    if !run.is_empty() {
-        flush(&mut run, &mut kept);
-    }
-    kept
+    let mut position = 0;
+    objects.retain(|_| {
+        position += 1;
+        !duplicated[position - 1]
+    });
+    objects
 }
 
 /// Hashes each entry as (path, NUL, length, SHA-256 of the bytes) in path order. Per-file digests

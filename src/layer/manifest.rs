@@ -184,10 +184,19 @@ pub fn find_root(start: &Path) -> Result<PathBuf, LayerError> {
             })?
             .join(start)
     };
-    let start = start.canonicalize().map_err(|e| LayerError::Io {
-        path: start.clone(),
-        message: format!("cannot be resolved: {e}"),
-    })?;
+    let start = match start.canonicalize() {
+        Ok(path) => path,
+        // A directory that does not exist holds no layer: "missing", like any other.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LayerError::NoLayer { start })
+        }
+        Err(e) => {
+            return Err(LayerError::Io {
+                path: start,
+                message: format!("cannot be resolved: {e}"),
+            })
+        }
+    };
     for dir in start.ancestors() {
         let candidate = dir.join(MANIFEST_PATH);
         // `symlink_metadata` so a dangling link still counts as a (broken) manifest here.

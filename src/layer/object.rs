@@ -1,7 +1,7 @@
 //! Objects: one claimed file made into `kind`, `identity`, `uri`, title, metadata and provenance
 //! (SPEC §4 "Object"), or the diagnostics saying why it cannot be one.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::diagnostic::{codes, Diagnostic};
@@ -23,7 +23,7 @@ pub struct Object {
     pub title: String,
     pub description: Option<String>,
     /// The front matter or YAML document, in the file's key order.
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
     /// The file as read, front matter included.
     pub content: String,
     pub media_type: String,
@@ -41,6 +41,64 @@ pub struct Provenance {
     /// The id of the source class that claimed the file.
     pub source_class: String,
     pub bytes: u64,
+}
+
+/// An object's metadata: a mapping in the file's key order, held as compact JSON text.
+///
+/// Why not a `serde_json::Map`: with `preserve_order` every `Value` is 80 bytes and every mapping
+/// carries its own hash table, so ten keys of front matter cost about 2 KB — more than the file
+/// they came from, and alone over the memory budget of an index (3x the layer's bytes). The text
+/// costs what the metadata weighs; the fields answers use most (title, description, tags) are
+/// extracted once, at build time, and [`Metadata::to_map`] gives the mapping back when needed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Metadata {
+    json: String,
+}
+
+impl Metadata {
+    fn from_map(map: &Map<String, Value>) -> Metadata {
+        Metadata {
+            // Serialising a `Map` of `Value`s cannot fail: every key is a string.
+            json: serde_json::to_string(map).unwrap_or_else(|_| "{}".to_string()),
+        }
+    }
+
+    /// The mapping, in the file's key order.
+    pub fn to_map(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.json).unwrap_or_default()
+    }
+
+    /// One value by key.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.to_map().remove(key)
+    }
+
+    /// The keys, in the file's order.
+    pub fn keys(&self) -> Vec<String> {
+        self.to_map().into_iter().map(|(k, _)| k).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.json == "{}"
+    }
+
+    /// The mapping as compact JSON (`{"id":"a",...}`), ready to embed in an answer.
+    pub fn as_json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+/// Serialises as the mapping itself, keys in the file's order.
+impl Serialize for Metadata {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_map().serialize(serializer)
+    }
 }
 
 /// Makes `text`, read from `path`, into an object of `kind`. Every problem found is returned, not
@@ -187,7 +245,7 @@ pub(crate) fn make_object(
         identity,
         title,
         description,
-        metadata,
+        metadata: Metadata::from_map(&metadata),
         content: text,
         media_type: kind.media_type.clone(),
         tags,
@@ -261,6 +319,23 @@ fn front_matter_reason(error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_round_trips_in_key_order() {
+        let mut map = Map::new();
+        map.insert("z".into(), Value::from(1));
+        map.insert("a".into(), serde_json::json!(["x", {"k": null}]));
+        let metadata = Metadata::from_map(&map);
+        assert_eq!(metadata.to_map(), map);
+        assert_eq!(metadata.keys(), ["z", "a"]);
+        assert_eq!(metadata.as_json(), r#"{"z":1,"a":["x",{"k":null}]}"#);
+        assert_eq!(
+            serde_json::to_string(&metadata).unwrap(),
+            metadata.as_json()
+        );
+        assert_eq!(metadata.get("z"), Some(Value::from(1)));
+        assert!(Metadata::from_map(&Map::new()).is_empty());
+    }
 
     #[test]
     fn stems_and_directories_are_read_from_the_path() {
