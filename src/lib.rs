@@ -4,6 +4,7 @@
 
 pub mod capabilities;
 pub mod cli;
+pub mod cockpit;
 pub mod context;
 pub mod error;
 pub mod executor;

@@ -2,7 +2,7 @@
 //! compiled table, MCP over Streamable HTTP at `/mcp`, the OpenAPI document, and the guards every
 //! request passes first. It is the only module that knows axum or hyper.
 
-mod binding;
+pub mod binding;
 mod guard;
 pub mod mcp;
 
@@ -185,6 +185,79 @@ async fn method_not_allowed() -> Response {
     )
 }
 
+/// The Cockpit's policy: nothing but this server's own stylesheet and script, no framing.
+const COCKPIT_CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+fn cockpit_headers(response: &mut Response, cache: &'static str) {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(COCKPIT_CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        header::HeaderValue::from_static("DENY"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static(cache),
+    );
+}
+
+async fn cockpit_page(
+    State(state): State<AppState>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().strip_prefix("/cockpit").unwrap_or_default();
+    if let Some(name) = path.strip_prefix("/assets/") {
+        let mut response = match crate::cockpit::asset(name) {
+            Some(asset) => (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, asset.content_type)],
+                asset.bytes,
+            )
+                .into_response(),
+            None => error_response(StatusCode::NOT_FOUND, "not_found", "no such asset"),
+        };
+        cockpit_headers(&mut response, "public, max-age=31536000, immutable");
+        return response;
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1:8741")
+        .to_string();
+    let post = method == axum::http::Method::POST;
+    let request = crate::cockpit::Request {
+        path,
+        query: uri.query(),
+        form: post.then_some(&body[..]),
+        post,
+        host: &host,
+    };
+    let page = crate::cockpit::render(&state.ctx, &request);
+    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page.html,
+    )
+        .into_response();
+    cockpit_headers(&mut response, "no-cache");
+    response
+}
+
 /// The whole router: the guards around every route built from the table.
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new()
@@ -201,7 +274,10 @@ pub fn router(state: AppState) -> Router {
             "/healthz",
             get(|| async { json_response(json!({ "status": "ok" }).to_string()) }),
         )
-        .route("/mcp", post(mcp::post).delete(mcp::delete).get(mcp::get));
+        .route("/mcp", post(mcp::post).delete(mcp::delete).get(mcp::get))
+        .route("/cockpit", get(cockpit_page).post(cockpit_page))
+        .route("/cockpit/", get(cockpit_page).post(cockpit_page))
+        .route("/cockpit/{*rest}", get(cockpit_page).post(cockpit_page));
     for (index, d) in registry::all().iter().enumerate() {
         if let Some(route) = d.route {
             router = router.route(route.path, capability_route(index, d));
