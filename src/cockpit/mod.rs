@@ -33,6 +33,7 @@ pub struct Asset {
 
 const CSS: &str = include_str!("../../share/cockpit/cockpit.css");
 const JS: &str = include_str!("../../share/cockpit/cockpit.js");
+const ICON: &str = include_str!("../../share/cockpit/favicon.svg");
 
 const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("../../templates/base.html")),
@@ -66,21 +67,27 @@ fn short_hash(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The content-hashed names of the stylesheet and script: `cockpit.<hash>.css`.
-fn asset_names() -> &'static (String, String) {
-    static NAMES: OnceLock<(String, String)> = OnceLock::new();
+/// The content-hashed names of the stylesheet, script and icon: `cockpit.<hash>.css`.
+fn asset_names() -> &'static (String, String, String) {
+    static NAMES: OnceLock<(String, String, String)> = OnceLock::new();
     NAMES.get_or_init(|| {
         (
             format!("cockpit.{}.css", short_hash(CSS.as_bytes())),
             format!("cockpit.{}.js", short_hash(JS.as_bytes())),
+            format!("icon.{}.svg", short_hash(ICON.as_bytes())),
         )
     })
 }
 
 /// The asset served at `/cockpit/assets/<name>`, if `name` is a current one.
 pub fn asset(name: &str) -> Option<Asset> {
-    let (css, js) = asset_names();
-    if name == css {
+    let (css, js, icon) = asset_names();
+    if name == icon {
+        Some(Asset {
+            content_type: "image/svg+xml",
+            bytes: ICON.as_bytes(),
+        })
+    } else if name == css {
         Some(Asset {
             content_type: "text/css; charset=utf-8",
             bytes: CSS.as_bytes(),
@@ -207,7 +214,7 @@ fn error_page(ctx: &Context, f: Failure) -> Page {
 /// Renders `template`, adding what every page shows. A template failure is logged and becomes
 /// a plain 500 page: a template error is never shown to the user.
 fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
-    let (css, js) = asset_names();
+    let (css, js, icon) = asset_names();
     let current = match template {
         "overview.html" => "Overview",
         "capabilities.html" | "capability.html" => "Capabilities",
@@ -233,7 +240,11 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         .map(|i| i.root.display().to_string())
         .unwrap_or_default();
     let common = context! {
-        assets => context! { css => format!("/cockpit/assets/{css}"), js => format!("/cockpit/assets/{js}") },
+        assets => context! {
+            css => format!("/cockpit/assets/{css}"),
+            js => format!("/cockpit/assets/{js}"),
+            icon => format!("/cockpit/assets/{icon}"),
+        },
         nav => nav,
         version => env!("CARGO_PKG_VERSION"),
         root => root,
@@ -595,7 +606,11 @@ fn capability(ctx: &Context, request: &Request<'_>, id: &str, run_it: bool) -> R
             Ok((input, answer)) => {
                 let mut r = equivalents(d, &input, request.host);
                 if let Some(map) = r.as_object_mut() {
-                    map.insert("answer".into(), answer);
+                    // Pretty JSON in the answer's own key order (a template filter would sort).
+                    map.insert(
+                        "answer_text".into(),
+                        Value::String(serde_json::to_string_pretty(&answer).unwrap_or_default()),
+                    );
                 }
                 r
             }
@@ -619,7 +634,12 @@ fn capability(ctx: &Context, request: &Request<'_>, id: &str, run_it: bool) -> R
     } else {
         None
     };
+    let schema_text = |key: &str| serde_json::to_string_pretty(&described[key]).unwrap_or_default();
+    let input_schema_text = schema_text("input_schema");
+    let output_schema_text = schema_text("output_schema");
     let values = context! {
+        input_schema_text => input_schema_text,
+        output_schema_text => output_schema_text,
         c => described,
         inputs => input_rows(d),
         examples => examples,
@@ -711,9 +731,19 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
             .is_some_and(|m| m.contains("markdown")))
     .then(|| markdown::render(markdown::body(view["content"].as_str().unwrap_or_default())));
     let title = view["title"].as_str().unwrap_or_default().to_string();
+    let answer_text = serde_json::to_string_pretty(&view["answer"]).unwrap_or_default();
+    let metadata: Vec<Value> = view["metadata"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| match v {
+            Value::String(s) => json!({ "key": k, "text": s, "code": false }),
+            other => json!({ "key": k, "text": other.to_string(), "code": true }),
+        })
+        .collect();
     Ok((
         "object.html",
-        context! { view => view, rendered => rendered, page_title => title },
+        context! { view => view, rendered => rendered, page_title => title, answer_text => answer_text, metadata => metadata },
         200,
     ))
 }
