@@ -191,7 +191,10 @@ fn capabilities_validate_accepts_the_compiled_registry() {
     let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(report["valid"], true);
     assert_eq!(report["builtin"], registry::all().len());
-    assert_eq!(report["layer"]["state"], "ok", "this checkout's layer is served whole");
+    assert_eq!(
+        report["layer"]["state"], "ok",
+        "this checkout's layer is served whole"
+    );
     let objects = report["objects"].as_u64().expect("a count of objects");
     assert!(objects >= 10, "this checkout's layer has {objects} objects");
     assert_eq!(
