@@ -257,6 +257,31 @@ fn tools_list_serves_the_compile_time_bytes() {
 }
 
 #[test]
+fn read_only_serving_lists_the_read_only_bytes_and_no_writer() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start_with(fixture.root(), &["--read-only"], &[]);
+    server.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let line = server.recv_line();
+    let frame = raw_members(&line);
+    let result = raw_members(frame["result"].get());
+    assert_eq!(result["tools"].get(), registry::TOOLS_LIST_READ_ONLY_JSON);
+    let tools: Vec<Value> = serde_json::from_str(result["tools"].get()).expect("a JSON array");
+    let writers: Vec<&Value> = tools
+        .iter()
+        .filter(|t| meta(t, "effect") == Effect::RepositoryMutation.as_str())
+        .collect();
+    assert!(writers.is_empty(), "{writers:?}");
+    let instructions = server.initialize()["instructions"].clone();
+    assert!(
+        instructions
+            .as_str()
+            .expect("text")
+            .contains("Nothing here writes to the repository."),
+        "{instructions}"
+    );
+}
+
+#[test]
 fn every_tool_announces_the_hints_of_its_capabilitys_effect() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
@@ -600,6 +625,8 @@ fn ids_of_every_json_type_are_echoed_unchanged() {
         "-9223372036854775808",
         "123456789012345678901234567890",
         "null",
+        "true",
+        "false",
         r#"{"a":1}"#,
         r#"[1,"b",null]"#,
     ];
@@ -695,6 +722,22 @@ fn crlf_line_endings_are_accepted() {
     let tools = server.recv();
     assert_eq!(tools["id"], 2);
     assert!(tools["result"]["tools"].is_array(), "{tools}");
+}
+
+#[test]
+fn an_answer_is_not_held_back_by_half_of_the_next_message() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.send_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,",
+    );
+    assert_eq!(
+        server.recv()["id"],
+        1,
+        "the complete message is answered now"
+    );
+    server.send(r#""method":"ping"}"#);
+    assert_eq!(server.recv()["id"], 2, "the rest completes the second");
 }
 
 #[test]
