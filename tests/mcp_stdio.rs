@@ -282,7 +282,7 @@ fn read_only_serving_lists_the_read_only_bytes_and_no_writer() {
 }
 
 #[test]
-fn every_tool_announces_the_hints_of_its_capabilitys_effect() {
+fn every_tool_announces_the_hints_its_effect_implies() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     let tools = server.tools();
@@ -383,13 +383,35 @@ fn assert_failed_with(result: &Value, code: &str) -> String {
 }
 
 #[test]
-fn a_wrong_typed_argument_is_an_invalid_input_result_naming_the_field() {
+fn arguments_that_do_not_fit_are_invalid_input_results_naming_the_field() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
-    let result = server.call(tool_of("objects.search"), json!({ "query": 5 }));
-    let text = assert_failed_with(&result, "invalid_input");
-    assert!(text.contains("query"), "{text}");
+    let search = tool_of("objects.search");
+    let list = tool_of("objects.list");
+    let rows = [
+        ("a wrong type", search, json!({ "query": 5 }), "query"),
+        ("a missing required property", search, json!({}), "query"),
+        ("a blank query", search, json!({ "query": "  " }), "query"),
+        (
+            "below the minimum",
+            search,
+            json!({ "query": "x", "limit": 0 }),
+            "limit",
+        ),
+        ("an unknown property", list, json!({ "bogus": 1 }), "bogus"),
+        (
+            "a kind the layer lacks",
+            list,
+            json!({ "kind": "nope" }),
+            "kind",
+        ),
+    ];
+    for (what, tool, arguments, field) in rows {
+        let result = server.call(tool, arguments);
+        let text = assert_failed_with(&result, "invalid_input");
+        assert!(text.contains(&format!("`{field}`")), "{what}: {text}");
+    }
 }
 
 #[test]
@@ -442,7 +464,9 @@ fn resources_list_puts_the_builtin_resources_first_then_every_object_in_id_order
         .iter()
         .filter_map(|d| d.resource.map(|r| r.uri))
         .collect();
-    assert_eq!(builtin, ["majordomus://mcp", "majordomus://repository"]);
+    for uri in ["majordomus://mcp", "majordomus://repository"] {
+        assert!(builtin.contains(&uri), "SPEC §5 exposes {uri}");
+    }
     let resources = server.result("resources/list", json!({}))["resources"]
         .as_array()
         .expect("`resources` is an array")
