@@ -19,6 +19,7 @@ lint:
 # Everything CI checks
 check: lint test
     bash scripts/ci/openapi-validate.sh
+    bash scripts/ci/mcp-python-client.sh
     bash scripts/ci/build-refusal.sh
     bash scripts/ci/rerun-if-changed.sh
 

@@ -39,3 +39,12 @@ mod cli;
 
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
+
+/// MCP over stdio (SPEC §8) through the real binary and real pipes.
+mod mcp_stdio;
+
+/// One URI, one answer (SPEC §7) over MCP and the CLI.
+mod objects;
+
+/// Every tool name in prose is one the registry projects (SPEC §14).
+mod mcp_prose;

@@ -1,9 +1,16 @@
-//! Shared test fixtures: running the real binary and building throwaway directories.
+//! Shared test fixtures: running the real binary, building throwaway repositories, and talking
+//! to `majordomus mcp` over real pipes.
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
 
 /// The binary under test.
 pub fn bin() -> Command {
@@ -30,4 +37,391 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Variables a surrounding git process (a hook, a worktree) may set that would point the
+/// fixture's git, and the server's, at another repository.
+const GIT_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+];
+
+/// This checkout: the crate root, which carries its own layer and client configurations.
+pub fn this_checkout() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A throwaway git repository with a layer made by `majordomus init`, committed.
+pub struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// `git init`, `majordomus init`, one commit.
+    pub fn new() -> Fixture {
+        let fixture = Fixture::bare();
+        fixture.git(&["init", "-q"]);
+        let out = run_in(fixture.root(), &["init"]);
+        assert!(out.status.success(), "majordomus init: {}", stderr(&out));
+        fixture.commit("majordomus init");
+        fixture
+    }
+
+    /// `Fixture::new`, plus one object of several more kinds (ADR, knowledge, issue, document),
+    /// committed: a layer with something to list, search and read beyond the scaffold.
+    pub fn with_objects() -> Fixture {
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/adrs/adr-0001-keep-a-layer.md",
+            "---\nid: adr-0001\ntitle: Keep an AI layer\nstatus: accepted\ndate: \"2026-01-02\"\ntags: [layer]\n---\n\n# ADR 0001 — Keep an AI layer\n\nRules and prompts live under `.ai/`.\n",
+        );
+        fixture.write(
+            ".ai/repo/knowledge/curated/how-tests-run.md",
+            "---\nid: how-tests-run\ntitle: How the tests run\ndescription: Every test builds its own fixture.\ntags: [test]\n---\n\nEvery test builds its own fixture repository.\n",
+        );
+        fixture.write(
+            ".ai/repo/project/issues/first.yaml",
+            "id: first\ntitle: The first issue\ntags: [plan]\n",
+        );
+        fixture.write(
+            "docs/guide.md",
+            "# A guide\n\nHow to use this repository's layer in a test.\n",
+        );
+        fixture.commit("more objects");
+        fixture
+    }
+
+    /// An empty directory: no git, no layer.
+    pub fn bare() -> Fixture {
+        Fixture {
+            dir: tempfile::TempDir::new().expect("a temporary directory"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `content` to the repository-relative `path`, creating its directories.
+    pub fn write(&self, path: &str, content: impl AsRef<[u8]>) {
+        let path = self.root().join(path);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent"))
+            .expect("the parent directory can be created");
+        std::fs::write(&path, content).expect("the fixture file can be written");
+    }
+
+    /// Runs git in the repository and returns its stdout; a failure fails the test.
+    pub fn git(&self, args: &[&str]) -> String {
+        let mut command = Command::new("git");
+        command
+            .arg("-C")
+            .arg(self.root())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args);
+        for var in GIT_ENV {
+            command.env_remove(var);
+        }
+        let out = command.output().expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        stdout(&out)
+    }
+
+    /// Adds everything and commits.
+    pub fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+}
+
+/// How long a test waits for one answer, or for the server to exit, before it fails. Generous:
+/// a debug binary on a busy two-core machine; a passing test never waits this long.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `majordomus mcp` over real pipes: a writer on its stdin, a reader thread that turns stdout
+/// into lines, and a thread that collects stderr. Dropping it kills the process.
+pub struct McpServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Option<Receiver<String>>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    next_id: u64,
+}
+
+impl McpServer {
+    /// `majordomus mcp --repo <repo>`.
+    pub fn start(repo: &Path) -> McpServer {
+        McpServer::start_with(repo, &[], &[])
+    }
+
+    /// `majordomus mcp --repo <repo> <args>`, with extra environment variables.
+    pub fn start_with(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> McpServer {
+        let mut command = bin();
+        command
+            .arg("mcp")
+            .arg("--repo")
+            .arg(repo)
+            .args(args)
+            .current_dir(repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for var in GIT_ENV {
+            command.env_remove(var);
+        }
+        command.env_remove("MAJORDOMUS_LOG");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("the majordomus binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            // Stops at EOF, or when the test drops the receiver (the pipe closes with it).
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().expect("stderr is piped");
+        let stderr = thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = err.read_to_end(&mut bytes);
+            bytes
+        });
+        McpServer {
+            stdin: child.stdin.take(),
+            child,
+            lines: Some(lines),
+            stderr: Some(stderr),
+            next_id: 0,
+        }
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(bytes).expect("the server reads its stdin");
+        stdin.flush().expect("the server reads its stdin");
+    }
+
+    /// Writes one line and says whether the server took it (false once it has exited).
+    pub fn try_send(&mut self, line: &str) -> bool {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return false;
+        };
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_ok()
+    }
+
+    /// Writes one line (a newline is appended).
+    pub fn send(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.send_bytes(&bytes);
+    }
+
+    /// Writes one JSON value as a line.
+    pub fn send_json(&mut self, message: &Value) {
+        self.send(&message.to_string());
+    }
+
+    /// The next line on stdout, exactly as written.
+    pub fn recv_line(&mut self) -> String {
+        let lines = self.lines.as_ref().expect("stdout is still read");
+        match lines.recv_timeout(PATIENCE) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no answer within {PATIENCE:?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let stderr = self.close().stderr;
+                panic!("the server closed stdout; stderr: {stderr}")
+            }
+        }
+    }
+
+    /// The next line on stdout, parsed.
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_line();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carries JSON frames only ({e}): {line:?}"))
+    }
+
+    /// Sends a request with the next numeric id and returns its frame, checking the id.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_json(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let frame = self.recv();
+        assert_eq!(
+            frame["id"],
+            json!(id),
+            "the answer to {method} carries its id"
+        );
+        assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
+        frame
+    }
+
+    /// The `result` of a request that must succeed.
+    pub fn result(&mut self, method: &str, params: Value) -> Value {
+        let frame = self.request(method, params);
+        assert!(
+            frame.get("error").is_none(),
+            "{method} failed: {}",
+            frame["error"]
+        );
+        frame["result"].clone()
+    }
+
+    /// The `error` of a request that must fail.
+    pub fn error(&mut self, method: &str, params: Value) -> Value {
+        let frame = self.request(method, params);
+        assert!(
+            frame.get("result").is_none(),
+            "{method} should have failed: {frame}"
+        );
+        frame["error"].clone()
+    }
+
+    /// `initialize` as a client named `client`, then `notifications/initialized`.
+    pub fn initialize_as(&mut self, client: &str) -> Value {
+        let result = self.result(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": client, "version": "1.0.0" },
+            }),
+        );
+        self.send_json(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        result
+    }
+
+    /// `initialize` as the test client.
+    pub fn initialize(&mut self) -> Value {
+        self.initialize_as("majordomus-tests")
+    }
+
+    /// The result of `tools/call` (a successful call or an `isError` result).
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.result(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+    }
+
+    /// The `structuredContent` of a tool call that must succeed.
+    pub fn call_ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments.clone());
+        assert_eq!(
+            result["isError"], false,
+            "{tool} {arguments} failed: {}",
+            result["content"]
+        );
+        result["structuredContent"].clone()
+    }
+
+    /// The tools of `tools/list`.
+    pub fn tools(&mut self) -> Vec<Value> {
+        self.result("tools/list", json!({}))["tools"]
+            .as_array()
+            .expect("`tools` is an array")
+            .clone()
+    }
+
+    /// The URIs of `resources/list`, in order.
+    pub fn resource_uris(&mut self) -> Vec<String> {
+        self.result("resources/list", json!({}))["resources"]
+            .as_array()
+            .expect("`resources` is an array")
+            .iter()
+            .map(|r| {
+                r["uri"]
+                    .as_str()
+                    .expect("every resource has a URI")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    /// The one text content of `resources/read` of `uri`.
+    pub fn read_text(&mut self, uri: &str) -> String {
+        let result = self.result("resources/read", json!({ "uri": uri }));
+        let contents = result["contents"]
+            .as_array()
+            .expect("`contents` is an array");
+        assert_eq!(contents.len(), 1, "one content per URI: {result}");
+        assert_eq!(contents[0]["uri"], uri, "the content names its URI");
+        contents[0]["text"]
+            .as_str()
+            .expect("the content is text")
+            .to_string()
+    }
+
+    /// Stops reading stdout: the reader thread drops the pipe at the next line it reads.
+    pub fn drop_stdout(&mut self) {
+        self.lines = None;
+    }
+
+    /// Whether the server has exited, without waiting.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child
+            .try_wait()
+            .expect("the server's status can be read")
+    }
+
+    /// Closes stdin (EOF), waits for the exit, and returns what the server did.
+    pub fn close(&mut self) -> Finished {
+        self.stdin = None;
+        let status = self.wait();
+        let stderr = self
+            .stderr
+            .take()
+            .map(|h| h.join().expect("the stderr reader ends"))
+            .unwrap_or_default();
+        let mut rest = Vec::new();
+        if let Some(lines) = &self.lines {
+            while let Ok(line) = lines.recv_timeout(Duration::from_millis(50)) {
+                rest.push(line);
+            }
+        }
+        Finished {
+            status,
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            rest,
+        }
+    }
+
+    /// Waits for the exit, polling up to `PATIENCE`.
+    pub fn wait(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.try_status() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a closed server left behind.
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stderr: String,
+    /// Lines on stdout nobody had read yet.
+    pub rest: Vec<String>,
 }

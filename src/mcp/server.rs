@@ -2,6 +2,7 @@
 //! JSON-RPC message in, at most one frame out. It consults `protocol::METHODS` before it looks at
 //! a request, and every statement it makes about a tool is read from the tool's capability.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::protocol::{self, METHODS, NOTIFICATIONS};
@@ -71,16 +72,30 @@ impl Server {
                     format!("the message is not JSON: {e}")
                 };
                 return Some(error_frame(
-                    &Value::Null,
+                    "null",
                     &RpcError::new(protocol::PARSE_ERROR, format!("parse error: {why}")),
                 ));
             }
         };
-        self.handle_value(session, message)
+        let raw_id = serde_json::from_slice::<RawId>(line)
+            .ok()
+            .and_then(|r| r.id)
+            .map(|id| id.get().to_string());
+        self.dispatch(session, message, raw_id)
     }
 
     /// Handles one parsed message.
     pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
+        self.dispatch(session, message, None)
+    }
+
+    /// Answers `message`; `raw_id` is its id as written, when the transport kept the text.
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        message: Value,
+        raw_id: Option<String>,
+    ) -> Option<String> {
         let Value::Object(map) = message else {
             let what = if message.is_array() {
                 "batches are not supported; send one JSON-RPC object per message"
@@ -88,26 +103,30 @@ impl Server {
                 "a JSON-RPC message must be an object"
             };
             return Some(error_frame(
-                &Value::Null,
+                "null",
                 &RpcError::new(protocol::INVALID_REQUEST, what),
             ));
         };
-        let id = map.get("id").cloned();
+        // The id is echoed as the client wrote it: a number serde would round (a large
+        // integer, `1e2`, `-0`) comes back byte for byte.
+        let id = map
+            .get("id")
+            .map(|v| raw_id.unwrap_or_else(|| v.to_string()));
         let method = map.get("method");
         if method.is_none() && (map.contains_key("result") || map.contains_key("error")) {
             // A response to a request we never send; nothing to answer.
             return None;
         }
-        let reply_id = id.clone().unwrap_or(Value::Null);
+        let reply_id = id.as_deref().unwrap_or("null");
         if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Some(error_frame(
-                &reply_id,
+                reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
             ));
         }
         let Some(method) = method.and_then(Value::as_str) else {
             return Some(error_frame(
-                &reply_id,
+                reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
             ));
         };
@@ -296,17 +315,22 @@ fn templates() -> String {
     .to_string()
 }
 
-fn result_frame(id: &Value, result: &str) -> String {
+/// The id of a message, as raw JSON text.
+#[derive(serde::Deserialize)]
+struct RawId<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+}
+
+/// `id` is JSON text, echoed as is.
+fn result_frame(id: &str, result: &str) -> String {
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
 }
 
-fn error_frame(id: &Value, error: &RpcError) -> String {
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": error.code, "message": error.message },
-    })
-    .to_string()
+/// `id` is JSON text, echoed as is.
+fn error_frame(id: &str, error: &RpcError) -> String {
+    let error = json!({ "code": error.code, "message": error.message });
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
 }
 
 /// The `initialize` instructions, derived from the registry, the index and the mode on every

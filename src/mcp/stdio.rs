@@ -96,9 +96,10 @@ pub fn serve(server: &Server) -> io::Result<()> {
                 break closed_or(e);
             }
         }
-        // Flush only when no further request is already waiting: pipelined requests share a
-        // write, a lone request is answered at once.
-        if reader.buffer().is_empty() {
+        // Flush unless another complete message is already waiting: pipelined requests share a
+        // write, and an answer is never held back by a message that has only partly arrived
+        // (its sender may be waiting for this answer before it writes the rest).
+        if memchr::memchr(b'\n', reader.buffer()).is_none() {
             if let Err(e) = writer.flush() {
                 break closed_or(e);
             }
