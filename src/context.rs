@@ -300,6 +300,15 @@ impl Context {
         }
     }
 
+    /// After a write: makes the next request see a generation that includes it.
+    pub fn refresh(&self) {
+        if let Some(live) = self.layer_if_open() {
+            if let Err(e) = live.refresh_now() {
+                tracing::warn!("the index could not be rebuilt after a write: {e}");
+            }
+        }
+    }
+
     /// Counts one write to the repository.
     pub fn count_write(&self) {
         self.shared.writes.fetch_add(1, Ordering::Relaxed);

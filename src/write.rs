@@ -63,3 +63,123 @@ pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Resu
     }
     result
 }
+
+/// Why a write target was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceError {
+    #[error("`{path}` resolves outside `.ai/`")]
+    Outside { path: String },
+    #[error("`{path}` is a symlink; writers never follow one")]
+    Symlink { path: String },
+    #[error("`{path}`: {message}")]
+    Io { path: String, message: String },
+}
+
+/// Checks that `relative` (repository-relative) names a place inside `<root>/.ai/` once the
+/// symlinks of its parent directories are resolved, and that the target itself is not a
+/// symlink. Returns the absolute target path.
+pub fn place_in_layer(root: &Path, relative: &str) -> Result<PathBuf, PlaceError> {
+    let io = |e: io::Error| PlaceError::Io {
+        path: relative.to_string(),
+        message: e.to_string(),
+    };
+    let layer = fs::canonicalize(root.join(".ai")).map_err(io)?;
+    let target = root.join(relative);
+    let parent = target.parent().ok_or_else(|| PlaceError::Outside {
+        path: relative.to_string(),
+    })?;
+    let parent = fs::canonicalize(parent).map_err(io)?;
+    if !parent.starts_with(&layer) {
+        return Err(PlaceError::Outside {
+            path: relative.to_string(),
+        });
+    }
+    let name = target.file_name().ok_or_else(|| PlaceError::Outside {
+        path: relative.to_string(),
+    })?;
+    let resolved = parent.join(name);
+    if fs::symlink_metadata(&resolved).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(PlaceError::Symlink {
+            path: relative.to_string(),
+        });
+    }
+    Ok(resolved)
+}
+
+/// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_are_right_around_known_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+    }
+
+    #[test]
+    fn an_atomic_write_refuses_to_overwrite_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let target = dir.path().join("note.md");
+        write_atomic(&target, b"one", Existing::Refuse).expect("first write");
+        let again = write_atomic(&target, b"two", Existing::Refuse);
+        assert!(again.is_err());
+        assert_eq!(fs::read_to_string(&target).expect("readable"), "one");
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .expect("listable")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(TEMP_SUFFIX))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn a_place_outside_the_layer_is_refused() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        fs::create_dir_all(dir.path().join(".ai/repo")).expect("dirs");
+        assert!(place_in_layer(dir.path(), ".ai/repo/x.md").is_ok());
+        assert!(matches!(
+            place_in_layer(dir.path(), ".ai/../outside.md"),
+            Err(PlaceError::Outside { .. })
+        ));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path(), dir.path().join(".ai/repo/escape"))
+                .expect("a symlink");
+            assert!(matches!(
+                place_in_layer(dir.path(), ".ai/repo/escape/x.md"),
+                Err(PlaceError::Outside { .. })
+            ));
+        }
+    }
+}

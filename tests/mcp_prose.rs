@@ -18,18 +18,6 @@ const EXEMPTIONS: &[(&str, &str)] = &[
         "majordomus_greet",
         "README.md's worked example of adding a capability declares this tool; it shows how, it is not served",
     ),
-    (
-        "majordomus_plan_transition",
-        "a writer of SPEC §9 (issue writers-and-sweeps), named by the layer's rules and ADRs before its declaration lands",
-    ),
-    (
-        "majordomus_knowledge_record",
-        "a writer of SPEC §9 (issue writers-and-sweeps), named by the layer's rules and ADRs before its declaration lands",
-    ),
-    (
-        "majordomus_recover_orphans",
-        "a writer of SPEC §9 (issue writers-and-sweeps), named by the layer's rules and ADRs before its declaration lands",
-    ),
 ];
 
 /// The prose this test reads, relative to the crate root: single files, and directories read

@@ -4,11 +4,13 @@
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
+pub mod knowledge;
 pub mod mcp;
 pub mod objects;
 pub mod peers;
 pub mod perf;
 pub mod plan;
+pub mod recover;
 pub mod repository;
 
 mod convert;

@@ -1,5 +1,5 @@
 //! Handlers of the `plan` namespace: the issues under `.ai/repo/project/issues/`, with their
-//! status derived from their stamps — never stored.
+//! status derived from their stamps — never stored — and the one writer that stamps them.
 
 use std::collections::BTreeMap;
 
@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::layer::Object;
-use crate::registry::types::plan::{IssuesInput, IssuesOutput};
+use crate::registry::types::plan::{IssuesInput, IssuesOutput, TransitionInput, TransitionOutput};
 use crate::registry::types::{
-    PlanIssuesInputStatus as StatusFilter, PlanIssuesOutputIssuesItem as IssueView,
-    PlanIssuesOutputIssuesItemStatus as Status,
+    IssueStatus as Status, PlanIssuesOutputIssuesItem as IssueView,
+    PlanTransitionInputTransition as TransitionWord,
 };
 
 /// The kind the plan's issues are indexed as.
@@ -79,13 +79,7 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
     for o in &issues {
         let s = status_of(o);
         *counts.entry(status_word(s).to_string()).or_default() += 1;
-        let wanted = match input.status {
-            None => true,
-            Some(StatusFilter::Ready) => s == Status::Ready,
-            Some(StatusFilter::Active) => s == Status::Active,
-            Some(StatusFilter::Verify) => s == Status::Verify,
-            Some(StatusFilter::Done) => s == Status::Done,
-        };
+        let wanted = input.status.is_none_or(|wanted| wanted == s);
         if !wanted {
             continue;
         }
@@ -112,4 +106,156 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
         counts,
         issues: views,
     })
+}
+
+/// The stamp each move writes, the state it leaves, and the state it reaches.
+fn transition_of(t: TransitionWord) -> (&'static str, Status, Status) {
+    match t {
+        TransitionWord::Start => ("started_at", Status::Ready, Status::Active),
+        TransitionWord::Verify => ("verified_at", Status::Active, Status::Verify),
+        TransitionWord::Done => ("completed_at", Status::Verify, Status::Done),
+    }
+}
+
+/// `text` with `key: "<at>"` set: an empty (`null`, `~`, blank) line for the key is replaced,
+/// otherwise the line is appended. Comments and every other line are kept as written.
+fn with_stamp(text: &str, key: &str, at: &str) -> String {
+    let stamp_line = format!("{key}: \"{at}\"");
+    let mut replaced = false;
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let empty_stamp = line
+                .strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .is_some_and(|v| matches!(v.trim(), "" | "null" | "~"));
+            if empty_stamp && !replaced {
+                replaced = true;
+                stamp_line.clone()
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    if !replaced {
+        lines.push(stamp_line);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+pub fn transition(
+    ctx: &Context,
+    input: TransitionInput,
+) -> Result<TransitionOutput, CapabilityError> {
+    let index = ctx.index()?;
+    let issue = index
+        .objects
+        .iter()
+        .find(|o| o.kind == ISSUE_KIND && o.identity == input.issue)
+        .ok_or_else(|| {
+            CapabilityError::not_found(format!(
+                "no issue `{}` in the plan (see the plan's issues)",
+                input.issue
+            ))
+        })?;
+    let (stamp, from, to) = transition_of(input.transition);
+    let current = status_of(issue);
+    if current != from {
+        return Err(CapabilityError::refused(format!(
+            "`{}` is {}; `{}` moves an issue that is {}",
+            issue.identity,
+            status_word(current),
+            match input.transition {
+                TransitionWord::Start => "start",
+                TransitionWord::Verify => "verify",
+                TransitionWord::Done => "done",
+            },
+            status_word(from)
+        )));
+    }
+    if input.transition == TransitionWord::Start {
+        let done: BTreeMap<&str, bool> = index
+            .objects
+            .iter()
+            .filter(|o| o.kind == ISSUE_KIND)
+            .map(|o| (o.identity.as_str(), status_of(o) == Status::Done))
+            .collect();
+        let blockers: Vec<String> = depends_on(issue)
+            .into_iter()
+            .filter(|d| !done.get(d.as_str()).copied().unwrap_or(false))
+            .collect();
+        if !blockers.is_empty() {
+            return Err(CapabilityError::refused(format!(
+                "`{}` cannot start: it depends on {} not yet done",
+                issue.identity,
+                blockers
+                    .iter()
+                    .map(|b| format!("`{b}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    // The path comes from the index, never from the input.
+    let relative = issue.provenance.path.clone();
+    let target = crate::write::place_in_layer(&index.root, &relative)
+        .map_err(|e| CapabilityError::refused(e.to_string()))?;
+    let text = std::fs::read_to_string(&target)
+        .map_err(|e| CapabilityError::internal(format!("cannot read `{relative}`: {e}")))?;
+    let at = crate::write::now_rfc3339();
+    crate::write::write_atomic(
+        &target,
+        with_stamp(&text, stamp, &at).as_bytes(),
+        crate::write::Existing::Replace,
+    )
+    .map_err(|e| CapabilityError::internal(format!("cannot write `{relative}`: {e}")))?;
+    ctx.count_write();
+    append_ledger(
+        &index.root,
+        &serde_json::json!({
+            "at": at,
+            "event": "plan.transition",
+            "issue": issue.identity,
+            "from": status_word(from),
+            "to": status_word(to),
+            "stamp": stamp,
+            "path": relative,
+        }),
+    )?;
+    ctx.refresh();
+    Ok(TransitionOutput {
+        issue: issue.identity.clone(),
+        uri: issue.uri.clone(),
+        from,
+        to,
+        stamp: stamp.to_string(),
+        at,
+        path: relative,
+    })
+}
+
+/// The checkout-local ledger: one JSON line per event, never indexed.
+const LEDGER: &str = ".ai/local/state/ledger.jsonl";
+
+fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
+    use std::io::Write;
+    let path = root.join(LEDGER);
+    let failed =
+        |e: std::io::Error| CapabilityError::internal(format!("cannot append to `{LEDGER}`: {e}"));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    crate::write::place_in_layer(root, LEDGER)
+        .map_err(|e| CapabilityError::refused(e.to_string()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(failed)?;
+    // One write of one whole line, so concurrent appends never interleave within a line.
+    let line = format!("{event}\n");
+    file.write_all(line.as_bytes()).map_err(failed)?;
+    file.sync_data().map_err(failed)
 }

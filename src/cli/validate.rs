@@ -78,17 +78,20 @@ pub fn problems() -> Vec<String> {
     problems
 }
 
-/// Problems of the run-time composition: the static table joined by one resource capability per
-/// layer object (id `<kind>.<identity>`). An object id may not collide with a builtin id, a kind
-/// may not be named like a builtin namespace, and an object URI may not shadow a builtin resource.
-pub fn composition_problems(index: &Index) -> Vec<String> {
+/// What the run-time composition — the static table joined by one resource capability per
+/// layer object (id `<kind>.<identity>`) — gets wrong: an object id equal to a builtin id, or an
+/// object URI shadowing a builtin resource, is a problem. A kind named like a builtin namespace is
+/// only a warning: SPEC §5 itself pairs the kind `knowledge` with `knowledge.record`, so the
+/// collision that matters is the exact id, which is checked.
+pub fn composition(index: &Index) -> (Vec<String>, Vec<String>) {
     let all = registry::all();
     let namespaces: BTreeSet<&str> = all.iter().map(|d| d.namespace).collect();
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
     for kind in index.counts_by_kind().keys() {
         if namespaces.contains(kind.as_str()) {
-            problems.push(format!(
-                "kind `{kind}` is named like the builtin namespace `{kind}`; its objects' ids would mix with capabilities"
+            warnings.push(format!(
+                "kind `{kind}` shares its name with the builtin namespace `{kind}`; an object whose id equals a capability's would be refused"
             ));
         }
     }
@@ -114,15 +117,18 @@ pub fn composition_problems(index: &Index) -> Vec<String> {
             problems.push(format!("two objects share the id `{id}`"));
         }
     }
-    problems
+    (problems, warnings)
 }
 
 pub(super) fn run(ctx: &Context, format: Format) -> Result<(), Failure> {
     let all = registry::all();
     let mut problems = problems();
+    let mut warnings = Vec::new();
     let layer = match ctx.index() {
         Ok(index) => {
-            problems.extend(composition_problems(&index));
+            let (found, warned) = composition(&index);
+            problems.extend(found);
+            warnings.extend(warned);
             json!({
                 "root": index.root.display().to_string(),
                 "objects": index.objects.len(),
@@ -143,6 +149,7 @@ pub(super) fn run(ctx: &Context, format: Format) -> Result<(), Failure> {
         "commands": all.iter().filter(|d| d.cli.is_some()).count(),
         "layer": layer,
         "problems": problems,
+        "warnings": warnings,
     });
     print_answer(&report, format)?;
     if problems.is_empty() {

@@ -1,0 +1,100 @@
+//! Handler of the `recover` namespace: finding, and on request removing, the `*.mj-tmp` files an
+//! interrupted atomic write leaves under `.ai/` — never a directory, a symlink, or anything
+//! outside `.ai/`.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::types::recover::{OrphansInput, OrphansOutput};
+use crate::registry::types::RecoverOrphansOutputFoundItem as Orphan;
+use crate::write::TEMP_SUFFIX;
+
+/// Regular files named `*.mj-tmp` under `dir`, without following symlinks.
+fn walk(root: &Path, dir: &Path, now: SystemTime, older_than: u64, out: &mut Vec<Orphan>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if meta.file_type().is_dir() {
+            walk(root, &entry.path(), now, older_than, out);
+            continue;
+        }
+        if !meta.file_type().is_file()
+            || !entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX)
+        {
+            continue;
+        }
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        if age < older_than {
+            continue;
+        }
+        let path = entry
+            .path()
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        out.push(Orphan {
+            path,
+            age_seconds: age as i64,
+            bytes: meta.len() as i64,
+        });
+    }
+}
+
+pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, CapabilityError> {
+    if input.older_than_seconds < 1 {
+        return Err(CapabilityError::invalid_input(
+            "`older_than_seconds`: must be at least 1",
+        ));
+    }
+    let index = ctx.index()?;
+    let layer = index.root.join(".ai");
+    if std::fs::symlink_metadata(&layer).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(CapabilityError::refused(
+            "`.ai` is a symlink; recover.orphans never follows one",
+        ));
+    }
+    let mut found = Vec::new();
+    walk(
+        &index.root,
+        &layer,
+        SystemTime::now(),
+        input.older_than_seconds as u64,
+        &mut found,
+    );
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut removed = Vec::new();
+    if !input.check {
+        for orphan in &found {
+            // Checked again at the last moment: still a regular file inside `.ai/`.
+            let target = crate::write::place_in_layer(&index.root, &orphan.path)
+                .map_err(|e| CapabilityError::refused(e.to_string()))?;
+            let still_file =
+                std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file());
+            if !still_file {
+                continue;
+            }
+            std::fs::remove_file(&target).map_err(|e| {
+                CapabilityError::internal(format!("cannot remove `{}`: {e}", orphan.path))
+            })?;
+            ctx.count_write();
+            removed.push(orphan.path.clone());
+        }
+    }
+    Ok(OrphansOutput {
+        check: input.check,
+        older_than_seconds: input.older_than_seconds,
+        found,
+        removed,
+    })
+}
