@@ -48,3 +48,6 @@ mod objects;
 
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
+
+/// The writers of SPEC §9 on fixture repositories, and read-only mode.
+mod writers;

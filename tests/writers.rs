@@ -1,0 +1,404 @@
+//! The writers of SPEC §9 over the real binary, on fixture repositories: each writes exactly
+//! what it says, atomically, inside `.ai/`, refuses with a precise code, and shows in the next
+//! answer; `--read-only` projects none of them.
+
+use std::fs;
+
+use serde_json::{json, Value};
+
+use crate::support::{Fixture, McpServer};
+use majordomus::registry::{self, rt::Effect};
+
+/// The writers, from the declarations.
+fn writers() -> Vec<&'static str> {
+    registry::all()
+        .iter()
+        .filter(|d| d.effect == Effect::RepositoryMutation)
+        .filter_map(|d| d.tool)
+        .collect()
+}
+
+fn error_code(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "expected a refusal: {result}");
+    assert!(
+        result.get("structuredContent").is_none(),
+        "a failure carries no structuredContent"
+    );
+    result["_meta"]["majordomus"]["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every file under the repository except `.git/`, with its bytes.
+fn files(fixture: &Fixture) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).expect("listable").flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&path).expect("stat");
+            if meta.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("inside")
+                    .display()
+                    .to_string();
+                out.push((rel, fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(fixture.root(), fixture.root(), &mut out);
+    out.sort();
+    out
+}
+
+fn plan_fixture() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".ai/repo/project/issues/base.yaml",
+        "id: base\ntitle: The base\n# kept as written\n",
+    );
+    fixture.write(
+        ".ai/repo/project/issues/next.yaml",
+        "id: next\ntitle: Builds on the base\ndepends_on: [base]\n",
+    );
+    fixture.commit("a plan");
+    fixture
+}
+
+#[test]
+fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let tools = server.tools();
+    let announced: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["annotations"]["destructiveHint"] == true)
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(announced, writers());
+    assert_eq!(announced.len(), 3);
+    for t in tools
+        .iter()
+        .filter(|t| t["annotations"]["destructiveHint"] == true)
+    {
+        assert_eq!(t["annotations"]["idempotentHint"], false);
+        assert_eq!(t["annotations"]["readOnlyHint"], false);
+    }
+}
+
+#[test]
+fn the_instructions_and_the_projection_name_the_same_writers() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    let init = server.initialize();
+    let instructions = init["instructions"].as_str().expect("instructions");
+    let sentence = format!(
+        "Only {} write to the repository; every other tool and resource reads.",
+        writers().join(", ")
+    );
+    assert!(instructions.contains(&sentence), "{instructions}");
+    let projection = server.call_ok("majordomus_mcp", json!({}));
+    assert_eq!(projection["writers"], json!(writers()));
+}
+
+#[test]
+fn a_transition_stamps_the_issue_found_through_the_index_and_appends_one_ledger_line() {
+    let fixture = plan_fixture();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let answer = server.call_ok(
+        "majordomus_plan_transition",
+        json!({ "issue": "base", "transition": "start" }),
+    );
+    assert_eq!(
+        (answer["from"].as_str(), answer["to"].as_str()),
+        (Some("ready"), Some("active"))
+    );
+    assert_eq!(answer["path"], ".ai/repo/project/issues/base.yaml");
+    let text = fs::read_to_string(fixture.root().join(".ai/repo/project/issues/base.yaml"))
+        .expect("the issue file");
+    assert!(
+        text.contains("# kept as written"),
+        "comments survive: {text}"
+    );
+    assert!(text.contains(&format!(
+        "started_at: \"{}\"",
+        answer["at"].as_str().unwrap_or_default()
+    )));
+    let ledger = fs::read_to_string(fixture.root().join(".ai/local/state/ledger.jsonl"))
+        .expect("the ledger");
+    assert_eq!(ledger.lines().count(), 1);
+    let event: Value = serde_json::from_str(ledger.trim()).expect("one JSON line");
+    assert_eq!(event["issue"], "base");
+    // The next request sees the write.
+    let plan = server.call_ok("majordomus_plan_issues", json!({ "status": "active" }));
+    assert_eq!(plan["issues"][0]["id"], "base");
+}
+
+#[test]
+fn illegal_moves_are_refused_naming_what_blocks_them() {
+    let fixture = plan_fixture();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let blocked = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "next", "transition": "start" }),
+    );
+    assert_eq!(error_code(&blocked), "refused");
+    assert!(text(&blocked).contains("`base`"), "{}", text(&blocked));
+    let wrong_state = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "base", "transition": "done" }),
+    );
+    assert_eq!(error_code(&wrong_state), "refused");
+    assert!(
+        text(&wrong_state).contains("ready"),
+        "{}",
+        text(&wrong_state)
+    );
+    let unknown = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "nope", "transition": "start" }),
+    );
+    assert_eq!(error_code(&unknown), "not_found");
+    let bad_word = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "base", "transition": "finish" }),
+    );
+    assert_eq!(error_code(&bad_word), "invalid_input");
+}
+
+#[test]
+fn a_full_walk_from_ready_to_done_unblocks_the_dependent_issue() {
+    let fixture = plan_fixture();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    for transition in ["start", "verify", "done"] {
+        server.call_ok(
+            "majordomus_plan_transition",
+            json!({ "issue": "base", "transition": transition }),
+        );
+    }
+    let started = server.call_ok(
+        "majordomus_plan_transition",
+        json!({ "issue": "next", "transition": "start" }),
+    );
+    assert_eq!(started["to"], "active");
+    let perf = server.call_ok("majordomus_perf", json!({}));
+    assert_eq!(perf["writes"], 4, "perf.counters counts writes");
+}
+
+#[test]
+fn knowledge_is_recorded_as_a_new_file_the_index_then_serves() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let answer = server.call_ok(
+        "majordomus_knowledge_record",
+        json!({ "id": "edit-loop", "title": "The edit loop: YAML, then build", "body": "Edit, build, see.", "tags": ["registry"] }),
+    );
+    assert_eq!(answer["uri"], "majordomus://knowledge/edit-loop");
+    let read = server.read_text("majordomus://knowledge/edit-loop");
+    assert!(
+        read.contains("title: 'The edit loop: YAML, then build'")
+            || read.contains("title: \"The edit loop: YAML, then build\""),
+        "{read}"
+    );
+    assert!(read.ends_with("Edit, build, see.\n"), "{read}");
+    let again = server.call(
+        "majordomus_knowledge_record",
+        json!({ "id": "edit-loop", "title": "Again", "body": "x" }),
+    );
+    assert_eq!(error_code(&again), "refused");
+    let kept = fs::read_to_string(
+        fixture
+            .root()
+            .join(".ai/repo/knowledge/curated/edit-loop.md"),
+    )
+    .expect("the note");
+    assert!(
+        kept.contains("Edit, build, see."),
+        "the existing file is untouched"
+    );
+}
+
+#[test]
+fn a_credential_in_a_note_is_refused_by_shape_and_never_echoed() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let secret = "ghp_0123456789abcdefghijklmnopqrstuvwx";
+    let refused = server.call(
+        "majordomus_knowledge_record",
+        json!({ "id": "oops", "title": "A token", "body": format!("use {secret} to push") }),
+    );
+    assert_eq!(error_code(&refused), "refused");
+    assert!(
+        text(&refused).contains("GitHub token"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!refused.to_string().contains(secret));
+    assert!(!fixture
+        .root()
+        .join(".ai/repo/knowledge/curated/oops.md")
+        .exists());
+}
+
+#[test]
+fn ids_that_could_leave_the_directory_are_invalid_input() {
+    let fixture = Fixture::new();
+    let before = files(&fixture);
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    for id in ["../escape", "a/b", "..", "/etc/passwd", "Upper", ""] {
+        let refused = server.call(
+            "majordomus_knowledge_record",
+            json!({ "id": id, "title": "t", "body": "b" }),
+        );
+        assert_eq!(error_code(&refused), "invalid_input", "{id}");
+        assert!(text(&refused).contains("`id`"), "{}", text(&refused));
+    }
+    let missing = server.call(
+        "majordomus_knowledge_record",
+        json!({ "id": "x", "title": "t" }),
+    );
+    assert_eq!(error_code(&missing), "invalid_input");
+    assert_eq!(files(&fixture), before, "nothing was written");
+}
+
+#[test]
+fn a_symlinked_issue_file_is_never_written_through() {
+    let fixture = plan_fixture();
+    let outside = tempfile::NamedTempFile::new().expect("an outside file");
+    fs::write(outside.path(), "id: linked\ntitle: Outside\n").expect("writable");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        outside.path(),
+        fixture.root().join(".ai/repo/project/issues/linked.yaml"),
+    )
+    .expect("a symlink");
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let refused = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "linked", "transition": "start" }),
+    );
+    // The index refuses the symlink, so the issue does not exist for the writer.
+    assert_eq!(error_code(&refused), "not_found");
+    assert_eq!(
+        fs::read_to_string(outside.path()).expect("readable"),
+        "id: linked\ntitle: Outside\n"
+    );
+}
+
+#[test]
+fn recover_orphans_lists_then_unlinks_exactly_the_old_temp_files() {
+    let fixture = Fixture::new();
+    fixture.write(".ai/repo/rules/half.md.4242.mj-tmp", "interrupted");
+    fixture.write(".ai/repo/fresh.mj-tmp", "just now");
+    fs::create_dir_all(fixture.root().join(".ai/repo/dir.mj-tmp")).expect("a directory");
+    fixture.write("outside.mj-tmp", "not under .ai");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    fs::File::options()
+        .write(true)
+        .open(fixture.root().join(".ai/repo/rules/half.md.4242.mj-tmp"))
+        .and_then(|f| f.set_modified(old))
+        .expect("an old mtime");
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let listed = server.call_ok(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 3600 }),
+    );
+    let found: Vec<&str> = listed["found"]
+        .as_array()
+        .expect("found")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(found, [".ai/repo/rules/half.md.4242.mj-tmp"]);
+    assert!(
+        fixture
+            .root()
+            .join(".ai/repo/rules/half.md.4242.mj-tmp")
+            .exists(),
+        "check only lists"
+    );
+    let removed = server.call_ok(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 3600, "check": false }),
+    );
+    assert_eq!(
+        removed["removed"],
+        json!([".ai/repo/rules/half.md.4242.mj-tmp"])
+    );
+    assert!(!fixture
+        .root()
+        .join(".ai/repo/rules/half.md.4242.mj-tmp")
+        .exists());
+    assert!(
+        fixture.root().join(".ai/repo/fresh.mj-tmp").exists(),
+        "too young"
+    );
+    assert!(
+        fixture.root().join(".ai/repo/dir.mj-tmp").is_dir(),
+        "never a directory"
+    );
+    assert!(
+        fixture.root().join("outside.mj-tmp").exists(),
+        "never outside .ai/"
+    );
+    let zero = server.call(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 0 }),
+    );
+    assert_eq!(error_code(&zero), "invalid_input");
+}
+
+#[test]
+fn read_only_projects_no_writer_anywhere() {
+    let fixture = plan_fixture();
+    let mut server = McpServer::start_with(fixture.root(), &["--read-only"], &[]);
+    let init = server.initialize();
+    let instructions = init["instructions"].as_str().expect("instructions");
+    assert!(
+        instructions.contains("Nothing here writes to the repository."),
+        "{instructions}"
+    );
+    let names: Vec<String> = server
+        .tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    for writer in writers() {
+        assert!(!names.iter().any(|n| n == writer), "{writer} is projected");
+        let call = server.request(
+            "tools/call",
+            json!({ "name": writer, "arguments": { "issue": "base", "transition": "start" } }),
+        );
+        assert_eq!(call["error"]["code"], -32602, "{writer}: {call}");
+    }
+    let projection = server.call_ok("majordomus_mcp", json!({}));
+    assert_eq!(projection["read_only"], true);
+    assert_eq!(projection["writers"], json!([]));
+    assert!(
+        fs::read_to_string(fixture.root().join(".ai/repo/project/issues/base.yaml"))
+            .expect("readable")
+            .lines()
+            .all(|l| !l.starts_with("started_at"))
+    );
+}
