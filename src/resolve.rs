@@ -79,46 +79,97 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
     }
 }
 
-/// The `resources/list` entries: builtin resources first, then layer objects, each group in id
-/// order.
-pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
-    let mut out: Vec<Value> = builtin(ctx)
-        .filter_map(|(_, d)| {
-            let r = d.resource?;
-            Some(json!({
-                "uri": r.uri,
-                "name": r.name,
-                "title": d.title,
-                "description": d.description,
-                "mimeType": "application/json",
-                "_meta": { "majordomus": {
-                    "id": d.id,
-                    "kind": "query",
-                    "provenance": { "capability": d.id, "declared_in": d.source },
-                } },
-            }))
-        })
-        .collect();
+/// One `resources/list` entry, serialised straight from borrowed fields (a layer may hold
+/// thousands of objects; no intermediate JSON tree is built).
+#[derive(serde::Serialize)]
+struct Entry<'a> {
+    uri: &'a str,
+    name: &'a str,
+    title: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(rename = "mimeType")]
+    mime_type: &'a str,
+    #[serde(rename = "_meta")]
+    meta: Meta<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Meta<'a> {
+    majordomus: MetaBody<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct MetaBody<'a> {
+    id: &'a str,
+    kind: &'a str,
+    provenance: Value,
+}
+
+/// The `resources/list` array as JSON text: builtin resources first, then layer objects, each
+/// group in id order.
+pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
     let index = ctx.index()?;
-    out.reserve(index.objects.len());
-    for o in &index.objects {
-        let mut entry = json!({
-            "uri": o.uri,
-            "name": o.identity,
-            "title": o.title,
-            "mimeType": o.media_type,
-            "_meta": { "majordomus": {
-                "id": object_id(o),
-                "kind": o.kind,
-                "provenance": o.provenance,
-            } },
-        });
-        if let (Some(d), Some(map)) = (&o.description, entry.as_object_mut()) {
-            map.insert("description".into(), Value::String(d.clone()));
+    let mut out = String::with_capacity(64 + index.objects.len() * 320);
+    out.push('[');
+    let mut first = true;
+    let mut push = |entry: &Entry<'_>, out: &mut String| {
+        if !first {
+            out.push(',');
         }
-        out.push(entry);
+        first = false;
+        if let Ok(text) = serde_json::to_string(entry) {
+            out.push_str(&text);
+        }
+    };
+    for (_, d) in builtin(ctx) {
+        let Some(r) = d.resource else { continue };
+        push(
+            &Entry {
+                uri: r.uri,
+                name: r.name,
+                title: d.title,
+                description: Some(d.description),
+                mime_type: "application/json",
+                meta: Meta {
+                    majordomus: MetaBody {
+                        id: d.id,
+                        kind: "query",
+                        provenance: json!({ "capability": d.id, "declared_in": d.source }),
+                    },
+                },
+            },
+            &mut out,
+        );
     }
+    for o in &index.objects {
+        let id = object_id(o);
+        push(
+            &Entry {
+                uri: &o.uri,
+                name: &o.identity,
+                title: &o.title,
+                description: o.description.as_deref(),
+                mime_type: &o.media_type,
+                meta: Meta {
+                    majordomus: MetaBody {
+                        id: &id,
+                        kind: &o.kind,
+                        provenance: serde_json::to_value(&o.provenance).unwrap_or(Value::Null),
+                    },
+                },
+            },
+            &mut out,
+        );
+    }
+    out.push(']');
     Ok(out)
+}
+
+/// The `resources/list` entries as values (for callers that want to inspect them).
+pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
+    serde_json::from_str(&list_json(ctx)?)
+        .map_err(|e| CapabilityError::internal(format!("resources/list does not parse: {e}")))
 }
 
 /// The `resources/read` contents of `uri`.

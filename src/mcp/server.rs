@@ -267,8 +267,8 @@ impl Server {
     }
 
     fn list_resources(&self) -> Answer {
-        let resources = resolve::list(&self.ctx).map_err(internal)?;
-        Ok(json!({ "resources": resources }).to_string())
+        let resources = resolve::list_json(&self.ctx).map_err(internal)?;
+        Ok(format!("{{\"resources\":{resources}}}"))
     }
 
     fn read_resource(&self, params: &Map<String, Value>) -> Answer {
