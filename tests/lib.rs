@@ -39,3 +39,9 @@ mod cli;
 
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
+
+/// `majordomus serve` as a child on a real socket, and a hand-written HTTP/1.1 client.
+mod serve_support;
+
+/// HTTP serving (SPEC §11) on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
+mod http_serve;
