@@ -45,3 +45,6 @@ mod serve_support;
 
 /// HTTP serving (SPEC §11) on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
 mod http_serve;
+
+/// Every `determinism: repository` capability answers alike over CLI, HTTP and MCP, in two processes.
+mod parity;
