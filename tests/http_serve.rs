@@ -658,6 +658,79 @@ fn a_live_session_is_a_peer_and_counts_as_an_http_session() {
     assert_eq!(http_sessions(), 0, "none once it ended");
 }
 
+#[test]
+fn a_layer_object_reads_over_mcp_as_its_file_at_an_instance_of_the_template() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (session, _) = served.mcp_initialize("http-test");
+    let templates = served.mcp(
+        Some(&session),
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "resources/templates/list" }),
+    );
+    assert_eq!(
+        templates.json()["result"]["resourceTemplates"][0]["uriTemplate"],
+        "majordomus://{kind}/{identity}"
+    );
+    let read = served.mcp(
+        Some(&session),
+        &json!({
+            "jsonrpc": "2.0", "id": 5, "method": "resources/read",
+            "params": { "uri": EXAMPLE_RULE },
+        }),
+    );
+    assert_eq!(read.status, 200, "{}", read.text());
+    let contents = read.json()["result"]["contents"].clone();
+    assert_eq!(contents[0]["uri"], EXAMPLE_RULE, "{contents}");
+    assert!(contents[0]["mimeType"].is_string(), "{contents}");
+    let file = std::fs::read_to_string(repo.path().join(EXAMPLE_RULE_PATH)).expect("the rule");
+    assert_eq!(contents[0]["text"], file.as_str(), "the file as read");
+}
+
+#[test]
+fn an_unknown_uri_over_mcp_is_resource_not_found() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (session, _) = served.mcp_initialize("http-test");
+    let read = served.mcp(
+        Some(&session),
+        &json!({
+            "jsonrpc": "2.0", "id": 6, "method": "resources/read",
+            "params": { "uri": "majordomus://rule/none@1" },
+        }),
+    );
+    assert_eq!(read.status, 200, "a JSON-RPC error travels in a 200");
+    assert_eq!(read.json()["error"]["code"], -32002, "{}", read.text());
+}
+
+#[test]
+fn a_failing_tool_call_over_mcp_is_an_is_error_result() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (session, _) = served.mcp_initialize("http-test");
+    let call = served.mcp(
+        Some(&session),
+        &json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {
+                "name": tool_of("objects.get"),
+                "arguments": { "uri": "majordomus://rule/none@1" },
+            },
+        }),
+    );
+    assert_eq!(call.status, 200, "{}", call.text());
+    let result = call.json()["result"].clone();
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"]
+        .as_str()
+        .expect("a text content");
+    assert!(text.starts_with("not_found: "), "{text}");
+    assert_eq!(result["_meta"]["majordomus"]["error"]["code"], "not_found");
+    assert!(
+        result.get("structuredContent").is_none(),
+        "no structuredContent on failure: {result}"
+    );
+}
+
 // ---- lifecycle --------------------------------------------------------------------------------
 
 #[test]
