@@ -51,3 +51,12 @@ mod mcp_prose;
 
 /// The writers of SPEC §9 on fixture repositories, and read-only mode.
 mod writers;
+
+/// `majordomus serve` as a child on a real socket, and a hand-written HTTP/1.1 client.
+mod serve_support;
+
+/// HTTP serving (SPEC §11) on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
+mod http_serve;
+
+/// Every `determinism: repository` capability answers alike over CLI, HTTP and MCP, in two processes.
+mod parity;

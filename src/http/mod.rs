@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -66,6 +67,24 @@ fn capability_error(e: &CapabilityError) -> Response {
     error_response(status, e.code(), e.message())
 }
 
+/// A body that could not be read — cut short by the client, or over the bound while it streamed
+/// without announcing its length — answered in the envelope, not axum's plain-text rejection.
+pub(crate) fn unreadable_body(rejection: &BytesRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            &format!("the body is larger than the bound of {MAX_BODY_BYTES} bytes"),
+        )
+    } else {
+        error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "the body could not be read in full (was the connection closed early?)",
+        )
+    }
+}
+
 fn json_response(text: String) -> Response {
     (
         StatusCode::OK,
@@ -97,8 +116,11 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
 fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
     match d.route.map(|r| r.method) {
         Some(Method::Post) => post(
-            move |State(state): State<AppState>, body: Bytes| async move {
-                run(&state, index, binding::from_body(&body))
+            move |State(state): State<AppState>, body: Result<Bytes, BytesRejection>| async move {
+                match body {
+                    Ok(body) => run(&state, index, binding::from_body(&body)),
+                    Err(rejection) => unreadable_body(&rejection),
+                }
             },
         ),
         _ => get(
@@ -319,14 +341,45 @@ pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     runtime.block_on(serve_async(ctx, bind))
 }
 
+/// Connections the kernel holds for `accept`. The default (128) is below the in-flight bound, so
+/// a burst of clients within the bound had handshakes dropped and retried for seconds instead of
+/// being served (or, past the bound, answered `busy`).
+const ACCEPT_BACKLOG: u32 = 1024;
+const _: () = assert!(ACCEPT_BACKLOG as usize >= MAX_IN_FLIGHT);
+
+/// Binds the first address `addr` resolves to, with [`ACCEPT_BACKLOG`].
+async fn listen(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for candidate in tokio::net::lookup_host(addr).await? {
+        let socket = if candidate.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        };
+        let bound = socket.and_then(|socket| {
+            socket.set_reuseaddr(true)?;
+            socket.bind(candidate)?;
+            socket.listen(ACCEPT_BACKLOG)
+        });
+        match bound {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to nothing",
+        )
+    }))
+}
+
 async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let addr = format!("{}:{}", bind.host, bind.port);
-    let listener = tokio::net::TcpListener::bind(&addr)
-        .await
-        .map_err(|e| ServeError::Bind {
-            addr: addr.clone(),
-            message: e.to_string(),
-        })?;
+    let listener = listen(&addr).await.map_err(|e| ServeError::Bind {
+        addr: addr.clone(),
+        message: e.to_string(),
+    })?;
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| ServeError::Runtime(e.to_string()))?;
