@@ -82,7 +82,7 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
 /// One `resources/list` entry, serialised straight from borrowed fields (a layer may hold
 /// thousands of objects; no intermediate JSON tree is built).
 #[derive(serde::Serialize)]
-struct Entry<'a> {
+struct Entry<'a, P: serde::Serialize> {
     uri: &'a str,
     name: &'a str,
     title: &'a str,
@@ -91,41 +91,49 @@ struct Entry<'a> {
     #[serde(rename = "mimeType")]
     mime_type: &'a str,
     #[serde(rename = "_meta")]
-    meta: Meta<'a>,
+    meta: Meta<'a, P>,
 }
 
 #[derive(serde::Serialize)]
-struct Meta<'a> {
-    majordomus: MetaBody<'a>,
+struct Meta<'a, P: serde::Serialize> {
+    majordomus: MetaBody<'a, P>,
 }
 
 #[derive(serde::Serialize)]
-struct MetaBody<'a> {
-    id: &'a str,
+struct MetaBody<'a, P: serde::Serialize> {
+    id: IdOf<'a>,
     kind: &'a str,
-    provenance: Value,
+    provenance: P,
 }
 
-/// The `resources/list` array as JSON text: builtin resources first, then layer objects, each
-/// group in id order.
-pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
-    let index = ctx.index()?;
-    let mut out = String::with_capacity(64 + index.objects.len() * 320);
-    out.push('[');
-    let mut first = true;
-    let mut push = |entry: &Entry<'_>, out: &mut String| {
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        if let Ok(text) = serde_json::to_string(entry) {
-            out.push_str(&text);
-        }
-    };
-    for (_, d) in builtin(ctx) {
-        let Some(r) = d.resource else { continue };
-        push(
-            &Entry {
+/// `<kind>.<identity>` written without allocating.
+struct IdOf<'a>(&'a str, &'a str);
+
+impl serde::Serialize for IdOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{}.{}", self.0, self.1))
+    }
+}
+
+#[derive(serde::Serialize)]
+struct BuiltinProvenance<'a> {
+    capability: &'a str,
+    declared_in: &'a str,
+}
+
+/// The whole `resources/list` array, serialised in one pass.
+struct Listing<'a> {
+    builtin: Vec<&'static Descriptor>,
+    objects: &'a [Object],
+}
+
+impl serde::Serialize for Listing<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.builtin.len() + self.objects.len()))?;
+        for d in &self.builtin {
+            let Some(r) = d.resource else { continue };
+            seq.serialize_element(&Entry {
                 uri: r.uri,
                 name: r.name,
                 title: d.title,
@@ -133,19 +141,18 @@ pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
                 mime_type: "application/json",
                 meta: Meta {
                     majordomus: MetaBody {
-                        id: d.id,
+                        id: IdOf(d.namespace, d.name),
                         kind: "query",
-                        provenance: json!({ "capability": d.id, "declared_in": d.source }),
+                        provenance: BuiltinProvenance {
+                            capability: d.id,
+                            declared_in: d.source,
+                        },
                     },
                 },
-            },
-            &mut out,
-        );
-    }
-    for o in &index.objects {
-        let id = object_id(o);
-        push(
-            &Entry {
+            })?;
+        }
+        for o in self.objects {
+            seq.serialize_element(&Entry {
                 uri: &o.uri,
                 name: &o.identity,
                 title: &o.title,
@@ -153,17 +160,29 @@ pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
                 mime_type: &o.media_type,
                 meta: Meta {
                     majordomus: MetaBody {
-                        id: &id,
+                        id: IdOf(&o.kind, &o.identity),
                         kind: &o.kind,
-                        provenance: serde_json::to_value(&o.provenance).unwrap_or(Value::Null),
+                        provenance: &o.provenance,
                     },
                 },
-            },
-            &mut out,
-        );
+            })?;
+        }
+        seq.end()
     }
-    out.push(']');
-    Ok(out)
+}
+
+/// The `resources/list` array as JSON text: builtin resources first, then layer objects, each
+/// group in id order.
+pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
+    let index = ctx.index()?;
+    let listing = Listing {
+        builtin: builtin(ctx).map(|(_, d)| d).collect(),
+        objects: &index.objects,
+    };
+    let mut out = Vec::with_capacity(64 + index.objects.len() * 360);
+    serde_json::to_writer(&mut out, &listing)
+        .map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))?;
+    String::from_utf8(out).map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))
 }
 
 /// The `resources/list` entries as values (for callers that want to inspect them).

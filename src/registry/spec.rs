@@ -902,7 +902,7 @@ pub fn validate(
             }
         }
         if let Some(p) = &schema.pattern {
-            if let Ok(re) = regex::Regex::new(p) {
+            if let Some(re) = compiled_pattern(p) {
                 if !re.is_match(s) {
                     errors.push(Problem::new(
                         ProblemKind::Constraint,
@@ -1022,6 +1022,18 @@ pub fn validate(
             }
         }
     }
+}
+
+/// A declared `pattern`, compiled once per process: validation runs on every request.
+fn compiled_pattern(pattern: &str) -> Option<regex::Regex> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    map.entry(pattern.to_string())
+        .or_insert_with(|| regex::Regex::new(pattern).ok())
+        .clone()
 }
 
 fn describe_value(value: &Value) -> &'static str {
