@@ -60,3 +60,6 @@ mod http_serve;
 
 /// Every `determinism: repository` capability answers alike over CLI, HTTP and MCP, in two processes.
 mod parity;
+
+/// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
+mod tidy;
