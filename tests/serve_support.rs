@@ -30,8 +30,15 @@ pub struct Served {
 impl Served {
     /// Starts `majordomus serve --port 0 --repo <repo>` and waits for the line naming its port.
     pub fn start(repo: &Path) -> Served {
+        Served::start_with(repo, &[])
+    }
+
+    /// Like `start`, with extra arguments for `serve` (`--read-only`).
+    pub fn start_with(repo: &Path, extra: &[&str]) -> Served {
         let mut child = bin()
-            .args(["serve", "--port", "0", "--repo"])
+            .args(["serve", "--port", "0"])
+            .args(extra)
+            .arg("--repo")
             .arg(repo)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -402,3 +402,92 @@ fn read_only_projects_no_writer_anywhere() {
             .all(|l| !l.starts_with("started_at"))
     );
 }
+
+#[test]
+fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
+    let fixture = plan_fixture();
+    let served = crate::serve_support::Served::start_with(fixture.root(), &["--read-only"]);
+    let mut swept = 0;
+    for d in registry::all()
+        .iter()
+        .filter(|d| d.effect == Effect::RepositoryMutation)
+    {
+        let route = d.route.expect("every writer has a route");
+        let body = d.examples.first().map_or("{}", |e| e.input);
+        served
+            .post_json(route.path, body)
+            .assert_error(403, "forbidden");
+        let page = served.get(&format!("/cockpit/capabilities/{}", d.id));
+        assert_eq!(page.status, 200);
+        assert!(
+            page.text().contains("read-only"),
+            "the page says why there is no runner"
+        );
+        assert!(
+            !page.text().contains("<form class=\"runner\""),
+            "no runner is offered"
+        );
+        swept += 1;
+    }
+    assert_eq!(swept, 3);
+    let (session, _) = served.mcp_initialize("read-only-test");
+    let listed = served.mcp(
+        Some(&session),
+        &json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+    );
+    let names = listed.text();
+    for writer in writers() {
+        assert!(!names.contains(writer), "{writer} is listed over /mcp");
+    }
+    assert!(
+        fs::read_to_string(fixture.root().join(".ai/repo/project/issues/base.yaml"))
+            .expect("readable")
+            .lines()
+            .all(|l| !l.starts_with("started_at"))
+    );
+}
+
+#[test]
+fn the_cockpit_runner_writes_only_after_confirmation_and_only_from_its_own_origin() {
+    let fixture = plan_fixture();
+    let served = crate::serve_support::Served::start(fixture.root());
+    let page = served.get("/cockpit/capabilities/plan.transition");
+    assert!(
+        page.text().contains("This writes the repository."),
+        "the page says so plainly"
+    );
+    let target = "/cockpit/capabilities/plan.transition/run";
+    let form = |extra: &str| format!("issue=base&transition=start{extra}");
+    let post = |body: &str, origin: &str| {
+        served.request(
+            "POST",
+            target,
+            &[
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Origin", origin),
+            ],
+            body.as_bytes(),
+        )
+    };
+    let own_origin = format!("http://{}", served.host());
+    let unconfirmed = post(&form(""), &own_origin);
+    assert_eq!(unconfirmed.status, 400, "no confirmation, no write");
+    let foreign = post(&form("&confirm=yes"), "http://evil.example");
+    assert_eq!(
+        foreign.status, 403,
+        "a foreign origin is refused before any handler"
+    );
+    let issue = fixture.root().join(".ai/repo/project/issues/base.yaml");
+    assert!(!fs::read_to_string(&issue)
+        .expect("readable")
+        .contains("started_at"));
+    let confirmed = post(&form("&confirm=yes"), &own_origin);
+    assert_eq!(confirmed.status, 200, "{}", confirmed.text());
+    assert!(
+        confirmed.text().contains("started_at"),
+        "the answer is shown"
+    );
+    assert!(fs::read_to_string(&issue)
+        .expect("readable")
+        .contains("started_at"));
+}
