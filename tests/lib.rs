@@ -48,3 +48,6 @@ mod objects;
 
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
+
+/// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
+mod cockpit;
