@@ -785,7 +785,8 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
             .is_some_and(|m| m.contains("markdown")))
     .then(|| {
         let from = view["provenance"]["path"].as_str().unwrap_or_default();
-        let resolve = |link: &str| object_page_of(ctx, from, link);
+        let objects = std::cell::OnceCell::new();
+        let resolve = |link: &str| object_page_of(ctx, &objects, from, link);
         markdown::render(
             markdown::body(view["content"].as_str().unwrap_or_default()),
             &resolve,
@@ -810,8 +811,14 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
 }
 
 /// The object page of the file a relative link in the document at `from` names, when the layer
-/// holds that file as an object.
-fn object_page_of(ctx: &Context, from: &str, link: &str) -> Option<String> {
+/// holds that file as an object. `objects` is the layer's object list, asked for at most once
+/// per page and only when a document has a relative link.
+fn object_page_of(
+    ctx: &Context,
+    objects: &std::cell::OnceCell<Vec<Value>>,
+    from: &str,
+    link: &str,
+) -> Option<String> {
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in link.split('/') {
@@ -824,10 +831,36 @@ fn object_page_of(ctx: &Context, from: &str, link: &str) -> Option<String> {
         }
     }
     let path = parts.join("/");
-    let index = ctx.index().ok()?;
-    let object = index.objects.iter().find(|o| o.provenance.path == path)?;
-    let query = serde_urlencoded::to_string([("uri", object.uri.as_str())]).ok()?;
+    let objects = objects.get_or_init(|| all_objects(ctx));
+    let uri = objects
+        .iter()
+        .find(|o| o["path"] == path.as_str())?
+        .get("uri")?
+        .as_str()?;
+    let query = serde_urlencoded::to_string([("uri", uri)]).ok()?;
     Some(format!("/cockpit/object?{query}"))
+}
+
+/// Every object summary of the layer, through `objects.list`, page by page.
+fn all_objects(ctx: &Context) -> Vec<Value> {
+    const LIMIT: usize = 10_000;
+    let mut objects = Vec::new();
+    loop {
+        let input = json!({ "limit": LIMIT, "offset": objects.len() });
+        let Ok(mut answer) = ctx.execute("objects.list", input) else {
+            break;
+        };
+        let page = match answer["objects"].take() {
+            Value::Array(page) => page,
+            _ => Vec::new(),
+        };
+        let done = page.len() < LIMIT;
+        objects.extend(page);
+        if done {
+            break;
+        }
+    }
+    objects
 }
 
 fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {

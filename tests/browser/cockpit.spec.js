@@ -236,21 +236,7 @@ async function layoutAndAccessibility(browser, pages) {
         check('overflow', scrollWidth <= innerWidth, `${where}: scrollWidth ${scrollWidth} > ${innerWidth}; wide: ${culprits.join(', ')}`);
         const h1s = await page.$$eval('h1', (hs) => hs.length);
         check('structure', h1s === 1, `${where}: ${h1s} h1 elements`);
-        await page.addScriptTag({ content: AXE_SOURCE });
-        const result = await page.evaluate(async (tags) => {
-          // eslint-disable-next-line no-undef
-          const r = await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-          return r.violations.map((v) => ({
-            id: v.id,
-            impact: v.impact,
-            help: v.help,
-            targets: v.nodes.slice(0, 8).map((n) => `${n.target.join(' ')}${n.failureSummary ? ' — ' + n.failureSummary.replace(/\s+/g, ' ') : ''}`),
-            count: v.nodes.length,
-          }));
-        }, AXE_TAGS);
-        for (const v of result) {
-          fail('axe', `${where}: ${v.id} (${v.impact}, ${v.count} nodes): ${v.help}\n      ${v.targets.join('\n      ')}`);
-        }
+        await axeClean(page, where);
         // Chromium reports a document's own error status on the console; that one is expected.
         const own = `Failed to load resource: the server responded with a status of ${status}`;
         const unexpected = errors.filter((e) => status === 200 || !e.includes(own));
@@ -260,6 +246,49 @@ async function layoutAndAccessibility(browser, pages) {
       console.log(`  checked ${pages.length} pages at ${width} px, ${colorScheme}`);
     }
   }
+}
+
+/** Runs axe-core on the loaded page and records every violation under `where`. */
+async function axeClean(page, where) {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  const result = await page.evaluate(async (tags) => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 8).map((n) => `${n.target.join(' ')}${n.failureSummary ? ' — ' + n.failureSummary.replace(/\s+/g, ' ') : ''}`),
+      count: v.nodes.length,
+    }));
+  }, AXE_TAGS);
+  for (const v of result) {
+    fail('axe', `${where}: ${v.id} (${v.impact}, ${v.count} nodes): ${v.help}\n      ${v.targets.join('\n      ')}`);
+  }
+}
+
+/** The theme button overrides the system's choice, is remembered, and the forced theme is as accessible. */
+async function themeButton(browser, base) {
+  section('theme button');
+  const context = await newContext(browser, { colorScheme: 'light', bypassCSP: true });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.goto(new URL('/cockpit/capabilities/objects.search/run?query=rule', base).toString());
+  const light = await background();
+  const button = page.locator('#theme-toggle');
+  check('theme', await button.isVisible(), 'the theme button shows when JavaScript runs');
+  check('theme', (await button.textContent()) === 'Dark theme', `the button offers the other theme: ${await button.textContent()}`);
+  await button.click();
+  const dark = await background();
+  check('theme', dark !== light, `the button switches the page to dark: ${light} -> ${dark}`);
+  await page.reload();
+  check('theme', (await page.getAttribute('html', 'data-theme')) === 'dark', 'the choice is remembered across pages');
+  check('theme', (await background()) === dark, 'a reloaded page keeps the dark background');
+  await axeClean(page, 'capability with an answer, dark by the button over a light system');
+  check('console', errors.length === 0, `theme button: ${errors.join(' | ')}`);
+  await context.close();
+  console.log(`  light ${light} -> dark ${dark}, remembered`);
 }
 
 /** The `objects.search` runner answers through its form; so does the search page, also without JavaScript. */
@@ -417,6 +446,7 @@ async function main() {
     });
     await crawl(browser, base);
     await layoutAndAccessibility(browser, await mainPages(browser, base));
+    await themeButton(browser, base);
     await runner(browser, base);
     await mcpPage(browser, base);
     await headers(browser, base);
