@@ -22,15 +22,25 @@ check: lint test
     bash scripts/ci/mcp-python-client.sh
     bash scripts/ci/build-refusal.sh
     bash scripts/ci/rerun-if-changed.sh
+    bash scripts/ci/cockpit-browser.sh
+
+# The Cockpit in a real headless Chromium
+browser:
+    bash scripts/ci/cockpit-browser.sh
+
+# Retake the README's Cockpit screenshots (docs/screenshots/)
+screenshots:
+    UPDATE_SNAPSHOTS=1 bash scripts/ci/cockpit-browser.sh
 
 # Rewrite the generator's snapshots after an intended change (review the diff!)
 bless:
     UPDATE_SNAPSHOTS=1 cargo test --features bless-snapshots generator
     cargo test
 
-# Benchmarks: in-process dispatch, and the debug edit loop
+# Benchmarks: in-process dispatch, Cockpit page renders, and the debug edit loop
 bench:
     cargo bench --bench dispatch
+    cargo bench --bench cockpit
     bash scripts/ci/rerun-if-changed.sh
 
 # Print the OpenAPI document

@@ -63,3 +63,6 @@ mod parity;
 
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
+
+/// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
+mod cockpit;

@@ -34,6 +34,13 @@ const DIRECTORIES: &[&str] = &[
     ".gemini",
 ];
 
+/// Pictures (the README's screenshots under `docs/`) are not prose.
+fn is_image(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["png", "jpg", "jpeg", "gif", "webp"].contains(&e))
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -45,7 +52,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         }
         if path.is_dir() {
             walk(&path, out);
-        } else {
+        } else if !is_image(&path) {
             out.push(path);
         }
     }

@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d /tmp/majordomus-copy.XXXXXX)
-tar -C "$root" --exclude=./target --exclude=./.git --exclude=./node_modules -cf - . | tar -C "$dest" -xf -
+tar -C "$root" --exclude=./target --exclude=./.git --exclude=node_modules -cf - . | tar -C "$dest" -xf -
 if [ -d "$root/target/debug" ]; then
   mkdir -p "$dest/target"
   cp -a --reflink=auto "$root/target/debug" "$dest/target/debug"

@@ -1,6 +1,7 @@
 // Enhancements only: every page works without this script.
 // - a theme button that overrides the system's light/dark choice (remembered);
-// - "/" focuses the search box.
+// - "/" focuses the search box;
+// - a table too wide for the screen, which scrolls in its own box, can be scrolled from the keyboard.
 (function () {
   "use strict";
   var root = document.documentElement;
@@ -25,6 +26,20 @@
       label();
     });
   }
+
+  var wraps = document.querySelectorAll(".table-wrap:not([tabindex])");
+  var focusable = function () {
+    for (var i = 0; i < wraps.length; i++) {
+      var wrap = wraps[i];
+      if (wrap.scrollWidth > wrap.clientWidth) {
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        wrap.setAttribute("aria-label", "Table, scrolls sideways");
+      }
+    }
+  };
+  focusable();
+  window.addEventListener("resize", focusable);
 
   document.addEventListener("keydown", function (event) {
     if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) { return; }

@@ -106,6 +106,8 @@ fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
+        env.add_filter("ticks", ticks);
+        env.add_filter("wbr", wbr);
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!("template {name} does not compile: {e}");
@@ -113,6 +115,58 @@ fn environment() -> &'static Environment<'static> {
         }
         env
     })
+}
+
+fn escape_html(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The `ticks` filter: a message with names in backticks (`objects.get`), escaped, with each
+/// name shown as code.
+fn ticks(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut parts = text.split('`').peekable();
+    let mut inside = false;
+    while let Some(part) = parts.next() {
+        // An unpaired last backtick is shown as it is.
+        if inside && parts.peek().is_none() {
+            out.push('`');
+            escape_html(part, &mut out);
+            break;
+        }
+        if inside {
+            out.push_str("<code>");
+            escape_html(part, &mut out);
+            out.push_str("</code>");
+        } else {
+            escape_html(part, &mut out);
+        }
+        inside = !inside;
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `wbr` filter: an identifier, path or URI, escaped, that may break after its separators
+/// (`majordomus_<wbr>search`) rather than at any letter when a narrow column squeezes it.
+fn wbr(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = rest.find(['_', '.', '/', '@', ':', ',']) {
+        escape_html(&rest[..=at], &mut out);
+        out.push_str("<wbr>");
+        rest = &rest[at + 1..];
+    }
+    escape_html(rest, &mut out);
+    Jinja::from_safe_string(out)
 }
 
 /// Everything a request to the Cockpit carries.
@@ -729,7 +783,15 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         && view["media_type"]
             .as_str()
             .is_some_and(|m| m.contains("markdown")))
-    .then(|| markdown::render(markdown::body(view["content"].as_str().unwrap_or_default())));
+    .then(|| {
+        let from = view["provenance"]["path"].as_str().unwrap_or_default();
+        let objects = std::cell::OnceCell::new();
+        let resolve = |link: &str| object_page_of(ctx, &objects, from, link);
+        markdown::render(
+            markdown::body(view["content"].as_str().unwrap_or_default()),
+            &resolve,
+        )
+    });
     let title = view["title"].as_str().unwrap_or_default().to_string();
     let answer_text = serde_json::to_string_pretty(&view["answer"]).unwrap_or_default();
     let metadata: Vec<Value> = view["metadata"]
@@ -748,6 +810,59 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
     ))
 }
 
+/// The object page of the file a relative link in the document at `from` names, when the layer
+/// holds that file as an object. `objects` is the layer's object list, asked for at most once
+/// per page and only when a document has a relative link.
+fn object_page_of(
+    ctx: &Context,
+    objects: &std::cell::OnceCell<Vec<Value>>,
+    from: &str,
+    link: &str,
+) -> Option<String> {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for part in link.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
+        }
+    }
+    let path = parts.join("/");
+    let objects = objects.get_or_init(|| all_objects(ctx));
+    let uri = objects
+        .iter()
+        .find(|o| o["path"] == path.as_str())?
+        .get("uri")?
+        .as_str()?;
+    let query = serde_urlencoded::to_string([("uri", uri)]).ok()?;
+    Some(format!("/cockpit/object?{query}"))
+}
+
+/// Every object summary of the layer, through `objects.list`, page by page.
+fn all_objects(ctx: &Context) -> Vec<Value> {
+    const LIMIT: usize = 10_000;
+    let mut objects = Vec::new();
+    loop {
+        let input = json!({ "limit": LIMIT, "offset": objects.len() });
+        let Ok(mut answer) = ctx.execute("objects.list", input) else {
+            break;
+        };
+        let page = match answer["objects"].take() {
+            Value::Array(page) => page,
+            _ => Vec::new(),
+        };
+        let done = page.len() < LIMIT;
+        objects.extend(page);
+        if done {
+            break;
+        }
+    }
+    objects
+}
+
 fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let info = run(ctx, "repository.info", json!({}))?;
     let kinds: Vec<String> = info["counts"]
@@ -757,22 +872,35 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let query = param(params, "q");
     let kind = param(params, "kind");
     let mut found = None;
+    let mut error = None;
+    let mut status = 200;
     if let Some(q) = query {
         let mut input = json!({ "query": q, "limit": 50 });
         if let Some(k) = kind {
             input["kind"] = json!(k);
         }
-        found = Some(run(ctx, "objects.search", input)?);
+        // A refused search keeps its form, with the refusal shown, under its status.
+        match run(ctx, "objects.search", input) {
+            Ok(answer) => found = Some(answer),
+            Err(f) => {
+                status = f.status;
+                error = Some(json!({
+                    "code": f.code,
+                    "message": crate::secrets::redact(&f.message),
+                }));
+            }
+        }
     }
     Ok((
         "search.html",
         context! {
             found => found,
+            error => error,
             kinds => kinds,
             filters => json!({ "kind": kind }),
             search_query => query.unwrap_or_default(),
         },
-        200,
+        status,
     ))
 }
 

@@ -1,0 +1,428 @@
+//! The Cockpit (SPEC §12) through the library: `majordomus::cockpit::render` over a fixture
+//! repository, without a socket. Every page type renders whole (one `h1`, a skip link, a `main`);
+//! a page, capability or URI that does not exist is a 404 page that says so; input that does not
+//! fit is a 400 page naming the field; a layer file's HTML is shown, never run; and the navigation
+//! is derived from the registry and the index, never written down. The browser checks (console,
+//! overflow, axe-core) live in `tests/browser/cockpit.spec.js`.
+
+use majordomus::cockpit::{self, Page, Request};
+use majordomus::context::Options;
+use majordomus::layer::Discovery;
+use majordomus::registry;
+use majordomus::Context;
+use serde_json::Value;
+
+use crate::support::Fixture;
+
+/// The Cockpit over a fixture repository, asked page by page.
+struct Cockpit {
+    ctx: Context,
+    // Kept alive: the context reads the fixture's files.
+    _fixture: Fixture,
+}
+
+impl Cockpit {
+    /// `Fixture::with_objects` (a rule, a prompt, an ADR, knowledge, an issue, a document).
+    fn new() -> Cockpit {
+        Cockpit::over(Fixture::with_objects())
+    }
+
+    fn over(fixture: Fixture) -> Cockpit {
+        let ctx = Context::open(Options {
+            start: fixture.root().to_path_buf(),
+            discovery: Discovery::Filesystem,
+            ..Options::default()
+        });
+        Cockpit {
+            ctx,
+            _fixture: fixture,
+        }
+    }
+
+    /// GET `/cockpit<target>`, where `target` is a path with an optional query.
+    fn get(&self, target: &str) -> Page {
+        let (path, query) = match target.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (target, None),
+        };
+        cockpit::render(
+            &self.ctx,
+            &Request {
+                path,
+                query,
+                form: None,
+                post: false,
+                host: "127.0.0.1:8741",
+            },
+        )
+    }
+
+    /// POST the url-encoded `form` to `/cockpit<path>`.
+    fn post(&self, path: &str, form: &str) -> Page {
+        cockpit::render(
+            &self.ctx,
+            &Request {
+                path,
+                query: None,
+                form: Some(form.as_bytes()),
+                post: true,
+                host: "127.0.0.1:8741",
+            },
+        )
+    }
+
+    /// GET a page that must render with 200.
+    fn ok(&self, target: &str) -> String {
+        let page = self.get(target);
+        assert_eq!(page.status, 200, "/cockpit{target}:\n{}", page.html);
+        assert_whole(target, &page.html);
+        page.html
+    }
+
+    /// GET a page that must fail with `status`; it is still a whole page.
+    fn failing(&self, target: &str, status: u16) -> String {
+        let page = self.get(target);
+        assert_eq!(page.status, status, "/cockpit{target}:\n{}", page.html);
+        assert_whole(target, &page.html);
+        page.html
+    }
+
+    /// The URI of the fixture's example rule.
+    fn rule_uri(&self) -> String {
+        let list = self
+            .ctx
+            .execute("objects.list", serde_json::json!({ "kind": "rule" }))
+            .expect("objects.list answers");
+        list["objects"][0]["uri"]
+            .as_str()
+            .expect("the fixture has a rule")
+            .to_string()
+    }
+}
+
+/// Exactly one `h1`, a skip link to `main`, and a `main`: what every page has, errors included.
+fn assert_whole(target: &str, html: &str) {
+    assert!(html.starts_with("<!doctype html>"), "/cockpit{target}");
+    assert_eq!(html.matches("<h1").count(), 1, "/cockpit{target}: one h1");
+    assert!(
+        html.contains(r##"<a class="skip-link" href="#main">"##),
+        "/cockpit{target}: a skip link"
+    );
+    assert_eq!(
+        html.matches("<main id=\"main\"").count(),
+        1,
+        "/cockpit{target}: one main"
+    );
+    assert!(
+        !html.contains("{{") && !html.contains("{%"),
+        "/cockpit{target}: no template syntax reaches the page"
+    );
+}
+
+/// The text of an HTML fragment with the escapes the templates produce undone, for matching.
+fn unescape(html: &str) -> String {
+    html.replace("&#x2f;", "/")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+fn query_value(text: &str) -> String {
+    serde_urlencoded::to_string([("uri", text)]).expect("a URI encodes")
+}
+
+#[test]
+fn every_page_type_renders_whole() {
+    let cockpit = Cockpit::new();
+    let rule = query_value(&cockpit.rule_uri());
+    for target in [
+        "",
+        "/",
+        "/capabilities",
+        "/capabilities?namespace=objects&kind=query&effect=read&text=search",
+        "/capabilities/objects.search",
+        "/capabilities/objects.search/run?query=rule",
+        "/capabilities/repository.info/run",
+        "/objects",
+        "/objects?kind=rule",
+        "/objects?tag=layer",
+        &format!("/object?{rule}"),
+        "/object?uri=majordomus%3A%2F%2Frepository",
+        "/search",
+        "/search?q=fixture",
+        "/mcp",
+        "/mcp?effect=read",
+        "/api",
+    ] {
+        cockpit.ok(target);
+    }
+}
+
+#[test]
+fn a_page_that_does_not_exist_is_a_404_page_that_says_so() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/no-such-page", 404);
+    assert!(html.contains("<h1>Not found</h1>"), "{html}");
+    assert!(
+        html.contains("no Cockpit page at /cockpit/no-such-page"),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<a href="/cockpit">Back to the overview</a>"#),
+        "{html}"
+    );
+}
+
+#[test]
+fn an_unknown_capability_is_a_404_page() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/capabilities/objects.nonexistent", 404);
+    assert!(html.contains("<code>objects.nonexistent</code>"), "{html}");
+    cockpit.failing("/capabilities/objects.nonexistent/run", 404);
+}
+
+#[test]
+fn an_unknown_object_uri_is_a_404_page() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/object?uri=majordomus%3A%2F%2Frule%2Fnobody%401", 404);
+    assert!(html.contains("majordomus://rule/nobody@1"), "{html}");
+    assert!(html.contains("not_found"), "{html}");
+}
+
+#[test]
+fn an_object_page_without_a_uri_is_a_400_page_naming_uri() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/object", 400);
+    assert!(html.contains("<code>uri</code>"), "{html}");
+}
+
+#[test]
+fn runner_input_that_does_not_fit_is_a_400_page_naming_the_field() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/capabilities/objects.search/run?limit=abc", 400);
+    assert!(
+        html.contains("<code>limit</code>"),
+        "the message names `limit`: {html}"
+    );
+    let html = cockpit.failing("/capabilities/objects.search/run?query=rule&limit=abc", 400);
+    assert!(
+        html.contains("<code>limit</code>"),
+        "the message names `limit`: {html}"
+    );
+    assert!(html.contains("invalid_input"), "{html}");
+    // The whole capability page stays, with the form refilled for another try.
+    assert!(html.contains("<h1>Search the layer</h1>"), "{html}");
+    assert!(
+        html.contains(r#"<input id="in-limit" name="limit" type="number" value="abc""#),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_filter_value_outside_its_set_is_a_400_page() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.failing("/capabilities?kind=bogus", 400);
+    assert!(html.contains("invalid_input"), "{html}");
+    assert!(html.contains("bogus"), "{html}");
+    cockpit.failing("/mcp?effect=bogus", 400);
+    cockpit.failing("/objects?offset=-1", 400);
+}
+
+#[test]
+fn a_query_runs_with_get_and_shows_its_answer_and_the_same_call_elsewhere() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("/capabilities/objects.search/run?query=rule&limit=5");
+    assert!(html.contains(r#"<h2 id="answer">Answer</h2>"#), "{html}");
+    assert!(html.contains("&quot;hits&quot;"), "{html}");
+    let text = unescape(&html);
+    assert!(
+        text.contains("curl -s 'http://127.0.0.1:8741/api/v1/search?query=rule&limit=5'"),
+        "the equivalent curl line: {text}"
+    );
+    assert!(
+        text.contains("majordomus objects search rule --limit 5"),
+        "the equivalent CLI line: {text}"
+    );
+    assert!(
+        text.contains(r#"{"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"rule","limit":5}}}"#),
+        "the equivalent MCP call: {text}"
+    );
+}
+
+#[test]
+fn a_command_runs_only_from_its_form() {
+    let cockpit = Cockpit::new();
+    let (_, command) = registry::all()
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.kind == registry::rt::Kind::Command)
+        .expect("the registry declares a command");
+    let html = cockpit.failing(&format!("/capabilities/{}/run", command.id), 400);
+    assert!(html.contains("only from the form (POST)"), "{html}");
+    let page = cockpit.post(&format!("/capabilities/{}", command.id), "");
+    assert_eq!(page.status, 405, "a capability page is read with GET");
+    let page = cockpit.post("/capabilities/objects.search/run", "query=rule");
+    assert_eq!(page.status, 400, "a query does not run from a POST");
+    assert!(page.html.contains("a query runs with GET"), "{}", page.html);
+}
+
+#[test]
+fn a_refused_search_keeps_its_form() {
+    let cockpit = Cockpit::new();
+    let page = cockpit.get("/search?q=%20%20");
+    assert!(
+        (400..500).contains(&page.status),
+        "a blank query is refused: {}",
+        page.status
+    );
+    assert_whole("/search?q=%20%20", &page.html);
+    assert!(
+        page.html.contains(r#"<input id="q" name="q""#),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains(r#"role="alert""#), "{}", page.html);
+}
+
+#[test]
+fn markdown_in_a_layer_file_is_shown_never_run() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/hostile.md",
+        "---\nid: hostile\ntitle: A hostile note\n---\n\n# A hostile note\n\n<script>alert('body')</script>\n\nInline <img src=x onerror=alert(1)> and [a link](javascript:alert(2)).\n\nSee [the guide](../../../../docs/guide.md).\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/object?uri=majordomus%3A%2F%2Fknowledge%2Fhostile");
+    let rendered = html
+        .split(r#"<div class="markdown">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("<details>").next())
+        .expect("the page renders the Markdown");
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(!html.contains("<img"), "{html}");
+    assert!(!rendered.contains("javascript:"), "{rendered}");
+    assert!(
+        rendered.contains("&lt;script&gt;alert(&#39;body&#39;)&lt;/script&gt;")
+            || rendered.contains("&lt;script&gt;alert('body')&lt;/script&gt;"),
+        "the script shows as text: {rendered}"
+    );
+    assert!(
+        rendered.contains("<h3>A hostile note</h3>"),
+        "the document's heading sits under the page's h1: {rendered}"
+    );
+    assert!(
+        rendered.contains(
+            r#"<a href="/cockpit/object?uri=majordomus%3A%2F%2Fdocument%2Fdocs%2Fguide.md">the guide</a>"#
+        ),
+        "a relative link to a layer file leads to its object page: {rendered}"
+    );
+    // The raw text is there too, escaped.
+    assert!(
+        html.contains("<summary>The file as read</summary>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn the_overview_names_every_namespace_of_the_registry() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("");
+    for namespace in registry::all().iter().map(|d| d.namespace) {
+        assert!(
+            html.contains(&format!(
+                r#"<a href="/cockpit/capabilities?namespace={namespace}">{namespace}</a>"#
+            )),
+            "the overview links namespace `{namespace}`"
+        );
+    }
+}
+
+#[test]
+fn the_objects_page_names_every_kind_the_index_holds() {
+    let cockpit = Cockpit::new();
+    let info = cockpit
+        .ctx
+        .execute("repository.info", serde_json::json!({}))
+        .expect("repository.info answers");
+    let counts = info["counts"].as_object().expect("counts per kind");
+    assert!(counts.len() >= 5, "the fixture holds several kinds: {info}");
+    let html = cockpit.ok("/objects");
+    for (kind, count) in counts {
+        assert!(
+            html.contains(&format!(
+                r#"<a href="/cockpit/objects?kind={kind}"><span class="figure">{count}</span> {kind}</a>"#
+            )),
+            "the objects page links kind `{kind}` with its count {count}"
+        );
+    }
+    let total = info["index"]["objects"].as_u64().expect("an object count");
+    assert_eq!(
+        counts.values().filter_map(Value::as_u64).sum::<u64>(),
+        total
+    );
+}
+
+#[test]
+fn the_mcp_page_lists_every_tool_with_its_effect_in_words() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("/mcp");
+    let tools: Vec<_> = registry::all()
+        .iter()
+        .filter(|d| d.tool.is_some())
+        .collect();
+    assert_eq!(html.matches("<tr data-tool=").count(), tools.len());
+    for d in tools {
+        let effect = d.effect.as_str();
+        assert!(
+            html.contains(&format!(
+                r#"<tr data-tool="{}" data-effect="{effect}">"#,
+                d.tool.unwrap_or_default()
+            )),
+            "{}",
+            d.id
+        );
+    }
+    let read_only = cockpit.ok("/mcp?effect=read");
+    assert!(
+        !read_only.contains(r#"data-effect="process_state""#),
+        "the filter shows only reads"
+    );
+}
+
+#[test]
+fn the_api_page_lists_every_route() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("/api");
+    for d in registry::all() {
+        if let Some(route) = d.route {
+            assert!(
+                html.contains(&format!(r#"<a href="/cockpit/capabilities/{}">"#, d.id)),
+                "{}",
+                d.id
+            );
+            assert!(html.contains(route.method.as_str()), "{}", d.id);
+        }
+    }
+    assert!(html.contains(r#"<a href="/openapi.json">"#), "{html}");
+}
+
+#[test]
+fn assets_are_named_by_their_content_and_served_only_under_that_name() {
+    let cockpit = Cockpit::new();
+    let html = unescape(&cockpit.ok(""));
+    let css = html
+        .split(r#"<link rel="stylesheet" href="/cockpit/assets/"#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page links its stylesheet");
+    assert!(
+        css.starts_with("cockpit.") && css.ends_with(".css") && css.len() > "cockpit..css".len(),
+        "{css}"
+    );
+    let asset = cockpit::asset(css).expect("the linked stylesheet is served");
+    assert_eq!(asset.content_type, "text/css; charset=utf-8");
+    assert!(cockpit::asset("cockpit.css").is_none(), "no unhashed name");
+}
