@@ -46,6 +46,8 @@ pub struct Index {
     pub sources: Sources,
     /// The generation's searchable text, built with it so no request builds anything.
     pub search: SearchIndex,
+    /// The watcher's digest of what this generation was built from (paths and metadata).
+    pub(crate) stamp: [u8; 32],
 }
 
 impl IndexState {
@@ -165,6 +167,8 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
     let plan = plan(root, discovery, &sources)?;
+    // Taken before anything is read: a change made during the build moves the next stamp.
+    let stamp = super::live::stamp_of_plan(root, &plan);
 
     let outcomes = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
 
@@ -240,6 +244,7 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     let search = SearchIndex::build(&objects);
     Ok(Index {
         search,
+        stamp,
         root: root.to_path_buf(),
         manifest,
         discovery,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::index::{build, plan, Index};
+use super::index::{build, plan, Index, Plan};
 use super::kinds::REPOSITORY_KINDS_PATH;
 use super::manifest::MANIFEST_PATH;
 use super::sources::SOURCES_PATH;
@@ -79,7 +79,7 @@ impl LiveIndex {
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
         let first = build(root, discovery, 1)?;
-        let stamp = stamp(root, discovery, &first)?;
+        let stamp = first.stamp;
         Ok(Arc::new(LiveIndex {
             root: root.to_path_buf(),
             discovery,
@@ -239,6 +239,12 @@ impl LiveIndex {
 /// every path the current sources claim, each with its length, modification time and inode.
 fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32], LayerError> {
     let plan = plan(root, discovery, &current.sources)?;
+    Ok(stamp_of_plan(root, &plan))
+}
+
+/// The stamp of an already discovered plan: `build` takes it before it reads anything, so the
+/// first generation's baseline needs no second discovery.
+pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
     let mut hasher = Sha256::new();
     let mut add = |path: &str| {
         hasher.update(path.as_bytes());
@@ -272,5 +278,5 @@ fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32],
     for (path, _) in &plan.non_utf8 {
         add(path);
     }
-    Ok(hasher.finalize().into())
+    hasher.finalize().into()
 }
