@@ -7,7 +7,7 @@
 //! validator compiles a `pattern` each time it meets one, which at ten thousand files would cost
 //! more than parsing them.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::file::{describe_json, yaml_to_json};
 use super::manifest::backticked;
 use super::LayerError;
-use crate::registry::spec::{self, Additional, Problem, ProblemKind, Schema, Type};
+use crate::registry::spec::{self, Additional, Problem, Schema, Type};
 
 /// Where a repository adds its own kinds, relative to the root.
 pub const REPOSITORY_KINDS_PATH: &str = ".ai/repo/knowledge/kinds.yaml";
@@ -116,121 +116,33 @@ pub struct Kind {
     pub(crate) compiled: CompiledSchema,
 }
 
-/// A kind's schema, ready for validation: the subset's model with patterns lifted out, and the
-/// patterns compiled once.
+/// A kind's schema, ready for validation. Its patterns are compiled once per process, on
+/// first use, by `spec::validate` itself.
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledSchema {
     declared: Schema,
-    without_patterns: Schema,
-    patterns: HashMap<String, Regex>,
 }
 
 impl CompiledSchema {
     fn new(declared: Schema) -> Result<Self, String> {
-        let mut patterns = HashMap::new();
-        let mut without_patterns = declared.clone();
-        lift_patterns(&mut without_patterns, &mut patterns)?;
-        Ok(Self {
-            declared,
-            without_patterns,
-            patterns,
-        })
+        Ok(Self { declared })
     }
 
     /// Every problem `metadata` has against the schema, as `spec::validate` words them.
     pub(crate) fn problems(&self, metadata: &Value) -> Vec<Problem> {
         let mut problems = Vec::new();
         spec::validate(
-            &self.without_patterns,
+            &self.declared,
             metadata,
             "",
             &BTreeMap::new(),
             &mut problems,
         );
-        check_patterns(&self.declared, metadata, "", &self.patterns, &mut problems);
         problems
     }
 
     pub(crate) fn declares(&self, property: &str) -> bool {
         self.declared.properties.iter().any(|(p, _)| p == property)
-    }
-}
-
-/// Removes `pattern` from every schema the pattern walker visits (properties, items, map values),
-/// compiling each one; patterns under `oneOf` stay for `spec::validate` to check.
-fn lift_patterns(schema: &mut Schema, out: &mut HashMap<String, Regex>) -> Result<(), String> {
-    if let Some(p) = schema.pattern.take() {
-        let re = Regex::new(&p).map_err(|e| format!("pattern `{p}` does not compile: {e}"))?;
-        out.insert(p, re);
-    }
-    for (_, sub) in &mut schema.properties {
-        lift_patterns(sub, out)?;
-    }
-    if let Some(items) = &mut schema.items {
-        lift_patterns(items, out)?;
-    }
-    if let Additional::Map(sub) = &mut schema.additional {
-        lift_patterns(sub, out)?;
-    }
-    Ok(())
-}
-
-/// Checks the patterns [`lift_patterns`] lifted, wording problems as `spec::validate` does.
-fn check_patterns(
-    schema: &Schema,
-    value: &Value,
-    path: &str,
-    patterns: &HashMap<String, Regex>,
-    out: &mut Vec<Problem>,
-) {
-    let at = |path: &str| {
-        if path.is_empty() {
-            "the input".to_string()
-        } else {
-            format!("`{path}`")
-        }
-    };
-    let join = |key: &str| {
-        if path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
-    if schema.one_of.is_some() {
-        return;
-    }
-    match value {
-        Value::String(s) => {
-            if let Some(p) = &schema.pattern {
-                if patterns.get(p).is_some_and(|re| !re.is_match(s)) {
-                    out.push(Problem::new(
-                        ProblemKind::Constraint,
-                        format!("{}: must match the pattern {p}", at(path)),
-                    ));
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = &schema.items {
-                for (i, item) in items.iter().enumerate() {
-                    check_patterns(item_schema, item, &format!("{path}[{i}]"), patterns, out);
-                }
-            }
-        }
-        Value::Object(map) => {
-            for (key, item) in map {
-                match schema.properties.iter().find(|(p, _)| p == key) {
-                    Some((_, sub)) => check_patterns(sub, item, &join(key), patterns, out),
-                    None => {
-                        if let Additional::Map(sub) = &schema.additional {
-                            check_patterns(sub, item, &join(key), patterns, out);
-                        }
-                    }
-                }
-            }
-        }
-        _ => {}
     }
 }
 
