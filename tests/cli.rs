@@ -7,7 +7,7 @@ use crate::support::{run, stderr, stdout};
 use majordomus::registry::{self, rt::Descriptor};
 
 /// The command line that runs `d` on an example input: positionals in order, then flags.
-fn cli_args(d: &Descriptor, input: &Value) -> Vec<String> {
+pub(crate) fn cli_args(d: &Descriptor, input: &Value) -> Vec<String> {
     let mut args: Vec<String> = d
         .cli
         .expect("a CLI exposure")

@@ -51,3 +51,6 @@ mod mcp_prose;
 
 /// The writers of SPEC §9 on fixture repositories, and read-only mode.
 mod writers;
+
+/// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
+mod mcp_conformance;
