@@ -46,6 +46,9 @@ mod mcp_stdio;
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
+/// Properties over any input, with proptest: URIs, origin URLs, query binding.
+mod properties;
+
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
 
