@@ -32,6 +32,10 @@ browser:
 screenshots:
     UPDATE_SNAPSHOTS=1 bash scripts/ci/cockpit-browser.sh
 
+# Fuzz one target (mcp_message, layer_file, http_query) for a while; needs cargo-fuzz
+fuzz target seconds="60":
+    bash scripts/fuzz.sh {{target}} {{seconds}}
+
 # Rewrite the generator's snapshots after an intended change (review the diff!)
 bless:
     UPDATE_SNAPSHOTS=1 cargo test --features bless-snapshots generator

@@ -46,6 +46,9 @@ mod mcp_stdio;
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
+/// Properties over any input, with proptest: URIs, origin URLs, query binding.
+mod properties;
+
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
 
@@ -66,3 +69,6 @@ mod tidy;
 
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
+
+/// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
+mod mcp_conformance;

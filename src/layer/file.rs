@@ -392,4 +392,65 @@ mod tests {
         );
         assert_eq!(first_heading("## Sub\ntext\n"), None);
     }
+
+    mod properties {
+        //! The splitter and the YAML reader, for any text (proptest).
+
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        use super::super::{split_front_matter, yaml_mapping, yaml_to_json, FrontMatterBlock};
+
+        /// A front-matter value: a scalar, or a short list of strings.
+        fn value() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                any::<String>().prop_map(Value::String),
+                any::<i64>().prop_map(Value::from),
+                any::<bool>().prop_map(Value::Bool),
+                Just(Value::Null),
+                prop::collection::vec(any::<String>(), 0..4)
+                    .prop_map(|items| Value::Array(items.into_iter().map(Value::String).collect())),
+            ]
+        }
+
+        /// A mapping of any string keys, in generated order.
+        fn mapping() -> impl Strategy<Value = Map<String, Value>> {
+            prop::collection::vec((any::<String>(), value()), 0..8)
+                .prop_map(|entries| entries.into_iter().collect())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1024))]
+
+            #[test]
+            fn splitting_any_text_never_panics(text in any::<String>()) {
+                let _ = split_front_matter(&text);
+            }
+
+            #[test]
+            fn reading_any_text_as_yaml_never_panics(text in any::<String>()) {
+                let _ = yaml_to_json(&text);
+                let _ = yaml_mapping(&text);
+            }
+
+            /// A mapping written as YAML between `---` fences, then any body: the split gives
+            /// back exactly that YAML and that body, and the YAML reads as that mapping.
+            #[test]
+            fn a_fenced_mapping_splits_into_that_mapping_and_that_body(
+                map in mapping(),
+                body in any::<String>(),
+                crlf in any::<bool>(),
+                bom in any::<bool>(),
+            ) {
+                let yaml = serde_yaml::to_string(&map).expect("a mapping serialises");
+                let fence = if crlf { "---\r\n" } else { "---\n" };
+                let text = format!("{}{fence}{yaml}{fence}{body}", if bom { "\u{feff}" } else { "" });
+                prop_assert_eq!(
+                    split_front_matter(&text),
+                    FrontMatterBlock::Present { yaml: &yaml, body: &body }
+                );
+                prop_assert_eq!(yaml_mapping(&yaml), Ok(map));
+            }
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
 pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use object::{Metadata, Object, Provenance, URI_SCHEME};
+pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use search::{Found, Hit, SearchIndex};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 

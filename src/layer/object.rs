@@ -102,8 +102,9 @@ impl Serialize for Metadata {
 }
 
 /// Makes `text`, read from `path`, into an object of `kind`. Every problem found is returned, not
-/// just the first, so one edit can fix them all.
-pub(crate) fn make_object(
+/// just the first, so one edit can fix them all. Public so a file can be parsed without a
+/// repository around it (the fuzz target `layer_file` does; the index calls it per claimed file).
+pub fn make_object(
     kind: &Kind,
     kinds: &Kinds,
     path: &str,
