@@ -159,6 +159,8 @@ struct Shared {
     layer: OnceLock<Result<Arc<LiveIndex>, LayerError>>,
     peers: Peers,
     writes: AtomicU64,
+    /// The `resources/list` text of one index generation.
+    resources_listing: Mutex<Option<(u64, Arc<String>)>>,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -190,6 +192,7 @@ impl Context {
                 layer: OnceLock::new(),
                 peers: Peers::default(),
                 writes: AtomicU64::new(0),
+                resources_listing: Mutex::new(None),
             }),
             caller: None,
         }
@@ -307,6 +310,27 @@ impl Context {
                 tracing::warn!("the index could not be rebuilt after a write: {e}");
             }
         }
+    }
+
+    /// The `resources/list` text of `generation`, made by `make` once per generation.
+    pub fn resources_listing(
+        &self,
+        generation: u64,
+        make: impl FnOnce() -> Result<String, CapabilityError>,
+    ) -> Result<Arc<String>, CapabilityError> {
+        let mut slot = self
+            .shared
+            .resources_listing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, text)) = slot.as_ref() {
+            if *cached == generation {
+                return Ok(Arc::clone(text));
+            }
+        }
+        let text = Arc::new(make()?);
+        *slot = Some((generation, Arc::clone(&text)));
+        Ok(text)
     }
 
     /// Counts one write to the repository.

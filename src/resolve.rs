@@ -173,8 +173,15 @@ impl serde::Serialize for Listing<'_> {
 
 /// The `resources/list` array as JSON text: builtin resources first, then layer objects, each
 /// group in id order.
-pub fn list_json(ctx: &Context) -> Result<String, CapabilityError> {
+///
+/// The text is kept per index generation (a listing of thousands of objects is megabytes of
+/// JSON), so repeated listings of one generation are a copy; a new generation lists afresh.
+pub fn list_json(ctx: &Context) -> Result<std::sync::Arc<String>, CapabilityError> {
     let index = ctx.index()?;
+    ctx.resources_listing(index.generation, || listing_text(ctx, &index))
+}
+
+fn listing_text(ctx: &Context, index: &crate::layer::Index) -> Result<String, CapabilityError> {
     let listing = Listing {
         builtin: builtin(ctx).map(|(_, d)| d).collect(),
         objects: &index.objects,

@@ -268,7 +268,11 @@ impl Server {
 
     fn list_resources(&self) -> Answer {
         let resources = resolve::list_json(&self.ctx).map_err(internal)?;
-        Ok(format!("{{\"resources\":{resources}}}"))
+        let mut result = String::with_capacity(resources.len() + 16);
+        result.push_str("{\"resources\":");
+        result.push_str(&resources);
+        result.push('}');
+        Ok(result)
     }
 
     fn read_resource(&self, params: &Map<String, Value>) -> Answer {
@@ -324,7 +328,14 @@ struct RawId<'a> {
 
 /// `id` is JSON text, echoed as is.
 fn result_frame(id: &str, result: &str) -> String {
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+    // Pushed, not formatted: a result can be megabytes, and this is one copy.
+    let mut frame = String::with_capacity(result.len() + id.len() + 40);
+    frame.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    frame.push_str(id);
+    frame.push_str(",\"result\":");
+    frame.push_str(result);
+    frame.push('}');
+    frame
 }
 
 /// `id` is JSON text, echoed as is.
