@@ -13,7 +13,7 @@ use super::file::{read_claimed, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object, Object};
-use super::search::{Found, SearchIndex};
+use super::search::{self, Found};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -44,8 +44,6 @@ pub struct Index {
     pub fingerprint: String,
     pub kinds: Kinds,
     pub sources: Sources,
-    /// The generation's searchable text, built with it so no request builds anything.
-    pub search: SearchIndex,
     /// The watcher's digest of what this generation was built from (paths and metadata).
     pub(crate) stamp: [u8; 32],
 }
@@ -86,9 +84,9 @@ impl Index {
         counts
     }
 
-    /// Objects holding every word of `query`, best first (see [`SearchIndex::search`]).
+    /// Objects holding every word of `query`, best first (see [`search::search`]).
     pub fn search(&self, query: &str, kind: Option<&str>, limit: usize) -> Found {
-        self.search.search(&self.objects, query, kind, limit)
+        search::search(&self.objects, query, kind, limit)
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -241,9 +239,7 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     let objects = exclude_duplicates(objects, &mut diagnostics);
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
-    let search = SearchIndex::build(&objects);
     Ok(Index {
-        search,
         stamp,
         root: root.to_path_buf(),
         manifest,

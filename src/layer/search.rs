@@ -1,28 +1,11 @@
-//! Full-text search over one index generation: every object's identity and text, lowercased
-//! once when the generation is built, scanned with `memchr`'s substring finder per query. Case
-//! folding is ASCII-only, which keeps byte offsets of the folded text equal to the original's,
-//! so a snippet is cut from the file as read.
+//! Full-text search over one index generation: every object's identity and text, matched
+//! ASCII-case-insensitively where they lie, with `aho-corasick`'s prefiltered finder. Nothing is
+//! copied for searching, so a generation costs its files' bytes once in memory; snippets are cut
+//! from the file as read.
 
-use memchr::memmem;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use super::object::Object;
-
-/// The searchable text of a generation.
-#[derive(Clone, Debug, Default)]
-pub struct SearchIndex {
-    /// Every object's `identity \n content`, ASCII-lowercased, concatenated.
-    folded: Vec<u8>,
-    /// Per object (in index order): where its text starts in `folded`, and where its content
-    /// starts.
-    spans: Vec<Span>,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Span {
-    start: usize,
-    content_start: usize,
-    end: usize,
-}
 
 /// One object that matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,128 +26,81 @@ pub struct Found {
 const SNIPPET_BEFORE: usize = 60;
 const SNIPPET_AFTER: usize = 100;
 
-impl SearchIndex {
-    pub fn build(objects: &[Object]) -> Self {
-        let bytes: usize = objects
-            .iter()
-            .map(|o| o.identity.len() + 1 + o.content.len() + 1)
-            .sum();
-        let mut folded = Vec::with_capacity(bytes);
-        let mut spans = Vec::with_capacity(objects.len());
-        for o in objects {
-            let start = folded.len();
-            folded.extend(o.identity.bytes().map(|b| b.to_ascii_lowercase()));
-            folded.push(b'\n');
-            let content_start = folded.len();
-            folded.extend(o.content.bytes().map(|b| b.to_ascii_lowercase()));
-            let end = folded.len();
-            // A separator no query can match across.
-            folded.push(0);
-            spans.push(Span {
-                start,
-                content_start,
-                end,
-            });
+fn finder(word: &str) -> Option<AhoCorasick> {
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::LeftmostFirst)
+        .build([word])
+        .ok()
+}
+
+/// Objects holding every word of `query`, best first: a word in the title counts 10, in the
+/// identity 5, and each occurrence in the text 1 (capped at 20 per word).
+pub fn search(objects: &[Object], query: &str, kind: Option<&str>, limit: usize) -> Found {
+    let finders: Vec<AhoCorasick> = query.split_whitespace().filter_map(finder).collect();
+    let Some((first, rest)) = finders.split_first() else {
+        return Found::default();
+    };
+    let mut scored: Vec<(u64, usize, Option<usize>)> = Vec::new();
+    for (position, o) in objects.iter().enumerate() {
+        if kind.is_some_and(|k| o.kind != k) {
+            continue;
         }
-        Self { folded, spans }
-    }
-
-    /// The object whose text holds byte `at` of `folded`.
-    fn owner(&self, at: usize) -> usize {
-        self.spans.partition_point(|s| s.end < at)
-    }
-
-    /// Objects holding every word of `query`, best first: a word in the title counts 10, in
-    /// the identity 5, and each occurrence in the text 1 (capped at 20 per word).
-    pub fn search(
-        &self,
-        objects: &[Object],
-        query: &str,
-        kind: Option<&str>,
-        limit: usize,
-    ) -> Found {
-        let words: Vec<Vec<u8>> = query
-            .split_whitespace()
-            .map(|w| w.bytes().map(|b| b.to_ascii_lowercase()).collect())
-            .collect();
-        let Some((first, rest)) = words.split_first() else {
-            return Found::default();
+        let at = first.find(o.content.as_str()).map(|m| m.start());
+        if at.is_none() && first.find(o.identity.as_str()).is_none() {
+            continue;
+        }
+        let holds = |f: &AhoCorasick| {
+            f.find(o.content.as_str()).is_some() || f.find(o.identity.as_str()).is_some()
         };
-        let rest_finders: Vec<memmem::Finder<'_>> = rest.iter().map(memmem::Finder::new).collect();
-        let mut matched: Vec<(usize, usize)> = Vec::new();
-        let mut last_owner = usize::MAX;
-        for at in memmem::find_iter(&self.folded, first) {
-            let owner = self.owner(at);
-            if owner == last_owner || owner >= self.spans.len() {
-                continue;
-            }
-            last_owner = owner;
-            if kind.is_some_and(|k| objects[owner].kind != k) {
-                continue;
-            }
-            let span = self.spans[owner];
-            let text = &self.folded[span.start..span.end];
-            if rest_finders.iter().all(|f| f.find(text).is_some()) {
-                matched.push((owner, at));
-            }
+        if !rest.iter().all(holds) {
+            continue;
         }
-        let total = matched.len();
-        let mut scored: Vec<(u64, usize, usize)> = matched
-            .into_iter()
-            .map(|(owner, at)| (self.score(&objects[owner], owner, &words), owner, at))
-            .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.truncate(limit);
-        let hits = scored
-            .into_iter()
-            .map(|(score, position, at)| Hit {
-                position,
-                score,
-                snippet: self.snippet(&objects[position], position, at),
-            })
-            .collect();
-        Found { total, hits }
-    }
-
-    fn score(&self, object: &Object, owner: usize, words: &[Vec<u8>]) -> u64 {
-        let span = self.spans[owner];
-        let identity = &self.folded[span.start..span.content_start];
-        let content = &self.folded[span.content_start..span.end];
-        let title = object.title.to_ascii_lowercase();
-        words
+        let score = finders
             .iter()
-            .map(|w| {
-                let in_title = memmem::find(title.as_bytes(), w).is_some();
-                let in_identity = memmem::find(identity, w).is_some();
-                let occurrences = memmem::find_iter(content, w).take(20).count() as u64;
+            .map(|f| {
+                let in_title = f.find(o.title.as_str()).is_some();
+                let in_identity = f.find(o.identity.as_str()).is_some();
+                let occurrences = f.find_iter(o.content.as_str()).take(20).count() as u64;
                 u64::from(in_title) * 10 + u64::from(in_identity) * 5 + occurrences
             })
-            .sum()
+            .sum();
+        scored.push((score, position, at));
     }
+    let total = scored.len();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(limit);
+    let hits = scored
+        .into_iter()
+        .map(|(score, position, at)| Hit {
+            position,
+            score,
+            snippet: snippet(&objects[position].content, at.unwrap_or(0)),
+        })
+        .collect();
+    Found { total, hits }
+}
 
-    /// Text around byte `at` of `folded`, cut from the content as read, whitespace collapsed.
-    fn snippet(&self, object: &Object, owner: usize, at: usize) -> String {
-        let span = self.spans[owner];
-        let content = &object.content;
-        let relative = at.saturating_sub(span.content_start).min(content.len());
-        let mut start = relative.saturating_sub(SNIPPET_BEFORE);
-        while !content.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (relative + SNIPPET_AFTER).min(content.len());
-        while !content.is_char_boundary(end) {
-            end += 1;
-        }
-        let mut text = content[start..end]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        if start > 0 {
-            text.insert(0, '…');
-        }
-        if end < content.len() {
-            text.push('…');
-        }
-        text
+/// Text around byte `at` of `content`, whitespace collapsed.
+fn snippet(content: &str, at: usize) -> String {
+    let at = at.min(content.len());
+    let mut start = at.saturating_sub(SNIPPET_BEFORE);
+    while !content.is_char_boundary(start) {
+        start -= 1;
     }
+    let mut end = (at + SNIPPET_AFTER).min(content.len());
+    while !content.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut text = content[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if start > 0 {
+        text.insert(0, '…');
+    }
+    if end < content.len() {
+        text.push('…');
+    }
+    text
 }
