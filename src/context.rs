@@ -303,10 +303,11 @@ impl Context {
         }
     }
 
-    /// After a write: makes the next request see a generation that includes it.
-    pub fn refresh(&self) {
+    /// After a write of `written` (repository-relative paths): makes the next request see a
+    /// generation that includes it.
+    pub fn refresh(&self, written: &[String]) {
         if let Some(live) = self.layer_if_open() {
-            if let Err(e) = live.refresh_now() {
+            if let Err(e) = live.refresh_after_write(written) {
                 tracing::warn!("the index could not be rebuilt after a write: {e}");
             }
         }

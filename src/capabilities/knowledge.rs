@@ -59,7 +59,7 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
         }
     }
     ctx.count_write();
-    ctx.refresh();
+    ctx.refresh(std::slice::from_ref(&relative));
     Ok(RecordOutput {
         uri: format!("majordomus://knowledge/{}", input.id),
         id: input.id,

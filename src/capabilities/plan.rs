@@ -224,7 +224,7 @@ pub fn transition(
             "path": relative,
         }),
     )?;
-    ctx.refresh();
+    ctx.refresh(std::slice::from_ref(&relative));
     Ok(TransitionOutput {
         issue: issue.identity.clone(),
         uri: issue.uri.clone(),

@@ -46,6 +46,8 @@ pub struct Index {
     pub sources: Sources,
     /// The watcher's digest of what this generation was built from (paths and metadata).
     pub(crate) stamp: [u8; 32],
+    /// Every path a source claimed, for a rebuild that knows what changed.
+    pub(crate) claimed: Vec<String>,
 }
 
 impl IndexState {
@@ -116,7 +118,11 @@ pub(crate) fn plan(
     discovery: Discovery,
     sources: &Sources,
 ) -> Result<Plan, LayerError> {
-    let listing = discovery::list(root, discovery)?;
+    plan_from(discovery::list(root, discovery)?, sources)
+}
+
+/// The plan of an already known listing.
+fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, LayerError> {
     let mut scratch = Vec::new();
     let mut claims = Vec::new();
     for path in listing.paths {
@@ -161,10 +167,38 @@ enum Outcome {
 /// Builds generation `generation` of the layer at `root` (a directory holding
 /// `.ai/manifest.yaml`; see [`super::find_root`]).
 pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index, LayerError> {
+    build_with(root, discovery, generation, None)
+}
+
+/// Builds from `known` paths instead of discovering them, when given: after a write, the
+/// previous generation's claimed paths plus the written ones are the listing, and no `git`
+/// process is spawned. The watcher's next poll still discovers everything.
+pub(crate) fn build_with(
+    root: &Path,
+    discovery: Discovery,
+    generation: u64,
+    known: Option<Vec<String>>,
+) -> Result<Index, LayerError> {
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
-    let plan = plan(root, discovery, &sources)?;
+    let plan = match known {
+        Some(mut paths) => {
+            paths.sort();
+            paths.dedup();
+            paths.retain(|p| std::fs::symlink_metadata(root.join(p)).is_ok());
+            plan_from(
+                discovery::Listing {
+                    paths,
+                    non_utf8: Vec::new(),
+                    diagnostics: Vec::new(),
+                },
+                &sources,
+            )?
+        }
+        None => plan(root, discovery, &sources)?,
+    };
+    let claimed: Vec<String> = plan.claims.iter().map(|c| c.path.clone()).collect();
     // Taken before anything is read: a change made during the build moves the next stamp.
     let stamp = super::live::stamp_of_plan(root, &plan);
 
@@ -241,6 +275,7 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
 
     Ok(Index {
         stamp,
+        claimed,
         root: root.to_path_buf(),
         manifest,
         discovery,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::index::{build, plan, Index, Plan};
+use super::index::{build, build_with, plan, Index, Plan};
 use super::kinds::REPOSITORY_KINDS_PATH;
 use super::manifest::MANIFEST_PATH;
 use super::sources::SOURCES_PATH;
@@ -44,6 +44,8 @@ pub struct LiveIndex {
     watcher: Mutex<Option<Sender<Signal>>>,
     refreshes: Mutex<Refreshes>,
     refreshed: Condvar,
+    /// Paths writers just wrote, for the next forced build to add to the known listing.
+    written: Mutex<Vec<String>>,
 }
 
 struct Builder {
@@ -94,6 +96,7 @@ impl LiveIndex {
             watcher: Mutex::new(None),
             refreshes: Mutex::new(Refreshes::default()),
             refreshed: Condvar::new(),
+            written: Mutex::new(Vec::new()),
         }))
     }
 
@@ -163,6 +166,15 @@ impl LiveIndex {
         Ok(handle)
     }
 
+    /// Like [`LiveIndex::refresh_now`], for a writer that knows what it wrote: the build lists
+    /// the previous generation's claimed paths plus `written` instead of discovering files
+    /// again (no `git` process), so a write is seen at once. The watcher's next poll still
+    /// discovers everything and rebuilds if anything else changed.
+    pub fn refresh_after_write(&self, written: &[String]) -> Result<Arc<Index>, LayerError> {
+        lock(&self.written).extend(written.iter().cloned());
+        self.refresh_now()
+    }
+
     /// Makes the current generation reflect the repository now, for a writer that just wrote.
     /// The build runs on the watcher when one is running (the caller waits for it); otherwise on
     /// this thread, which [`LiveIndex::request_rebuilds`] counts.
@@ -207,24 +219,30 @@ impl LiveIndex {
     /// Builds and publishes the next generation when the stamp moved (or when `forced`).
     fn poll(&self, forced: bool) {
         let mut builder = lock(&self.builder);
-        let base = self.current();
-        // The stamp is taken before the build reads anything, so a change made during the
-        // build moves the next stamp and is picked up by the next poll.
-        let stamp = match stamp(&self.root, self.discovery, &base) {
-            Ok(s) => s,
-            Err(e) => {
-                *lock(&self.last_error) = Some(e);
-                return;
+        if !forced {
+            let base = self.current();
+            match stamp(&self.root, self.discovery, &base) {
+                Ok(stamp) if stamp == builder.stamp => return,
+                Ok(stamp) => builder.stamp = stamp,
+                Err(e) => {
+                    *lock(&self.last_error) = Some(e);
+                    return;
+                }
             }
-        };
-        if !forced && stamp == builder.stamp {
-            return;
         }
-        builder.stamp = stamp;
         let generation = builder.next_generation;
         builder.next_generation += 1;
-        match build(&self.root, self.discovery, generation) {
+        let written = std::mem::take(&mut *lock(&self.written));
+        let known = (forced && !written.is_empty()).then(|| {
+            let mut paths = self.current().claimed.clone();
+            paths.extend(written);
+            paths
+        });
+        match build_with(&self.root, self.discovery, generation, known) {
             Ok(index) => {
+                // The build took its own stamp before it read anything, so a change made during
+                // the build moves the next stamp and is picked up by the next poll.
+                builder.stamp = index.stamp;
                 let index = Arc::new(index);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) = index;
                 self.generations_built.fetch_add(1, Ordering::Relaxed);
