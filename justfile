@@ -41,11 +41,20 @@ bless:
     UPDATE_SNAPSHOTS=1 cargo test --features bless-snapshots generator
     cargo test
 
-# Benchmarks: in-process dispatch, Cockpit page renders, and the debug edit loop
+# Benchmarks in process: dispatch, the index, the MCP dispatcher, Cockpit renders; and the edit loop
 bench:
     cargo bench --bench dispatch
+    cargo bench --bench index
+    cargo bench --bench mcp_ops
     cargo bench --bench cockpit
     bash scripts/ci/rerun-if-changed.sh
+
+# Benchmarks against the peer kit (../shared/bench): stdio side by side, HTTP under wrk load
+bench-peers:
+    bash scripts/bench/peers.sh 10 5 rmcp floor
+    bash scripts/bench/http.sh 30 64
+    python3 scripts/bench/startup.py target/release/majordomus .
+    python3 scripts/bench/transition.py target/release/majordomus 60
 
 # Print the OpenAPI document
 openapi:
