@@ -51,8 +51,11 @@ for n in 100 10000; do
       node) cmd="node $work/peers/node/server.js $layer" ;;
       *) echo "unknown peer $peer" >&2; exit 2 ;;
     esac
+    extra=()
+    # The floor answers canned bytes and lists no resources: give it a value to get.
+    [ "$peer" = floor ] && extra=(--get-value layer://doc/doc-00000)
     python3 "$work/peers/bench_stdio.py" --name "$peer-$n" --runs "$runs" --cmd "$cmd" \
-      --json-out "$out" --quiet || true
+      "${extra[@]}" --json-out "$out" --quiet || true
   done
 done
 python3 "$work/peers/summarize.py" "$out"
