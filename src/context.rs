@@ -161,6 +161,9 @@ struct Shared {
     writes: AtomicU64,
     /// The `resources/list` text of one index generation.
     resources_listing: Mutex<Option<(u64, Arc<String>)>>,
+    /// Held by a writer from its check to its refreshed index, so two writes never act on the
+    /// same stale state.
+    writing: Mutex<()>,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -193,6 +196,7 @@ impl Context {
                 peers: Peers::default(),
                 writes: AtomicU64::new(0),
                 resources_listing: Mutex::new(None),
+                writing: Mutex::new(()),
             }),
             caller: None,
         }
@@ -332,6 +336,15 @@ impl Context {
         let text = Arc::new(make()?);
         *slot = Some((generation, Arc::clone(&text)));
         Ok(text)
+    }
+
+    /// Serialises the writers of this process: the returned guard is held from a writer's
+    /// check to its refreshed index.
+    pub fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.shared
+            .writing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Counts one write to the repository.

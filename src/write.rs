@@ -83,6 +83,11 @@ pub fn place_in_layer(root: &Path, relative: &str) -> Result<PathBuf, PlaceError
         path: relative.to_string(),
         message: e.to_string(),
     };
+    if fs::symlink_metadata(root.join(".ai")).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(PlaceError::Symlink {
+            path: ".ai".to_string(),
+        });
+    }
     let layer = fs::canonicalize(root.join(".ai")).map_err(io)?;
     let target = root.join(relative);
     let parent = target.parent().ok_or_else(|| PlaceError::Outside {
@@ -104,6 +109,54 @@ pub fn place_in_layer(root: &Path, relative: &str) -> Result<PathBuf, PlaceError
         });
     }
     Ok(resolved)
+}
+
+/// Creates the directory `relative` (repository-relative, under `.ai/`) one component at a
+/// time, refusing a symlink or a non-directory on the way: nothing is created outside `.ai/`.
+pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, PlaceError> {
+    let outside = || PlaceError::Outside {
+        path: relative.to_string(),
+    };
+    let io = |e: io::Error| PlaceError::Io {
+        path: relative.to_string(),
+        message: e.to_string(),
+    };
+    let inside = Path::new(relative)
+        .strip_prefix(".ai")
+        .map_err(|_| outside())?;
+    let mut current = root.join(".ai");
+    let mut shown = PathBuf::from(".ai");
+    let check = |at: &Path, shown: &Path| -> Result<bool, PlaceError> {
+        match fs::symlink_metadata(at) {
+            Ok(m) if m.file_type().is_symlink() => Err(PlaceError::Symlink {
+                path: shown.display().to_string(),
+            }),
+            Ok(m) if m.is_dir() => Ok(true),
+            Ok(_) => Err(PlaceError::Io {
+                path: shown.display().to_string(),
+                message: "is not a directory".into(),
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(PlaceError::Io {
+                path: shown.display().to_string(),
+                message: e.to_string(),
+            }),
+        }
+    };
+    if !check(&current, &shown)? {
+        return Err(outside());
+    }
+    for component in inside.components() {
+        let std::path::Component::Normal(name) = component else {
+            return Err(outside());
+        };
+        current.push(name);
+        shown.push(name);
+        if !check(&current, &shown)? {
+            fs::create_dir(&current).map_err(io)?;
+        }
+    }
+    Ok(current)
 }
 
 /// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
@@ -161,6 +214,35 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(TEMP_SUFFIX))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn directories_are_made_inside_the_layer_and_never_through_a_symlink() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let outside = tempfile::tempdir().expect("another temp dir");
+        fs::create_dir_all(dir.path().join(".ai/repo")).expect("dirs");
+        assert!(ensure_dir_in_layer(dir.path(), ".ai/repo/knowledge/curated").is_ok());
+        assert!(dir.path().join(".ai/repo/knowledge/curated").is_dir());
+        assert!(matches!(
+            ensure_dir_in_layer(dir.path(), "docs/x"),
+            Err(PlaceError::Outside { .. })
+        ));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), dir.path().join(".ai/local"))
+                .expect("a symlink");
+            assert!(matches!(
+                ensure_dir_in_layer(dir.path(), ".ai/local/state"),
+                Err(PlaceError::Symlink { .. })
+            ));
+            assert!(
+                fs::read_dir(outside.path())
+                    .expect("listable")
+                    .next()
+                    .is_none(),
+                "nothing was created outside"
+            );
+        }
     }
 
     #[test]

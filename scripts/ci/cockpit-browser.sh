@@ -31,3 +31,4 @@ fi
 (cd "$root" && cargo build --quiet)
 export MAJORDOMUS_BIN=${MAJORDOMUS_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/majordomus}
 node "$root/tests/browser/cockpit.spec.js"
+node "$root/tests/browser/writer-form.js"

@@ -19,6 +19,7 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
             )));
         }
     }
+    let _writing = ctx.writing();
     let object_id = format!("knowledge.{}", input.id);
     if crate::registry::by_id(&object_id).is_some() {
         return Err(CapabilityError::refused(format!(
@@ -28,11 +29,9 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
     }
     let index = ctx.index()?;
     let relative = format!("{CURATED_DIR}/{}.md", input.id);
-    let dir = index.root.join(CURATED_DIR);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CapabilityError::internal(format!("cannot create `{CURATED_DIR}`: {e}")))?;
-    let target = place_in_layer(&index.root, &relative)
-        .map_err(|e| CapabilityError::refused(e.to_string()))?;
+    crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR)
+        .map_err(super::convert::place_error)?;
+    let target = place_in_layer(&index.root, &relative).map_err(super::convert::place_error)?;
     let recorded_at = crate::write::now_rfc3339()[..10].to_string();
     let mut front = Map::new();
     front.insert("id".into(), json!(input.id));

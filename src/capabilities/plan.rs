@@ -118,37 +118,39 @@ fn transition_of(t: TransitionWord) -> (&'static str, Status, Status) {
 }
 
 /// `text` with `key: "<at>"` set: an empty (`null`, `~`, blank) line for the key is replaced,
-/// otherwise the line is appended. Comments and every other line are kept as written.
-fn with_stamp(text: &str, key: &str, at: &str) -> String {
+/// otherwise the line is appended. Comments and every other line are kept as written. `None`
+/// when the file already carries a value for the key (stamped since the index was built): a
+/// second key would make the file invalid YAML.
+fn with_stamp(text: &str, key: &str, at: &str) -> Option<String> {
     let stamp_line = format!("{key}: \"{at}\"");
     let mut replaced = false;
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| {
-            let empty_stamp = line
-                .strip_prefix(key)
-                .and_then(|rest| rest.strip_prefix(':'))
-                .is_some_and(|v| matches!(v.trim(), "" | "null" | "~"));
-            if empty_stamp && !replaced {
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        match line
+            .strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix(':'))
+        {
+            Some(value) if matches!(value.trim(), "" | "null" | "~") && !replaced => {
                 replaced = true;
-                stamp_line.clone()
-            } else {
-                line.to_string()
+                lines.push(stamp_line.clone());
             }
-        })
-        .collect();
+            Some(_) => return None,
+            None => lines.push(line.to_string()),
+        }
+    }
     if !replaced {
         lines.push(stamp_line);
     }
     let mut out = lines.join("\n");
     out.push('\n');
-    out
+    Some(out)
 }
 
 pub fn transition(
     ctx: &Context,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
+    let _writing = ctx.writing();
     let index = ctx.index()?;
     let issue = index
         .objects
@@ -201,18 +203,22 @@ pub fn transition(
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
     let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(|e| CapabilityError::refused(e.to_string()))?;
+        .map_err(super::convert::place_error)?;
     let text = std::fs::read_to_string(&target)
         .map_err(|e| CapabilityError::internal(format!("cannot read `{relative}`: {e}")))?;
     let at = crate::write::now_rfc3339();
-    crate::write::write_atomic(
-        &target,
-        with_stamp(&text, stamp, &at).as_bytes(),
-        crate::write::Existing::Replace,
-    )
-    .map_err(|e| CapabilityError::internal(format!("cannot write `{relative}`: {e}")))?;
+    let stamped = with_stamp(&text, stamp, &at).ok_or_else(|| {
+        CapabilityError::refused(format!(
+            "`{relative}` already carries `{stamp}`; it was stamped since the index was built"
+        ))
+    })?;
+    crate::write::write_atomic(&target, stamped.as_bytes(), crate::write::Existing::Replace)
+        .map_err(|e| CapabilityError::internal(format!("cannot write `{relative}`: {e}")))?;
     ctx.count_write();
-    append_ledger(
+    // The write happened: the index reflects it before anything else can fail.
+    ctx.refresh(std::slice::from_ref(&relative));
+    // The ledger is checkout-local history; failing to append to it does not undo the write.
+    if let Err(e) = append_ledger(
         &index.root,
         &serde_json::json!({
             "at": at,
@@ -223,8 +229,12 @@ pub fn transition(
             "stamp": stamp,
             "path": relative,
         }),
-    )?;
-    ctx.refresh(std::slice::from_ref(&relative));
+    ) {
+        tracing::warn!(
+            "the transition was written, but the ledger was not: {}",
+            e.message()
+        );
+    }
     Ok(TransitionOutput {
         issue: issue.identity.clone(),
         uri: issue.uri.clone(),
@@ -241,14 +251,11 @@ const LEDGER: &str = ".ai/local/state/ledger.jsonl";
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     use std::io::Write;
-    let path = root.join(LEDGER);
     let failed =
         |e: std::io::Error| CapabilityError::internal(format!("cannot append to `{LEDGER}`: {e}"));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    crate::write::place_in_layer(root, LEDGER)
-        .map_err(|e| CapabilityError::refused(e.to_string()))?;
+    crate::write::ensure_dir_in_layer(root, ".ai/local/state")
+        .map_err(super::convert::place_error)?;
+    let path = crate::write::place_in_layer(root, LEDGER).map_err(super::convert::place_error)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -258,4 +265,25 @@ fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), Capability
     let line = format!("{event}\n");
     file.write_all(line.as_bytes()).map_err(failed)?;
     file.sync_data().map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_stamp;
+
+    #[test]
+    fn a_stamp_is_appended_or_fills_an_empty_key_and_keeps_comments() {
+        let appended = with_stamp("id: a\n# note\n", "started_at", "T").expect("stamped");
+        assert_eq!(appended, "id: a\n# note\nstarted_at: \"T\"\n");
+        let filled = with_stamp("id: a\nstarted_at: null\n", "started_at", "T").expect("stamped");
+        assert_eq!(filled, "id: a\nstarted_at: \"T\"\n");
+    }
+
+    #[test]
+    fn a_key_already_stamped_is_never_written_twice() {
+        assert_eq!(
+            with_stamp("id: a\nstarted_at: \"X\"\n", "started_at", "T"),
+            None
+        );
+    }
 }

@@ -57,6 +57,7 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
             "`older_than_seconds`: must be at least 1",
         ));
     }
+    let _writing = ctx.writing();
     let index = ctx.index()?;
     let layer = index.root.join(".ai");
     if std::fs::symlink_metadata(&layer).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -78,7 +79,7 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
             let target = crate::write::place_in_layer(&index.root, &orphan.path)
-                .map_err(|e| CapabilityError::refused(e.to_string()))?;
+                .map_err(super::convert::place_error)?;
             let still_file =
                 std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file());
             if !still_file {

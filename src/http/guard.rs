@@ -37,7 +37,34 @@ fn state_changing(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
+/// The address of the peer on the other end of the connection.
+#[derive(Clone, Copy, Debug)]
+pub struct PeerAddr(pub std::net::SocketAddr);
+
+/// Whether a state-changing request from `origin` comes from the page it targets. A browser
+/// sends `Origin: null` for a form posted under `Referrer-Policy: no-referrer` (the Cockpit's
+/// policy); then `Sec-Fetch-Site`, which no page can forge, says whether the form was ours.
+fn same_origin(origin: &str, host: &str, fetch_site: Option<&str>) -> bool {
+    if origin == "null" {
+        return fetch_site == Some("same-origin");
+    }
+    let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
+    authority.eq_ignore_ascii_case(host)
+}
+
 pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: Next) -> Response {
+    if let Some(PeerAddr(peer)) = request.extensions().get::<PeerAddr>() {
+        let ip = peer.ip();
+        let local = ip.is_loopback()
+            || matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()));
+        if !local {
+            return error_response(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "only this machine may talk to majordomus; the peer is not a loopback address",
+            );
+        }
+    }
     let headers = request.headers();
     let host = headers
         .get(header::HOST)
@@ -53,8 +80,8 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
     if state_changing(request.method()) {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
-            let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
-            if !authority.eq_ignore_ascii_case(&host) {
+            let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+            if !same_origin(origin, &host, fetch_site) {
                 return error_response(
                     StatusCode::FORBIDDEN,
                     "forbidden",
@@ -102,7 +129,16 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
 
 #[cfg(test)]
 mod tests {
-    use super::allowed_host;
+    use super::{allowed_host, same_origin};
+
+    #[test]
+    fn a_null_origin_passes_only_as_a_same_origin_fetch() {
+        assert!(same_origin("http://127.0.0.1:8741", "127.0.0.1:8741", None));
+        assert!(!same_origin("http://evil.example", "127.0.0.1:8741", None));
+        assert!(same_origin("null", "127.0.0.1:8741", Some("same-origin")));
+        assert!(!same_origin("null", "127.0.0.1:8741", Some("cross-site")));
+        assert!(!same_origin("null", "127.0.0.1:8741", None));
+    }
 
     #[test]
     fn only_local_names_and_ip_literals_pass() {

@@ -49,7 +49,10 @@ impl Sessions {
     pub fn expire(&self, peers: &Peers) {
         let mut map = self.map();
         map.retain(|_, entry| {
-            let entry = entry.lock().unwrap_or_else(|e| e.into_inner());
+            // A session busy with a request is alive; never wait for it while holding the map.
+            let Ok(entry) = entry.try_lock() else {
+                return true;
+            };
             let alive = entry.last_seen.elapsed() < IDLE;
             if !alive {
                 if let Some(peer) = entry.session.peer {
@@ -160,8 +163,19 @@ pub async fn post(
                 "no randomness for a session id",
             );
         };
-        let mut session = Session::new(Transport::Http);
-        let frame = server.handle_value(&mut session, message);
+        let handled = tokio::task::spawn_blocking(move || {
+            let mut session = Session::new(Transport::Http);
+            let frame = server.handle(&mut session, &body);
+            (session, frame)
+        })
+        .await;
+        let Ok((session, frame)) = handled else {
+            return super::error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the request's handler failed; the server log says why",
+            );
+        };
         state.sessions.map().insert(
             id.clone(),
             Arc::new(Mutex::new(Entry {
@@ -189,12 +203,16 @@ pub async fn post(
             "unknown or expired session; initialize a new one",
         );
     };
-    let frame = {
-        let mut entry = entry.lock().unwrap_or_else(|e| e.into_inner());
-        entry.last_seen = Instant::now();
-        server.handle_value(&mut entry.session, message)
-    };
-    frame_response(frame, Some(session_id))
+    let session_id = session_id.to_string();
+    super::offload(move || {
+        let frame = {
+            let mut entry = entry.lock().unwrap_or_else(|e| e.into_inner());
+            entry.last_seen = Instant::now();
+            server.handle(&mut entry.session, &body)
+        };
+        frame_response(frame, Some(&session_id))
+    })
+    .await
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {

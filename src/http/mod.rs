@@ -6,6 +6,8 @@ pub mod binding;
 mod guard;
 pub mod mcp;
 
+pub use guard::PeerAddr;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,23 +115,40 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
     }
 }
 
+/// Runs `work` on tokio's blocking pool: capabilities read files, start `git` and wait for a
+/// write's refresh, none of which may hold up the workers that serve every other request.
+pub(crate) async fn offload(work: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|_| {
+        error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the request's handler failed; the server log says why",
+        )
+    })
+}
+
 fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
     match d.route.map(|r| r.method) {
         Some(Method::Post) => post(
             move |State(state): State<AppState>, body: Result<Bytes, BytesRejection>| async move {
                 match body {
-                    Ok(body) => run(&state, index, binding::from_body(&body)),
+                    Ok(body) => {
+                        offload(move || run(&state, index, binding::from_body(&body))).await
+                    }
                     Err(rejection) => unreadable_body(&rejection),
                 }
             },
         ),
         _ => get(
             move |State(state): State<AppState>, RawQuery(query): RawQuery| async move {
-                run(
-                    &state,
-                    index,
-                    binding::from_query(d.input(), query.as_deref()),
-                )
+                offload(move || {
+                    run(
+                        &state,
+                        index,
+                        binding::from_query(d.input(), query.as_deref()),
+                    )
+                })
+                .await
             },
         ),
     }
@@ -261,14 +280,26 @@ async fn cockpit_page(
         .unwrap_or("127.0.0.1:8741")
         .to_string();
     let post = method == axum::http::Method::POST;
-    let request = crate::cockpit::Request {
-        path,
-        query: uri.query(),
-        form: post.then_some(&body[..]),
-        post,
-        host: &host,
+    let path = path.to_string();
+    let query = uri.query().map(str::to_string);
+    let rendered = tokio::task::spawn_blocking(move || {
+        let request = crate::cockpit::Request {
+            path: &path,
+            query: query.as_deref(),
+            form: post.then_some(&body[..]),
+            post,
+            host: &host,
+        };
+        crate::cockpit::render(&state.ctx, &request)
+    })
+    .await;
+    let Ok(page) = rendered else {
+        return error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the page could not be rendered; the server log says why",
+        );
     };
-    let page = crate::cockpit::render(&state.ctx, &request);
     let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (
         status,
@@ -409,9 +440,12 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _peer)) = accepted else { continue };
+                let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                // The guard refuses a peer that is not this machine (SPEC §6 `forbidden`).
+                let service = hyper_util::service::TowerToHyperService::new(
+                    app.clone().layer(axum::Extension(guard::PeerAddr(peer))),
+                );
                 let mut stop = stop_rx.clone();
                 connections.spawn(async move {
                     let io = hyper_util::rt::TokioIo::new(stream);
