@@ -27,9 +27,14 @@ echo "startup to first answered request: $(( ($(date +%s%N) - start) / 1000000 )
 uri='majordomus://knowledge/doc-05000'
 rss_before=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
 echo "--- GET /api/v1/object?uri=$uri, ${secs}s, $conns connections"
+samples=$(mktemp)
+( for _ in $(seq 1 "$secs"); do sleep 1; awk '/VmRSS/ {print $2}' /proc/$pid/status; done >"$samples" ) &
+sampler=$!
 wrk -t2 -c"$conns" -d"${secs}s" --latency "http://127.0.0.1:$port/api/v1/object?uri=$uri" | sed -n '1,20p'
+wait "$sampler"
 rss_after=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-echo "resident memory: ${rss_before} kB before, ${rss_after} kB after"
+echo "resident memory (kB): ${rss_before} before; each second of the run: $(tr '\n' ' ' <"$samples"); ${rss_after} after"
+rm -f "$samples"
 
 session=$(curl -si -X POST "http://127.0.0.1:$port/mcp" -H 'Content-Type: application/json' \
   -H 'Accept: application/json, text/event-stream' \

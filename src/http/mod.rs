@@ -366,6 +366,9 @@ pub enum ServeError {
 /// Serves until SIGINT or SIGTERM, then lets requests in flight finish.
 pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        // Handlers run on the blocking pool; a few threads per core keep its memory bounded
+        // (each thread brings an allocator arena) while a slow request waits on its own.
+        .max_blocking_threads(32)
         .enable_all()
         .build()
         .map_err(|e| ServeError::Runtime(e.to_string()))?;
