@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::context::{Context, Options};
 use crate::error::CapabilityError;
 use crate::layer::{Discovery, LayerError};
-use crate::registry::{self, rt::Descriptor};
+use crate::registry;
 
 /// Exit codes of SPEC §13.
 pub mod exit {
@@ -323,9 +323,4 @@ pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(internal(e)),
     }
-}
-
-/// Flags derived for one capability, for tests and docs.
-pub fn args_of(descriptor: &Descriptor) -> Vec<Arg> {
-    tree::args_of(descriptor)
 }

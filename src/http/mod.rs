@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -500,9 +500,4 @@ async fn shutdown_signal() {
     {
         let _ = ctrl_c.await;
     }
-}
-
-/// A body as a response body, for tests that call the router directly.
-pub fn body_of(text: &str) -> Body {
-    Body::from(text.to_string())
 }

@@ -318,6 +318,47 @@ pub(crate) fn first_heading(body: &str) -> Option<&str> {
     None
 }
 
+/// Refuses keys of `map` outside `known`, naming them; `prefix` locates the mapping.
+pub(crate) fn unknown_keys(
+    map: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+) -> Result<(), String> {
+    let unknown: Vec<&str> = map
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{prefix}unknown key{} {} (known: {})",
+        if unknown.len() == 1 { "" } else { "s" },
+        super::manifest::backticked(&unknown),
+        super::manifest::backticked(known)
+    ))
+}
+
+/// A layer configuration file's top level: a YAML mapping with only `known` keys and
+/// `version: 1`. `shape` describes the mapping for the refusal (`version: 1` and `kinds`).
+pub(crate) fn versioned_mapping(
+    text: &str,
+    known: &[&str],
+    shape: &str,
+) -> Result<Map<String, Value>, String> {
+    let doc = yaml_to_json(text).map_err(|e| format!("is not valid YAML: {e}"))?;
+    let Value::Object(file) = doc else {
+        return Err(format!("must be a mapping with {shape}"));
+    };
+    unknown_keys(&file, known, "")?;
+    match file.get("version") {
+        Some(v) if v.as_u64() == Some(1) => Ok(file),
+        Some(v) => Err(format!("`version` is {v}; only `1` is read")),
+        None => Err("`version: 1` is required".to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,10 +13,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::file::{describe_json, yaml_to_json};
-use super::manifest::backticked;
+use super::file::{describe_json, unknown_keys, versioned_mapping};
 use super::LayerError;
 use crate::registry::spec::{self, Additional, Problem, Schema, Type};
 
@@ -236,18 +235,7 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
         path: PathBuf::from(path),
         message,
     };
-    let doc = yaml_to_json(text).map_err(|e| fail(format!("is not valid YAML: {e}")))?;
-    let Value::Object(file) = doc else {
-        return Err(fail(
-            "must be a mapping with `version: 1` and `kinds`".to_string(),
-        ));
-    };
-    refuse_unknown_keys(&file, FILE_KEYS, "").map_err(&fail)?;
-    match file.get("version") {
-        Some(v) if v.as_u64() == Some(1) => {}
-        Some(v) => return Err(fail(format!("`version` is {v}; only `1` is read"))),
-        None => return Err(fail("`version: 1` is required".to_string())),
-    }
+    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(&fail)?;
     let Some(Value::Object(entries)) = file.get("kinds") else {
         return Err(fail(
             "`kinds` is required: a mapping from kind name to its definition".to_string(),
@@ -268,32 +256,11 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
     Ok(kinds)
 }
 
-fn refuse_unknown_keys(
-    map: &Map<String, Value>,
-    known: &[&str],
-    field: &str,
-) -> Result<(), String> {
-    let unknown: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !known.contains(k))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "{field}unknown key{} {} (known: {})",
-        if unknown.len() == 1 { "" } else { "s" },
-        backticked(&unknown),
-        backticked(known)
-    ))
-}
-
 fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
     let Value::Object(def) = def else {
         return Err(format!("must be a mapping, not {}", describe_json(def)));
     };
-    refuse_unknown_keys(def, KIND_KEYS, "")?;
+    unknown_keys(def, KIND_KEYS, "")?;
     let word = |key: &str| -> Result<Option<&str>, String> {
         match def.get(key) {
             None => Ok(None),

@@ -41,19 +41,7 @@ impl Manifest {
                 "must be a mapping with `schema` and `sections`".to_string(),
             ));
         };
-        let unknown: Vec<&str> = map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !MANIFEST_KEYS.contains(k))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(fail(format!(
-                "unknown key{} {} (known: {})",
-                if unknown.len() == 1 { "" } else { "s" },
-                backticked(&unknown),
-                backticked(MANIFEST_KEYS)
-            )));
-        }
+        super::file::unknown_keys(&map, MANIFEST_KEYS, "").map_err(&fail)?;
         let schema = match map.get("schema") {
             Some(Value::String(s)) if s == LAYER_SCHEMA => s.clone(),
             Some(other) => {

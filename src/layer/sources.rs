@@ -8,7 +8,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::{describe_json, yaml_to_json};
+use super::file::{describe_json, unknown_keys, versioned_mapping};
 use super::kinds::Kinds;
 use super::manifest::backticked;
 use super::LayerError;
@@ -87,18 +87,8 @@ impl Sources {
             path: PathBuf::from(path),
             message,
         };
-        let doc = yaml_to_json(text).map_err(|e| fail(format!("is not valid YAML: {e}")))?;
-        let Value::Object(file) = doc else {
-            return Err(fail(
-                "must be a mapping with `version: 1` and `sources`".to_string(),
-            ));
-        };
-        unknown_keys(&file, FILE_KEYS, "").map_err(&fail)?;
-        match file.get("version") {
-            Some(v) if v.as_u64() == Some(1) => {}
-            Some(v) => return Err(fail(format!("`version` is {v}; only `1` is read"))),
-            None => return Err(fail("`version: 1` is required".to_string())),
-        }
+        let file =
+            versioned_mapping(text, FILE_KEYS, "`version: 1` and `sources`").map_err(&fail)?;
         let Some(Value::Array(entries)) = file.get("sources") else {
             return Err(fail(
                 "`sources` is required: a list of `{id, kind, pathspec, required}`".to_string(),
@@ -229,27 +219,6 @@ fn glob(pattern: &str) -> Result<Glob, globset::Error> {
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-}
-
-fn unknown_keys(
-    map: &serde_json::Map<String, Value>,
-    known: &[&str],
-    prefix: &str,
-) -> Result<(), String> {
-    let unknown: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !known.contains(k))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "{prefix}unknown key{} {} (known: {})",
-        if unknown.len() == 1 { "" } else { "s" },
-        backticked(&unknown),
-        backticked(known)
-    ))
 }
 
 #[cfg(test)]
