@@ -47,8 +47,34 @@ impl GitState {
     }
 }
 
-/// Asks git about the repository at `root`.
+/// How long an answer of git is reused. Git's state moves without the layer moving (a commit
+/// outside `.ai/`), so it cannot be keyed by the index generation; asking costs several `git`
+/// processes, so every page and report that shows it reuses an answer this young.
+const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What git says about the repository at `root`, at most `FRESH_FOR` old.
 pub fn state(root: &Path) -> GitState {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::Instant;
+    static RECENT: OnceLock<Mutex<HashMap<PathBuf, (Instant, GitState)>>> = OnceLock::new();
+    let recent = RECENT.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some((at, state)) = recent.lock().unwrap_or_else(|e| e.into_inner()).get(root) {
+        if at.elapsed() < FRESH_FOR {
+            return state.clone();
+        }
+    }
+    let state = ask(root);
+    recent
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(root.to_path_buf(), (Instant::now(), state.clone()));
+    state
+}
+
+/// Asks git now.
+fn ask(root: &Path) -> GitState {
     let Some(toplevel) = git(root, &["rev-parse", "--show-toplevel"]) else {
         return GitState::default();
     };

@@ -48,8 +48,9 @@ fn check_kind(
 
 pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let index = ctx.index()?;
+    let kinds = index.counts_by_kind();
     if let Some(kind) = &input.kind {
-        check_kind(&index.counts_by_kind(), kind)?;
+        check_kind(&kinds, kind)?;
     }
     let matching: Vec<&Object> = index
         .objects
@@ -73,6 +74,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         count: objects.len() as i64,
         offset: input.offset,
         objects,
+        kinds: kinds.into_iter().map(|(k, n)| (k, n as i64)).collect(),
     })
 }
 

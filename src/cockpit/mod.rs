@@ -735,7 +735,11 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
     input.insert("offset".into(), json!(offset));
     input.insert("limit".into(), json!(PAGE_SIZE));
     let list = run(ctx, "objects.list", Value::Object(input))?;
-    let info = run(ctx, "repository.info", json!({}))?;
+    // The layer's kinds come with the listing: no repository report (and no git) per page.
+    let total_objects: i64 = list["kinds"]
+        .as_object()
+        .map(|m| m.values().filter_map(Value::as_i64).sum())
+        .unwrap_or_default();
     let total = list["total"].as_i64().unwrap_or_default();
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
     let link = |to: i64| {
@@ -764,8 +768,8 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
         context! {
             list => list,
             filters => filters,
-            counts => info["counts"].clone(),
-            total_objects => info["index"]["objects"].clone(),
+            counts => list["kinds"].clone(),
+            total_objects => total_objects,
             pager => pager,
         },
         200,
@@ -864,8 +868,8 @@ fn all_objects(ctx: &Context) -> Vec<Value> {
 }
 
 fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
-    let info = run(ctx, "repository.info", json!({}))?;
-    let kinds: Vec<String> = info["counts"]
+    let listing = run(ctx, "objects.list", json!({ "limit": 1 }))?;
+    let kinds: Vec<String> = listing["kinds"]
         .as_object()
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
