@@ -239,3 +239,99 @@ fn a_closed_stdout_is_not_an_error() {
     let status = child.wait().expect("exits");
     assert!(status.code().is_some_and(|c| c == 0), "{status:?}");
 }
+
+mod layer_flags {
+    //! `init`, `--discovery` and `--strict` through the real binary.
+
+    use serde_json::Value;
+
+    use crate::support::{run_in, stderr, stdout, Fixture};
+
+    #[test]
+    fn init_makes_a_layer_that_indexes_whole_and_covers_every_kind() {
+        let fixture = Fixture::bare();
+        fixture.git(&["init", "-q"]);
+        let out = run_in(fixture.root(), &["init"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let info = run_in(fixture.root(), &["repository", "info"]);
+        assert!(info.status.success(), "{}", stderr(&info));
+        let info: Value = serde_json::from_str(&stdout(&info)).expect("JSON");
+        assert_eq!(info["index"]["state"], "ok");
+        assert_eq!(info["counts"]["rule"], 1);
+        assert_eq!(info["counts"]["prompt"], 1);
+        let sources =
+            std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
+                .expect("init wrote sources.yaml");
+        for kind in [
+            "rule",
+            "prompt",
+            "skill",
+            "adr",
+            "knowledge",
+            "issue",
+            "document",
+        ] {
+            assert!(
+                sources.contains(&format!("kind: {kind}")),
+                "no source of kind {kind}"
+            );
+        }
+        let gitignore =
+            std::fs::read_to_string(fixture.root().join(".gitignore")).expect(".gitignore");
+        assert!(gitignore.lines().any(|l| l == ".ai/local/"));
+    }
+
+    #[test]
+    fn init_refuses_a_directory_that_already_has_a_layer() {
+        let fixture = Fixture::new();
+        let before =
+            std::fs::read_to_string(fixture.root().join(".ai/manifest.yaml")).expect("manifest");
+        let again = run_in(fixture.root(), &["init"]);
+        assert_eq!(again.status.code(), Some(10));
+        assert!(
+            stderr(&again).contains("already has a layer"),
+            "{}",
+            stderr(&again)
+        );
+        let after =
+            std::fs::read_to_string(fixture.root().join(".ai/manifest.yaml")).expect("manifest");
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn vcs_discovery_outside_git_exits_13_and_names_the_filesystem_walk() {
+        let fixture = Fixture::bare();
+        assert!(run_in(fixture.root(), &["init"]).status.success());
+        let out = run_in(fixture.root(), &["objects", "list"]);
+        assert_eq!(out.status.code(), Some(13), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--discovery filesystem"),
+            "{}",
+            stderr(&out)
+        );
+        let walked = run_in(
+            fixture.root(),
+            &["objects", "list", "--discovery", "filesystem"],
+        );
+        assert!(walked.status.success(), "{}", stderr(&walked));
+    }
+
+    #[test]
+    fn strict_refuses_a_layer_with_errors_and_the_default_serves_the_rest() {
+        let fixture = Fixture::new();
+        fixture.write(".ai/repo/rules/broken.md", "---\nid: broken\n");
+        let served = run_in(fixture.root(), &["objects", "list"]);
+        assert!(served.status.success(), "{}", stderr(&served));
+        let strict = run_in(fixture.root(), &["objects", "list", "--strict"]);
+        assert_eq!(strict.status.code(), Some(10), "{}", stderr(&strict));
+        assert!(stderr(&strict).contains("--strict"), "{}", stderr(&strict));
+    }
+
+    #[test]
+    fn no_layer_exits_12_and_says_how_to_make_one() {
+        let fixture = Fixture::bare();
+        let out = run_in(fixture.root(), &["objects", "list"]);
+        assert_eq!(out.status.code(), Some(12));
+        assert!(stderr(&out).contains("majordomus init"), "{}", stderr(&out));
+    }
+}
