@@ -4,8 +4,10 @@
 
 use std::io::{self, Write};
 
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The variable that sets the log filter (`MAJORDOMUS_LOG=debug`, `=majordomus=trace`).
 pub const LOG_ENV: &str = "MAJORDOMUS_LOG";
@@ -48,13 +50,57 @@ impl<'a> MakeWriter<'a> for Stderr {
     }
 }
 
+/// The filter `MAJORDOMUS_LOG` names: comma-separated `level` or `target=level` directives.
+/// Unset or empty means `warn`; a value that does not parse is reported once and `warn` is used.
+/// (`Targets` rather than an env-filter: it matches targets by prefix without compiling regular
+/// expressions, which every start-up would otherwise pay for.)
+pub fn filter_from(value: Option<&str>) -> Result<Targets, String> {
+    let default = || Targets::new().with_default(tracing::Level::WARN);
+    match value.map(str::trim) {
+        None | Some("") => Ok(default()),
+        Some(text) => text
+            .parse::<Targets>()
+            .map_err(|e| format!("{LOG_ENV}={text:?} is not a log filter ({e}); using `warn`")),
+    }
+}
+
 /// Installs the subscriber once; later calls do nothing.
 pub fn init() {
-    let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(Stderr)
-        .with_ansi(false)
-        .with_target(false)
+    let value = std::env::var(LOG_ENV).ok();
+    let filter = filter_from(value.as_deref()).unwrap_or_else(|problem| {
+        eprintln!("majordomus: {problem}");
+        Targets::new().with_default(tracing::Level::WARN)
+    });
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(Stderr)
+                .with_ansi(false)
+                .with_target(false),
+        )
+        .with(filter)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_takes_levels_and_targets_and_names_what_it_cannot_read() {
+        for good in [
+            None,
+            Some(""),
+            Some("debug"),
+            Some("majordomus=trace"),
+            Some("warn,majordomus::mcp=debug"),
+        ] {
+            assert!(filter_from(good).is_ok(), "{good:?}");
+        }
+        let problem = filter_from(Some("majordomus=loud")).unwrap_err();
+        assert!(
+            problem.contains("MAJORDOMUS_LOG") && problem.contains("loud"),
+            "{problem}"
+        );
+    }
 }
