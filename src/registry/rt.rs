@@ -71,12 +71,12 @@ impl Descriptor {
 
     /// The input schema parsed into the subset model, for validation and the CLI.
     pub fn input(&self) -> &'static super::spec::Schema {
-        parsed_schemas()[self.index()].0.as_ref()
+        parsed(&INPUTS, self.index(), |d| d.input_schema)
     }
 
     /// The output schema parsed into the subset model.
     pub fn output(&self) -> &'static super::spec::Schema {
-        parsed_schemas()[self.index()].1.as_ref()
+        parsed(&OUTPUTS, self.index(), |d| d.output_schema)
     }
 
     /// This descriptor's position in the table.
@@ -100,23 +100,25 @@ impl Descriptor {
     }
 }
 
-type SchemaPair = (Box<super::spec::Schema>, Box<super::spec::Schema>);
+/// One slot per capability, filled the first time its schema is asked for: a command that
+/// touches one capability parses one schema, not the whole table's.
+type ParsedSlots = OnceLock<Vec<OnceLock<super::spec::Schema>>>;
 
-/// The schemas of every capability, parsed once. They were validated at build time, so a parse
-/// failure here is impossible short of a generator bug; it degrades to an any-value schema.
-fn parsed_schemas() -> &'static [SchemaPair] {
-    static PARSED: OnceLock<Vec<SchemaPair>> = OnceLock::new();
-    PARSED.get_or_init(|| {
-        super::all()
-            .iter()
-            .map(|d| {
-                let parse = |text: &str| {
-                    let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                    Box::new(super::spec::schema_from_json(&value).unwrap_or_default())
-                };
-                (parse(d.input_schema), parse(d.output_schema))
-            })
-            .collect()
+static INPUTS: ParsedSlots = OnceLock::new();
+static OUTPUTS: ParsedSlots = OnceLock::new();
+
+/// The schema of the capability at `index`, parsed once. It was validated at build time, so a
+/// parse failure is impossible short of a generator bug; it degrades to an any-value schema.
+fn parsed(
+    slots: &'static ParsedSlots,
+    index: usize,
+    text: fn(&Descriptor) -> &'static str,
+) -> &'static super::spec::Schema {
+    let table = super::all();
+    let slots = slots.get_or_init(|| table.iter().map(|_| OnceLock::new()).collect());
+    slots[index].get_or_init(|| {
+        let value: Value = serde_json::from_str(text(&table[index])).unwrap_or(Value::Null);
+        super::spec::schema_from_json(&value).unwrap_or_default()
     })
 }
 

@@ -1026,15 +1026,17 @@ pub fn validate(
     }
 }
 
-/// A declared `pattern`, compiled once per process: validation runs on every request.
-fn compiled_pattern(pattern: &str) -> Option<regex::Regex> {
+/// A declared `pattern`, compiled once per process: validation runs on every request. The one
+/// compiled value is shared (a cloned `Regex` would build its own matching caches every time).
+fn compiled_pattern(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
     use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Compiled = Option<Arc<regex::Regex>>;
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
     map.entry(pattern.to_string())
-        .or_insert_with(|| regex::Regex::new(pattern).ok())
+        .or_insert_with(|| regex::Regex::new(pattern).ok().map(Arc::new))
         .clone()
 }
 
