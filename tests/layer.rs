@@ -917,12 +917,34 @@ fn a_live_index_notices_created_edited_and_removed_files() {
 
 #[test]
 fn an_unchanged_layer_builds_no_new_generation() {
-    let repo = Repo::new();
-    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
-    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
-    std::thread::sleep(Duration::from_millis(60));
-    assert_eq!(live.generations_built(), 1);
-    assert_eq!(live.current().generation, 1);
+    // The build stamps each file through the handle it read it by; the watcher stamps the paths.
+    // For files left alone the two must agree, refused ones included, or an idle layer would be
+    // rebuilt on every poll.
+    for discovery in [Discovery::Filesystem, Discovery::Vcs] {
+        let repo = Repo::new();
+        let mut latin = rule("latin", 1).into_bytes();
+        latin.extend_from_slice(&[0xff, b'\n']);
+        repo.write(".ai/repo/rules/latin.md", latin);
+        repo.write(".ai/repo/rules/broken.md", "---\nid: [unclosed\n---\n");
+        repo.write("elsewhere/target.md", rule("linked", 1));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(
+            repo.path("elsewhere/target.md"),
+            repo.path(".ai/repo/rules/link.md"),
+        )
+        .unwrap();
+        repo.commit_all();
+        let live = LiveIndex::new(repo.root(), discovery).unwrap();
+        assert!(
+            live.current().diagnostics.len() >= 2,
+            "{:#?}",
+            live.current().diagnostics
+        );
+        let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(live.generations_built(), 1, "{discovery:?}");
+        assert_eq!(live.current().generation, 1, "{discovery:?}");
+    }
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! the root. Both give sorted, `/`-separated, root-relative paths and never anything under
 //! `.ai/local/`. Nothing here reads a file's content.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 use super::diagnostic::{codes, Diagnostic};
 use super::{Discovery, LayerError, LOCAL_DIR};
@@ -35,20 +35,56 @@ pub(crate) struct Listing {
 
 /// Lists the repository's files by `discovery`.
 pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerError> {
-    let mut listing = match discovery {
-        Discovery::Vcs => list_git(root)?,
-        Discovery::Filesystem => walk(root)?,
-    };
-    listing.paths.retain(|p| !p.starts_with(LOCAL_DIR));
-    listing.non_utf8.retain(|p| !p.starts_with(LOCAL_DIR));
-    listing.paths.sort_unstable();
-    listing.paths.dedup();
-    listing.non_utf8.sort_unstable();
-    listing.non_utf8.dedup();
-    Ok(listing)
+    start(root, discovery)?.finish()
 }
 
-fn list_git(root: &Path) -> Result<Listing, LayerError> {
+/// A listing under way: `git ls-files` runs on its own while the caller reads the layer's
+/// configuration, so a build does not wait for git's start-up on top of its own.
+pub(crate) struct Pending {
+    root: PathBuf,
+    git: Option<Child>,
+}
+
+/// Starts listing `root` by `discovery`; [`Pending::finish`] gives the listing.
+pub(crate) fn start(root: &Path, discovery: Discovery) -> Result<Pending, LayerError> {
+    let git = match discovery {
+        Discovery::Vcs => Some(spawn_git(root)?),
+        Discovery::Filesystem => None,
+    };
+    Ok(Pending {
+        root: root.to_path_buf(),
+        git,
+    })
+}
+
+impl Pending {
+    /// The listing: sorted, deduplicated, nothing under `.ai/local/`.
+    pub(crate) fn finish(mut self) -> Result<Listing, LayerError> {
+        let mut listing = match self.git.take() {
+            Some(child) => finish_git(&self.root, child)?,
+            None => walk(&self.root)?,
+        };
+        listing.paths.retain(|p| !p.starts_with(LOCAL_DIR));
+        listing.non_utf8.retain(|p| !p.starts_with(LOCAL_DIR));
+        listing.paths.sort_unstable();
+        listing.paths.dedup();
+        listing.non_utf8.sort_unstable();
+        listing.non_utf8.dedup();
+        Ok(listing)
+    }
+}
+
+impl Drop for Pending {
+    /// A listing abandoned (the build failed first) leaves no git process behind.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.git.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_git(root: &Path) -> Result<Child, LayerError> {
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -60,17 +96,27 @@ fn list_git(root: &Path) -> Result<Listing, LayerError> {
             "--others",
             "--exclude-standard",
         ])
-        .stdin(std::process::Stdio::null());
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for var in GIT_ENV_OVERRIDES {
         command.env_remove(var);
     }
-    let output = command.output().map_err(|e| LayerError::GitUnusable {
+    command.spawn().map_err(|e| LayerError::GitUnusable {
         message: if e.kind() == std::io::ErrorKind::NotFound {
             "`git` is not installed or not on `PATH`".to_string()
         } else {
             format!("`git` cannot be started: {e}")
         },
-    })?;
+    })
+}
+
+fn finish_git(root: &Path, child: Child) -> Result<Listing, LayerError> {
+    let output = child
+        .wait_with_output()
+        .map_err(|e| LayerError::GitUnusable {
+            message: format!("`git ls-files` could not be read: {e}"),
+        })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let reason = stderr

@@ -29,71 +29,115 @@ pub(crate) enum ReadOutcome {
 
 /// Reads `root/path` without following a symbolic link, refusing anything that is not a regular
 /// UTF-8 file of at most [`MAX_FILE_BYTES`]. The size is checked before a byte is read.
-pub(crate) fn read_claimed(root: &Path, path: &str) -> ReadOutcome {
+///
+/// The file is opened first (never following a final symbolic link, never blocking on a pipe)
+/// and examined through the open handle, so what is checked is what is read, with one status
+/// call per file. The metadata it saw comes back with the outcome: the index's stamp is made of
+/// it (`None` when the path is gone).
+pub(crate) fn read_claimed(root: &Path, path: &str) -> (ReadOutcome, Option<std::fs::Metadata>) {
     let full = root.join(path);
     let refuse = |code, message: String, len| ReadOutcome::Refused {
         diagnostic: Diagnostic::error(code, path, message),
         bytes: Vec::new(),
         len,
     };
-    let meta = match std::fs::symlink_metadata(&full) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Gone,
-        Err(e) => return refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0),
+    let mut file = match open_no_follow(&full) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
+        Err(e) => {
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                return (ReadOutcome::Gone, None);
+            };
+            let outcome = if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&full)
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                // The link text stands in for content, so repointing a link changes the
+                // fingerprint.
+                ReadOutcome::Refused {
+                    diagnostic: Diagnostic::error(
+                        codes::SYMLINK,
+                        path,
+                        "is a symbolic link; links are not followed (copy the file into the repository instead)",
+                    ),
+                    bytes: target.into_bytes(),
+                    len: meta.len(),
+                }
+            } else {
+                refuse(
+                    codes::UNREADABLE,
+                    format!("cannot be opened: {e}"),
+                    meta.len(),
+                )
+            };
+            return (outcome, Some(meta));
+        }
     };
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(&full)
-            .map(|t| t.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // The link text stands in for content, so repointing a link changes the fingerprint.
-        return ReadOutcome::Refused {
-            diagnostic: Diagnostic::error(
-                codes::SYMLINK,
-                path,
-                "is a symbolic link; links are not followed (copy the file into the repository instead)",
-            ),
-            bytes: target.into_bytes(),
-            len: meta.len(),
-        };
-    }
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => {
+            return (
+                refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0),
+                None,
+            )
+        }
+    };
+    let refused = |outcome| (outcome, Some(meta.clone()));
     if !meta.is_file() {
-        return refuse(
+        return refused(refuse(
             codes::UNREADABLE,
             format!("is not a regular file (it is {})", describe_type(&meta)),
             0,
-        );
+        ));
     }
     if meta.len() > MAX_FILE_BYTES {
-        return refuse(
+        return refused(refuse(
             codes::OVERSIZED,
             format!(
                 "is {} bytes, more than the {MAX_FILE_BYTES} bytes (4 MiB) an object may have; it was not read",
                 meta.len()
             ),
             meta.len(),
-        );
+        ));
     }
-    let mut file = match std::fs::File::open(&full) {
-        Ok(f) => f,
-        Err(e) => {
-            return refuse(
-                codes::UNREADABLE,
-                format!("cannot be opened: {e}"),
-                meta.len(),
-            )
-        }
+    let outcome = read_open(&mut file, &meta, path);
+    (outcome, Some(meta))
+}
+
+/// Opens `full` for reading without following a final symbolic link (the open fails instead)
+/// and without waiting for a writer if it is a named pipe.
+#[cfg(unix)]
+fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(full)
+}
+
+#[cfg(not(unix))]
+fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
+    let meta = std::fs::symlink_metadata(full)?;
+    if meta.file_type().is_symlink() {
+        return Err(std::io::Error::other("is a symbolic link"));
+    }
+    std::fs::File::open(full)
+}
+
+/// Reads an opened, examined regular file whole, refusing what is not UTF-8 or grew too large.
+fn read_open(file: &mut std::fs::File, meta: &std::fs::Metadata, path: &str) -> ReadOutcome {
+    let refuse = |code, message: String, len| ReadOutcome::Refused {
+        diagnostic: Diagnostic::error(code, path, message),
+        bytes: Vec::new(),
+        len,
     };
-    if !same_file(&meta, &file) {
-        return refuse(
-            codes::SYMLINK,
-            "was replaced while being read (possibly by a symbolic link); it will be read again on the next build".to_string(),
-            meta.len(),
-        );
-    }
     // Read at most one byte past the bound, so a file that grew after the size check is still
     // refused rather than read whole.
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    if let Err(e) = (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+    if let Err(e) = (&mut *file)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+    {
         return refuse(
             codes::UNREADABLE,
             format!("cannot be read: {e}"),
@@ -146,21 +190,6 @@ fn describe_type(meta: &std::fs::Metadata) -> &'static str {
         }
     }
     "not a file"
-}
-
-/// Whether the opened file is the one `symlink_metadata` examined: a link swapped in between the
-/// check and the open would otherwise be followed.
-#[cfg(unix)]
-fn same_file(examined: &std::fs::Metadata, opened: &std::fs::File) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    opened
-        .metadata()
-        .is_ok_and(|m| m.dev() == examined.dev() && m.ino() == examined.ino())
-}
-
-#[cfg(not(unix))]
-fn same_file(_examined: &std::fs::Metadata, opened: &std::fs::File) -> bool {
-    opened.metadata().is_ok_and(|m| m.is_file())
 }
 
 /// The front matter of a markdown file, located (not yet parsed).

@@ -179,11 +179,16 @@ pub(crate) fn build_with(
     generation: u64,
     known: Option<Vec<String>>,
 ) -> Result<Index, LayerError> {
+    // Discovery starts first: git lists the files while the configuration is read.
+    let listing = match known {
+        None => Some(discovery::start(root, discovery)?),
+        Some(_) => None,
+    };
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
-    let plan = match known {
-        Some(mut paths) => {
+    let plan = match (known, listing) {
+        (Some(mut paths), _) => {
             paths.sort();
             paths.dedup();
             paths.retain(|p| std::fs::symlink_metadata(root.join(p)).is_ok());
@@ -196,13 +201,18 @@ pub(crate) fn build_with(
                 &sources,
             )?
         }
-        None => plan(root, discovery, &sources)?,
+        (None, Some(listing)) => plan_from(listing.finish()?, &sources)?,
+        (None, None) => plan(root, discovery, &sources)?,
     };
     let claimed: Vec<String> = plan.claims.iter().map(|c| c.path.clone()).collect();
-    // Taken before anything is read: a change made during the build moves the next stamp.
-    let stamp = super::live::stamp_of_plan(root, &plan);
 
-    let outcomes = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
+    let (outcomes, examined): (Vec<Outcome>, Vec<Option<std::fs::Metadata>>) =
+        read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources)
+            .into_iter()
+            .unzip();
+    // Each file's metadata as it was opened, before it was read: a change made during the
+    // build moves the next stamp.
+    let stamp = super::live::stamp_with(root, &plan, |i| examined[i].clone());
 
     let mut fingerprint_entries: Vec<(&str, u64, [u8; 32])> = Vec::new();
     for (path, bytes) in [
@@ -296,10 +306,11 @@ fn read_in_parallel(
     manifest: &Manifest,
     kinds: &Kinds,
     sources: &Sources,
-) -> Vec<Outcome> {
-    let work = |claim: &Claim| -> Outcome {
+) -> Vec<(Outcome, Option<std::fs::Metadata>)> {
+    let work = |claim: &Claim| -> (Outcome, Option<std::fs::Metadata>) {
         let class = &sources.classes[claim.class];
-        match read_claimed(root, &claim.path) {
+        let (read, examined) = read_claimed(root, &claim.path);
+        let outcome = match read {
             ReadOutcome::Gone => Outcome::Gone,
             ReadOutcome::Refused {
                 diagnostic,
@@ -335,7 +346,8 @@ fn read_in_parallel(
                     result,
                 }
             }
-        }
+        };
+        (outcome, examined)
     };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -358,14 +370,17 @@ fn read_in_parallel(
                 Ok(outcomes) => all.extend(outcomes),
                 // A worker cannot panic on file content (every reader is total), but if one
                 // does, its files are reported rather than the whole build lost.
-                Err(_) => all.extend(part.iter().map(|claim| Outcome::File {
-                    digest: [0; 32],
-                    len: 0,
-                    result: Err(vec![Diagnostic::error(
-                        codes::UNREADABLE,
-                        claim.path.clone(),
-                        "could not be indexed (the reader failed); this is a bug in majordomus",
-                    )]),
+                Err(_) => all.extend(part.iter().map(|claim| {
+                    let failed = Outcome::File {
+                        digest: [0; 32],
+                        len: 0,
+                        result: Err(vec![Diagnostic::error(
+                            codes::UNREADABLE,
+                            claim.path.clone(),
+                            "could not be indexed (the reader failed); this is a bug in majordomus",
+                        )]),
+                    };
+                    (failed, None)
                 })),
             }
         }

@@ -240,8 +240,8 @@ impl LiveIndex {
         });
         match build_with(&self.root, self.discovery, generation, known) {
             Ok(index) => {
-                // The build took its own stamp before it read anything, so a change made during
-                // the build moves the next stamp and is picked up by the next poll.
+                // The build stamped each file as it opened it, before reading it, so a change
+                // made during the build moves the next stamp and is picked up by the next poll.
                 builder.stamp = index.stamp;
                 let index = Arc::new(index);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) = index;
@@ -260,41 +260,56 @@ fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32],
     Ok(stamp_of_plan(root, &plan))
 }
 
-/// The stamp of an already discovered plan: `build` takes it before it reads anything, so the
-/// first generation's baseline needs no second discovery.
+/// The stamp of an already discovered plan, each path examined now.
 pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
+    stamp_with(root, plan, |claim| {
+        std::fs::symlink_metadata(root.join(&plan.claims[claim].path)).ok()
+    })
+}
+
+/// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
+/// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
+/// file, before reading it, so a change made during the build moves the next stamp; for an
+/// unchanged file it is what [`stamp_of_plan`] sees, so an idle layer is never rebuilt.
+pub(crate) fn stamp_with(
+    root: &Path,
+    plan: &Plan,
+    claimed: impl Fn(usize) -> Option<std::fs::Metadata>,
+) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    let mut add = |path: &str| {
-        hasher.update(path.as_bytes());
-        hasher.update([0]);
-        match std::fs::symlink_metadata(root.join(path)) {
-            Ok(meta) => {
-                hasher.update(meta.len().to_le_bytes());
-                let modified = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0);
-                hasher.update(modified.to_le_bytes());
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::MetadataExt;
-                    hasher.update(meta.ino().to_le_bytes());
-                    hasher.update(meta.mode().to_le_bytes());
-                }
-            }
-            Err(_) => hasher.update(b"absent"),
-        }
-    };
+    let examined = |path: &str| std::fs::symlink_metadata(root.join(path)).ok();
     for path in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH] {
-        add(path);
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
-    for claim in &plan.claims {
-        add(&claim.path);
+    for (i, claim) in plan.claims.iter().enumerate() {
+        stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
     }
     for (path, _) in &plan.non_utf8 {
-        add(path);
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
     hasher.finalize().into()
+}
+
+/// One path's part of a stamp: the path, then its length, modification time, inode and mode.
+fn stamp_entry(hasher: &mut Sha256, path: &str, meta: Option<&std::fs::Metadata>) {
+    hasher.update(path.as_bytes());
+    hasher.update([0]);
+    let Some(meta) = meta else {
+        hasher.update(b"absent");
+        return;
+    };
+    hasher.update(meta.len().to_le_bytes());
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.update(modified.to_le_bytes());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        hasher.update(meta.ino().to_le_bytes());
+        hasher.update(meta.mode().to_le_bytes());
+    }
 }
