@@ -2,7 +2,9 @@
 //! `MAJORDOMUS_BENCH_OBJECTS=100` for a small one): median µs per message for `tools/list`,
 //! `majordomus_get`, `majordomus_search` (a query that scans every object), `resources/list`
 //! and `ping`. What a client measures over a pipe adds framing and process switches on top.
-//! Run with `cargo bench --bench mcp_ops`.
+//! Then the uncached search again once the index's search signatures are built (as a serving
+//! process builds them in the background), the time to build them, and `Index::search` alone
+//! with and without them. Run with `cargo bench --bench mcp_ops`.
 
 use std::time::Instant;
 
@@ -104,4 +106,42 @@ fn main() {
         server.handle(&mut session, q.as_bytes());
     });
     println!(" with a fresh input every time it is {search_uncached:.1} µs)");
+
+    // `Index::search` alone on the same generation, before and after: a copy of the index
+    // would lay the objects out afresh in memory and flatter whichever side reads it.
+    let queries = ["Quasar Needle", "synthetic", "rules decisions", "xylophone"];
+    let direct = |index: &majordomus::layer::Index| -> Vec<(usize, f64)> {
+        queries
+            .iter()
+            .map(|query| {
+                let us = median_us(51, || {
+                    std::hint::black_box(index.search(query, None, 20));
+                });
+                (index.search(query, None, 20).total, us)
+            })
+            .collect()
+    };
+    let scanned = direct(&index);
+    let start = Instant::now();
+    index.prepare_search();
+    println!(
+        "search signatures for {} objects built in {:.1} ms",
+        index.objects.len(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let search_prepared = median_us(151, || {
+        // Another query text than above, so nothing left in the cache answers.
+        turn += 1;
+        let q = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"majordomus_search","arguments":{{"query":"quasar needle","limit":{}}}}}}}"#,
+            1 + turn % 150
+        );
+        server.handle(&mut session, q.as_bytes());
+    });
+    println!("with the signatures built, a fresh input every time: {search_prepared:.1} µs");
+    for ((query, (total, scan)), (_, filtered)) in queries.iter().zip(scanned).zip(direct(&index)) {
+        println!(
+            "Index::search {query:<18} {total:>6} hits: scan {scan:>8.1} µs, with signatures {filtered:>8.1} µs"
+        );
+    }
 }

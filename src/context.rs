@@ -248,6 +248,8 @@ impl Context {
                     if let Err(e) = live.watch(interval) {
                         tracing::warn!("cannot watch the layer for changes: {e}");
                     }
+                    // A server searches many times per generation: worth the signatures.
+                    live.prepare_search_in_background();
                 }
                 Ok(live)
             })

@@ -845,6 +845,115 @@ fn the_fingerprint_is_stable_and_moves_with_content() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Search
+
+/// A layer of a few rules whose bodies share some words and not others.
+fn searchable_repo() -> Repo {
+    let repo = Repo::new();
+    let bodies = [
+        (
+            "tabs",
+            "Indent with Tabs, never spaces; the formatter decides.",
+        ),
+        (
+            "errors",
+            "Every error carries one code word, as in `not_found`.",
+        ),
+        (
+            "naming",
+            "Name things for what they are: a Größe is a size.",
+        ),
+        (
+            "commits",
+            "Say honestly what a commit does; the formatter runs first.",
+        ),
+    ];
+    for (id, body) in bodies {
+        repo.write(
+            &format!(".ai/repo/rules/{id}.md"),
+            rule(id, 2).replace("Body.", body),
+        );
+    }
+    repo
+}
+
+#[test]
+fn search_answers_the_same_before_and_after_prepare_search() {
+    let repo = searchable_repo();
+    let index = repo.index();
+    let queries = [
+        "formatter",
+        "FORMATTER the",
+        "rule",
+        "größe",
+        "GRÖSSE",
+        "a",
+        "tabs@2",
+        "absent",
+        "code word",
+        "Do errors",
+        "  ",
+    ];
+    let kinds = [None, Some("rule"), Some("prompt")];
+    let scanned: Vec<_> = queries
+        .iter()
+        .flat_map(|q| kinds.iter().map(|k| index.search(q, *k, 3)))
+        .collect();
+    assert!(
+        !index.search_is_prepared(),
+        "a fresh index reads every object"
+    );
+    index.prepare_search();
+    index.prepare_search();
+    assert!(index.search_is_prepared());
+    let filtered: Vec<_> = queries
+        .iter()
+        .flat_map(|q| kinds.iter().map(|k| index.search(q, *k, 3)))
+        .collect();
+    assert_eq!(filtered, scanned);
+    assert_eq!(index.search("formatter", None, 10).total, 2);
+}
+
+#[test]
+fn a_word_only_in_an_identity_is_found() {
+    let repo = searchable_repo();
+    let index = repo.index();
+    index.prepare_search();
+    let naming = index
+        .get("majordomus://rule/naming@2")
+        .expect("the naming rule");
+    assert!(
+        !naming.content.contains("naming@2"),
+        "the identity joins fields the text holds apart"
+    );
+    let found = index.search("NAMING@2", None, 10);
+    assert_eq!(found.total, 1);
+    assert_eq!(index.objects[found.hits[0].position].uri, naming.uri);
+}
+
+#[test]
+fn only_a_live_index_asked_to_prepares_search_and_then_every_generation() {
+    let repo = searchable_repo();
+    let one_shot = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!one_shot.current().search_is_prepared());
+
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_millis(10)).unwrap();
+    live.prepare_search_in_background();
+    wait_for(
+        &live,
+        "the first generation prepared",
+        Index::search_is_prepared,
+    );
+    repo.write(".ai/repo/rules/late.md", rule("late", 1));
+    let late = wait_for(&live, "a new generation prepared", |i| {
+        i.get("majordomus://rule/late@1").is_some() && i.search_is_prepared()
+    });
+    assert_eq!(late.search("LATE@1", None, 10).total, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Freshness
 
 /// Polls `live` until `ready` holds for its current generation, failing after five seconds.

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -13,7 +14,7 @@ use super::file::{read_claimed, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object, Object};
-use super::search::{self, Found};
+use super::search::{self, Found, Signatures};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -48,6 +49,9 @@ pub struct Index {
     pub(crate) stamp: [u8; 32],
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
+    /// The objects' trigram sets, once [`Index::prepare_search`] built them; until then a search
+    /// reads every object.
+    search_signatures: OnceLock<Signatures>,
 }
 
 impl IndexState {
@@ -86,9 +90,29 @@ impl Index {
         counts
     }
 
-    /// Objects holding every word of `query`, best first (see [`search::search`]).
+    /// Objects holding every word of `query`, best first (see [`search::search`]). Uses the
+    /// trigram sets when they are built, and never waits for them: the answer is the same.
     pub fn search(&self, query: &str, kind: Option<&str>, limit: usize) -> Found {
-        search::search(&self.objects, query, kind, limit)
+        search::search(
+            &self.objects,
+            self.search_signatures.get(),
+            query,
+            kind,
+            limit,
+        )
+    }
+
+    /// Builds the trigram sets that let [`Index::search`] skip most objects (512 bytes per
+    /// object); does nothing when they are built. For a long-running process, off the request
+    /// path: a one-shot command would pay more to build them than its one search saves.
+    pub fn prepare_search(&self) {
+        self.search_signatures
+            .get_or_init(|| Signatures::build(&self.objects));
+    }
+
+    /// Whether [`Index::prepare_search`] has finished.
+    pub fn search_is_prepared(&self) -> bool {
+        self.search_signatures.get().is_some()
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -295,6 +319,7 @@ pub(crate) fn build_with(
         fingerprint: fingerprint(fingerprint_entries),
         kinds,
         sources,
+        search_signatures: OnceLock::new(),
     })
 }
 
