@@ -754,7 +754,7 @@ fn both_discovery_modes_give_the_same_objects_on_a_committed_layer() {
     let vcs = repo.build(Discovery::Vcs);
     let walked = repo.build(Discovery::Filesystem);
     assert_eq!(vcs.objects, walked.objects);
-    assert_eq!(vcs.fingerprint, walked.fingerprint);
+    assert_eq!(vcs.fingerprint(), walked.fingerprint());
     assert_eq!(vcs.objects.len(), 3);
 }
 
@@ -820,28 +820,56 @@ fn the_local_directory_is_never_indexed() {
 #[test]
 fn the_fingerprint_is_stable_and_moves_with_content() {
     let repo = Repo::new();
-    let first = repo.index().fingerprint;
+    let first = repo.index().fingerprint().to_string();
     assert_eq!(first.len(), 64);
-    assert_eq!(repo.index().fingerprint, first, "two builds agree");
+    assert_eq!(repo.index().fingerprint(), first, "two builds agree");
 
     // The same files elsewhere give the same fingerprint: the root path is not part of it.
     let copy = Repo::bare();
     copy.write(".ai/manifest.yaml", MANIFEST);
     copy.write(".ai/repo/rules/base.md", rule("base", 1));
-    assert_eq!(copy.index().fingerprint, first);
+    assert_eq!(copy.index().fingerprint(), first);
 
     repo.write(
         ".ai/repo/rules/base.md",
         rule("base", 1).replace("Body.", "Body!"),
     );
-    let edited = repo.index().fingerprint;
+    let edited = repo.index().fingerprint().to_string();
     assert_ne!(edited, first, "an edit moves it");
     repo.write(".ai/repo/rules/base.md", rule("base", 1));
     assert_eq!(
-        repo.index().fingerprint,
+        repo.index().fingerprint(),
         first,
         "undoing the edit restores it"
     );
+
+    // Files that are not objects count too: a refused file, and both claimants of one identity.
+    let mut seen = vec![first];
+    for (path, content) in [
+        (
+            ".ai/repo/rules/broken.md",
+            "---\nid: [unclosed\n---\n".to_string(),
+        ),
+        (
+            ".ai/repo/rules/broken.md",
+            "---\nid: [still unclosed\n---\n".to_string(),
+        ),
+        (".ai/repo/rules/twin.md", rule("base", 1)),
+        (
+            ".ai/repo/rules/twin.md",
+            rule("base", 1).replace("Body.", "Twin."),
+        ),
+    ] {
+        repo.write(path, content);
+        let index = repo.index();
+        if path.ends_with("twin.md") {
+            let base = index.get("majordomus://rule/base@1");
+            assert!(base.is_none(), "both claimants are excluded");
+        }
+        let now = index.fingerprint().to_string();
+        assert!(!seen.contains(&now), "{path} moved it");
+        seen.push(now);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -993,14 +1021,15 @@ fn a_live_index_notices_created_edited_and_removed_files() {
         i.get("majordomus://rule/new@1")
             .is_some_and(|o| o.title == "Renamed")
     });
-    assert_ne!(edited.fingerprint, created.fingerprint);
+    assert_ne!(edited.fingerprint(), created.fingerprint());
 
     repo.remove(".ai/repo/rules/new.md");
     let removed = wait_for(&live, "a removed file", |i| {
         i.get("majordomus://rule/new@1").is_none()
     });
     assert_eq!(
-        removed.fingerprint, first.fingerprint,
+        removed.fingerprint(),
+        first.fingerprint(),
         "back to the first content"
     );
 

@@ -46,7 +46,7 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
                 IndexState::Degraded => RepositoryInfoOutputIndexState::Degraded,
             },
             generation: index.generation as i64,
-            fingerprint: index.fingerprint.clone(),
+            fingerprint: index.fingerprint().to_string(),
             objects: index.objects.len() as i64,
         },
         counts: index
@@ -92,7 +92,7 @@ pub fn identity(ctx: &Context, _input: IdentityInput) -> Result<IdentityOutput, 
     // without history, fall back to the layer's content fingerprint.
     let basis = match &git.root_commit {
         Some(commit) => format!("git-root-commit:{commit}"),
-        None => format!("layer-fingerprint:{}", index.fingerprint),
+        None => format!("layer-fingerprint:{}", index.fingerprint()),
     };
     let digest = Sha256::digest(basis.as_bytes());
     let repository_id: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();

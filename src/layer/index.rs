@@ -13,7 +13,7 @@ use super::discovery;
 use super::file::{read_claimed, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
-use super::object::{make_object, Object};
+use super::object::{make_object_or_return, Object};
 use super::search::{self, Found, Signatures};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
@@ -39,10 +39,11 @@ pub struct Index {
     pub objects: Vec<Object>,
     /// Sorted by path (layer-wide ones first), then code.
     pub diagnostics: Vec<Diagnostic>,
-    /// SHA-256 (hex) over the sorted paths and bytes of the layer's files: the manifest, the
-    /// sources and kinds files when present, and every claimed file. The same repository gives
-    /// the same fingerprint in every process.
-    pub fingerprint: String,
+    /// The fingerprint's entries for files that are not objects (the configuration files, refused
+    /// files, excluded duplicates): (path, length, SHA-256 of the bytes). Objects' entries are
+    /// derived from their content when [`Index::fingerprint`] is first asked for.
+    settled: Vec<(String, u64, [u8; 32])>,
+    fingerprint: OnceLock<String>,
     pub kinds: Kinds,
     pub sources: Sources,
     /// The watcher's digest of what this generation was built from (paths and metadata).
@@ -65,6 +66,18 @@ impl IndexState {
 }
 
 impl Index {
+    /// SHA-256 (hex) over the sorted paths and bytes of the layer's files: the manifest, the
+    /// sources and kinds files when present, and every claimed file. The same repository gives
+    /// the same fingerprint in every process. Taken on first use: a start-up that never shows it
+    /// does not hash every byte of the layer.
+    pub fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(|| {
+            let mut entries = self.settled.clone();
+            entries.extend(self.objects.iter().map(object_entry));
+            fingerprint(entries)
+        })
+    }
+
     /// The object at `uri`, if the index holds one.
     pub fn get(&self, uri: &str) -> Option<&Object> {
         self.objects
@@ -182,7 +195,8 @@ enum Outcome {
     /// this generation at all.
     Gone,
     File {
-        digest: [u8; 32],
+        /// The bytes' digest, for a file that is not an object (an object's is taken lazily).
+        digest: Option<[u8; 32]>,
         len: u64,
         result: Result<Object, Vec<Diagnostic>>,
     },
@@ -203,6 +217,7 @@ pub(crate) fn build_with(
     generation: u64,
     known: Option<Vec<String>>,
 ) -> Result<Index, LayerError> {
+    let started = std::time::Instant::now();
     // Discovery starts first: git lists the files while the configuration is read.
     let listing = match known {
         None => Some(discovery::start(root, discovery)?),
@@ -211,41 +226,53 @@ pub(crate) fn build_with(
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
-    let plan = match (known, listing) {
+    let mut planned_at = std::time::Duration::ZERO;
+    let (plan, reads) = match (known, listing) {
         (Some(mut paths), _) => {
             paths.sort();
             paths.dedup();
             paths.retain(|p| std::fs::symlink_metadata(root.join(p)).is_ok());
-            plan_from(
+            let plan = plan_from(
                 discovery::Listing {
                     paths,
                     non_utf8: Vec::new(),
                     diagnostics: Vec::new(),
                 },
                 &sources,
-            )?
+            )?;
+            let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
+            (plan, reads)
         }
-        (None, Some(listing)) => plan_from(listing.finish()?, &sources)?,
-        (None, None) => plan(root, discovery, &sources)?,
+        (None, listing) => {
+            let plan = match listing {
+                Some(listing) => plan_from(listing.finish()?, &sources)?,
+                None => plan(root, discovery, &sources)?,
+            };
+            planned_at = started.elapsed();
+            let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
+            (plan, reads)
+        }
     };
     let claimed: Vec<String> = plan.claims.iter().map(|c| c.path.clone()).collect();
-
     let (outcomes, examined): (Vec<Outcome>, Vec<Option<std::fs::Metadata>>) =
-        read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources)
-            .into_iter()
-            .unzip();
+        reads.into_iter().unzip();
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
     let stamp = super::live::stamp_with(root, &plan, |i| examined[i].clone());
 
-    let mut fingerprint_entries: Vec<(&str, u64, [u8; 32])> = Vec::new();
+    // Entries of files that will not be objects; objects' own are taken lazily.
+    let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
     for (path, bytes) in [
         (MANIFEST_PATH, Some(&manifest_bytes)),
         (SOURCES_PATH, sources_bytes.as_ref()),
         (REPOSITORY_KINDS_PATH, kinds_bytes.as_ref()),
     ] {
         if let Some(bytes) = bytes {
-            fingerprint_entries.push((path, bytes.len() as u64, Sha256::digest(bytes).into()));
+            settled.push((
+                path.to_string(),
+                bytes.len() as u64,
+                Sha256::digest(bytes).into(),
+            ));
         }
     }
 
@@ -261,7 +288,9 @@ pub(crate) fn build_with(
         else {
             continue;
         };
-        fingerprint_entries.push((&claim.path, len, digest));
+        if let Some(digest) = digest {
+            settled.push((claim.path.clone(), len, digest));
+        }
         matched[claim.class] += 1;
         for &other in &claim.also {
             matched[other] += 1;
@@ -283,7 +312,7 @@ pub(crate) fn build_with(
     }
     for (path, class) in &plan.non_utf8 {
         matched[*class] += 1;
-        fingerprint_entries.push((path, 0, [0; 32]));
+        settled.push((path.clone(), 0, [0; 32]));
         diagnostics.push(Diagnostic::error(
             codes::INVALID_UTF8,
             path.clone(),
@@ -304,9 +333,17 @@ pub(crate) fn build_with(
         }
     }
 
-    let objects = exclude_duplicates(objects, &mut diagnostics);
+    let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
+    tracing::debug!(
+        generation,
+        files = claimed.len(),
+        objects = objects.len(),
+        "index built in {:.1} ms (listed and planned in {:.1} ms)",
+        started.elapsed().as_secs_f64() * 1e3,
+        planned_at.as_secs_f64() * 1e3,
+    );
     Ok(Index {
         stamp,
         claimed,
@@ -316,11 +353,100 @@ pub(crate) fn build_with(
         generation,
         objects,
         diagnostics,
-        fingerprint: fingerprint(fingerprint_entries),
+        settled,
+        fingerprint: OnceLock::new(),
         kinds,
         sources,
         search_signatures: OnceLock::new(),
     })
+}
+
+/// One claimed file, read and made into an object (or refused), with the metadata it was opened
+/// with.
+type Read = (Outcome, Option<std::fs::Metadata>);
+
+/// Reads and parses one claimed file. A panic here would be a bug (every reader is total over
+/// its input); if one happens, that file is reported rather than the whole build lost.
+fn read_one(
+    root: &Path,
+    claim: &Claim,
+    manifest: &Manifest,
+    kinds: &Kinds,
+    sources: &Sources,
+) -> Read {
+    let work = || -> Read {
+        let class = &sources.classes[claim.class];
+        let (read, examined) = read_claimed(root, &claim.path);
+        let outcome = match read {
+            ReadOutcome::Gone => Outcome::Gone,
+            ReadOutcome::Refused {
+                diagnostic,
+                bytes,
+                len,
+            } => Outcome::File {
+                digest: Some(Sha256::digest(&bytes).into()),
+                len,
+                result: Err(vec![diagnostic]),
+            },
+            ReadOutcome::Read(text) => {
+                let len = text.len() as u64;
+                let made = match kinds.get(&class.kind) {
+                    Some(kind) => make_object_or_return(
+                        kind,
+                        kinds,
+                        &claim.path,
+                        &class.id,
+                        manifest.section_of(&claim.path),
+                        text,
+                    ),
+                    // Sources are checked against the kinds before any file is read.
+                    None => Err((
+                        vec![Diagnostic::error(
+                            codes::UNREADABLE,
+                            claim.path.clone(),
+                            format!("the kind `{}` is not known", class.kind),
+                        )],
+                        text,
+                    )),
+                };
+                match made {
+                    Ok(object) => Outcome::File {
+                        digest: None,
+                        len,
+                        result: Ok(object),
+                    },
+                    Err((problems, text)) => Outcome::File {
+                        digest: Some(Sha256::digest(text.as_bytes()).into()),
+                        len,
+                        result: Err(problems),
+                    },
+                }
+            }
+        };
+        (outcome, examined)
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        let failed = Outcome::File {
+            digest: Some([0; 32]),
+            len: 0,
+            result: Err(vec![Diagnostic::error(
+                codes::UNREADABLE,
+                claim.path.clone(),
+                "could not be indexed (the reader failed); this is a bug in majordomus",
+            )]),
+        };
+        (failed, None)
+    })
+}
+
+/// How many threads read files: one per core, but never more than the files warrant (below a
+/// few dozen files a thread costs more than it saves).
+fn readers(files: usize) -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.div_ceil(32))
+        .max(1)
 }
 
 /// Reads and parses the claimed files on every available core. Each worker takes a contiguous
@@ -331,55 +457,9 @@ fn read_in_parallel(
     manifest: &Manifest,
     kinds: &Kinds,
     sources: &Sources,
-) -> Vec<(Outcome, Option<std::fs::Metadata>)> {
-    let work = |claim: &Claim| -> (Outcome, Option<std::fs::Metadata>) {
-        let class = &sources.classes[claim.class];
-        let (read, examined) = read_claimed(root, &claim.path);
-        let outcome = match read {
-            ReadOutcome::Gone => Outcome::Gone,
-            ReadOutcome::Refused {
-                diagnostic,
-                bytes,
-                len,
-            } => Outcome::File {
-                digest: Sha256::digest(&bytes).into(),
-                len,
-                result: Err(vec![diagnostic]),
-            },
-            ReadOutcome::Read(text) => {
-                let digest = Sha256::digest(text.as_bytes()).into();
-                let len = text.len() as u64;
-                let result = match kinds.get(&class.kind) {
-                    Some(kind) => make_object(
-                        kind,
-                        kinds,
-                        &claim.path,
-                        &class.id,
-                        manifest.section_of(&claim.path),
-                        text,
-                    ),
-                    // Sources are checked against the kinds before any file is read.
-                    None => Err(vec![Diagnostic::error(
-                        codes::UNREADABLE,
-                        claim.path.clone(),
-                        format!("the kind `{}` is not known", class.kind),
-                    )]),
-                };
-                Outcome::File {
-                    digest,
-                    len,
-                    result,
-                }
-            }
-        };
-        (outcome, examined)
-    };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        // Below a few dozen files a thread costs more than it saves.
-        .min(claims.len().div_ceil(32))
-        .max(1);
+) -> Vec<Read> {
+    let work = |claim: &Claim| read_one(root, claim, manifest, kinds, sources);
+    let threads = readers(claims.len());
     if threads == 1 {
         return claims.iter().map(work).collect();
     }
@@ -391,23 +471,12 @@ fn read_in_parallel(
             .collect();
         let mut all = Vec::with_capacity(claims.len());
         for (handle, part) in handles.into_iter().zip(claims.chunks(chunk)) {
-            match handle.join() {
-                Ok(outcomes) => all.extend(outcomes),
-                // A worker cannot panic on file content (every reader is total), but if one
-                // does, its files are reported rather than the whole build lost.
-                Err(_) => all.extend(part.iter().map(|claim| {
-                    let failed = Outcome::File {
-                        digest: [0; 32],
-                        len: 0,
-                        result: Err(vec![Diagnostic::error(
-                            codes::UNREADABLE,
-                            claim.path.clone(),
-                            "could not be indexed (the reader failed); this is a bug in majordomus",
-                        )]),
-                    };
-                    (failed, None)
-                })),
-            }
+            // `read_one` does not unwind; a worker that did anyway has its files read again here.
+            all.extend(
+                handle
+                    .join()
+                    .unwrap_or_else(|_| part.iter().map(work).collect()),
+            );
         }
         all
     })
@@ -416,7 +485,11 @@ fn read_in_parallel(
 /// Sorts objects by URI and removes every object whose URI another also claims, with one
 /// `duplicate_identity` diagnostic per claimant naming all of them. Works in place: a second
 /// vector of ten thousand objects would be a needless peak.
-fn exclude_duplicates(mut objects: Vec<Object>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Object> {
+fn exclude_duplicates(
+    mut objects: Vec<Object>,
+    diagnostics: &mut Vec<Diagnostic>,
+    settled: &mut Vec<(String, u64, [u8; 32])>,
+) -> Vec<Object> {
     objects.sort_unstable_by(|a, b| {
         a.uri
             .cmp(&b.uri)
@@ -452,21 +525,33 @@ fn exclude_duplicates(mut objects: Vec<Object>, diagnostics: &mut Vec<Diagnostic
         start = end;
     }
     let mut position = 0;
-    objects.retain(|_| {
+    objects.retain(|o| {
         position += 1;
-        !duplicated[position - 1]
+        let keep = !duplicated[position - 1];
+        if !keep {
+            settled.push(object_entry(o));
+        }
+        keep
     });
     objects
 }
 
-/// Hashes each entry as (path, NUL, length, SHA-256 of the bytes) in path order. Per-file digests
-/// are computed by the workers, so the fingerprint costs one pass over the bytes, in parallel.
-fn fingerprint(mut entries: Vec<(&str, u64, [u8; 32])>) -> String {
+/// An object's fingerprint entry: its path, length and the digest of its content.
+fn object_entry(o: &Object) -> (String, u64, [u8; 32]) {
+    (
+        o.provenance.path.clone(),
+        o.content.len() as u64,
+        Sha256::digest(o.content.as_bytes()).into(),
+    )
+}
+
+/// Hashes each entry as (path, NUL, length, SHA-256 of the bytes) in path order.
+fn fingerprint(mut entries: Vec<(String, u64, [u8; 32])>) -> String {
     entries.sort_unstable();
     entries.dedup();
     let mut hasher = Sha256::new();
     hasher.update(b"majordomus-layer/1\n");
-    for (path, len, digest) in entries {
+    for (path, len, digest) in &entries {
         hasher.update(path.as_bytes());
         hasher.update([0]);
         hasher.update(len.to_le_bytes());

@@ -103,7 +103,7 @@ impl Serialize for Metadata {
 
 /// Makes `text`, read from `path`, into an object of `kind`. Every problem found is returned, not
 /// just the first, so one edit can fix them all. Public so a file can be parsed without a
-/// repository around it (the fuzz target `layer_file` does; the index calls it per claimed file).
+/// repository around it (the fuzz target `layer_file` does).
 pub fn make_object(
     kind: &Kind,
     kinds: &Kinds,
@@ -112,9 +112,56 @@ pub fn make_object(
     section: &str,
     text: String,
 ) -> Result<Object, Vec<Diagnostic>> {
+    make_object_or_return(kind, kinds, path, source_class, section, text).map_err(|(d, _)| d)
+}
+
+/// [`make_object`] for the index, which gives a refused file's text back: the text's digest is
+/// part of the layer's fingerprint, while an object's digest is taken only when asked for.
+pub(crate) fn make_object_or_return(
+    kind: &Kind,
+    kinds: &Kinds,
+    path: &str,
+    source_class: &str,
+    section: &str,
+    text: String,
+) -> Result<Object, (Vec<Diagnostic>, String)> {
+    let parts = match parts_of(kind, kinds, path, &text) {
+        Ok(parts) => parts,
+        Err(problems) => return Err((problems, text)),
+    };
+    let bytes = text.len() as u64;
+    Ok(Object {
+        uri: format!("{URI_SCHEME}{}/{}", kind.name, parts.identity),
+        kind: kind.name.clone(),
+        identity: parts.identity,
+        title: parts.title,
+        description: parts.description,
+        metadata: Metadata::from_map(&parts.metadata),
+        content: text,
+        media_type: kind.media_type.clone(),
+        tags: parts.tags,
+        provenance: Provenance {
+            path: path.to_string(),
+            section: section.to_string(),
+            source_class: source_class.to_string(),
+            bytes,
+        },
+    })
+}
+
+/// What an object's file says of it, read and checked against its kind.
+struct Parts {
+    identity: String,
+    title: String,
+    description: Option<String>,
+    metadata: Map<String, Value>,
+    tags: Vec<String>,
+}
+
+fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts, Vec<Diagnostic>> {
     let fail = |code, message: String| vec![Diagnostic::error(code, path, message)];
     let (metadata, body) = match kind.format {
-        KindFormat::Markdown => match split_front_matter(&text) {
+        KindFormat::Markdown => match split_front_matter(text) {
             FrontMatterBlock::Absent => match kind.front_matter {
                 FrontMatter::Required => {
                     return Err(fail(
@@ -125,7 +172,7 @@ pub fn make_object(
                         ),
                     ))
                 }
-                FrontMatter::Optional => (Map::new(), text.as_str()),
+                FrontMatter::Optional => (Map::new(), text),
             },
             FrontMatterBlock::Unclosed => {
                 return Err(fail(
@@ -143,7 +190,7 @@ pub fn make_object(
                 }
             },
         },
-        KindFormat::Yaml => match yaml_mapping(&text) {
+        KindFormat::Yaml => match yaml_mapping(text) {
             Ok(map) => (map, ""),
             Err(e) => {
                 return Err(fail(
@@ -152,7 +199,7 @@ pub fn make_object(
                 ))
             }
         },
-        KindFormat::Text => (Map::new(), text.as_str()),
+        KindFormat::Text => (Map::new(), text),
     };
 
     let mut diagnostics = Vec::new();
@@ -239,23 +286,12 @@ pub fn make_object(
             .collect(),
         _ => Vec::new(),
     };
-    let bytes = text.len() as u64;
-    Ok(Object {
-        uri: format!("{URI_SCHEME}{}/{identity}", kind.name),
-        kind: kind.name.clone(),
+    Ok(Parts {
         identity,
         title,
         description,
-        metadata: Metadata::from_map(&metadata),
-        content: text,
-        media_type: kind.media_type.clone(),
+        metadata,
         tags,
-        provenance: Provenance {
-            path: path.to_string(),
-            section: section.to_string(),
-            source_class: source_class.to_string(),
-            bytes,
-        },
     })
 }
 
