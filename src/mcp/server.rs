@@ -50,7 +50,105 @@ impl RpcError {
     }
 }
 
-type Answer = Result<String, RpcError>;
+/// A result's text as an answer holds it: built for this answer, compiled in, or shared with a
+/// per-generation cache, with fixed text around it. Kept in pieces so a large shared result
+/// (`resources/list` of a big layer) is written out without being copied.
+pub struct Body {
+    before: &'static str,
+    text: Text,
+    after: &'static str,
+}
+
+enum Text {
+    Owned(String),
+    Static(&'static str),
+    Shared(std::sync::Arc<String>),
+}
+
+impl Body {
+    fn owned(text: String) -> Self {
+        Self::around("", Text::Owned(text), "")
+    }
+
+    fn around(before: &'static str, text: Text, after: &'static str) -> Self {
+        Self {
+            before,
+            text,
+            after,
+        }
+    }
+
+    fn parts(&self) -> [&str; 3] {
+        let text = match &self.text {
+            Text::Owned(s) => s.as_str(),
+            Text::Static(s) => s,
+            Text::Shared(s) => s.as_str(),
+        };
+        [self.before, text, self.after]
+    }
+}
+
+/// One frame to send back: the JSON-RPC envelope around a result (or a whole error frame).
+pub struct Frame {
+    head: String,
+    body: Option<Body>,
+}
+
+impl Frame {
+    /// A frame already written out whole (the transport's own parse errors).
+    pub fn whole(text: String) -> Self {
+        Self {
+            head: text,
+            body: None,
+        }
+    }
+
+    fn error(id: &str, error: &RpcError) -> Self {
+        Self {
+            head: error_frame(id, error),
+            body: None,
+        }
+    }
+
+    fn result(id: &str, body: Body) -> Self {
+        let mut head = String::with_capacity(id.len() + 32);
+        head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        head.push_str(id);
+        head.push_str(",\"result\":");
+        Self {
+            head,
+            body: Some(body),
+        }
+    }
+
+    /// The frame's text, in order, without a line end.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        let body = self.body.as_ref().map(Body::parts).unwrap_or(["", "", ""]);
+        let tail = if self.body.is_some() { "}" } else { "" };
+        std::iter::once(self.head.as_str())
+            .chain(body)
+            .chain(std::iter::once(tail))
+            .filter(|piece| !piece.is_empty())
+    }
+
+    /// Writes the frame without a line end; a large shared result is not copied.
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        self.pieces()
+            .try_for_each(|piece| out.write_all(piece.as_bytes()))
+    }
+
+    /// The whole frame as one string.
+    pub fn into_text(self) -> String {
+        if self.body.is_none() {
+            return self.head;
+        }
+        let mut text = String::with_capacity(self.pieces().map(str::len).sum());
+        self.pieces().for_each(|piece| text.push_str(piece));
+        text
+    }
+}
+
+type Answer = Result<Body, RpcError>;
 
 impl Server {
     pub fn new(ctx: Context) -> Self {
@@ -63,6 +161,11 @@ impl Server {
 
     /// Handles one message (a line of bytes). Returns the frame to send back, if any.
     pub fn handle(&self, session: &mut Session, line: &[u8]) -> Option<String> {
+        self.respond(session, line).map(Frame::into_text)
+    }
+
+    /// [`Server::handle`], keeping the frame in pieces for a transport that writes them out.
+    pub fn respond(&self, session: &mut Session, line: &[u8]) -> Option<Frame> {
         let message: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
             Err(e) => {
@@ -71,7 +174,7 @@ impl Server {
                 } else {
                     format!("the message is not JSON: {e}")
                 };
-                return Some(error_frame(
+                return Some(Frame::error(
                     "null",
                     &RpcError::new(protocol::PARSE_ERROR, format!("parse error: {why}")),
                 ));
@@ -86,7 +189,7 @@ impl Server {
 
     /// Handles one parsed message.
     pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
-        self.dispatch(session, message, None)
+        self.dispatch(session, message, None).map(Frame::into_text)
     }
 
     /// Answers `message`; `raw_id` is its id as written, when the transport kept the text.
@@ -95,14 +198,14 @@ impl Server {
         session: &mut Session,
         message: Value,
         raw_id: Option<String>,
-    ) -> Option<String> {
+    ) -> Option<Frame> {
         let Value::Object(map) = message else {
             let what = if message.is_array() {
                 "batches are not supported; send one JSON-RPC object per message"
             } else {
                 "a JSON-RPC message must be an object"
             };
-            return Some(error_frame(
+            return Some(Frame::error(
                 "null",
                 &RpcError::new(protocol::INVALID_REQUEST, what),
             ));
@@ -119,13 +222,13 @@ impl Server {
         }
         let reply_id = id.as_deref().unwrap_or("null");
         if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Some(error_frame(
+            return Some(Frame::error(
                 reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
             ));
         }
         let Some(method) = method.and_then(Value::as_str) else {
-            return Some(error_frame(
+            return Some(Frame::error(
                 reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
             ));
@@ -140,7 +243,7 @@ impl Server {
             return None;
         };
         if !METHODS.contains(&method) {
-            return Some(error_frame(
+            return Some(Frame::error(
                 &id,
                 &RpcError::new(
                     protocol::METHOD_NOT_FOUND,
@@ -155,7 +258,7 @@ impl Server {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(p)) => p.clone(),
             Some(_) => {
-                return Some(error_frame(
+                return Some(Frame::error(
                     &id,
                     &RpcError::new(protocol::INVALID_PARAMS, "`params` must be an object"),
                 ))
@@ -163,20 +266,24 @@ impl Server {
         };
         let answer = match method {
             "initialize" => self.initialize(session, &params),
-            "ping" => Ok("{}".to_string()),
-            "tools/list" => Ok(format!("{{\"tools\":{}}}", self.ctx.tools_list_json())),
+            "ping" => Ok(Body::around("", Text::Static("{}"), "")),
+            "tools/list" => Ok(Body::around(
+                "{\"tools\":",
+                Text::Static(self.ctx.tools_list_json()),
+                "}",
+            )),
             "tools/call" => self.call_tool(session, &params),
             "resources/list" => self.list_resources(),
             "resources/read" => self.read_resource(&params),
-            "resources/templates/list" => Ok(templates()),
+            "resources/templates/list" => Ok(Body::owned(templates())),
             _ => Err(RpcError::new(
                 protocol::METHOD_NOT_FOUND,
                 format!("method `{method}` is not served"),
             )),
         };
         Some(match answer {
-            Ok(result) => result_frame(&id, &result),
-            Err(e) => error_frame(&id, &e),
+            Ok(body) => Frame::result(&id, body),
+            Err(e) => Frame::error(&id, &e),
         })
     }
 
@@ -215,7 +322,7 @@ impl Server {
             },
             "instructions": instructions(&self.ctx),
         });
-        Ok(result.to_string())
+        Ok(Body::owned(result.to_string()))
     }
 
     fn call_tool(&self, session: &Session, params: &Map<String, Value>) -> Answer {
@@ -243,36 +350,33 @@ impl Server {
         };
         let ctx = self.ctx.with_caller(session.peer);
         match ctx.execute_at(index, arguments) {
-            Ok(answer) => {
-                let text = answer.to_string();
-                Ok(format!(
-                    "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{text},\"isError\":false}}",
-                    Value::String(text.clone())
-                ))
-            }
+            Ok(answer) => Ok(Body::owned(tool_result(&answer.to_string()))),
             Err(CapabilityError::Internal { message }) => Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
                 format!("internal: {message}"),
             )),
             Err(e) => {
                 let message = crate::secrets::redact(e.message());
-                Ok(json!({
-                    "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
-                    "isError": true,
-                    "_meta": { "majordomus": { "error": { "code": e.code() } } },
-                })
-                .to_string())
+                Ok(Body::owned(
+                    json!({
+                        "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
+                        "isError": true,
+                        "_meta": { "majordomus": { "error": { "code": e.code() } } },
+                    })
+                    .to_string(),
+                ))
             }
         }
     }
 
     fn list_resources(&self) -> Answer {
+        // The listing is shared with the generation's cache and written out as it is.
         let resources = resolve::list_json(&self.ctx).map_err(internal)?;
-        let mut result = String::with_capacity(resources.len() + 16);
-        result.push_str("{\"resources\":");
-        result.push_str(&resources);
-        result.push('}');
-        Ok(result)
+        Ok(Body::around(
+            "{\"resources\":",
+            Text::Shared(resources),
+            "}",
+        ))
     }
 
     fn read_resource(&self, params: &Map<String, Value>) -> Answer {
@@ -283,7 +387,7 @@ impl Server {
             ));
         };
         match resolve::read(&self.ctx, uri) {
-            Ok(contents) => Ok(json!({ "contents": [contents] }).to_string()),
+            Ok(contents) => Ok(Body::owned(json!({ "contents": [contents] }).to_string())),
             Err(CapabilityError::NotFound { message }) => Err(RpcError::new(
                 protocol::RESOURCE_NOT_FOUND,
                 format!("not_found: {message}"),
@@ -327,15 +431,17 @@ struct RawId<'a> {
 }
 
 /// `id` is JSON text, echoed as is.
-fn result_frame(id: &str, result: &str) -> String {
-    // Pushed, not formatted: a result can be megabytes, and this is one copy.
-    let mut frame = String::with_capacity(result.len() + id.len() + 40);
-    frame.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    frame.push_str(id);
-    frame.push_str(",\"result\":");
-    frame.push_str(result);
-    frame.push('}');
-    frame
+/// A successful `tools/call` result: the answer's compact JSON as the text block and, the same
+/// bytes, as `structuredContent`. Built in one buffer: the text is escaped straight into it.
+fn tool_result(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len() * 2 + 96);
+    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    // A `str` always serialises (to a JSON string); nothing here can fail.
+    let _ = serde_json::to_writer(&mut out, text);
+    out.extend_from_slice(br#"}],"structuredContent":"#);
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(br#","isError":false}"#);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// `id` is JSON text, echoed as is.

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
 
 use super::protocol::{self, MAX_MESSAGE_BYTES};
-use super::server::{Server, Session};
+use super::server::{Frame, Server, Session};
 use crate::context::Transport;
 
 /// One line read under the size bound.
@@ -77,24 +77,24 @@ pub fn serve(server: &Server) -> io::Result<()> {
         }
         let frame = match next_line(&mut reader, &mut buf, MAX_MESSAGE_BYTES) {
             Ok(Line::Eof) => break Ok(()),
-            Ok(Line::TooLong) => Some(format!(
+            Ok(Line::TooLong) => Some(Frame::whole(format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":{},\"message\":\"parse error: the message is longer than the bound of {} bytes\"}}}}",
                 protocol::PARSE_ERROR,
                 MAX_MESSAGE_BYTES
-            )),
+            ))),
             Ok(Line::Message(line)) => {
                 let trimmed = trim(&line);
                 if trimmed.is_empty() {
                     None
                 } else {
-                    server.handle(&mut session, trimmed)
+                    server.respond(&mut session, trimmed)
                 }
             }
             Err(e) => break Err(e),
         };
         if let Some(frame) = frame {
-            let written = writer
-                .write_all(frame.as_bytes())
+            let written = frame
+                .write_to(&mut writer)
                 .and_then(|()| writer.write_all(b"\n"));
             if let Err(e) = written {
                 break closed_or(e);
