@@ -18,7 +18,7 @@ pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result
     if !inspect {
         options.watch = Some(WATCH_INTERVAL);
     }
-    let ctx = Context::open(options);
+    let ctx = super::kept(Context::open(options));
     // Open the layer before the first message, so a missing or broken layer fails at start-up
     // with its exit code instead of on every request.
     ctx.layer().map_err(Failure::from)?;

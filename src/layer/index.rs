@@ -96,11 +96,14 @@ impl Index {
 
     /// How many objects of each kind the index holds; kinds without objects are absent.
     pub fn counts_by_kind(&self) -> BTreeMap<String, usize> {
-        let mut counts = BTreeMap::new();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for o in &self.objects {
-            *counts.entry(o.kind.clone()).or_insert(0) += 1;
+            *counts.entry(o.kind.as_str()).or_insert(0) += 1;
         }
         counts
+            .into_iter()
+            .map(|(kind, n)| (kind.to_string(), n))
+            .collect()
     }
 
     /// Objects holding every word of `query`, best first (see [`search::search`]). Uses the
