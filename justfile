@@ -52,6 +52,7 @@ bench:
 # Benchmarks against the peer kit (../shared/bench): stdio side by side, HTTP under wrk load
 bench-peers:
     bash scripts/bench/peers.sh 10 5 rmcp floor
+    bash scripts/bench/payload-floor.sh
     bash scripts/bench/http.sh 30 64
     python3 scripts/bench/startup.py target/release/majordomus .
     python3 scripts/bench/transition.py target/release/majordomus 60
