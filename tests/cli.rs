@@ -317,6 +317,46 @@ mod layer_flags {
     }
 
     #[test]
+    fn a_broken_sources_file_is_reported_before_a_missing_git() {
+        // git is started before the configuration is read; its failure must not hide the
+        // configuration's own error, which is the one to fix first.
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/knowledge/sources.yaml",
+            "this: is: not: sources\n",
+        );
+        let out = crate::support::bin()
+            .current_dir(fixture.root())
+            .args(["objects", "list"])
+            .env("PATH", fixture.root().join("no-such-bin"))
+            .output()
+            .expect("the binary runs");
+        assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+        assert!(stderr(&out).contains("sources"), "{}", stderr(&out));
+
+        fixture.write(".ai/repo/knowledge/sources.yaml", "");
+        std::fs::remove_file(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
+            .expect("the default sources apply");
+        let without_git = crate::support::bin()
+            .current_dir(fixture.root())
+            .args(["objects", "list"])
+            .env("PATH", fixture.root().join("no-such-bin"))
+            .output()
+            .expect("the binary runs");
+        assert_eq!(
+            without_git.status.code(),
+            Some(13),
+            "{}",
+            stderr(&without_git)
+        );
+        assert!(
+            stderr(&without_git).contains("--discovery filesystem"),
+            "{}",
+            stderr(&without_git)
+        );
+    }
+
+    #[test]
     fn strict_refuses_a_layer_with_errors_and_the_default_serves_the_rest() {
         let fixture = Fixture::new();
         fixture.write(".ai/repo/rules/broken.md", "---\nid: broken\n");

@@ -625,6 +625,79 @@ fn unreadable_a_named_pipe_is_not_read() {
     assert_refused(&repo.index(), ".ai/repo/rules/pipe.md", "unreadable");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_build_does_not_open_a_named_pipe() {
+    // Opening a pipe for reading would release a writer waiting on it (and hand it a broken
+    // pipe): the build examines what the walk saw as special before opening anything.
+    let repo = Repo::new();
+    let fifo = repo.path(".ai/repo/rules/pipe.md");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs")
+        .success());
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg(format!("echo data > '{}'", fifo.display()))
+        .spawn()
+        .expect("a writer starts");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_refused(&repo.index(), ".ai/repo/rules/pipe.md", "unreadable");
+    std::thread::sleep(Duration::from_millis(200));
+    let released = writer.try_wait().expect("the writer can be waited for");
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert!(
+        released.is_none(),
+        "the build opened the pipe: {released:?}"
+    );
+}
+
+#[test]
+fn unreadable_a_path_that_cannot_be_examined_is_reported_not_dropped() {
+    // git still lists the tracked file; its directory has become a file, so the path can be
+    // neither opened nor examined (ENOTDIR): an error naming it, not a silent disappearance.
+    let repo = Repo::new();
+    repo.write(".ai/repo/rules/sub/inner.md", rule("inner", 1));
+    repo.commit_all();
+    std::fs::remove_dir_all(repo.path(".ai/repo/rules/sub")).unwrap();
+    repo.write(".ai/repo/rules/sub", "now a file\n");
+    let index = repo.build(Discovery::Vcs);
+    assert_refused(&index, ".ai/repo/rules/sub/inner.md", "unreadable");
+}
+
+#[test]
+fn a_sources_edit_made_during_a_build_is_picked_up() {
+    // The configuration is stamped before it is read: an edit landing while the files are
+    // read moves the next stamp, so the watcher rebuilds with it.
+    let repo = Repo::new();
+    for i in 0..3000 {
+        repo.write(
+            &format!(".ai/repo/rules/r{i}.md"),
+            rule(&format!("r{i}"), 1),
+        );
+    }
+    repo.write("notes/a.md", "# A note\n\nSome text.\n");
+    std::fs::create_dir_all(repo.path(".ai/repo/knowledge")).unwrap();
+    let started = Instant::now();
+    build(repo.root(), Discovery::Filesystem, 1).unwrap();
+    let one_build = started.elapsed();
+
+    let root = repo.root().to_path_buf();
+    let editor = std::thread::spawn(move || {
+        std::thread::sleep(one_build / 2);
+        let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
+        std::fs::write(root.join(layer::SOURCES_PATH), sources).unwrap();
+    });
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    editor.join().unwrap();
+    let _watcher = live.watch(Duration::from_millis(10)).unwrap();
+    wait_for(&live, "the sources edited during the build", |i| {
+        has_object_from(i, "notes/a.md")
+    });
+}
+
 #[test]
 fn unreadable_a_tracked_file_replaced_by_a_directory() {
     let repo = Repo::new();
@@ -1064,6 +1137,8 @@ fn an_unchanged_layer_builds_no_new_generation() {
         latin.extend_from_slice(&[0xff, b'\n']);
         repo.write(".ai/repo/rules/latin.md", latin);
         repo.write(".ai/repo/rules/broken.md", "---\nid: [unclosed\n---\n");
+        repo.write(".ai/repo/rules/big.md", vec![b'a'; 5 * 1024 * 1024]);
+        repo.write(".ai/repo/rules/empty.md", "");
         repo.write("elsewhere/target.md", rule("linked", 1));
         #[cfg(unix)]
         std::os::unix::fs::symlink(
@@ -1072,9 +1147,15 @@ fn an_unchanged_layer_builds_no_new_generation() {
         )
         .unwrap();
         repo.commit_all();
+        #[cfg(unix)]
+        assert!(Command::new("mkfifo")
+            .arg(repo.path(".ai/repo/rules/pipe.md"))
+            .status()
+            .expect("mkfifo runs")
+            .success());
         let live = LiveIndex::new(repo.root(), discovery).unwrap();
         assert!(
-            live.current().diagnostics.len() >= 2,
+            live.current().diagnostics.len() >= 4,
             "{:#?}",
             live.current().diagnostics
         );

@@ -31,37 +31,42 @@ pub(crate) struct Listing {
     pub non_utf8: Vec<String>,
     /// Problems met while listing (directories a walk could not enter).
     pub diagnostics: Vec<Diagnostic>,
+    /// Listed paths a walk saw as neither a file, a directory nor a link (named pipes, sockets,
+    /// devices): they are examined before anything opens them, since opening one acts on it.
+    pub special: std::collections::HashSet<String>,
 }
 
 /// Lists the repository's files by `discovery`.
 pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerError> {
-    start(root, discovery)?.finish()
+    start(root, discovery).finish()
 }
 
 /// A listing under way: `git ls-files` runs on its own while the caller reads the layer's
 /// configuration, so a build does not wait for git's start-up on top of its own.
 pub(crate) struct Pending {
     root: PathBuf,
-    git: Option<Child>,
+    /// git, running; or why it could not be started, reported by [`Pending::finish`] so that a
+    /// broken configuration read meanwhile is reported first, as without the head start.
+    git: Option<Result<Child, LayerError>>,
 }
 
-/// Starts listing `root` by `discovery`; [`Pending::finish`] gives the listing.
-pub(crate) fn start(root: &Path, discovery: Discovery) -> Result<Pending, LayerError> {
+/// Starts listing `root` by `discovery`; [`Pending::finish`] gives the listing or the error.
+pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
     let git = match discovery {
-        Discovery::Vcs => Some(spawn_git(root)?),
+        Discovery::Vcs => Some(spawn_git(root)),
         Discovery::Filesystem => None,
     };
-    Ok(Pending {
+    Pending {
         root: root.to_path_buf(),
         git,
-    })
+    }
 }
 
 impl Pending {
     /// The listing: sorted, deduplicated, nothing under `.ai/local/`.
     pub(crate) fn finish(mut self) -> Result<Listing, LayerError> {
         let mut listing = match self.git.take() {
-            Some(child) => finish_git(&self.root, child)?,
+            Some(git) => finish_git(&self.root, git?)?,
             None => walk(&self.root)?,
         };
         listing.paths.retain(|p| !p.starts_with(LOCAL_DIR));
@@ -77,7 +82,7 @@ impl Pending {
 impl Drop for Pending {
     /// A listing abandoned (the build failed first) leaves no git process behind.
     fn drop(&mut self) {
-        if let Some(mut child) = self.git.take() {
+        if let Some(Ok(mut child)) = self.git.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -194,6 +199,12 @@ fn walk(root: &Path) -> Result<Listing, LayerError> {
                     pending.push((format!("{path}/"), utf8));
                 }
             } else if utf8 {
+                let special = entry
+                    .file_type()
+                    .is_ok_and(|t| !t.is_file() && !t.is_symlink());
+                if special {
+                    listing.special.insert(path.clone());
+                }
                 listing.paths.push(path);
             } else {
                 listing.non_utf8.push(path);

@@ -34,19 +34,58 @@ pub(crate) enum ReadOutcome {
 /// and examined through the open handle, so what is checked is what is read, with one status
 /// call per file. The metadata it saw comes back with the outcome: the index's stamp is made of
 /// it (`None` when the path is gone).
-pub(crate) fn read_claimed(root: &Path, path: &str) -> (ReadOutcome, Option<std::fs::Metadata>) {
+///
+/// `special`: discovery saw something other than a file or a link at `path`; it is examined
+/// before it is opened, since opening a named pipe or a device acts on it.
+pub(crate) fn read_claimed(
+    root: &Path,
+    path: &str,
+    special: bool,
+) -> (ReadOutcome, Option<std::fs::Metadata>) {
     let full = root.join(path);
     let refuse = |code, message: String, len| ReadOutcome::Refused {
         diagnostic: Diagnostic::error(code, path, message),
         bytes: Vec::new(),
         len,
     };
+    if special {
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+                let outcome = refuse(
+                    codes::UNREADABLE,
+                    format!("is not a regular file (it is {})", describe_type(&meta)),
+                    0,
+                );
+                return (outcome, Some(meta));
+            }
+            // Replaced by a file or a link since it was listed: read it as one.
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
+            Err(e) => {
+                let outcome = refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0);
+                return (outcome, None);
+            }
+        }
+    }
     let mut file = match open_no_follow(&full) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
         Err(e) => {
-            let Ok(meta) = std::fs::symlink_metadata(&full) else {
-                return (ReadOutcome::Gone, None);
+            let meta = match std::fs::symlink_metadata(&full) {
+                Ok(meta) => meta,
+                Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => {
+                    return (ReadOutcome::Gone, None)
+                }
+                // A parent directory that may not be searched, a path through a file: the
+                // file is there for git or the walk but cannot be looked at.
+                Err(examine) => {
+                    let outcome = refuse(
+                        codes::UNREADABLE,
+                        format!("cannot be examined: {examine}"),
+                        0,
+                    );
+                    return (outcome, None);
+                }
             };
             let outcome = if meta.file_type().is_symlink() {
                 let target = std::fs::read_link(&full)
@@ -104,14 +143,14 @@ pub(crate) fn read_claimed(root: &Path, path: &str) -> (ReadOutcome, Option<std:
     (outcome, Some(meta))
 }
 
-/// Opens `full` for reading without following a final symbolic link (the open fails instead)
-/// and without waiting for a writer if it is a named pipe.
+/// Opens `full` for reading without following a final symbolic link (the open fails instead),
+/// without waiting for a writer if it is a named pipe, and never as a controlling terminal.
 #[cfg(unix)]
 fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(full)
 }
 

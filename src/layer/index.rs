@@ -142,6 +142,8 @@ pub(crate) struct Claim {
     pub class: usize,
     /// Other classes that also matched, for the `claimed_twice` warning.
     pub also: Vec<usize>,
+    /// Discovery saw something other than a file or a link here: examine before opening.
+    pub special: bool,
 }
 
 /// What discovery and the sources say the index should read: shared by [`build`] and by the
@@ -169,6 +171,7 @@ fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, Lay
         sources.matching(&path, &mut scratch);
         if let Some((&class, rest)) = scratch.split_first() {
             claims.push(Claim {
+                special: listing.special.contains(&path),
                 path,
                 class,
                 also: rest.to_vec(),
@@ -223,9 +226,12 @@ pub(crate) fn build_with(
     let started = std::time::Instant::now();
     // Discovery starts first: git lists the files while the configuration is read.
     let listing = match known {
-        None => Some(discovery::start(root, discovery)?),
+        None => Some(discovery::start(root, discovery)),
         Some(_) => None,
     };
+    // The configuration is stamped as it is before it is read: an edit made during the build
+    // moves the next stamp.
+    let configuration = super::live::examine_configuration(root);
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
@@ -238,8 +244,7 @@ pub(crate) fn build_with(
             let plan = plan_from(
                 discovery::Listing {
                     paths,
-                    non_utf8: Vec::new(),
-                    diagnostics: Vec::new(),
+                    ..discovery::Listing::default()
                 },
                 &sources,
             )?;
@@ -261,7 +266,7 @@ pub(crate) fn build_with(
         reads.into_iter().unzip();
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
-    let stamp = super::live::stamp_with(root, &plan, |i| examined[i].clone());
+    let stamp = super::live::stamp_with(root, &plan, &configuration, |i| examined[i].clone());
 
     // Entries of files that will not be objects; objects' own are taken lazily.
     let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
@@ -379,7 +384,7 @@ fn read_one(
 ) -> Read {
     let work = || -> Read {
         let class = &sources.classes[claim.class];
-        let (read, examined) = read_claimed(root, &claim.path);
+        let (read, examined) = read_claimed(root, &claim.path, claim.special);
         let outcome = match read {
             ReadOutcome::Gone => Outcome::Gone,
             ReadOutcome::Refused {
@@ -438,7 +443,11 @@ fn read_one(
                 "could not be indexed (the reader failed); this is a bug in majordomus",
             )]),
         };
-        (failed, None)
+        // Stamped as the watcher will see it, so the failure is not rebuilt on every poll.
+        (
+            failed,
+            std::fs::symlink_metadata(root.join(&claim.path)).ok(),
+        )
     })
 }
 

@@ -293,9 +293,15 @@ fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32],
 
 /// The stamp of an already discovered plan, each path examined now.
 pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
-    stamp_with(root, plan, |claim| {
+    stamp_with(root, plan, &examine_configuration(root), |claim| {
         std::fs::symlink_metadata(root.join(&plan.claims[claim].path)).ok()
     })
+}
+
+/// The metadata of the layer's configuration files (manifest, sources, kinds), in that order.
+pub(crate) fn examine_configuration(root: &Path) -> [Option<std::fs::Metadata>; 3] {
+    [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
+        .map(|path| std::fs::symlink_metadata(root.join(path)).ok())
 }
 
 /// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
@@ -305,12 +311,16 @@ pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
 pub(crate) fn stamp_with(
     root: &Path,
     plan: &Plan,
+    configuration: &[Option<std::fs::Metadata>; 3],
     claimed: impl Fn(usize) -> Option<std::fs::Metadata>,
 ) -> [u8; 32] {
     let mut hasher = Sha256::new();
     let examined = |path: &str| std::fs::symlink_metadata(root.join(path)).ok();
-    for path in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH] {
-        stamp_entry(&mut hasher, path, examined(path).as_ref());
+    for (path, meta) in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
+        .into_iter()
+        .zip(configuration)
+    {
+        stamp_entry(&mut hasher, path, meta.as_ref());
     }
     for (i, claim) in plan.claims.iter().enumerate() {
         stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());

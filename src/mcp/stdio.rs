@@ -3,7 +3,7 @@
 //! cleanly.
 
 use std::io::{self, BufRead, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::protocol::{self, MAX_MESSAGE_BYTES};
 use super::server::{Frame, Server, Session};
@@ -126,6 +126,7 @@ const SPIN_FOR_NEXT_MESSAGE: Duration = Duration::from_micros(100);
 /// readable or `window` has passed; the caller's blocking read follows either way.
 #[cfg(unix)]
 fn wait_briefly_for_input(window: Duration) {
+    use std::time::Instant;
     let deadline = Instant::now() + window;
     let mut stdin = libc::pollfd {
         fd: libc::STDIN_FILENO,
