@@ -261,12 +261,12 @@ pub(crate) fn build_with(
             (plan, reads)
         }
     };
-    let claimed: Vec<String> = plan.claims.iter().map(|c| c.path.clone()).collect();
-    let (outcomes, examined): (Vec<Outcome>, Vec<Option<std::fs::Metadata>>) =
-        reads.into_iter().unzip();
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
-    let stamp = super::live::stamp_with(root, &plan, &configuration, |i| examined[i].clone());
+    let stamp = {
+        let in_order: Vec<&Read> = reads.iter().flatten().collect();
+        super::live::stamp_with(root, &plan, &configuration, |i| in_order[i].1.clone())
+    };
 
     // Entries of files that will not be objects; objects' own are taken lazily.
     let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
@@ -285,9 +285,11 @@ pub(crate) fn build_with(
     }
 
     let mut diagnostics = plan.listing_diagnostics;
-    let mut objects = Vec::with_capacity(outcomes.len());
+    let mut objects = Vec::with_capacity(plan.claims.len());
     let mut matched = vec![0usize; sources.classes.len()];
-    for (claim, outcome) in plan.claims.iter().zip(outcomes) {
+    // The readers' parts are consumed where they lie: copying ten thousand outcomes into one
+    // vector first cost more than the loop itself.
+    for (claim, (outcome, _)) in plan.claims.iter().zip(reads.into_iter().flatten()) {
         let Outcome::File {
             digest,
             len,
@@ -318,6 +320,7 @@ pub(crate) fn build_with(
             Err(problems) => diagnostics.extend(problems),
         }
     }
+    let claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
     for (path, class) in &plan.non_utf8 {
         matched[*class] += 1;
         settled.push((path.clone(), 0, [0; 32]));
@@ -462,18 +465,19 @@ fn readers(files: usize) -> usize {
 }
 
 /// Reads and parses the claimed files on every available core. Each worker takes a contiguous
-/// run of claims, so concatenating their results keeps the claims' (sorted) order.
+/// run of claims; its part comes back as it is, so the parts in order follow the claims' (sorted)
+/// order.
 fn read_in_parallel(
     root: &Path,
     claims: &[Claim],
     manifest: &Manifest,
     kinds: &Kinds,
     sources: &Sources,
-) -> Vec<Read> {
+) -> Vec<Vec<Read>> {
     let work = |claim: &Claim| read_one(root, claim, manifest, kinds, sources);
     let threads = readers(claims.len());
     if threads == 1 {
-        return claims.iter().map(work).collect();
+        return vec![claims.iter().map(work).collect()];
     }
     let chunk = claims.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -481,16 +485,16 @@ fn read_in_parallel(
             .chunks(chunk)
             .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<_>>()))
             .collect();
-        let mut all = Vec::with_capacity(claims.len());
-        for (handle, part) in handles.into_iter().zip(claims.chunks(chunk)) {
+        handles
+            .into_iter()
+            .zip(claims.chunks(chunk))
             // `read_one` does not unwind; a worker that did anyway has its files read again here.
-            all.extend(
+            .map(|(handle, part)| {
                 handle
                     .join()
-                    .unwrap_or_else(|_| part.iter().map(work).collect()),
-            );
-        }
-        all
+                    .unwrap_or_else(|_| part.iter().map(work).collect())
+            })
+            .collect()
     })
 }
 
