@@ -41,6 +41,7 @@ pub(crate) fn read_claimed(
     root: &Path,
     path: &str,
     special: bool,
+    dirs: &mut Directories,
 ) -> (ReadOutcome, Option<std::fs::Metadata>) {
     let full = root.join(path);
     let refuse = |code, message: String, len| ReadOutcome::Refused {
@@ -67,7 +68,7 @@ pub(crate) fn read_claimed(
             }
         }
     }
-    let mut file = match open_no_follow(&full) {
+    let mut file = match dirs.open_no_follow(root, path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
         Err(e) => {
@@ -143,24 +144,53 @@ pub(crate) fn read_claimed(
     (outcome, Some(meta))
 }
 
-/// Opens `full` for reading without following a final symbolic link (the open fails instead),
-/// without waiting for a writer if it is a named pipe, and never as a controlling terminal.
-#[cfg(unix)]
-fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(full)
+/// The directory a reader last opened a file in, kept open: claims come sorted, so files of one
+/// directory follow each other, and each is then looked up by its name alone instead of by
+/// every component of its path.
+#[derive(Default)]
+pub(crate) struct Directories {
+    #[cfg(unix)]
+    open: Option<(String, std::os::fd::OwnedFd)>,
 }
 
-#[cfg(not(unix))]
-fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
-    let meta = std::fs::symlink_metadata(full)?;
-    if meta.file_type().is_symlink() {
-        return Err(std::io::Error::other("is a symbolic link"));
+impl Directories {
+    /// Opens `root/path` for reading without following a final symbolic link (the open fails
+    /// instead), without waiting for a writer if it is a named pipe, and never as a controlling
+    /// terminal.
+    #[cfg(unix)]
+    fn open_no_follow(&mut self, root: &Path, path: &str) -> std::io::Result<std::fs::File> {
+        use rustix::fs::{Mode, OFlags};
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let cached = matches!(&self.open, Some((dir, _)) if dir == parent);
+        if !cached {
+            let dir = rustix::fs::open(
+                root.join(parent),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            self.open = Some((parent.to_string(), dir));
+        }
+        let Some((_, dir)) = &self.open else {
+            return Err(std::io::Error::other("no directory is open"));
+        };
+        let file = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(std::fs::File::from(file))
     }
-    std::fs::File::open(full)
+
+    #[cfg(not(unix))]
+    fn open_no_follow(&mut self, root: &Path, path: &str) -> std::io::Result<std::fs::File> {
+        let full = root.join(path);
+        let meta = std::fs::symlink_metadata(&full)?;
+        if meta.file_type().is_symlink() {
+            return Err(std::io::Error::other("is a symbolic link"));
+        }
+        std::fs::File::open(full)
+    }
 }
 
 /// Reads an opened, examined regular file whole, refusing what is not UTF-8 or grew too large.

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::diagnostic::{codes, Diagnostic, Severity};
 use super::discovery;
-use super::file::{read_claimed, ReadOutcome};
+use super::file::{read_claimed, Directories, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
@@ -384,10 +384,11 @@ fn read_one(
     manifest: &Manifest,
     kinds: &Kinds,
     sources: &Sources,
+    dirs: &mut Directories,
 ) -> Read {
     let work = || -> Read {
         let class = &sources.classes[claim.class];
-        let (read, examined) = read_claimed(root, &claim.path, claim.special);
+        let (read, examined) = read_claimed(root, &claim.path, claim.special, dirs);
         let outcome = match read {
             ReadOutcome::Gone => Outcome::Gone,
             ReadOutcome::Refused {
@@ -474,26 +475,29 @@ fn read_in_parallel(
     kinds: &Kinds,
     sources: &Sources,
 ) -> Vec<Vec<Read>> {
-    let work = |claim: &Claim| read_one(root, claim, manifest, kinds, sources);
+    // Each reader keeps its own open directory (see `Directories`).
+    let part = |claims: &[Claim]| -> Vec<Read> {
+        let mut dirs = Directories::default();
+        claims
+            .iter()
+            .map(|claim| read_one(root, claim, manifest, kinds, sources, &mut dirs))
+            .collect()
+    };
     let threads = readers(claims.len());
     if threads == 1 {
-        return vec![claims.iter().map(work).collect()];
+        return vec![part(claims)];
     }
     let chunk = claims.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = claims
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<_>>()))
+            .map(|claims| scope.spawn(move || part(claims)))
             .collect();
         handles
             .into_iter()
             .zip(claims.chunks(chunk))
             // `read_one` does not unwind; a worker that did anyway has its files read again here.
-            .map(|(handle, part)| {
-                handle
-                    .join()
-                    .unwrap_or_else(|_| part.iter().map(work).collect())
-            })
+            .map(|(handle, claims)| handle.join().unwrap_or_else(|_| part(claims)))
             .collect()
     })
 }
