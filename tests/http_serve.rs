@@ -479,26 +479,9 @@ fn tools_list() -> Value {
 
 /// The `initialize` result the stdio transport gives on the same repository.
 fn stdio_initialize(repo: &std::path::Path, message: &Value) -> Value {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    let mut child = crate::support::bin()
-        .args(["mcp", "--repo"])
-        .arg(repo)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("majordomus mcp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(stdin, "{message}").expect("initialize is sent");
-    drop(stdin);
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a frame");
-    let _ = child.wait();
-    let frame: Value = serde_json::from_str(&line).expect("a JSON frame");
-    frame["result"].clone()
+    let mut stdio = crate::support::McpServer::start(repo);
+    stdio.send_json(message);
+    stdio.recv()["result"].clone()
 }
 
 #[test]

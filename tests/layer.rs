@@ -62,21 +62,7 @@ impl Repo {
     }
 
     fn git(&self, args: &[&str]) {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.root())
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::git_in(self.root(), args);
     }
 
     /// `git init`, add everything and commit.

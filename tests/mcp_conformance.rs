@@ -1344,21 +1344,6 @@ fn contents(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// A layer with a plan of two issues, the second depending on the first.
-fn plan_fixture() -> Fixture {
-    let fixture = Fixture::new();
-    fixture.write(
-        ".ai/repo/project/issues/base.yaml",
-        "id: base\ntitle: The base\n",
-    );
-    fixture.write(
-        ".ai/repo/project/issues/next.yaml",
-        "id: next\ntitle: Builds on the base\ndepends_on: [base]\n",
-    );
-    fixture.commit("a plan");
-    fixture
-}
-
 #[test]
 fn an_internal_failure_is_a_json_rpc_error_over_mcp_and_a_500_over_http_with_one_message() {
     // A file where the curated knowledge directory should be: the writer cannot create its
@@ -1403,7 +1388,7 @@ fn an_internal_failure_is_a_json_rpc_error_over_mcp_and_a_500_over_http_with_one
 
 #[test]
 fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_nothing() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let before = contents(fixture.root());
     let transition = "plan.transition";
     let record = "knowledge.record";
@@ -1525,7 +1510,7 @@ fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_n
 
 #[test]
 fn a_transition_out_of_order_or_repeated_is_refused_naming_the_status_and_writes_nothing() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let issue = fixture.root().join(".ai/repo/project/issues/base.yaml");
     let ledger = fixture.root().join(".ai/local/state/ledger.jsonl");
     let mut session = Recorded::start(fixture.root(), &[], &[]);
@@ -1566,7 +1551,7 @@ fn a_transition_out_of_order_or_repeated_is_refused_naming_the_status_and_writes
 
 #[test]
 fn names_with_dot_dot_name_nothing() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let before = contents(fixture.root());
     let mut session = Recorded::start(fixture.root(), &[], &[]);
     session.initialize();

@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::support::bin;
+use crate::support::{bin, git_in};
 
 /// How long a test waits for one answer before it calls the server stuck.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
@@ -379,25 +379,6 @@ pub fn finish_sending(stream: &TcpStream) {
     stream.shutdown(Shutdown::Write).expect("half-close");
 }
 
-/// Runs git in `dir` with a throwaway identity.
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A git repository holding the layer `majordomus init` writes, committed.
 pub fn fixture_repo() -> TempDir {
     fixture_repo_with(&[])
@@ -406,7 +387,7 @@ pub fn fixture_repo() -> TempDir {
 /// Like [`fixture_repo`], with extra files (path, content) written before the commit.
 pub fn fixture_repo_with(files: &[(&str, &str)]) -> TempDir {
     let dir = TempDir::new().expect("a temporary directory");
-    git(dir.path(), &["init", "-q"]);
+    git_in(dir.path(), &["init", "-q"]);
     let out = bin()
         .arg("init")
         .arg("--repo")
@@ -423,8 +404,8 @@ pub fn fixture_repo_with(files: &[(&str, &str)]) -> TempDir {
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
         std::fs::write(path, content).expect("a fixture file");
     }
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "layer"]);
+    git_in(dir.path(), &["add", "-A"]);
+    git_in(dir.path(), &["commit", "-q", "-m", "layer"]);
     dir
 }
 

@@ -49,6 +49,23 @@ const GIT_ENV: &[&str] = &[
     "GIT_NAMESPACE",
 ];
 
+/// Runs git in `dir` with a throwaway identity, none of the caller's `GIT_*` redirections, and
+/// returns its stdout; a failure fails the test.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let mut command = Command::new("git");
+    command
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args);
+    for var in GIT_ENV {
+        command.env_remove(var);
+    }
+    let out = command.output().expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
 /// This checkout: the crate root, which carries its own layer and client configurations.
 pub fn this_checkout() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -94,6 +111,22 @@ impl Fixture {
         fixture
     }
 
+    /// `Fixture::new`, plus a plan of two issues, the second depending on the first, committed.
+    /// The first issue's file ends with a comment, which a writer must keep as written.
+    pub fn with_plan() -> Fixture {
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/project/issues/base.yaml",
+            "id: base\ntitle: The base\n# kept as written\n",
+        );
+        fixture.write(
+            ".ai/repo/project/issues/next.yaml",
+            "id: next\ntitle: Builds on the base\ndepends_on: [base]\n",
+        );
+        fixture.commit("a plan");
+        fixture
+    }
+
     /// An empty directory: no git, no layer.
     pub fn bare() -> Fixture {
         Fixture {
@@ -115,18 +148,7 @@ impl Fixture {
 
     /// Runs git in the repository and returns its stdout; a failure fails the test.
     pub fn git(&self, args: &[&str]) -> String {
-        let mut command = Command::new("git");
-        command
-            .arg("-C")
-            .arg(self.root())
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args);
-        for var in GIT_ENV {
-            command.env_remove(var);
-        }
-        let out = command.output().expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-        stdout(&out)
+        git_in(self.root(), args)
     }
 
     /// Adds everything and commits.

@@ -63,20 +63,6 @@ fn files(fixture: &Fixture) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn plan_fixture() -> Fixture {
-    let fixture = Fixture::new();
-    fixture.write(
-        ".ai/repo/project/issues/base.yaml",
-        "id: base\ntitle: The base\n# kept as written\n",
-    );
-    fixture.write(
-        ".ai/repo/project/issues/next.yaml",
-        "id: next\ntitle: Builds on the base\ndepends_on: [base]\n",
-    );
-    fixture.commit("a plan");
-    fixture
-}
-
 #[test]
 fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
     let fixture = Fixture::new();
@@ -116,7 +102,7 @@ fn the_instructions_and_the_projection_name_the_same_writers() {
 
 #[test]
 fn a_transition_stamps_the_issue_found_through_the_index_and_appends_one_ledger_line() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
     let answer = server.call_ok(
@@ -150,7 +136,7 @@ fn a_transition_stamps_the_issue_found_through_the_index_and_appends_one_ledger_
 
 #[test]
 fn illegal_moves_are_refused_naming_what_blocks_them() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
     let blocked = server.call(
@@ -183,7 +169,7 @@ fn illegal_moves_are_refused_naming_what_blocks_them() {
 
 #[test]
 fn a_full_walk_from_ready_to_done_unblocks_the_dependent_issue() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
     for transition in ["start", "verify", "done"] {
@@ -282,7 +268,7 @@ fn ids_that_could_leave_the_directory_are_invalid_input() {
 
 #[test]
 fn a_symlinked_issue_file_is_never_written_through() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let outside = tempfile::NamedTempFile::new().expect("an outside file");
     fs::write(outside.path(), "id: linked\ntitle: Outside\n").expect("writable");
     #[cfg(unix)]
@@ -371,7 +357,7 @@ fn recover_orphans_lists_then_unlinks_exactly_the_old_temp_files() {
 
 #[test]
 fn read_only_projects_no_writer_anywhere() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let mut server = McpServer::start_with(fixture.root(), &["--read-only"], &[]);
     let init = server.initialize();
     let instructions = init["instructions"].as_str().expect("instructions");
@@ -405,7 +391,7 @@ fn read_only_projects_no_writer_anywhere() {
 
 #[test]
 fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let served = crate::serve_support::Served::start_with(fixture.root(), &["--read-only"]);
     let mut swept = 0;
     for d in registry::all()
@@ -449,7 +435,7 @@ fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
 
 #[test]
 fn the_cockpit_runner_writes_only_after_confirmation_and_only_from_its_own_origin() {
-    let fixture = plan_fixture();
+    let fixture = Fixture::with_plan();
     let served = crate::serve_support::Served::start(fixture.root());
     let page = served.get("/cockpit/capabilities/plan.transition");
     assert!(
