@@ -16,45 +16,23 @@ use majordomus::context::Options;
 use majordomus::layer::Discovery;
 use majordomus::Context;
 
-const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
+#[path = "common/mod.rs"]
+mod common;
 
-/// About a kilobyte of body text, so a rule with its front matter comes to about 1.5 KB.
-const BODY: &str = "## Why\n\nSeveral people and agents edit the same tree at the same time. A change that does not \
-build, or that only builds with warnings, turns every later bisect and every parallel branch into \
-archaeology. A file that does not say what it is for gets edited by someone who guessed.\n\n\
-## How to comply\n\n- Run the formatter, the linter with warnings denied, and the whole test suite.\n\
-- Open every source file with a line saying what it owns and what it must not know.\n\
-- Name things for what they are; comment on why, not on what.\n\
-- Keep the commit small enough to review in one sitting, and say honestly what it does.\n\n\
-## Exceptions\n\nNone. A failing check is fixed before the commit, not after it; a flaky test is a \
-bug to fix, never a reason to skip the suite. When in doubt, ask in the review.\n\n\
-## See also\n\nThe rule on typed errors, the rule on reads that never write, and the decision record \
-that made the registry the only declaration of a capability; each explains a part of why this one \
-exists and what it protects, and each links back here when it depends on this one.\n";
-
-/// Writes `count` valid rules (SPEC §4.1 front matter) under `.ai/repo/rules/`, 500 a directory,
-/// and returns their bytes.
-fn generate(root: &Path, count: usize) -> usize {
-    let mut bytes = 0;
-    std::fs::create_dir_all(root.join(".ai")).expect("create .ai");
-    std::fs::write(root.join(".ai/manifest.yaml"), MANIFEST).expect("write the manifest");
-    for i in 0..count {
-        let dir = root.join(format!(".ai/repo/rules/group-{:03}", i / 500));
-        if i % 500 == 0 {
-            std::fs::create_dir_all(&dir).expect("create a rule directory");
-        }
-        let text = format!(
+/// Writes `count` valid rules (SPEC §4.1 front matter), tagged by their directory, and returns
+/// the layer's bytes.
+fn generate(root: &Path, count: usize) -> u64 {
+    common::write_rules(root, count, |i| {
+        format!(
             "---\nid: synthetic-rule-{i:05}\nversion: 1\nkind: rule\ntitle: Synthetic rule number {i} keeps the tree clean\n\
 description: A generated rule used to measure how fast the Cockpit renders a large layer.\n\
 statement: Keep every commit formatted, lint-free and green, and say in each file what it owns.\n\
-status: active\nclass: {}\ntags: [bench, synthetic, group-{:03}]\n---\n\n# Synthetic rule {i}\n\n{BODY}",
+status: active\nclass: {}\ntags: [bench, synthetic, group-{:03}]\n---\n\n# Synthetic rule {i}\n\n{}",
             if i % 3 == 0 { "advisory" } else { "blocking" },
-            i / 500
-        );
-        bytes += text.len();
-        std::fs::write(dir.join(format!("rule-{i:05}.md")), text).expect("write a rule");
-    }
-    bytes
+            i / 500,
+            common::BODY
+        )
+    })
 }
 
 fn get(ctx: &Context, target: &str) -> cockpit::Page {

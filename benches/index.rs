@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use majordomus::layer::{build, Discovery, IndexState};
 
+#[path = "common/mod.rs"]
+mod common;
+
 /// Counts heap bytes requested (live and peak) in `--once` mode, so the bench can say where
 /// memory goes without a profiler; RSS additionally includes the allocator's own overhead and
 /// the binary. Off for the timed runs: shared counters would slow every allocation.
@@ -64,33 +67,10 @@ mod heap {
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;
 
-const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
-
-/// About a kilobyte of body text, so a rule with its front matter comes to about 1.5 KB.
-const BODY: &str = "## Why\n\nSeveral people and agents edit the same tree at the same time. A change that does not \
-build, or that only builds with warnings, turns every later bisect and every parallel branch into \
-archaeology. A file that does not say what it is for gets edited by someone who guessed.\n\n\
-## How to comply\n\n- Run the formatter, the linter with warnings denied, and the whole test suite.\n\
-- Open every source file with a line saying what it owns and what it must not know.\n\
-- Name things for what they are; comment on why, not on what.\n\
-- Keep the commit small enough to review in one sitting, and say honestly what it does.\n\n\
-## Exceptions\n\nNone. A failing check is fixed before the commit, not after it; a flaky test is a \
-bug to fix, never a reason to skip the suite. When in doubt, ask in the review.\n\n\
-## See also\n\nThe rule on typed errors, the rule on reads that never write, and the decision record \
-that made the registry the only declaration of a capability; each explains a part of why this one \
-exists and what it protects.\n";
-
-/// Writes `count` valid rules under `.ai/repo/rules/`, spread over subdirectories of 500, and
-/// returns the layer's bytes.
+/// Writes `count` valid rules (SPEC §4.1 front matter), each depending on the two before it,
+/// and returns the layer's bytes.
 fn generate(root: &Path, count: usize) -> u64 {
-    let mut bytes = MANIFEST.len() as u64;
-    std::fs::create_dir_all(root.join(".ai")).expect("create .ai");
-    std::fs::write(root.join(".ai/manifest.yaml"), MANIFEST).expect("write the manifest");
-    for i in 0..count {
-        let dir = root.join(format!(".ai/repo/rules/group-{:03}", i / 500));
-        if i % 500 == 0 {
-            std::fs::create_dir_all(&dir).expect("create a rule directory");
-        }
+    let bytes = common::write_rules(root, count, |i| {
         let depends = if i >= 2 {
             format!(
                 "depends_on:\n  - synthetic-rule-{:05}@1\n  - synthetic-rule-{:05}@1\n",
@@ -100,16 +80,15 @@ fn generate(root: &Path, count: usize) -> u64 {
         } else {
             String::new()
         };
-        let text = format!(
+        format!(
             "---\nid: synthetic-rule-{i:05}\nversion: 1\nkind: rule\ntitle: Synthetic rule number {i} keeps the tree clean\n\
 description: A generated rule used to measure how fast the layer is indexed and how much memory it takes.\n\
 statement: Keep every commit formatted, lint-free and green, and say in each file what it owns.\n\
-status: active\nclass: {}\ntags: [bench, synthetic, hygiene]\n{depends}---\n\n# Synthetic rule {i}\n\n{BODY}",
-            if i % 3 == 0 { "advisory" } else { "blocking" }
-        );
-        bytes += text.len() as u64;
-        std::fs::write(dir.join(format!("rule-{i:05}.md")), text).expect("write a rule");
-    }
+status: active\nclass: {}\ntags: [bench, synthetic, hygiene]\n{depends}---\n\n# Synthetic rule {i}\n\n{}",
+            if i % 3 == 0 { "advisory" } else { "blocking" },
+            common::BODY
+        )
+    });
     // Flush the fresh files now, so the kernel's writeback does not compete with the timed
     // builds: a repository being indexed is normally at rest on disk.
     let _ = std::process::Command::new("sync").status();

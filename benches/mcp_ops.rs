@@ -96,15 +96,18 @@ fn main() {
     }
     println!("(search is cached per generation and input; the figure above is the cache hit —");
     let mut turn = 0u32;
-    let search_uncached = median_us(151, || {
-        // 150 distinct inputs cycle through a 64-entry cache: every call misses.
-        turn += 1;
-        let q = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"majordomus_search","arguments":{{"query":"Quasar Needle","limit":{}}}}}}}"#,
-            1 + turn % 150
-        );
-        server.handle(&mut session, q.as_bytes());
-    });
+    // 150 distinct inputs cycle through a 64-entry cache: every call misses.
+    let mut uncached_search = |query: &str| {
+        median_us(151, || {
+            turn += 1;
+            let q = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"majordomus_search","arguments":{{"query":"{query}","limit":{}}}}}}}"#,
+                1 + turn % 150
+            );
+            server.handle(&mut session, q.as_bytes());
+        })
+    };
+    let search_uncached = uncached_search("Quasar Needle");
     println!(" with a fresh input every time it is {search_uncached:.1} µs)");
 
     // `Index::search` alone on the same generation, before and after: a copy of the index
@@ -129,15 +132,8 @@ fn main() {
         index.objects.len(),
         start.elapsed().as_secs_f64() * 1e3
     );
-    let search_prepared = median_us(151, || {
-        // Another query text than above, so nothing left in the cache answers.
-        turn += 1;
-        let q = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"majordomus_search","arguments":{{"query":"quasar needle","limit":{}}}}}}}"#,
-            1 + turn % 150
-        );
-        server.handle(&mut session, q.as_bytes());
-    });
+    // Another query text than above, so nothing left in the cache answers.
+    let search_prepared = uncached_search("quasar needle");
     println!("with the signatures built, a fresh input every time: {search_prepared:.1} µs");
     for ((query, (total, scan)), (_, filtered)) in queries.iter().zip(scanned).zip(direct(&index)) {
         println!(
