@@ -44,49 +44,23 @@ pub(crate) fn read_claimed(
     dirs: &mut Directories,
 ) -> (ReadOutcome, Option<std::fs::Metadata>) {
     let full = root.join(path);
-    let refuse = |code, message: String, len| ReadOutcome::Refused {
-        diagnostic: Diagnostic::error(code, path, message),
-        bytes: Vec::new(),
-        len,
-    };
     if special {
-        match std::fs::symlink_metadata(&full) {
+        match examine(&full, path) {
             Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
-                let outcome = refuse(
-                    codes::UNREADABLE,
-                    format!("is not a regular file (it is {})", describe_type(&meta)),
-                    0,
-                );
-                return (outcome, Some(meta));
+                return (not_regular(path, &meta), Some(meta));
             }
             // Replaced by a file or a link since it was listed: read it as one.
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
-            Err(e) => {
-                let outcome = refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0);
-                return (outcome, None);
-            }
+            Err(outcome) => return (outcome, None),
         }
     }
     let mut file = match dirs.open_no_follow(root, path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (ReadOutcome::Gone, None),
         Err(e) => {
-            let meta = match std::fs::symlink_metadata(&full) {
+            let meta = match examine(&full, path) {
                 Ok(meta) => meta,
-                Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => {
-                    return (ReadOutcome::Gone, None)
-                }
-                // A parent directory that may not be searched, a path through a file: the
-                // file is there for git or the walk but cannot be looked at.
-                Err(examine) => {
-                    let outcome = refuse(
-                        codes::UNREADABLE,
-                        format!("cannot be examined: {examine}"),
-                        0,
-                    );
-                    return (outcome, None);
-                }
+                Err(outcome) => return (outcome, None),
             };
             let outcome = if meta.file_type().is_symlink() {
                 let target = std::fs::read_link(&full)
@@ -104,7 +78,8 @@ pub(crate) fn read_claimed(
                     len: meta.len(),
                 }
             } else {
-                refuse(
+                refused(
+                    path,
                     codes::UNREADABLE,
                     format!("cannot be opened: {e}"),
                     meta.len(),
@@ -116,32 +91,67 @@ pub(crate) fn read_claimed(
     let meta = match file.metadata() {
         Ok(m) => m,
         Err(e) => {
-            return (
-                refuse(codes::UNREADABLE, format!("cannot be examined: {e}"), 0),
-                None,
-            )
+            let outcome = refused(
+                path,
+                codes::UNREADABLE,
+                format!("cannot be examined: {e}"),
+                0,
+            );
+            return (outcome, None);
         }
     };
-    let refused = |outcome| (outcome, Some(meta.clone()));
-    if !meta.is_file() {
-        return refused(refuse(
-            codes::UNREADABLE,
-            format!("is not a regular file (it is {})", describe_type(&meta)),
-            0,
-        ));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return refused(refuse(
+    let outcome = if !meta.is_file() {
+        not_regular(path, &meta)
+    } else if meta.len() > MAX_FILE_BYTES {
+        refused(
+            path,
             codes::OVERSIZED,
             format!(
                 "is {} bytes, more than the {MAX_FILE_BYTES} bytes (4 MiB) an object may have; it was not read",
                 meta.len()
             ),
             meta.len(),
-        ));
-    }
-    let outcome = read_open(&mut file, &meta, path);
+        )
+    } else {
+        read_open(&mut file, &meta, path)
+    };
     (outcome, Some(meta))
+}
+
+/// A refusal of `path` with nothing of its content to fingerprint.
+fn refused(path: &str, code: &'static str, message: String, len: u64) -> ReadOutcome {
+    ReadOutcome::Refused {
+        diagnostic: Diagnostic::error(code, path, message),
+        bytes: Vec::new(),
+        len,
+    }
+}
+
+/// `full` examined without following a link; when it cannot be, what reading it gives: gone, or
+/// an `unreadable` refusal (a parent that may not be searched, a path through a file).
+fn examine(full: &Path, path: &str) -> Result<std::fs::Metadata, ReadOutcome> {
+    std::fs::symlink_metadata(full).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ReadOutcome::Gone
+        } else {
+            refused(
+                path,
+                codes::UNREADABLE,
+                format!("cannot be examined: {e}"),
+                0,
+            )
+        }
+    })
+}
+
+/// The refusal of a named pipe, socket, device or directory where a file was claimed.
+fn not_regular(path: &str, meta: &std::fs::Metadata) -> ReadOutcome {
+    refused(
+        path,
+        codes::UNREADABLE,
+        format!("is not a regular file (it is {})", describe_type(meta)),
+        0,
+    )
 }
 
 /// The directory a reader last opened a file in, kept open: claims come sorted, so files of one
@@ -195,17 +205,13 @@ impl Directories {
 
 /// Reads an opened, examined regular file whole, refusing what is not UTF-8 or grew too large.
 fn read_open(file: &mut std::fs::File, meta: &std::fs::Metadata, path: &str) -> ReadOutcome {
-    let refuse = |code, message: String, len| ReadOutcome::Refused {
-        diagnostic: Diagnostic::error(code, path, message),
-        bytes: Vec::new(),
-        len,
-    };
     // Read the size the open file reported (already within the bound) and no further: no extra
     // call to find the end. A file that changes during the read has a new size or modification
     // time, so the next stamp differs and the next generation reads it again.
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     if let Err(e) = (&mut *file).take(meta.len()).read_to_end(&mut bytes) {
-        return refuse(
+        return refused(
+            path,
             codes::UNREADABLE,
             format!("cannot be read: {e}"),
             meta.len(),

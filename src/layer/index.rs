@@ -214,6 +214,14 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     build_with(root, discovery, generation, None)
 }
 
+/// Where a build's list of files comes from.
+enum ListingFrom {
+    /// Discovery, already under way.
+    Discovery(discovery::Pending),
+    /// A rebuild after a write: the previous generation's claims plus the written paths.
+    Known(Vec<String>),
+}
+
 /// Builds from `known` paths instead of discovering them, when given: after a write, the
 /// previous generation's claimed paths plus the written ones are the listing, and no `git`
 /// process is spawned. The watcher's next poll still discovers everything.
@@ -226,8 +234,8 @@ pub(crate) fn build_with(
     let started = std::time::Instant::now();
     // Discovery starts first: git lists the files while the configuration is read.
     let listing = match known {
-        None => Some(discovery::start(root, discovery)),
-        Some(_) => None,
+        Some(paths) => ListingFrom::Known(paths),
+        None => ListingFrom::Discovery(discovery::start(root, discovery)),
     };
     // The configuration is stamped as it is before it is read: an edit made during the build
     // moves the next stamp.
@@ -235,32 +243,21 @@ pub(crate) fn build_with(
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
-    let mut planned_at = std::time::Duration::ZERO;
-    let (plan, reads) = match (known, listing) {
-        (Some(mut paths), _) => {
+    let listing = match listing {
+        ListingFrom::Discovery(pending) => pending.finish()?,
+        ListingFrom::Known(mut paths) => {
             paths.sort();
             paths.dedup();
             paths.retain(|p| std::fs::symlink_metadata(root.join(p)).is_ok());
-            let plan = plan_from(
-                discovery::Listing {
-                    paths,
-                    ..discovery::Listing::default()
-                },
-                &sources,
-            )?;
-            let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
-            (plan, reads)
-        }
-        (None, listing) => {
-            let plan = match listing {
-                Some(listing) => plan_from(listing.finish()?, &sources)?,
-                None => plan(root, discovery, &sources)?,
-            };
-            planned_at = started.elapsed();
-            let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
-            (plan, reads)
+            discovery::Listing {
+                paths,
+                ..discovery::Listing::default()
+            }
         }
     };
+    let plan = plan_from(listing, &sources)?;
+    let planned_at = started.elapsed();
+    let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
     let stamp = {
