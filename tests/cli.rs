@@ -357,6 +357,36 @@ mod layer_flags {
     }
 
     #[test]
+    fn logging_goes_to_stderr_says_the_build_time_and_names_a_bad_filter() {
+        let fixture = Fixture::new();
+        let run_logged = |filter: &str| {
+            crate::support::bin()
+                .current_dir(fixture.root())
+                .args(["objects", "list"])
+                .env("MAJORDOMUS_LOG", filter)
+                .output()
+                .expect("the binary runs")
+        };
+        let debug = run_logged("debug");
+        assert!(debug.status.success(), "{}", stderr(&debug));
+        let _: Value = serde_json::from_str(&stdout(&debug)).expect("stdout is the answer alone");
+        assert!(
+            stderr(&debug).contains("index built in"),
+            "{}",
+            stderr(&debug)
+        );
+
+        let bad = run_logged("majordomus=loud");
+        assert!(bad.status.success(), "{}", stderr(&bad));
+        let _: Value = serde_json::from_str(&stdout(&bad)).expect("stdout is the answer alone");
+        assert!(
+            stderr(&bad).contains("MAJORDOMUS_LOG") && stderr(&bad).contains("loud"),
+            "{}",
+            stderr(&bad)
+        );
+    }
+
+    #[test]
     fn strict_refuses_a_layer_with_errors_and_the_default_serves_the_rest() {
         let fixture = Fixture::new();
         fixture.write(".ai/repo/rules/broken.md", "---\nid: broken\n");
