@@ -309,8 +309,16 @@ pub(crate) fn yaml_to_json(text: &str) -> Result<Value, String> {
 }
 
 /// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
-/// mapping.
+/// mapping. The plain shape most front matter has is read without the parser (same result).
 pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, String> {
+    match super::plain_yaml::mapping(text) {
+        Some(map) => Ok(map),
+        None => yaml_mapping_with_parser(text),
+    }
+}
+
+/// [`yaml_mapping`] through serde_yaml alone.
+pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>, String> {
     match yaml_to_json(text)? {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),

@@ -19,6 +19,7 @@ mod kinds;
 mod live;
 mod manifest;
 mod object;
+mod plain_yaml;
 mod search;
 mod sources;
 
