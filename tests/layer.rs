@@ -284,6 +284,22 @@ fn a_repository_may_add_a_kind_but_not_redefine_a_builtin() {
     assert_eq!(e.exit_code(), 10);
 }
 
+#[test]
+fn a_repository_kind_name_outside_the_word_shape_is_refused_by_name() {
+    for bad in ["Runbook", "9lives", "run-book", "_hidden", "runbook\u{e9}"] {
+        let repo = Repo::new();
+        repo.write(
+            layer::REPOSITORY_KINDS_PATH,
+            format!("version: 1\nkinds:\n  {bad}:\n    format: text\n"),
+        );
+        let e = build(repo.root(), Discovery::Filesystem, 1).unwrap_err();
+        assert!(
+            matches!(&e, LayerError::Kinds { message, .. } if message.contains(&format!("`{bad}`"))),
+            "{bad}: {e:?}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Objects
 

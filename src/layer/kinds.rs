@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -241,10 +240,9 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
             "`kinds` is required: a mapping from kind name to its definition".to_string(),
         ));
     };
-    let name_shape = Regex::new("^[a-z][a-z0-9_]*$").map_err(|e| fail(e.to_string()))?;
     let mut kinds = Vec::new();
     for (name, def) in entries {
-        if !name_shape.is_match(name) {
+        if !is_kind_name(name) {
             return Err(fail(format!(
                 "kind name `{name}` must match ^[a-z][a-z0-9_]*$"
             )));
@@ -254,6 +252,13 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
         kinds.push(kind);
     }
     Ok(kinds)
+}
+
+/// `^[a-z][a-z0-9_]*$`, checked without compiling a regex on every start.
+fn is_kind_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
