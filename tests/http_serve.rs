@@ -762,6 +762,22 @@ fn serving_without_a_layer_exits_12() {
 
 // ---- freshness --------------------------------------------------------------------------------
 
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_server_is_told_of_changes_instead_of_polling_for_them() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let counters = || served.get(route_of("perf.counters")).json();
+    let first = poll(Duration::from_secs(5), "the watcher's first check", || {
+        let now = counters();
+        (now["index_checks"].as_u64()? >= 1).then_some(now)
+    });
+    assert_eq!(first["index_notified"], true, "{first}");
+    // Polling every 500 ms, as without notifications, would check three times meanwhile.
+    std::thread::sleep(Duration::from_millis(1600));
+    assert_eq!(counters()["index_checks"], first["index_checks"]);
+}
+
 #[test]
 fn a_running_server_sees_edits_new_files_and_removals() {
     let repo = fixture_repo();

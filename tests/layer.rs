@@ -1203,3 +1203,97 @@ fn a_broken_edit_keeps_the_last_good_generation_served() {
     live.refresh_now().unwrap();
     assert!(live.last_error().is_none());
 }
+
+/// Waits until the watcher has started and made its first check, and returns the checks so far.
+fn settled_checks(live: &LiveIndex) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while live.polls() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the watcher never made its first check"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    live.polls()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
+    let repo = Repo::new();
+    repo.commit_all();
+    let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
+    // An interval this short would mean ~60 checks in the pause below if the watcher polled.
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    let checks = settled_checks(&live);
+    assert!(live.notified(), "the file system notifies on Linux");
+
+    // Reading the layer, as every build and `git ls-files` does, and writing under `.ai/local/`,
+    // which is never read, are no reason to look.
+    for object in &live.current().objects {
+        std::fs::read(repo.path(&object.provenance.path)).unwrap();
+    }
+    repo.write(".ai/local/scratch.txt", "not part of the layer");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(live.polls(), checks, "an idle layer was checked again");
+
+    // A change is seen long before the 10 s fallback check.
+    repo.write(".ai/repo/rules/new.md", rule("new", 1));
+    wait_for(&live, "a created file", |i| {
+        i.get("majordomus://rule/new@1").is_some()
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_source_directory_created_later_is_watched_once_it_exists() {
+    let repo = Repo::new();
+    repo.write(
+        layer::SOURCES_PATH,
+        format!(
+            "{}  - id: notes\n    kind: document\n    pathspec: \"notes/deep/*.md\"\n",
+            default_sources_yaml()
+        ),
+    );
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_secs(3600)).unwrap();
+    settled_checks(&live);
+    assert!(live.notified());
+
+    repo.write("notes/deep/a.md", "# A\n\nFirst note.\n");
+    wait_for(&live, "a file in a new directory", |i| {
+        has_object_from(i, "notes/deep/a.md")
+    });
+    // The directory is watched itself now: a second file there raises its own event.
+    repo.write("notes/deep/b.md", "# B\n\nSecond note.\n");
+    wait_for(&live, "a second file there", |i| {
+        has_object_from(i, "notes/deep/b.md")
+    });
+}
+
+#[test]
+fn a_source_that_may_match_anywhere_is_polled_for() {
+    let repo = Repo::new();
+    repo.write(
+        layer::SOURCES_PATH,
+        format!(
+            "{}  - id: everywhere\n    kind: document\n    pathspec: \"**/NOTES.md\"\n",
+            default_sources_yaml()
+        ),
+    );
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    let checks = settled_checks(&live);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!live.notified());
+    assert!(
+        live.polls() > checks + 3,
+        "polled {} times",
+        live.polls() - checks
+    );
+    repo.write("a/b/NOTES.md", "# Notes\n\nText.\n");
+    wait_for(&live, "a file anywhere", |i| {
+        has_object_from(i, "a/b/NOTES.md")
+    });
+}

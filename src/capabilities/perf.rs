@@ -31,6 +31,8 @@ pub fn counters(ctx: &Context, _input: CountersInput) -> Result<CountersOutput, 
         index_generations: ctx
             .layer_if_open()
             .map_or(0, |live| live.generations_built() as i64),
+        index_checks: ctx.layer_if_open().map_or(0, |live| live.polls() as i64),
+        index_notified: ctx.layer_if_open().is_some_and(|live| live.notified()),
         writes: ctx.writes() as i64,
         capabilities,
     })

@@ -8,13 +8,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use super::events::{Notifications, WatchSet};
 use super::index::{build, build_with, plan, Index, Plan};
 use super::kinds::REPOSITORY_KINDS_PATH;
 use super::manifest::MANIFEST_PATH;
@@ -24,10 +25,24 @@ use super::{Discovery, LayerError};
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
 const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
 
+/// How often a watcher that gets file-system notifications still checks the stamp, for what
+/// notifications do not cover (see `events`).
+const NOTIFIED_POLL: Duration = Duration::from_secs(10);
+
+/// When the watcher starts its notifications and first checks the layer: soon, but not in the
+/// middle of a server's first requests.
+const FIRST_CHECK: Duration = Duration::from_millis(100);
+
+/// How long the watcher lets a burst of notifications (a checkout, an editor's save) gather
+/// before it checks the stamp once for all of them.
+const SETTLE: Duration = Duration::from_millis(25);
+
 /// What the watcher is asked to do besides polling.
 enum Signal {
     /// Build now, regardless of the stamp; carries the caller's ticket.
     Refresh(u64),
+    /// The file system reported a change that may concern the layer.
+    Changed,
 }
 
 /// The current generation of a layer, kept fresh by a watcher thread.
@@ -40,8 +55,13 @@ pub struct LiveIndex {
     generations_built: AtomicU64,
     request_rebuilds: AtomicU64,
     last_error: Mutex<Option<LayerError>>,
-    /// The watcher's mailbox; dropping it (with the `LiveIndex`) stops the watcher.
-    watcher: Mutex<Option<Sender<Signal>>>,
+    /// The watcher's mailbox; dropping it (with the `LiveIndex`) stops the watcher. The
+    /// notifier holds it weakly, so it does not keep the watcher alive.
+    watcher: Mutex<Option<Arc<Sender<Signal>>>>,
+    /// Stamp checks made by the watcher (not forced builds).
+    polls: AtomicU64,
+    /// Whether the watcher is driven by file-system notifications rather than its interval.
+    notified: AtomicBool,
     refreshes: Mutex<Refreshes>,
     refreshed: Condvar,
     /// Paths writers just wrote, for the next forced build to add to the known listing.
@@ -96,6 +116,8 @@ impl LiveIndex {
             request_rebuilds: AtomicU64::new(0),
             last_error: Mutex::new(None),
             watcher: Mutex::new(None),
+            polls: AtomicU64::new(0),
+            notified: AtomicBool::new(false),
             refreshes: Mutex::new(Refreshes::default()),
             refreshed: Condvar::new(),
             written: Mutex::new(Vec::new()),
@@ -132,41 +154,103 @@ impl LiveIndex {
         self.request_rebuilds.load(Ordering::Relaxed)
     }
 
+    /// How many times the watcher checked whether the layer changed. With notifications, an idle
+    /// layer is checked only every 10 s.
+    pub fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    /// Whether the watcher learns of changes from the file system (else it polls every interval).
+    pub fn notified(&self) -> bool {
+        self.notified.load(Ordering::Relaxed)
+    }
+
     /// Why the latest rebuild failed, while the previous generation is still served; `None`
     /// once a build succeeds again.
     pub fn last_error(&self) -> Option<LayerError> {
         lock(&self.last_error).clone()
     }
 
-    /// Starts the watcher: every `interval` it checks the stamp and, when the layer changed,
-    /// builds the next generation and swaps it in. The thread holds only a weak reference and
-    /// ends as soon as the `LiveIndex` is dropped. Calling it again replaces the watcher.
+    /// Starts the watcher: when the file system reports a change that may concern the layer (or
+    /// every `interval` where it cannot, and every 10 s regardless) it checks the stamp and,
+    /// when the layer changed, builds the next generation and swaps it in. The thread holds only
+    /// a weak reference and ends as soon as the `LiveIndex` is dropped. Calling it again
+    /// replaces the watcher.
     pub fn watch(self: &Arc<Self>, interval: Duration) -> std::io::Result<JoinHandle<()>> {
         let (mailbox, inbox) = mpsc::channel::<Signal>();
+        let mailbox = Arc::new(mailbox);
+        let notifier = Arc::downgrade(&mailbox);
         let live: Weak<LiveIndex> = Arc::downgrade(self);
         let handle = std::thread::Builder::new()
             .name("majordomus-layer-watch".to_string())
-            .spawn(move || loop {
-                let forced_ticket = match inbox.recv_timeout(interval) {
-                    Ok(Signal::Refresh(ticket)) => {
-                        // Requests that queued up while building are all served by one build.
-                        let mut ticket = ticket;
-                        while let Ok(Signal::Refresh(t)) = inbox.try_recv() {
-                            ticket = ticket.max(t);
-                        }
-                        Some(ticket)
+            .spawn(move || {
+                let mut watching = Watching::default();
+                // Notifications start a moment after the first generation, so that setting
+                // them up does not compete with a server's first requests.
+                let mut wait = interval.min(FIRST_CHECK);
+                loop {
+                    let forced_ticket = match next_signals(&inbox, wait) {
+                        Ok(ticket) => ticket,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                        Err(RecvTimeoutError::Timeout) => None,
+                    };
+                    let Some(live) = live.upgrade() else { break };
+                    // Started (the first time) before the check, so that the check covers what
+                    // changed before they were.
+                    live.follow(&mut watching, &notifier);
+                    live.poll(forced_ticket.is_some());
+                    if let Some(ticket) = forced_ticket {
+                        live.mark_served(ticket);
                     }
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                };
-                let Some(live) = live.upgrade() else { break };
-                live.poll(forced_ticket.is_some());
-                if let Some(ticket) = forced_ticket {
-                    live.mark_served(ticket);
+                    // A new generation may need other directories watched; what changed before
+                    // those watches began raised no event, so check again at once.
+                    wait = if live.follow(&mut watching, &notifier) {
+                        Duration::ZERO
+                    } else if watching.current.is_some() {
+                        interval.max(NOTIFIED_POLL)
+                    } else {
+                        interval
+                    };
                 }
             })?;
         *lock(&self.watcher) = Some(mailbox);
         Ok(handle)
+    }
+
+    /// Keeps `notifications` watching what the current generation needs: started on the first
+    /// call, restarted when the sources moved to other directories (or a missing one appeared),
+    /// dropped in favour of polling when the platform refuses or the sources cannot be covered.
+    /// True when notifications (re)started: what changed before raised no event.
+    fn follow(&self, watching: &mut Watching, mailbox: &Weak<Sender<Signal>>) -> bool {
+        let wanted = WatchSet::of(&self.current());
+        match (&watching.current, &wanted) {
+            (Some(current), Ok(wanted)) if current.set == *wanted => return false,
+            (None, _) if watching.refused.as_ref() == Some(&wanted) => return false,
+            _ => {}
+        }
+        watching.current = None;
+        let started = wanted.clone().and_then(|set| {
+            let mailbox = mailbox.clone();
+            Notifications::start(&self.root, set, move || {
+                if let Some(mailbox) = mailbox.upgrade() {
+                    let _ = mailbox.send(Signal::Changed);
+                }
+            })
+            .map_err(|e| e.to_string())
+        });
+        match started {
+            Ok(started) => {
+                watching.current = Some(started);
+                watching.refused = None;
+            }
+            Err(why) => {
+                tracing::debug!("layer changes are polled for, not notified: {why}");
+                watching.refused = Some(wanted);
+            }
+        }
+        let notified = watching.current.is_some();
+        self.notified.store(notified, Ordering::Relaxed);
+        notified
     }
 
     /// Builds the current generation's search signatures on a thread of their own, and every
@@ -233,6 +317,7 @@ impl LiveIndex {
     fn poll(&self, forced: bool) {
         let mut builder = lock(&self.builder);
         if !forced {
+            self.polls.fetch_add(1, Ordering::Relaxed);
             let base = self.current();
             match stamp(&self.root, self.discovery, &base) {
                 Ok(stamp) if stamp == builder.stamp => return,
@@ -269,6 +354,45 @@ impl LiveIndex {
             Err(e) => *lock(&self.last_error) = Some(e),
         }
     }
+}
+
+/// The watcher's notifications; or, while it polls, what it could not watch, so that it tries
+/// (and logs why not) again only when that changes.
+#[derive(Default)]
+struct Watching {
+    current: Option<Notifications>,
+    refused: Option<Result<WatchSet, String>>,
+}
+
+/// Waits up to `wait` for the watcher's next signals and takes every one queued: `Ok(Some(ticket))`
+/// for a forced build serving every refresh up to `ticket`, `Ok(None)` for a stamp check after a
+/// notification. A notification waits `SETTLE` for the rest of its burst, unless a refresh
+/// arrives, whose caller is waiting.
+fn next_signals(inbox: &Receiver<Signal>, wait: Duration) -> Result<Option<u64>, RecvTimeoutError> {
+    let mut ticket = match inbox.recv_timeout(wait)? {
+        Signal::Refresh(ticket) => Some(ticket),
+        Signal::Changed => {
+            let settled = Instant::now() + SETTLE;
+            loop {
+                let left = settled.saturating_duration_since(Instant::now());
+                match inbox.recv_timeout(left) {
+                    Ok(Signal::Refresh(ticket)) => break Some(ticket),
+                    Ok(Signal::Changed) => continue,
+                    Err(RecvTimeoutError::Timeout) => break None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(RecvTimeoutError::Disconnected)
+                    }
+                }
+            }
+        }
+    };
+    // Requests that queued up while building are all served by one build.
+    while let Ok(signal) = inbox.try_recv() {
+        if let Signal::Refresh(t) = signal {
+            ticket = Some(ticket.map_or(t, |ticket| ticket.max(t)));
+        }
+    }
+    Ok(ticket)
 }
 
 /// Builds `index`'s search signatures on a new thread, which holds the generation until done.

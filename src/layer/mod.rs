@@ -13,6 +13,7 @@
 
 mod diagnostic;
 mod discovery;
+mod events;
 mod file;
 mod index;
 mod kinds;

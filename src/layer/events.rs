@@ -1,0 +1,173 @@
+//! File-system notifications for the watcher: which directories to watch so that a change a
+//! build would see raises an event, and which events matter.
+//!
+//! Notifications only decide *when* the watcher checks its stamp; *whether* anything changed is
+//! still the stamp's answer. So an event too many costs one stamp check, and an event missed
+//! (a network file system, a global excludes file, git's index behind a `.git` file) is caught
+//! by the slow poll the watcher keeps anyway. Without notifications, the watcher polls as before.
+
+use std::path::{Component, Path, PathBuf};
+
+use notify::event::{AccessKind, AccessMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+use super::index::Index;
+use super::{Discovery, LOCAL_DIR};
+
+/// The directories one generation's layer lives in, and how deep each is watched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WatchSet {
+    directories: Vec<(PathBuf, bool)>,
+}
+
+impl WatchSet {
+    /// What to watch for `index`: `.ai/` whole, each source's fixed directory whole (or, while
+    /// it does not exist, the nearest directory above it that does), the root itself (renames,
+    /// `.gitignore`), and under git discovery git's index and `info/exclude`. `Err` names why
+    /// notifications cannot cover this layer: a source that may match anywhere in the
+    /// repository would need every directory watched.
+    pub(crate) fn of(index: &Index) -> Result<WatchSet, String> {
+        let root = &index.root;
+        let mut directories = vec![(root.join(".ai"), true), (root.clone(), false)];
+        for class in &index.sources.classes {
+            let fixed = fixed_directory(&class.pathspec);
+            if fixed.is_empty() {
+                return Err(format!(
+                    "source `{}` (`{}`) may match anywhere in the repository",
+                    class.id, class.pathspec
+                ));
+            }
+            // A pathspec reaching outside the root claims nothing (paths are root-relative).
+            if fixed == ".ai"
+                || fixed.starts_with(".ai/")
+                || Path::new(fixed)
+                    .components()
+                    .any(|c| !matches!(c, Component::Normal(_)))
+            {
+                continue;
+            }
+            let mut dir = root.join(fixed);
+            let mut recursive = true;
+            while !dir.is_dir() && dir != *root && dir.pop() {
+                recursive = false;
+            }
+            if !dir.starts_with(root) {
+                continue;
+            }
+            directories.push((dir, recursive));
+        }
+        if index.discovery == Discovery::Vcs && root.join(".git").is_dir() {
+            directories.push((root.join(".git"), false));
+            if root.join(".git/info").is_dir() {
+                directories.push((root.join(".git/info"), false));
+            }
+        }
+        directories.sort();
+        directories.dedup();
+        Ok(WatchSet { directories })
+    }
+}
+
+/// The leading directories of a glob that contain no pattern character: `docs` for
+/// `docs/**/*.md`, `` for `*.md`.
+fn fixed_directory(pathspec: &str) -> &str {
+    let mut end = 0;
+    for (at, segment) in pathspec
+        .match_indices('/')
+        .map(|(i, _)| i)
+        .scan(0, |start, slash| {
+            let segment = &pathspec[*start..slash];
+            *start = slash + 1;
+            Some((slash, segment))
+        })
+    {
+        if segment.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            break;
+        }
+        end = at;
+    }
+    &pathspec[..end]
+}
+
+/// Notifications for one watch set, delivered to a callback while this value lives.
+pub(crate) struct Notifications {
+    _watcher: RecommendedWatcher,
+    pub(crate) set: WatchSet,
+}
+
+impl Notifications {
+    /// Watches `set` under `root`, calling `changed` (on the notifier's thread) for every event
+    /// that may concern the layer. Fails when the platform or a limit refuses a watch.
+    pub(crate) fn start(
+        root: &Path,
+        set: WatchSet,
+        changed: impl Fn() + Send + 'static,
+    ) -> notify::Result<Notifications> {
+        let root = root.to_path_buf();
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            if event.map_or(true, |event| matters(&root, &event)) {
+                changed();
+            }
+        })?;
+        for (dir, recursive) in &set.directories {
+            let mode = if *recursive {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            watcher.watch(dir, mode)?;
+        }
+        Ok(Notifications {
+            _watcher: watcher,
+            set,
+        })
+    }
+}
+
+/// Whether an event may concern the layer. Opening and reading a file changes nothing (and
+/// every build and `git ls-files` does both); `.ai/local/` is never read; in `.git/` only the
+/// index and `info/exclude` decide what git lists. An event the notifier could not attribute
+/// (a dropped queue) always matters.
+fn matters(root: &Path, event: &Event) -> bool {
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+        EventKind::Access(_) => return false,
+        _ => {}
+    }
+    if event.paths.is_empty() || event.need_rescan() {
+        return true;
+    }
+    event.paths.iter().any(|path| {
+        let Ok(relative) = path.strip_prefix(root) else {
+            return true;
+        };
+        let relative = relative.to_string_lossy();
+        if relative.starts_with(LOCAL_DIR) || relative == LOCAL_DIR.trim_end_matches('/') {
+            return false;
+        }
+        match relative.strip_prefix(".git/") {
+            Some(inside) => inside == "index" || inside == "info/exclude",
+            None => relative != ".git",
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixed_directory;
+
+    #[test]
+    fn the_fixed_directory_stops_at_the_first_pattern() {
+        assert_eq!(fixed_directory("docs/**/*.md"), "docs");
+        assert_eq!(fixed_directory(".ai/repo/rules/**/*.md"), ".ai/repo/rules");
+        assert_eq!(
+            fixed_directory(".ai/repo/skills/*/SKILL.md"),
+            ".ai/repo/skills"
+        );
+        assert_eq!(fixed_directory("a/b/c.md"), "a/b");
+        assert_eq!(fixed_directory("*.md"), "");
+        assert_eq!(fixed_directory("**/*.md"), "");
+        assert_eq!(fixed_directory("{docs,notes}/*.md"), "");
+        assert_eq!(fixed_directory("notes/[ab]*/x.md"), "notes");
+    }
+}
