@@ -11,7 +11,8 @@ use crate::context::{Context, Options};
 use crate::layer::IndexState;
 use crate::mcp::{stdio, Server};
 
-/// How often a serving process looks for edits to the layer.
+/// How often a serving process looks for edits to the layer where the file system does not report
+/// them (see `LiveIndex::watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
 pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
