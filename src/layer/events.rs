@@ -7,8 +7,10 @@
 //! by the slow poll the watcher keeps anyway. Without notifications, the watcher polls as before.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::index::Index;
@@ -22,8 +24,9 @@ pub(crate) struct WatchSet {
 
 impl WatchSet {
     /// What to watch for `index`: `.ai/` whole, each source's fixed directory whole (or, while
-    /// it does not exist, the nearest directory above it that does), the root itself (renames,
-    /// `.gitignore`), and under git discovery git's index and `info/exclude`. `Err` names why
+    /// it does not exist, the nearest directory above it that does) and the directories between
+    /// it and the root alone (renames, `.gitignore`), the root itself, and under git discovery
+    /// git's index and `info/exclude`. `Err` names why
     /// notifications cannot cover this layer: a source that may match anywhere in the
     /// repository would need every directory watched.
     pub(crate) fn of(index: &Index) -> Result<WatchSet, String> {
@@ -54,6 +57,12 @@ impl WatchSet {
             if !dir.starts_with(root) {
                 continue;
             }
+            // Its ancestors too: renaming one, or a `.gitignore` in one, changes what is listed.
+            let mut above = dir.parent();
+            while let Some(parent) = above.filter(|p| *p != root.as_path() && p.starts_with(root)) {
+                directories.push((parent.to_path_buf(), false));
+                above = parent.parent();
+            }
             directories.push((dir, recursive));
         }
         if index.discovery == Discovery::Vcs && root.join(".git").is_dir() {
@@ -62,6 +71,18 @@ impl WatchSet {
                 directories.push((root.join(".git/info"), false));
             }
         }
+        // A directory already inside a recursive watch is not watched again: notify would
+        // forget that it is recursive, and stop watching directories created under it.
+        let recursive: Vec<PathBuf> = directories
+            .iter()
+            .filter(|(_, r)| *r)
+            .map(|(d, _)| d.clone())
+            .collect();
+        directories.retain(|(d, r)| {
+            !recursive
+                .iter()
+                .any(|top| d.starts_with(top) && (d != top || !r))
+        });
         directories.sort();
         directories.dedup();
         Ok(WatchSet { directories })
@@ -93,9 +114,17 @@ fn fixed_directory(pathspec: &str) -> &str {
 pub(crate) struct Notifications {
     _watcher: RecommendedWatcher,
     pub(crate) set: WatchSet,
+    /// Set when a watched directory (or one above it) was removed or renamed: its watch is
+    /// gone or follows the old inode, so the set must be watched anew.
+    stale: Arc<AtomicBool>,
 }
 
 impl Notifications {
+    /// Whether a watched directory was removed or renamed since: watch the set anew.
+    pub(crate) fn stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
+    }
+
     /// Watches `set` under `root`, calling `changed` (on the notifier's thread) for every event
     /// that may concern the layer. Fails when the platform or a limit refuses a watch.
     pub(crate) fn start(
@@ -104,7 +133,22 @@ impl Notifications {
         changed: impl Fn() + Send + 'static,
     ) -> notify::Result<Notifications> {
         let root = root.to_path_buf();
+        let stale = Arc::new(AtomicBool::new(false));
+        let flag = stale.clone();
+        let watched: Vec<PathBuf> = set.directories.iter().map(|(d, _)| d.clone()).collect();
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            if let Ok(event) = &event {
+                if matches!(
+                    event.kind,
+                    EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+                ) && event
+                    .paths
+                    .iter()
+                    .any(|p| watched.iter().any(|d| d.starts_with(p)))
+                {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
             if event.map_or(true, |event| matters(&root, &event)) {
                 changed();
             }
@@ -120,6 +164,7 @@ impl Notifications {
         Ok(Notifications {
             _watcher: watcher,
             set,
+            stale,
         })
     }
 }

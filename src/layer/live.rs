@@ -37,6 +37,10 @@ const FIRST_CHECK: Duration = Duration::from_millis(100);
 /// before it checks the stamp once for all of them.
 const SETTLE: Duration = Duration::from_millis(25);
 
+/// The least time between two checks a notification causes, so that a stream of writes (a log,
+/// a docs build's output) is checked no more often than the old poll did.
+const MIN_GAP: Duration = Duration::from_millis(500);
+
 /// What the watcher is asked to do besides polling.
 enum Signal {
     /// Build now, regardless of the stamp; carries the caller's ticket.
@@ -188,8 +192,10 @@ impl LiveIndex {
                 // Notifications start a moment after the first generation, so that setting
                 // them up does not compete with a server's first requests.
                 let mut wait = interval.min(FIRST_CHECK);
+                let mut last_check = Instant::now();
                 loop {
-                    let forced_ticket = match next_signals(&inbox, wait) {
+                    let not_before = last_check + interval.min(MIN_GAP);
+                    let forced_ticket = match next_signals(&inbox, wait, not_before) {
                         Ok(ticket) => ticket,
                         Err(RecvTimeoutError::Disconnected) => break,
                         Err(RecvTimeoutError::Timeout) => None,
@@ -199,6 +205,7 @@ impl LiveIndex {
                     // changed before they were.
                     live.follow(&mut watching, &notifier);
                     live.poll(forced_ticket.is_some());
+                    last_check = Instant::now();
                     if let Some(ticket) = forced_ticket {
                         live.mark_served(ticket);
                     }
@@ -224,7 +231,9 @@ impl LiveIndex {
     fn follow(&self, watching: &mut Watching, mailbox: &Weak<Sender<Signal>>) -> bool {
         let wanted = WatchSet::of(&self.current());
         match (&watching.current, &wanted) {
-            (Some(current), Ok(wanted)) if current.set == *wanted => return false,
+            (Some(current), Ok(wanted)) if current.set == *wanted && !current.stale() => {
+                return false
+            }
             (None, _) if watching.refused.as_ref() == Some(&wanted) => return false,
             _ => {}
         }
@@ -368,11 +377,15 @@ struct Watching {
 /// for a forced build serving every refresh up to `ticket`, `Ok(None)` for a stamp check after a
 /// notification. A notification waits `SETTLE` for the rest of its burst, unless a refresh
 /// arrives, whose caller is waiting.
-fn next_signals(inbox: &Receiver<Signal>, wait: Duration) -> Result<Option<u64>, RecvTimeoutError> {
+fn next_signals(
+    inbox: &Receiver<Signal>,
+    wait: Duration,
+    not_before: Instant,
+) -> Result<Option<u64>, RecvTimeoutError> {
     let mut ticket = match inbox.recv_timeout(wait)? {
         Signal::Refresh(ticket) => Some(ticket),
         Signal::Changed => {
-            let settled = Instant::now() + SETTLE;
+            let settled = (Instant::now() + SETTLE).max(not_before);
             loop {
                 let left = settled.saturating_duration_since(Instant::now());
                 match inbox.recv_timeout(left) {
