@@ -488,13 +488,17 @@ fn read_in_parallel(
     std::thread::scope(|scope| {
         let handles: Vec<_> = claims
             .chunks(chunk)
-            .map(|claims| scope.spawn(move || part(claims)))
+            .map(|claims| std::thread::Builder::new().spawn_scoped(scope, move || part(claims)))
             .collect();
         handles
             .into_iter()
             .zip(claims.chunks(chunk))
-            // `read_one` does not unwind; a worker that did anyway has its files read again here.
-            .map(|(handle, claims)| handle.join().unwrap_or_else(|_| part(claims)))
+            // `read_one` does not unwind; a worker that did anyway, or could not start (a process
+            // limit), has its files read here.
+            .map(|(handle, claims)| match handle {
+                Ok(handle) => handle.join().unwrap_or_else(|_| part(claims)),
+                Err(_) => part(claims),
+            })
             .collect()
     })
 }

@@ -244,16 +244,24 @@ pub fn search(
         1 => score_all(&candidates),
         threads => {
             let chunk = candidates.len().div_ceil(threads);
-            let (others, own) = candidates.split_at(chunk * (threads - 1));
+            let mut parts = candidates.chunks(chunk);
+            let own = parts.next_back().unwrap_or_default();
             std::thread::scope(|scope| {
-                let parts: Vec<_> = others
-                    .chunks(chunk)
-                    .map(|part| (part, scope.spawn(move || score_all(part))))
+                let others: Vec<_> = parts
+                    .map(|part| {
+                        let thread = std::thread::Builder::new()
+                            .spawn_scoped(scope, move || score_all(part));
+                        (part, thread)
+                    })
                     .collect();
                 let mut scored = score_all(own);
-                for (part, handle) in parts {
-                    // Scoring does not unwind; a part whose thread did anyway is scored here.
-                    scored.extend(handle.join().unwrap_or_else(|_| score_all(part)));
+                for (part, thread) in others {
+                    // A part whose thread could not start (a process limit), or unwound, is
+                    // scored here: a search answers whatever the system allows.
+                    scored.extend(match thread {
+                        Ok(thread) => thread.join().unwrap_or_else(|_| score_all(part)),
+                        Err(_) => score_all(part),
+                    });
                 }
                 scored
             })
