@@ -262,15 +262,9 @@ mod layer_flags {
         let sources =
             std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
                 .expect("init wrote sources.yaml");
-        for kind in [
-            "rule",
-            "prompt",
-            "skill",
-            "adr",
-            "knowledge",
-            "issue",
-            "document",
-        ] {
+        let kinds = majordomus::layer::Kinds::builtin().expect("the builtin kinds");
+        assert!(kinds.names().count() >= 7, "SPEC §4.1 names seven kinds");
+        for kind in kinds.names() {
             assert!(
                 sources.contains(&format!("kind: {kind}")),
                 "no source of kind {kind}"
