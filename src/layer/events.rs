@@ -26,9 +26,8 @@ impl WatchSet {
     /// What to watch for `index`: `.ai/` whole, each source's fixed directory whole (or, while
     /// it does not exist, the nearest directory above it that does) and the directories between
     /// it and the root alone (renames, `.gitignore`), the root itself, and under git discovery
-    /// git's index and `info/exclude`. `Err` names why
-    /// notifications cannot cover this layer: a source that may match anywhere in the
-    /// repository would need every directory watched.
+    /// git's index and `info/exclude`. `Err` names why notifications cannot cover this layer:
+    /// a source that may match anywhere in the repository would need every directory watched.
     pub(crate) fn of(index: &Index) -> Result<WatchSet, String> {
         let root = &index.root;
         let mut directories = vec![(root.join(".ai"), true), (root.clone(), false)];
@@ -54,12 +53,9 @@ impl WatchSet {
             while !dir.is_dir() && dir != *root && dir.pop() {
                 recursive = false;
             }
-            if !dir.starts_with(root) {
-                continue;
-            }
             // Its ancestors too: renaming one, or a `.gitignore` in one, changes what is listed.
             let mut above = dir.parent();
-            while let Some(parent) = above.filter(|p| *p != root.as_path() && p.starts_with(root)) {
+            while let Some(parent) = above.filter(|p| p.starts_with(root) && *p != root.as_path()) {
                 directories.push((parent.to_path_buf(), false));
                 above = parent.parent();
             }
@@ -92,22 +88,17 @@ impl WatchSet {
 /// The leading directories of a glob that contain no pattern character: `docs` for
 /// `docs/**/*.md`, `` for `*.md`.
 fn fixed_directory(pathspec: &str) -> &str {
+    let directory = pathspec
+        .rsplit_once('/')
+        .map_or("", |(directory, _)| directory);
     let mut end = 0;
-    for (at, segment) in pathspec
-        .match_indices('/')
-        .map(|(i, _)| i)
-        .scan(0, |start, slash| {
-            let segment = &pathspec[*start..slash];
-            *start = slash + 1;
-            Some((slash, segment))
-        })
-    {
+    for segment in directory.split('/') {
         if segment.contains(['*', '?', '[', ']', '{', '}', '\\']) {
             break;
         }
-        end = at;
+        end += segment.len() + 1;
     }
-    &pathspec[..end]
+    &directory[..end.saturating_sub(1)]
 }
 
 /// Notifications for one watch set, delivered to a callback while this value lives.

@@ -224,7 +224,7 @@ impl LiveIndex {
         Ok(handle)
     }
 
-    /// Keeps `notifications` watching what the current generation needs: started on the first
+    /// Keeps `watching` on what the current generation needs: started on the first
     /// call, restarted when the sources moved to other directories (or a missing one appeared),
     /// dropped in favour of polling when the platform refuses or the sources cannot be covered.
     /// True when notifications (re)started: what changed before raised no event.
