@@ -14,6 +14,7 @@ use super::file::{read_claimed, Directories, ReadOutcome};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
+use super::parallel;
 use super::search::{self, Found, Signatures};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
@@ -452,19 +453,9 @@ fn read_one(
     })
 }
 
-/// How many threads read files: one per core, but never more than the files warrant (below a
-/// few dozen files a thread costs more than it saves).
-fn readers(files: usize) -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(files.div_ceil(32))
-        .max(1)
-}
-
-/// Reads and parses the claimed files on every available core. Each worker takes a contiguous
-/// run of claims; its part comes back as it is, so the parts in order follow the claims' (sorted)
-/// order.
+/// Reads and parses the claimed files on every available core (below a few dozen files a
+/// thread costs more than it saves). Each reader takes a contiguous run of claims; its part comes
+/// back as it is, so the parts in order follow the claims' (sorted) order.
 fn read_in_parallel(
     root: &Path,
     claims: &[Claim],
@@ -473,32 +464,11 @@ fn read_in_parallel(
     sources: &Sources,
 ) -> Vec<Vec<Read>> {
     // Each reader keeps its own open directory (see `Directories`).
-    let part = |claims: &[Claim]| -> Vec<Read> {
+    parallel::in_parts(claims, parallel::threads_for(claims.len(), 32), |claims| {
         let mut dirs = Directories::default();
         claims
             .iter()
             .map(|claim| read_one(root, claim, manifest, kinds, sources, &mut dirs))
-            .collect()
-    };
-    let threads = readers(claims.len());
-    if threads == 1 {
-        return vec![part(claims)];
-    }
-    let chunk = claims.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = claims
-            .chunks(chunk)
-            .map(|claims| std::thread::Builder::new().spawn_scoped(scope, move || part(claims)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(claims.chunks(chunk))
-            // `read_one` does not unwind; a worker that did anyway, or could not start (a process
-            // limit), has its files read here.
-            .map(|(handle, claims)| match handle {
-                Ok(handle) => handle.join().unwrap_or_else(|_| part(claims)),
-                Err(_) => part(claims),
-            })
             .collect()
     })
 }

@@ -20,6 +20,7 @@ mod kinds;
 mod live;
 mod manifest;
 mod object;
+mod parallel;
 mod plain_yaml;
 mod search;
 mod sources;

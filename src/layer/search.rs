@@ -18,6 +18,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use memchr::memmem;
 
 use super::object::Object;
+use super::parallel;
 
 /// One object that matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,33 +241,9 @@ pub fn search(
     let score_all = |positions: &[usize]| -> Vec<(u64, usize, Option<usize>)> {
         positions.iter().filter_map(score_of).collect()
     };
-    let mut scored = match threads_for(candidates.len()) {
-        1 => score_all(&candidates),
-        threads => {
-            let chunk = candidates.len().div_ceil(threads);
-            let mut parts = candidates.chunks(chunk);
-            let own = parts.next_back().unwrap_or_default();
-            std::thread::scope(|scope| {
-                let others: Vec<_> = parts
-                    .map(|part| {
-                        let thread = std::thread::Builder::new()
-                            .spawn_scoped(scope, move || score_all(part));
-                        (part, thread)
-                    })
-                    .collect();
-                let mut scored = score_all(own);
-                for (part, thread) in others {
-                    // A part whose thread could not start (a process limit), or unwound, is
-                    // scored here: a search answers whatever the system allows.
-                    scored.extend(match thread {
-                        Ok(thread) => thread.join().unwrap_or_else(|_| score_all(part)),
-                        Err(_) => score_all(part),
-                    });
-                }
-                scored
-            })
-        }
-    };
+    let threads = parallel::threads_for(candidates.len(), 2048);
+    let mut scored: Vec<(u64, usize, Option<usize>)> =
+        parallel::in_parts(&candidates, threads, score_all).concat();
     let total = scored.len();
     scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.truncate(limit);
@@ -279,15 +256,6 @@ pub fn search(
         })
         .collect();
     Found { total, hits }
-}
-
-/// How many threads score one query's candidates: one per core when there are thousands; below
-/// that a thread costs more than it saves.
-fn threads_for(candidates: usize) -> usize {
-    const CANDIDATES_PER_THREAD: usize = 2048;
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    cores.min(candidates / CANDIDATES_PER_THREAD).max(1)
 }
 
 /// The short fields of an object a word is looked for in (the text is counted, see

@@ -1,0 +1,60 @@
+//! Work split across the cores: the index build's readers and a large search's scoring. One
+//! place decides how many threads a job warrants and what happens when one cannot start.
+
+use std::sync::OnceLock;
+
+/// Threads for `items` when each thread should have at least `per_thread` of them: one per core
+/// at most, one when there are too few to be worth a thread.
+pub(crate) fn threads_for(items: usize, per_thread: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    cores.min(items / per_thread.max(1)).max(1)
+}
+
+/// `work` over `items` cut into `threads` contiguous parts, each on a thread of its own while
+/// the caller waits (measured: the caller taking a part itself made a cold start at 100 files
+/// ~0.2 ms slower); the results come back in the parts' order. A part whose thread could not
+/// start (a process limit) or unwound is done on the calling thread: the job finishes whatever
+/// the system allows.
+pub(crate) fn in_parts<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&[T]) -> R + Sync,
+) -> Vec<R> {
+    if threads <= 1 || items.len() < 2 {
+        return vec![work(items)];
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(items.len().div_ceil(threads))
+            .map(|part| {
+                let thread = std::thread::Builder::new().spawn_scoped(scope, move || work(part));
+                (part, thread)
+            })
+            .collect();
+        parts
+            .into_iter()
+            .map(|(part, thread)| match thread {
+                Ok(thread) => thread.join().unwrap_or_else(|_| work(part)),
+                Err(_) => work(part),
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_parts;
+
+    #[test]
+    fn every_item_is_worked_once_and_the_parts_keep_their_order() {
+        let items: Vec<usize> = (0..1001).collect();
+        for threads in [0, 1, 2, 3, 7, 2000] {
+            let parts = in_parts(&items, threads, |part| part.to_vec());
+            assert_eq!(parts.concat(), items, "{threads} threads");
+            assert!(parts.len() <= threads.max(1), "{threads} threads");
+        }
+        assert_eq!(in_parts(&[] as &[usize], 4, |p| p.len()), [0]);
+    }
+}
