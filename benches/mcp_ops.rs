@@ -2,7 +2,7 @@
 //! `MAJORDOMUS_BENCH_OBJECTS=100` for a small one): median µs per message for `tools/list`,
 //! `majordomus_get`, `majordomus_search` (a query that scans every object), `resources/list`
 //! and `ping`. What a client measures over a pipe adds framing and process switches on top.
-//! Then the uncached search again once the index's search signatures are built (as a serving
+//! Then the uncached search again once the index's search postings are built (as a serving
 //! process builds them in the background), the time to build them, and `Index::search` alone
 //! with and without them. Run with `cargo bench --bench mcp_ops`.
 
@@ -114,13 +114,21 @@ fn main() {
     // would lay the objects out afresh in memory and flatter whichever side reads it.
     let queries = ["Quasar Needle", "synthetic", "rules decisions", "xylophone"];
     let direct = |index: &majordomus::layer::Index| -> Vec<(usize, f64)> {
+        let search = |query| {
+            index.search(majordomus::layer::Request {
+                query,
+                kind: None,
+                tag: None,
+                limit: 20,
+            })
+        };
         queries
             .iter()
             .map(|query| {
                 let us = median_us(51, || {
-                    std::hint::black_box(index.search(query, None, 20));
+                    std::hint::black_box(search(query)).ok();
                 });
-                (index.search(query, None, 20).total, us)
+                (search(query).map_or(0, |f| f.total), us)
             })
             .collect()
     };
@@ -128,16 +136,16 @@ fn main() {
     let start = Instant::now();
     index.prepare_search();
     println!(
-        "search signatures for {} objects built in {:.1} ms",
+        "search postings for {} objects built in {:.1} ms",
         index.objects.len(),
         start.elapsed().as_secs_f64() * 1e3
     );
     // Another query text than above, so nothing left in the cache answers.
     let search_prepared = uncached_search("quasar needle");
-    println!("with the signatures built, a fresh input every time: {search_prepared:.1} µs");
+    println!("with the postings built, a fresh input every time: {search_prepared:.1} µs");
     for ((query, (total, scan)), (_, filtered)) in queries.iter().zip(scanned).zip(direct(&index)) {
         println!(
-            "Index::search {query:<18} {total:>6} hits: scan {scan:>8.1} µs, with signatures {filtered:>8.1} µs"
+            "Index::search {query:<18} {total:>6} hits: scan {scan:>8.1} µs, with postings {filtered:>8.1} µs"
         );
     }
 }

@@ -5,12 +5,13 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::layer::Object;
+use crate::layer::{Field, Object, Request};
 use crate::registry::types::objects::{
     GetInput, GetOutput, ListInput, ListOutput, SearchInput, SearchOutput,
 };
 use crate::registry::types::{
-    ObjectSummary, ObjectsSearchOutputHitsItem as Hit, Provenance, ResourceView,
+    ObjectSummary, ObjectsSearchOutputHitsItem as Hit,
+    ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
     ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
 };
 use crate::resolve::{self, Resolution};
@@ -133,20 +134,18 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
 }
 
 pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, CapabilityError> {
-    if input.query.trim().is_empty() {
-        return Err(CapabilityError::invalid_input(
-            "`query`: is blank; give at least one word to search for",
-        ));
-    }
     let index = ctx.index()?;
     if let Some(kind) = &input.kind {
         check_kind(&index.counts_by_kind(), kind)?;
     }
-    let found = index.search(
-        &input.query,
-        input.kind.as_deref(),
-        input.limit.max(1) as usize,
-    );
+    let found = index
+        .search(Request {
+            query: &input.query,
+            kind: input.kind.as_deref(),
+            tag: input.tag.as_deref(),
+            limit: input.limit.max(1) as usize,
+        })
+        .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
     Ok(SearchOutput {
         query: input.query,
         total: found.total as i64,
@@ -162,8 +161,20 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     title: o.title.clone(),
                     score: h.score as i64,
                     snippet: h.snippet,
+                    matched: h.matched.iter().map(|f| matched(*f)).collect(),
                 }
             })
             .collect(),
     })
+}
+
+fn matched(field: Field) -> Matched {
+    match field {
+        Field::Identity => Matched::Identity,
+        Field::Title => Matched::Title,
+        Field::Tags => Matched::Tags,
+        Field::Description => Matched::Description,
+        Field::Statement => Matched::Statement,
+        Field::Body => Matched::Body,
+    }
 }

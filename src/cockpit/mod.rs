@@ -108,6 +108,7 @@ fn environment() -> &'static Environment<'static> {
         let mut env = Environment::new();
         env.add_filter("ticks", ticks);
         env.add_filter("wbr", wbr);
+        env.add_filter("marked", marked);
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!("template {name} does not compile: {e}");
@@ -151,6 +152,21 @@ fn ticks(text: &str) -> Jinja {
             escape_html(part, &mut out);
         }
         inside = !inside;
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `marked` filter: a search snippet, escaped, with its marked terms in `<mark>`.
+fn marked(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (part, mark) in crate::layer::snippet_parts(text) {
+        if mark {
+            out.push_str("<mark>");
+            escape_html(&part, &mut out);
+            out.push_str("</mark>");
+        } else {
+            escape_html(&part, &mut out);
+        }
     }
     Jinja::from_safe_string(out)
 }
@@ -875,6 +891,7 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .unwrap_or_default();
     let query = param(params, "q");
     let kind = param(params, "kind");
+    let tag = param(params, "tag");
     let mut found = None;
     let mut error = None;
     let mut status = 200;
@@ -882,6 +899,9 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
         let mut input = json!({ "query": q, "limit": 50 });
         if let Some(k) = kind {
             input["kind"] = json!(k);
+        }
+        if let Some(t) = tag {
+            input["tag"] = json!(t);
         }
         // A refused search keeps its form, with the refusal shown, under its status.
         match run(ctx, "objects.search", input) {
@@ -901,7 +921,7 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
             found => found,
             error => error,
             kinds => kinds,
-            filters => json!({ "kind": kind }),
+            filters => json!({ "kind": kind, "tag": tag }),
             search_query => query.unwrap_or_default(),
         },
         status,

@@ -15,7 +15,7 @@ use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
 use super::parallel;
-use super::search::{self, Found, Signatures};
+use super::search::{self, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -51,9 +51,9 @@ pub struct Index {
     pub(crate) stamp: [u8; 32],
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
-    /// The objects' trigram sets, once [`Index::prepare_search`] built them; until then a search
-    /// reads every object.
-    search_signatures: OnceLock<Signatures>,
+    /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
+    /// search reads the objects.
+    search_signatures: OnceLock<Prepared>,
 }
 
 impl IndexState {
@@ -107,24 +107,23 @@ impl Index {
             .collect()
     }
 
-    /// Objects holding every word of `query`, best first (see [`search::search`]). Uses the
-    /// trigram sets when they are built, and never waits for them: the answer is the same.
-    pub fn search(&self, query: &str, kind: Option<&str>, limit: usize) -> Found {
-        search::search(
-            &self.objects,
-            self.search_signatures.get(),
-            query,
-            kind,
-            limit,
-        )
+    /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
+    /// postings when they are built, and never waits for them: the answer is the same.
+    pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
+        search::search(&self.objects, self.search_signatures.get(), request)
     }
 
-    /// Builds the trigram sets that let [`Index::search`] skip most objects (512 bytes per
-    /// object); does nothing when they are built. For a long-running process, off the request
-    /// path: a one-shot command would pay more to build them than its one search saves.
+    /// Builds the postings that let [`Index::search`] read only its terms' objects; does
+    /// nothing when they are built. For a long-running process, off the request path: a
+    /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
         self.search_signatures
-            .get_or_init(|| Signatures::build(&self.objects));
+            .get_or_init(|| Prepared::build(&self.objects));
+    }
+
+    /// The bytes the prepared postings hold, once built.
+    pub fn search_heap_bytes(&self) -> Option<usize> {
+        self.search_signatures.get().map(Prepared::heap_bytes)
     }
 
     /// Whether [`Index::prepare_search`] has finished.

@@ -33,7 +33,7 @@ pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_
 pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
-pub use search::{Found, Hit};
+pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
 /// Files larger than this are refused (`oversized`) without being read.
