@@ -46,6 +46,9 @@ mod mcp_stdio;
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
+/// Search that answers questions (SPEC §16): relevance over a layer written for it, bad queries.
+mod search;
+
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
 mod properties;
 

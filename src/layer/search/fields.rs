@@ -237,11 +237,12 @@ impl Matcher {
         match (&self.unit, &self.finders) {
             (Unit::Term(term), Some(finders)) => {
                 let mut n = 0;
+                let mut word = String::new();
                 for m in finders[0].find_iter(text) {
                     let Some(end) = terms::token_at(text, m.start()) else {
                         continue;
                     };
-                    if terms::term(&text[m.start()..end]).as_deref() == Some(term.as_str()) {
+                    if terms::term_into(&text[m.start()..end], &mut word) && word == *term {
                         n += 1;
                         if n == cap {
                             break;

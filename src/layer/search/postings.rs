@@ -70,10 +70,18 @@ impl std::fmt::Debug for Prepared {
 fn object_terms(o: &Object) -> Vec<(String, Counts)> {
     let texts = Texts::of(o);
     let mut counts: HashMap<String, Counts> = HashMap::new();
+    let mut word = String::new();
     for (i, f) in FIELDS.iter().enumerate() {
-        for term in terms::terms_of(texts.get(*f)) {
-            let c = &mut counts.entry(term).or_insert([0; 6])[i];
-            *c = (*c + 1).min(f.cap());
+        for token in terms::tokens(texts.get(*f)) {
+            if !terms::term_into(token.raw, &mut word) {
+                continue;
+            }
+            // Most tokens repeat a term already seen: look it up before copying it.
+            let all = match counts.get_mut(word.as_str()) {
+                Some(all) => all,
+                None => counts.entry(word.clone()).or_insert([0; 6]),
+            };
+            all[i] = (all[i] + 1).min(f.cap());
         }
     }
     counts.into_iter().collect()

@@ -80,18 +80,26 @@ fn holds(terms: &[String], unit: &Unit) -> bool {
 
 /// The snippet of an object with these texts for the query's `matchers`, each weighing its
 /// `idf`: the passage whose units weigh most (the first of equals, the statement's before the
-/// body's), or the first passage when none holds a unit.
+/// body's), or the first passage when none holds a unit; a heading repeating the title is
+/// passed over.
 pub fn snippet(texts: &Texts<'_>, matchers: &[Matcher], idf: &[f64]) -> String {
     let mut all = Vec::new();
     if let Some(statement) = &texts.statement {
         passages(statement, &mut all);
     }
     passages(&texts.body, &mut all);
+    // A heading that repeats the title says nothing the hit does not already show.
+    let title = texts.title.trim();
+    all.retain(|p| !p.eq_ignore_ascii_case(title));
     if all.is_empty() && !texts.description.is_empty() {
         sentences(texts.description, &mut all);
     }
     let mut best: Option<(f64, usize)> = None;
     for (i, passage) in all.iter().enumerate() {
+        // Most sentences hold none of the terms: a substring search says so without tokenizing.
+        if !matchers.iter().any(|m| m.may_occur_in(passage)) {
+            continue;
+        }
         let terms: Vec<String> = terms::terms_of(passage).collect();
         let weight: f64 = matchers
             .iter()

@@ -105,6 +105,13 @@ pub fn token_at(text: &str, start: usize) -> Option<usize> {
 /// [`MAX_TOKEN_BYTES`].
 pub fn lowered(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
+    lower_into(raw, &mut out);
+    out
+}
+
+/// [`lowered`] into `out`, which is cleared first.
+fn lower_into(raw: &str, out: &mut String) {
+    out.clear();
     for c in raw.chars() {
         if c.is_ascii() {
             out.push(c.to_ascii_lowercase());
@@ -121,7 +128,6 @@ pub fn lowered(raw: &str) -> String {
         }
         out.truncate(cut);
     }
-    out
 }
 
 /// Whether a lowered word is one of the common words.
@@ -131,23 +137,38 @@ pub fn is_common(word: &str) -> bool {
 
 /// The term a raw token stands for, or `None` for a common word.
 pub fn term(raw: &str) -> Option<String> {
-    let word = lowered(raw);
-    if is_common(&word) {
-        return None;
+    let mut word = String::with_capacity(raw.len());
+    term_into(raw, &mut word).then_some(word)
+}
+
+/// [`term`] into `out` (cleared first), without allocating once `out` has grown: whether the
+/// token is a term at all.
+pub fn term_into(raw: &str, out: &mut String) -> bool {
+    lower_into(raw, out);
+    if is_common(out) {
+        return false;
     }
-    Some(stem(word))
+    stem_in_place(out);
+    true
 }
 
 fn is_vowel(b: u8) -> bool {
     matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
 }
 
+/// [`stem_in_place`] of an owned word.
+#[cfg(test)]
+fn stem(mut word: String) -> String {
+    stem_in_place(&mut word);
+    word
+}
+
 /// Light English stemming of a lowered word of ASCII letters (anything else is left alone):
 /// plural endings, then `-ing`/`-ed` (undoubling the consonant they doubled), then `-ion` after
 /// `t` or `s`, then a final `e`, each only while three letters or more remain. Only ever removes.
-pub fn stem(mut word: String) -> String {
+fn stem_in_place(word: &mut String) {
     if word.len() < 4 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-        return word;
+        return;
     }
     let keep = |word: &str, suffix: usize| word.len() >= suffix + 3;
     // Plurals and third persons.
@@ -157,7 +178,7 @@ pub fn stem(mut word: String) -> String {
         || word.ends_with("xes")
     {
         word.truncate(word.len() - 2);
-    } else if word.ends_with("ies") && keep(&word, 3) {
+    } else if word.ends_with("ies") && keep(word, 3) {
         word.truncate(word.len() - 3);
     } else if word.ends_with('s')
         && !word.ends_with("ss")
@@ -167,9 +188,9 @@ pub fn stem(mut word: String) -> String {
         word.truncate(word.len() - 1);
     }
     // Verb endings.
-    let verbal = if (word.ends_with("ing") || word.ends_with("ied")) && keep(&word, 3) {
+    let verbal = if (word.ends_with("ing") || word.ends_with("ied")) && keep(word, 3) {
         Some(3)
-    } else if word.ends_with("ed") && !word.ends_with("eed") && keep(&word, 2) {
+    } else if word.ends_with("ed") && !word.ends_with("eed") && keep(word, 2) {
         Some(2)
     } else {
         None
@@ -192,7 +213,7 @@ pub fn stem(mut word: String) -> String {
         }
     }
     // Nouns of action: migration, deletion, extension.
-    if (word.ends_with("tion") || word.ends_with("sion")) && keep(&word, 4) {
+    if (word.ends_with("tion") || word.ends_with("sion")) && keep(word, 4) {
         word.truncate(word.len() - 3);
     }
     // A final `y` after a consonant, and a final `e`: story/stories, restore/restoring.
@@ -201,7 +222,6 @@ pub fn stem(mut word: String) -> String {
     if n >= 4 && ((b[n - 1] == b'y' && !is_vowel(b[n - 2])) || b[n - 1] == b'e') {
         word.truncate(n - 1);
     }
-    word
 }
 
 /// The terms of `text` in order, common words dropped.

@@ -126,6 +126,10 @@ fn the_snippet_is_the_sentence_where_the_strong_terms_meet_and_never_front_matte
         ]
     );
     let by_id = ask(&objects, None, "rule tokens");
+    assert_ne!(
+        by_id.hits[0].snippet, "**Rule** **tokens**",
+        "a heading repeating the title is no snippet"
+    );
     assert!(
         !by_id.hits[0].snippet.contains("---"),
         "{}",
