@@ -47,6 +47,7 @@ bench:
     cargo bench --bench index
     cargo bench --bench mcp_ops
     cargo bench --bench cockpit
+    cargo bench --bench search
     bash scripts/ci/rerun-if-changed.sh
 
 # Benchmarks against the peer kit (../shared/bench): stdio side by side, HTTP under wrk load

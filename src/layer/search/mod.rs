@@ -207,8 +207,13 @@ pub fn search(
         .map(|p| ((score[p as usize] * 1000.0).round() as u64, p))
         .collect();
     let total = ranked.len();
-    ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    ranked.truncate(request.limit);
+    // Best first, ties by position; only the best `limit` are put in order.
+    let order = |a: &(u64, u32), b: &(u64, u32)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+    if request.limit < ranked.len() {
+        ranked.select_nth_unstable_by(request.limit, order);
+        ranked.truncate(request.limit);
+    }
+    ranked.sort_unstable_by(order);
     let hits = ranked
         .into_iter()
         .map(|(score, position)| {
