@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use super::spec::{Determinism, Effect, Hints, Kind, Method};
+pub use super::lang::{Determinism, Effect, Hints, Kind, Method};
 pub use crate::context::Context;
 pub use crate::error::CapabilityError;
 
@@ -70,12 +70,12 @@ impl Descriptor {
     }
 
     /// The input schema parsed into the subset model, for validation and the CLI.
-    pub fn input(&self) -> &'static super::spec::Schema {
+    pub fn input(&self) -> &'static super::lang::Schema {
         parsed(&INPUTS, self.index(), |d| d.input_schema)
     }
 
     /// The output schema parsed into the subset model.
-    pub fn output(&self) -> &'static super::spec::Schema {
+    pub fn output(&self) -> &'static super::lang::Schema {
         parsed(&OUTPUTS, self.index(), |d| d.output_schema)
     }
 
@@ -102,7 +102,7 @@ impl Descriptor {
 
 /// One slot per capability, filled the first time its schema is asked for: a command that
 /// touches one capability parses one schema, not the whole table's.
-type ParsedSlots = OnceLock<Vec<OnceLock<super::spec::Schema>>>;
+type ParsedSlots = OnceLock<Vec<OnceLock<super::lang::Schema>>>;
 
 static INPUTS: ParsedSlots = OnceLock::new();
 static OUTPUTS: ParsedSlots = OnceLock::new();
@@ -113,12 +113,12 @@ fn parsed(
     slots: &'static ParsedSlots,
     index: usize,
     text: fn(&Descriptor) -> &'static str,
-) -> &'static super::spec::Schema {
+) -> &'static super::lang::Schema {
     let table = super::all();
     let slots = slots.get_or_init(|| table.iter().map(|_| OnceLock::new()).collect());
     slots[index].get_or_init(|| {
         let value: Value = serde_json::from_str(text(&table[index])).unwrap_or(Value::Null);
-        super::spec::schema_from_json(&value).unwrap_or_default()
+        super::lang::schema_from_json(&value).unwrap_or_default()
     })
 }
 
