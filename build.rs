@@ -42,6 +42,7 @@ fn main() {
     let (registry, found) = lang::load::load_all(&files);
     violations.extend(found);
     violations.extend(lang::handlers::check_handlers(&registry, &handlers));
+    lang::load::locate(&mut violations, &files);
     let generated = match (&registry, violations.is_empty()) {
         (registry, true) => {
             match codegen::generate(
@@ -65,7 +66,10 @@ fn main() {
             violations.len()
         );
         for v in &violations {
-            eprintln!("{v}");
+            let source = files.iter().find(|f| f.path == v.file);
+            eprintln!("{}", v.render(source.map(|f| f.text.as_str())));
+            // One error line each in cargo's own output; the carets are in the stderr above.
+            println!("cargo::error={v}");
         }
         std::process::exit(1);
     }
@@ -96,11 +100,11 @@ fn collect_registry(
     violations: &mut Vec<lang::Violation>,
 ) {
     let Ok(entries) = fs::read_dir(dir) else {
-        violations.push(lang::Violation {
-            file: relative(root, dir),
-            field: String::new(),
-            message: "cannot be read".into(),
-        });
+        violations.push(lang::Violation::new(
+            relative(root, dir),
+            String::new(),
+            "cannot be read",
+        ));
         return;
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -110,20 +114,23 @@ fn collect_registry(
         if path.is_dir() {
             collect_registry(root, &path, files, violations);
         } else if rel.ends_with(".yaml") || rel.ends_with(".yml") {
-            match fs::read_to_string(&path) {
-                Ok(text) => files.push(lang::load::SourceFile { path: rel, text }),
-                Err(e) => violations.push(lang::Violation {
-                    file: rel,
-                    field: String::new(),
-                    message: format!("cannot be read: {e}"),
-                }),
+            match read_bounded(&path) {
+                Ok(bytes) => match lang::load::SourceFile::from_bytes(rel, bytes) {
+                    Ok(file) => files.push(file),
+                    Err(v) => violations.push(v),
+                },
+                Err(e) => violations.push(lang::Violation::new(
+                    rel,
+                    String::new(),
+                    format!("cannot be read: {e}"),
+                )),
             }
         } else {
-            violations.push(lang::Violation {
-                file: rel,
-                field: String::new(),
-                message: "is not a .yaml file; registry/ holds only declarations".into(),
-            });
+            violations.push(lang::Violation::new(
+                rel,
+                String::new(),
+                "is not a .yaml file; registry/ holds only declarations",
+            ));
         }
     }
 }
@@ -168,11 +175,11 @@ fn collect_handlers(
             Err(_) => continue,
         };
         if !declared_mods.contains(&namespace) {
-            violations.push(lang::Violation {
-                file: "src/capabilities/mod.rs".into(),
-                field: String::new(),
-                message: format!("does not declare `pub mod {namespace};` for {rel}"),
-            });
+            violations.push(lang::Violation::new(
+                "src/capabilities/mod.rs",
+                String::new(),
+                format!("does not declare `pub mod {namespace};` for {rel}"),
+            ));
         }
         let functions = file
             .items
@@ -191,6 +198,16 @@ fn collect_handlers(
         });
     }
     out
+}
+
+/// At most one byte more than a registry file may hold, so a runaway file is refused, not read.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(lang::load::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn write_if_changed(path: &Path, content: &str) {

@@ -29,8 +29,14 @@ mod capabilities;
 /// Generated types and tables against their declarations.
 mod generated;
 
+/// The real registry's `tools/list` (one file per tool) and OpenAPI document, as snapshots.
+mod projection_snapshots;
+
 /// Every refusal of SPEC §3.2, on small YAML inputs.
 mod registry;
+
+/// Build errors name the line and column, and bad registry input is a located refusal.
+mod registry_positions;
 
 /// The executor: validation, cache, counters, error codes.
 mod executor;

@@ -547,7 +547,7 @@ fn a_duplicate_tool_name_is_refused_naming_the_other_file() {
 
     assert_eq!(
         v.to_string(),
-        "registry/zz/dup.yaml: expose.mcp.tool \"majordomus_get\" is already declared by registry/objects/get.yaml"
+        "registry/zz/dup.yaml:9:5: expose.mcp.tool \"majordomus_get\" is already declared by registry/objects/get.yaml"
     );
 }
 

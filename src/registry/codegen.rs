@@ -121,13 +121,9 @@ struct Types<'a> {
 impl Types<'_> {
     fn claim(&mut self, name: &str, file: &str, field: &str) -> bool {
         if let Some(first) = self.taken.get(name) {
-            self.violations.push(Violation {
-                file: file.to_string(),
-                field: field.to_string(),
-                message: format!(
+            self.violations.push(Violation::new(file.to_string(), field.to_string(), format!(
                     "generates the Rust type `{name}`, which {first} already generates; rename a property or schema"
-                ),
-            });
+                )));
             return false;
         }
         self.taken.insert(name.to_string(), file.to_string());
@@ -181,11 +177,7 @@ impl Types<'_> {
             Some(Type::Object) => {
                 if !schema.properties.is_empty() || schema.additional == Additional::Forbidden {
                     if let Additional::Map(_) = schema.additional {
-                        self.violations.push(Violation {
-                            file: file.to_string(),
-                            field: field.to_string(),
-                            message: "declares both `properties` and an `additionalProperties` schema, which the generator cannot type".into(),
-                        });
+                        self.violations.push(Violation::new(file.to_string(), field.to_string(), "declares both `properties` and an `additionalProperties` schema, which the generator cannot type"));
                     }
                     self.structure(schema, hint, file, field)
                 } else if let Additional::Map(value) = &schema.additional {
@@ -291,11 +283,11 @@ impl Types<'_> {
             .map(|w| {
                 let v = pascal(w);
                 if !seen.insert(v.clone()) {
-                    self.violations.push(Violation {
-                        file: file.to_string(),
-                        field: field.to_string(),
-                        message: format!("enum value \"{w}\" generates the variant `{v}` twice"),
-                    });
+                    self.violations.push(Violation::new(
+                        file.to_string(),
+                        field.to_string(),
+                        format!("enum value \"{w}\" generates the variant `{v}` twice"),
+                    ));
                 }
                 let vid = type_ident(&v);
                 quote!(#[serde(rename = #w)] #vid,)
@@ -497,11 +489,11 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
     let file: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {
-            return Err(vec![Violation {
-                file: "build.rs".into(),
-                field: String::new(),
-                message: format!("generated code does not parse (a generator bug): {e}"),
-            }])
+            return Err(vec![Violation::new(
+                "build.rs",
+                String::new(),
+                format!("generated code does not parse (a generator bug): {e}"),
+            )])
         }
     };
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))

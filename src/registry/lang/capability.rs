@@ -4,12 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use super::load::SourceFile;
+use super::load::{read_document, SourceFile};
 use super::naming::{expected_id, tool_name_problem};
 use super::schema::{Additional, Schema, Type};
 use super::violation::{join, Sink, Violation};
 use super::words::{Determinism, Effect, Kind, Method};
-use super::yaml::yaml_to_json;
 
 /// One declared capability, validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,13 +131,7 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
         file: &file.path,
         out,
     };
-    let doc = match yaml_to_json(&file.text) {
-        Ok(v) => v,
-        Err(e) => {
-            sink.push("", format!("is not valid YAML: {e}"));
-            return None;
-        }
-    };
+    let doc = read_document(file, &mut sink)?;
     let Some(map) = doc.as_object() else {
         sink.push("", "must be a mapping of capability keys");
         return None;

@@ -4,6 +4,7 @@
 pub mod capability;
 pub mod handlers;
 pub mod load;
+pub mod marks;
 pub mod naming;
 pub mod publish;
 pub mod schema;

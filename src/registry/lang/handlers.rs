@@ -27,32 +27,20 @@ pub fn check_handlers(registry: &Registry, handlers: &[HandlerFile]) -> Vec<Viol
     for c in &registry.capabilities {
         let path = handler_path(&c.namespace);
         match handlers.iter().find(|h| h.namespace == c.namespace) {
-            None => out.push(Violation {
-                file: c.file.clone(),
-                field: "id".into(),
-                message: format!(
+            None => out.push(Violation::new(c.file.clone(), "id", format!(
                     "\"{}\" has no handler: {path} does not exist (write `pub fn {}(ctx: &Context, input: ...)` there)",
                     c.id, c.name
-                ),
-            }),
+                ))),
             Some(h) => match h.functions.iter().find(|(f, _)| *f == c.name) {
-                None => out.push(Violation {
-                    file: c.file.clone(),
-                    field: "id".into(),
-                    message: format!(
+                None => out.push(Violation::new(c.file.clone(), "id", format!(
                         "\"{}\" has no handler: {path} has no `pub fn {}`",
                         c.id, c.name
-                    ),
-                }),
+                    ))),
                 Some((_, 2)) => {}
-                Some((_, n)) => out.push(Violation {
-                    file: path.clone(),
-                    field: String::new(),
-                    message: format!(
+                Some((_, n)) => out.push(Violation::new(path.clone(), String::new(), format!(
                         "`pub fn {}` takes {n} parameters; the handler of {} takes (ctx: &Context, input)",
                         c.name, c.file
-                    ),
-                }),
+                    ))),
             },
         }
     }
@@ -63,14 +51,10 @@ pub fn check_handlers(registry: &Registry, handlers: &[HandlerFile]) -> Vec<Viol
                 .iter()
                 .any(|c| c.namespace == h.namespace && c.name == *f);
             if !declared {
-                out.push(Violation {
-                    file: h.path.clone(),
-                    field: String::new(),
-                    message: format!(
+                out.push(Violation::new(h.path.clone(), String::new(), format!(
                         "`pub fn {f}` has no declaration: registry/{}/{f}.yaml does not exist (make it private or declare it)",
                         h.namespace
-                    ),
-                });
+                    )));
             }
         }
     }

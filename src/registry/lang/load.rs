@@ -6,11 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::capability::{parse_capability, Capability};
+use super::marks::Marks;
 use super::naming::{FIXED_COMMANDS, SCHEMA_DIR};
 use super::schema::{Schema, Type};
 use super::validate::validate;
-use super::violation::{Sink, Violation};
-use super::yaml::yaml_to_json;
+use super::violation::{Position, Sink, Violation};
+use super::yaml;
 
 /// The whole registry, validated: capabilities sorted by id and the named schemas.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,6 +25,78 @@ pub struct Registry {
 pub struct SourceFile {
     pub path: String,
     pub text: String,
+}
+
+/// The largest registry file read: a declaration is a page, and a build must not hold a
+/// runaway file in memory. A caller reads at most one byte more than this.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+
+impl SourceFile {
+    /// The file at `path` (relative to the crate root) from the bytes read, of which there may
+    /// be at most `MAX_FILE_BYTES` (one more says the file is larger), and which must be UTF-8.
+    pub fn from_bytes(path: String, bytes: Vec<u8>) -> Result<SourceFile, Violation> {
+        if bytes.len() > MAX_FILE_BYTES {
+            let at = Position::of_offset(&bytes, MAX_FILE_BYTES);
+            return Err(Violation::new(
+                path,
+                "",
+                format!(
+                    "is larger than {MAX_FILE_BYTES} bytes, the most a registry file may hold (this is where the limit falls)"
+                ),
+            )
+            .at(at));
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(SourceFile { path, text }),
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to();
+                let bytes = e.into_bytes();
+                let at = Position::of_offset(&bytes, offset);
+                Err(Violation::new(
+                    path,
+                    "",
+                    format!(
+                        "is not UTF-8: the byte 0x{:02x} here starts no character",
+                        bytes[offset]
+                    ),
+                )
+                .at(at))
+            }
+        }
+    }
+}
+
+/// The document a registry file holds, after the refusals that come before any parsing (tabs,
+/// anchors, aliases); `None` when there is none, with every reason in `sink`.
+pub(crate) fn read_document(file: &SourceFile, sink: &mut Sink<'_>) -> Option<serde_json::Value> {
+    let marks = Marks::read(&file.text);
+    if !marks.refusals.is_empty() {
+        for (at, message) in marks.refusals {
+            sink.push_at("", Some(at), message);
+        }
+        return None;
+    }
+    match yaml::to_json(&file.text) {
+        Ok(doc) => Some(doc),
+        Err(e) => {
+            sink.push_at("", e.at, format!("is not valid YAML: {}", e.message));
+            None
+        }
+    }
+}
+
+/// Gives every violation in a registry YAML file the position of its field.
+pub fn locate(violations: &mut [Violation], files: &[SourceFile]) {
+    let mut marks: BTreeMap<&str, Marks> = BTreeMap::new();
+    for v in violations.iter_mut().filter(|v| v.at.is_none()) {
+        let Some(file) = files.iter().find(|f| f.path == v.file) else {
+            continue;
+        };
+        let m = marks
+            .entry(file.path.as_str())
+            .or_insert_with(|| Marks::read(&file.text));
+        v.at = m.locate(&v.field).or(Some(Position { line: 1, column: 1 }));
+    }
 }
 
 /// Parses a named schema file `registry/schemas/<Name>.yaml`: the whole file is the schema.
@@ -48,13 +121,7 @@ fn parse_named_schema(file: &SourceFile, out: &mut Vec<Violation>) -> Option<(St
             format!("schema name \"{stem}\" (the file name) must match ^[A-Z][A-Za-z0-9]*$"),
         );
     }
-    let doc = match yaml_to_json(&file.text) {
-        Ok(v) => v,
-        Err(e) => {
-            sink.push("", format!("is not valid YAML: {e}"));
-            return None;
-        }
-    };
+    let doc = read_document(file, &mut sink)?;
     // A capability put here by mistake would otherwise be reported key by key as unsupported
     // schema keywords, which hides what is actually wrong.
     if doc.get("id").is_some() || doc.get("expose").is_some() {
@@ -95,11 +162,11 @@ pub fn load_all(files: &[SourceFile]) -> (Registry, Vec<Violation>) {
     {
         if let Some((name, schema)) = parse_named_schema(file, &mut out) {
             if let Some(first) = schema_files.get(&name) {
-                out.push(Violation {
-                    file: file.path.clone(),
-                    field: String::new(),
-                    message: format!("schema \"{name}\" is already defined by {first}"),
-                });
+                out.push(Violation::new(
+                    file.path.clone(),
+                    String::new(),
+                    format!("schema \"{name}\" is already defined by {first}"),
+                ));
                 continue;
             }
             schema_files.insert(name.clone(), file.path.clone());
@@ -120,6 +187,7 @@ pub fn load_all(files: &[SourceFile]) -> (Registry, Vec<Violation>) {
     check_collisions(&registry, &mut out);
     check_examples(&registry, &mut out);
 
+    locate(&mut out, files);
     out.sort();
     out.dedup();
     (registry, out)
@@ -134,14 +202,10 @@ fn check_references(
     let unresolved = |file: &str, field: &str, refs: BTreeSet<String>, out: &mut Vec<Violation>| {
         for r in refs {
             if !registry.schemas.contains_key(&r) {
-                out.push(Violation {
-                    file: file.to_string(),
-                    field: field.to_string(),
-                    message: format!(
+                out.push(Violation::new(file.to_string(), field.to_string(), format!(
                         "refers to schema \"{r}\", which is not defined in {SCHEMA_DIR}/ (defined: {})",
                         if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                    ),
-                });
+                    )));
             }
         }
     };
@@ -169,13 +233,9 @@ fn check_references(
                 let mut inner = BTreeSet::new();
                 s.references(&mut inner);
                 if inner.contains(name) {
-                    out.push(Violation {
-                        file: file.clone(),
-                        field: String::new(),
-                        message: format!(
+                    out.push(Violation::new(file.clone(), String::new(), format!(
                             "schema \"{name}\" refers back to itself; flattened MCP schemas cannot be recursive"
-                        ),
-                    });
+                        )));
                     break;
                 }
                 stack.extend(inner);
@@ -196,11 +256,12 @@ fn check_references(
             }
         }
         if target.reference.is_none() && target.ty != Some(Type::Object) {
-            out.push(Violation {
-                file: c.file.clone(),
-                field: "output".to_string(),
-                message: "must resolve to an object schema (an MCP tool's structured result is an object)".to_string(),
-            });
+            out.push(Violation::new(
+                c.file.clone(),
+                "output".to_string(),
+                "must resolve to an object schema (an MCP tool's structured result is an object)"
+                    .to_string(),
+            ));
         }
     }
 }
@@ -215,11 +276,11 @@ fn check_collisions(registry: &Registry, out: &mut Vec<Violation>) {
         out: &mut Vec<Violation>,
     ) {
         match seen.get(&key) {
-            Some(first) => out.push(Violation {
-                file: file.to_string(),
-                field: field.to_string(),
-                message: format!("{what} is already declared by {first}"),
-            }),
+            Some(first) => out.push(Violation::new(
+                file.to_string(),
+                field.to_string(),
+                format!("{what} is already declared by {first}"),
+            )),
             None => {
                 seen.insert(key, file.to_string());
             }
@@ -275,45 +336,33 @@ fn check_collisions(registry: &Registry, out: &mut Vec<Violation>) {
                 let fixed: Vec<String> = fixed.iter().map(|w| w.to_string()).collect();
                 let fixed_text = fixed.join(" ");
                 if *words == fixed {
-                    out.push(Violation {
-                        file: c.file.clone(),
-                        field: "expose.cli".into(),
-                        message: format!("\"{text}\" is a fixed command of the CLI"),
-                    });
+                    out.push(Violation::new(
+                        c.file.clone(),
+                        "expose.cli",
+                        format!("\"{text}\" is a fixed command of the CLI"),
+                    ));
                 } else if words.starts_with(&fixed) {
-                    out.push(Violation {
-                        file: c.file.clone(),
-                        field: "expose.cli".into(),
-                        message: format!(
+                    out.push(Violation::new(c.file.clone(), "expose.cli", format!(
                             "\"{text}\" extends the fixed command \"{fixed_text}\", which is a leaf, not a group"
-                        ),
-                    });
+                        )));
                 } else if fixed.starts_with(words) {
-                    out.push(Violation {
-                        file: c.file.clone(),
-                        field: "expose.cli".into(),
-                        message: format!(
+                    out.push(Violation::new(c.file.clone(), "expose.cli", format!(
                             "\"{text}\" is a group of the fixed command \"{fixed_text}\" and cannot also be a command"
-                        ),
-                    });
+                        )));
                 }
             }
             for (other, other_file) in &clis {
                 let other_text = other.join(" ");
                 if *other == words.as_slice() {
-                    out.push(Violation {
-                        file: c.file.clone(),
-                        field: "expose.cli".into(),
-                        message: format!("\"{text}\" is already declared by {other_file}"),
-                    });
+                    out.push(Violation::new(
+                        c.file.clone(),
+                        "expose.cli",
+                        format!("\"{text}\" is already declared by {other_file}"),
+                    ));
                 } else if words.starts_with(other) || other.starts_with(words) {
-                    out.push(Violation {
-                        file: c.file.clone(),
-                        field: "expose.cli".into(),
-                        message: format!(
+                    out.push(Violation::new(c.file.clone(), "expose.cli", format!(
                             "\"{text}\" and \"{other_text}\" of {other_file} overlap: a command cannot also be a group"
-                        ),
-                    });
+                        )));
                 }
             }
             clis.push((words.as_slice(), &c.file));
@@ -327,11 +376,11 @@ fn check_examples(registry: &Registry, out: &mut Vec<Violation>) {
             let mut errors = Vec::new();
             validate(&c.input, &ex.input, "", &registry.schemas, &mut errors);
             for e in errors {
-                out.push(Violation {
-                    file: c.file.clone(),
-                    field: format!("examples[{i}].input"),
-                    message: format!("(\"{}\") does not fit the input schema: {e}", ex.name),
-                });
+                out.push(Violation::new(
+                    c.file.clone(),
+                    format!("examples[{i}].input"),
+                    format!("(\"{}\") does not fit the input schema: {e}", ex.name),
+                ));
             }
         }
     }

@@ -7,6 +7,7 @@ pub mod schema;
 pub mod validate;
 pub mod violation;
 pub mod words;
+pub mod yaml;
 
 pub use schema::{schema_from_json, Additional, OneOf, Schema, Type};
 pub use validate::{validate, Problem, ProblemKind};
