@@ -232,3 +232,29 @@ mod compiled {
         assert_eq!(answer["words"], json!(["hi", "hi"]));
     }
 }
+
+/// See: issue 12 — a published schema that would not read back was degraded at run time to one
+/// that accepts anything; the generator now refuses it.
+#[test]
+fn a_published_schema_that_does_not_read_back_is_refused() {
+    let files = read_registry(&fixture_root());
+    let mut registry = load::load(&files).expect("valid");
+    // An array without `items` never leaves the loader; build one by hand, as a generator bug would.
+    let echo = &mut registry.capabilities[0];
+    let words = echo
+        .output
+        .properties
+        .iter_mut()
+        .find(|(name, _)| name == "words")
+        .expect("demo.echo answers `words`");
+    words.1.items = None;
+
+    let refused = codegen::generate(&registry, "x").expect_err("an unreadable schema is refused");
+
+    assert!(
+        refused.iter().any(|v| v.field == "output"
+            && v.message.contains("does not read back")
+            && v.message.contains("items")),
+        "{refused:?}"
+    );
+}

@@ -413,6 +413,7 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
         let base = pascal(&format!("{}_{}", c.namespace, c.name));
         let input_name = format!("{base}Input");
         let output_name = format!("{base}Output");
+        published_schemas_read_back(c, registry, &mut types.violations);
         let input_ty = types.ty(&c.input, &input_name, &c.file, "input");
         let output_ty = types.ty(&c.output, &output_name, &c.file, "output");
 
@@ -585,6 +586,25 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
             tags: &[#(#tags),*],
             source: #source,
             handler: handlers::#handler,
+            input_parsed: rt::Parsed::new(),
+            output_parsed: rt::Parsed::new(),
+        }
+    }
+}
+
+/// The run time parses each published schema back into the subset model (`rt::Parsed`); a
+/// schema that would not read is refused here, so it never has to be guessed at there.
+fn published_schemas_read_back(c: &Capability, registry: &Registry, out: &mut Vec<Violation>) {
+    for (field, schema) in [("input", &c.input), ("output", &c.output)] {
+        let published = schema.to_json(Refs::Inline(&registry.schemas));
+        if let Err(problems) = crate::lang::schema_from_json(&published) {
+            for p in problems {
+                out.push(Violation::new(
+                    c.file.clone(),
+                    field,
+                    format!("is published as a schema that does not read back: {p}"),
+                ));
+            }
         }
     }
 }
