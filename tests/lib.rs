@@ -67,6 +67,9 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
+mod runner;
+
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
 
