@@ -70,6 +70,9 @@ mod tidy;
 /// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
 mod runner;
 
+/// The Cockpit on a real socket: refusals the HTTP layer makes are the Cockpit's pages.
+mod cockpit_served;
+
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
 

@@ -240,6 +240,19 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
     }
 }
 
+/// The error page for a request refused before any page was asked for (a form over the body
+/// bound): the same page a refusal of the page itself renders.
+pub fn refusal(ctx: &Context, status: u16, code: &str, message: &str) -> Page {
+    error_page(
+        ctx,
+        Failure {
+            status,
+            code: code.to_string(),
+            message: message.to_string(),
+        },
+    )
+}
+
 fn method_not_allowed() -> Failure {
     Failure {
         status: 405,
@@ -252,6 +265,7 @@ fn error_page(ctx: &Context, f: Failure) -> Page {
     let heading = match f.status {
         404 => "Not found",
         400 => "That request does not fit",
+        413 => "That form is too large",
         403 => "Not allowed",
         405 => "Method not allowed",
         422 => "Refused",
