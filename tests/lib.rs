@@ -74,6 +74,12 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
+mod runner;
+
+/// The Cockpit on a real socket: refusals the HTTP layer makes are the Cockpit's pages.
+mod cockpit_served;
+
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
 

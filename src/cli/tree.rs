@@ -73,7 +73,8 @@ fn build(word: &'static str, node: &Node) -> Command {
     cmd
 }
 
-fn kebab(name: &str) -> String {
+/// A property name as its flag: `older_than_seconds` → `older-than-seconds`.
+pub(super) fn kebab(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() {
