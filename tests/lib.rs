@@ -85,3 +85,6 @@ mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
+mod mcp_modern;
