@@ -21,6 +21,8 @@ pub use postings::Prepared;
 pub use snippet::parts as snippet_parts;
 pub use terms::QueryError;
 
+use std::borrow::Cow;
+
 use fields::{Counts, Matcher, Texts, FIELDS};
 use terms::Unit;
 
@@ -169,8 +171,11 @@ pub fn search(
         .collect();
     // Postings of another object list would answer for the wrong objects: scan instead.
     let prepared = prepared.filter(|p| p.len() == objects.len());
-    let (holders, body_len): (Vec<Holders>, Vec<u32>) = match prepared {
-        Some(p) => (holders_prepared(objects, p, &matchers), p.body_len.to_vec()),
+    let (holders, body_len): (Vec<Holders>, Cow<'_, [u32]>) = match prepared {
+        Some(p) => (
+            holders_prepared(objects, p, &matchers),
+            Cow::Borrowed(&p.body_len),
+        ),
         None => (
             holders_scanned(objects, &matchers),
             objects.iter().map(|o| fields::body_len(o) as u32).collect(),
