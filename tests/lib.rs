@@ -72,3 +72,6 @@ mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
+mod busy;

@@ -5,6 +5,7 @@
 pub mod binding;
 mod guard;
 pub mod mcp;
+mod sessions;
 
 pub use guard::PeerAddr;
 

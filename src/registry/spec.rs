@@ -41,6 +41,7 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("payload_too_large", 413),
     ("busy", 503),
     ("timeout", 408),
+    ("unavailable", 503),
 ];
 
 /// One thing wrong with the registry, located by file and field.
