@@ -270,3 +270,101 @@ fn half_a_request_holds_up_no_other_client() {
         .expect("sent");
     assert_eq!(read_reply(&mut stream).status, 200);
 }
+
+/// A writer's HTTP request, `start` of `issue`, on its own connection that waits `patience`.
+fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) -> u16 {
+    let mut stream = served.connect();
+    stream
+        .set_read_timeout(Some(patience))
+        .expect("a read timeout");
+    let body = json!({ "issue": issue, "transition": "start" }).to_string();
+    stream
+        .write_all(&served.request_bytes(
+            "POST",
+            crate::serve_support::route_of("plan.transition"),
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        ))
+        .expect("sent");
+    read_reply(&mut stream).status
+}
+
+/// See: issue 14, point 3. A flood of writers waiting for the write lock takes no thread a read
+/// needs: reads, `/healthz` and the Cockpit answer while every writer waits.
+#[test]
+fn writers_waiting_for_the_lock_never_starve_reads() {
+    let fixture = plan_of(1);
+    let served = Arc::new(Served::start(fixture.root()));
+    let held = ForeignWriter::hold(fixture.root());
+    let writers: Vec<_> = (0..100)
+        .map(|_| {
+            let served = Arc::clone(&served);
+            std::thread::spawn(move || {
+                start_over_http(&served, "i00", std::time::Duration::from_secs(60))
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for target in [
+        crate::serve_support::route_of("plan.issues").to_string(),
+        "/healthz".to_string(),
+        "/cockpit".to_string(),
+    ] {
+        let reply = served.get(&target);
+        assert_eq!(
+            reply.status,
+            200,
+            "{target} while writers wait: {}",
+            reply.text()
+        );
+    }
+    drop(held);
+    let statuses: Vec<u16> = writers
+        .into_iter()
+        .map(|w| w.join().expect("a writer's client"))
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "one start succeeded: {statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| [200, 422, 503].contains(s)),
+        "the others were refused or told to retry: {statuses:?}"
+    );
+}
+
+/// See: issue 14, point 4. A writer still queued at its deadline never runs, and says so; one
+/// that started by then finishes and answers.
+#[test]
+fn a_writer_queued_past_its_deadline_never_writes() {
+    let fixture = plan_of(2);
+    let served = Arc::new(Served::start(fixture.root()));
+    let held = ForeignWriter::hold(fixture.root());
+    let patience = majordomus::http::REQUEST_TIMEOUT * 3;
+    let first = {
+        let served = Arc::clone(&served);
+        std::thread::spawn(move || start_over_http(&served, "i00", patience))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Queued behind the first, which waits for the lock until after this one's deadline.
+    let second = start_over_http(&served, "i01", patience);
+    assert_eq!(second, 408, "the queued writer timed out");
+    drop(held);
+    assert_eq!(
+        first.join().expect("the first writer"),
+        200,
+        "the started one finished"
+    );
+    let issues = fixture.root().join(".ai/repo/project/issues");
+    let stamped = |name: &str| {
+        fs::read_to_string(issues.join(name))
+            .expect("the issue")
+            .contains("started_at")
+    };
+    assert!(stamped("i00.yaml"));
+    // Give a wrongly started write every chance to land before looking.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!stamped("i01.yaml"), "the timed-out writer wrote anyway");
+    assert_eq!(ledger_lines(fixture.root()).len(), 1);
+}

@@ -155,13 +155,17 @@ pub async fn post(
     };
     let session_id = session_id.to_string();
     let sessions = state.sessions.clone();
-    super::offload(move || {
+    let work = move || {
         let frame = server.handle(&mut entry.session(), &body);
         sessions.touch(&session_id);
         drop(entry);
         frame_response(frame, Some(&session_id))
-    })
-    .await
+    };
+    if super::writers::is_writer_call(&message) {
+        super::offload_write(&state, work).await
+    } else {
+        super::offload(work).await
+    }
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -6,6 +6,7 @@ pub mod binding;
 mod guard;
 pub mod mcp;
 mod sessions;
+mod writers;
 
 pub use guard::PeerAddr;
 
@@ -42,6 +43,7 @@ pub struct AppState {
     pub ctx: Context,
     pub sessions: mcp::Sessions,
     in_flight: Arc<Semaphore>,
+    writers: writers::Writers,
 }
 
 impl AppState {
@@ -50,6 +52,7 @@ impl AppState {
             ctx,
             sessions: mcp::Sessions::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            writers: writers::Writers::start(),
         }
     }
 }
@@ -116,16 +119,17 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
     }
 }
 
-/// Runs `work` on tokio's blocking pool: capabilities read files, start `git` and wait for a
-/// write's refresh, none of which may hold up the workers that serve every other request.
+/// Runs a read on tokio's blocking pool (see `writers`).
 pub(crate) async fn offload(work: impl FnOnce() -> Response + Send + 'static) -> Response {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|_| {
-        error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the request's handler failed; the server log says why",
-        )
-    })
+    writers::offload(work).await
+}
+
+/// Runs a writer's request on the writer thread, outside the pool reads use (see `writers`).
+pub(crate) async fn offload_write(
+    state: &AppState,
+    work: impl FnOnce() -> Response + Send + 'static,
+) -> Response {
+    state.writers.write(work).await
 }
 
 fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
@@ -133,6 +137,13 @@ fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppSta
         Some(Method::Post) => post(
             move |State(state): State<AppState>, body: Result<Bytes, BytesRejection>| async move {
                 match body {
+                    Ok(body) if d.effect == registry::rt::Effect::RepositoryMutation => {
+                        let writers = state.clone();
+                        offload_write(&writers, move || {
+                            run(&state, index, binding::from_body(&body))
+                        })
+                        .await
+                    }
                     Ok(body) => {
                         offload(move || run(&state, index, binding::from_body(&body))).await
                     }
@@ -283,7 +294,7 @@ async fn cockpit_page(
     let post = method == axum::http::Method::POST;
     let path = path.to_string();
     let query = uri.query().map(str::to_string);
-    let rendered = tokio::task::spawn_blocking(move || {
+    let render = move |state: AppState| {
         let request = crate::cockpit::Request {
             path: &path,
             query: query.as_deref(),
@@ -292,24 +303,25 @@ async fn cockpit_page(
             host: &host,
         };
         crate::cockpit::render(&state.ctx, &request)
-    })
-    .await;
-    let Ok(page) = rendered else {
-        return error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the page could not be rendered; the server log says why",
-        );
     };
-    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        page.html,
-    )
-        .into_response();
-    cockpit_headers(&mut response, "no-cache");
-    response
+    let respond = |page: crate::cockpit::Page| {
+        let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (
+            status,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            page.html,
+        )
+            .into_response();
+        cockpit_headers(&mut response, "no-cache");
+        response
+    };
+    if post {
+        // A posted form is the runner of a writer: it queues with the writers, not the reads.
+        let writers = state.clone();
+        offload_write(&writers, move || respond(render(state))).await
+    } else {
+        offload(move || respond(render(state))).await
+    }
 }
 
 /// The whole router: the guards around every route built from the table.
