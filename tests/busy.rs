@@ -368,3 +368,42 @@ fn a_writer_queued_past_its_deadline_never_writes() {
     assert!(!stamped("i01.yaml"), "the timed-out writer wrote anyway");
     assert_eq!(ledger_lines(fixture.root()).len(), 1);
 }
+
+/// See: issue 14, point 6. A file another process creates while the server streams writes is
+/// served while the stream goes on, not only once the writes stop.
+#[test]
+fn a_file_created_during_a_stream_of_writes_is_served_before_the_stream_ends() {
+    const WRITES: usize = 200;
+    let fixture = Fixture::new();
+    let served = Arc::new(Served::start(fixture.root()));
+    let record = crate::serve_support::route_of("knowledge.record");
+    let get = |uri: &str| {
+        served
+            .get(&format!(
+                "{}?uri={}",
+                crate::serve_support::route_of("objects.get"),
+                uri.replace(':', "%3A").replace('/', "%2F")
+            ))
+            .status
+    };
+    let mut seen_after = None;
+    for n in 0..WRITES {
+        let body = json!({ "id": format!("note-{n}"), "title": "A note", "body": "Text." });
+        let reply = served.post_json(record, &body.to_string());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        if n == 5 {
+            fixture.write(
+                ".ai/repo/knowledge/curated/foreign.md",
+                "---\nid: foreign\ntitle: Made by another process\n---\n\nText.\n",
+            );
+        }
+        if n > 5 && get("majordomus://knowledge/foreign") == 200 {
+            seen_after = Some(n - 5);
+            break;
+        }
+    }
+    assert!(
+        seen_after.is_some(),
+        "the foreign file was not served during {WRITES} writes"
+    );
+}
