@@ -407,3 +407,38 @@ fn a_file_created_during_a_stream_of_writes_is_served_before_the_stream_ends() {
         "the foreign file was not served during {WRITES} writes"
     );
 }
+
+/// See: issue 14, point 7. A flood of idle connections cannot take the descriptors a request
+/// needs: the server stops accepting below its open-file limit, and a write still succeeds.
+#[test]
+fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
+    let fixture = Fixture::new();
+    let served = Served::start_with_open_files(fixture.root(), 64);
+    let body = json!({ "id": "during-a-flood", "title": "A note", "body": "Text." }).to_string();
+    let request = served.request_bytes(
+        "POST",
+        crate::serve_support::route_of("knowledge.record"),
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    // The writer's request is accepted first and held open, half sent, through the flood.
+    let (head, tail) = request.split_at(request.len() - 10);
+    let mut writer = served.connect();
+    writer.write_all(head).expect("half the request");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let flood: Vec<_> = (0..100).map(|_| served.connect()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    writer.write_all(tail).expect("the rest of the request");
+    let reply = read_reply(&mut writer);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(fixture
+        .root()
+        .join(".ai/repo/knowledge/curated/during-a-flood.md")
+        .is_file());
+    drop(flood);
+    assert!(
+        !served.log().contains("cannot accept"),
+        "the limit kept accept from failing: {}",
+        served.log()
+    );
+}

@@ -2,6 +2,7 @@
 //! compiled table, MCP over Streamable HTTP at `/mcp`, the OpenAPI document, and the guards every
 //! request passes first. It is the only module that knows axum or hyper.
 
+mod accept;
 pub mod binding;
 mod guard;
 pub mod mcp;
@@ -451,12 +452,12 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         }
     });
     let mut connections = tokio::task::JoinSet::new();
+    let mut acceptor = accept::Acceptor::new(listener, accept::connection_limit());
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
+            (stream, peer, slot) = acceptor.next() => {
                 let _ = stream.set_nodelay(true);
                 // The guard refuses a peer that is not this machine (SPEC §6 `forbidden`).
                 let service = hyper_util::service::TowerToHyperService::new(
@@ -464,6 +465,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
                 );
                 let mut stop = stop_rx.clone();
                 connections.spawn(async move {
+                    let _slot = slot;
                     let io = hyper_util::rt::TokioIo::new(stream);
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
