@@ -131,7 +131,9 @@ pub async fn post(
             return super::error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "busy",
-                &format!("all {MAX_SESSIONS} sessions are in use; retry shortly"),
+                &format!(
+                    "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry shortly"
+                ),
             );
         }
         return frame_response(frame, Some(&id));

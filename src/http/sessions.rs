@@ -14,8 +14,12 @@ use crate::mcp::Session;
 
 /// How long a session may stay idle.
 pub const IDLE: Duration = Duration::from_secs(600);
-/// Sessions live at once; past it, opening one ends the oldest idle session.
+/// Sessions live at once; past it, opening one ends the oldest idle session, if it has been
+/// idle for [`EVICTABLE_AFTER`], or is refused (`503 busy`).
 pub const MAX_SESSIONS: usize = 4096;
+/// How long a session must have been idle before a new one may end it to make room: a client
+/// flooding `initialize` cannot end the sessions of clients that are working.
+pub const EVICTABLE_AFTER: Duration = Duration::from_secs(30);
 
 /// One session: its conversation, locked by the request using it, and how many requests are
 /// using it now (a busy session is never expired or evicted).
@@ -92,14 +96,18 @@ impl Table {
         }
     }
 
-    /// Takes out the least recently used session no request is using, if any. Busy sessions
-    /// are passed over; there are at most as many as requests in flight.
-    fn evict_oldest_idle(&mut self) -> Option<Arc<Slot>> {
-        let id = self.by_age.values().find(|id| {
+    /// Takes out the least recently used session no request is using, if it has been idle for
+    /// [`EVICTABLE_AFTER`] at `now`. Busy sessions are passed over; there are at most as many as
+    /// requests in flight.
+    fn evict_oldest_idle(&mut self, now: Instant) -> Option<Arc<Slot>> {
+        let (seen, id) = self.by_age.iter().find(|(_, id)| {
             self.by_id
                 .get(*id)
                 .is_some_and(|live| live.slot.busy.load(Ordering::SeqCst) == 0)
         })?;
+        if now.saturating_duration_since(seen.0) < EVICTABLE_AFTER {
+            return None;
+        }
         let id = id.clone();
         self.take(&id)
     }
@@ -150,13 +158,22 @@ impl Sessions {
     /// Adds `session` under `id`. At the cap, the oldest idle session ends to make room; when
     /// every session is busy, nothing is added.
     pub fn open(&self, id: String, session: Session, peers: &Peers) -> Result<(), Full> {
-        let now = Instant::now();
+        self.open_at(Instant::now(), id, session, peers)
+    }
+
+    fn open_at(
+        &self,
+        now: Instant,
+        id: String,
+        session: Session,
+        peers: &Peers,
+    ) -> Result<(), Full> {
         let mut ended = Vec::new();
         let result = {
             let mut table = self.table();
             table.expire(now, &mut ended);
             let room = table.by_id.len() < MAX_SESSIONS || {
-                let evicted = table.evict_oldest_idle();
+                let evicted = table.evict_oldest_idle(now);
                 let made = evicted.is_some();
                 ended.extend(evicted);
                 made
@@ -251,18 +268,30 @@ mod tests {
     }
 
     #[test]
-    fn past_the_cap_the_oldest_idle_session_ends_and_a_busy_one_survives() {
+    fn past_the_cap_a_long_idle_session_makes_room_and_a_recent_or_busy_one_does_not() {
         let peers = Peers::default();
         let sessions = Sessions::default();
+        let start = Instant::now();
         for i in 0..MAX_SESSIONS {
             sessions
-                .open(format!("s{i}"), session(&peers, "c"), &peers)
+                .open_at(start, format!("s{i}"), session(&peers, "c"), &peers)
                 .expect("room below the cap");
         }
+        // Everyone was active a moment ago: a flood of new sessions is refused, not obeyed.
+        assert_eq!(
+            sessions.open_at(start, "flood".into(), session(&peers, "c"), &peers),
+            Err(Full)
+        );
+        assert_eq!(
+            peers.count(Transport::Http),
+            MAX_SESSIONS,
+            "the refused one left"
+        );
         // The oldest is in use: the next oldest idle one makes room instead.
         let held = sessions.checkout("s0", &peers).expect("live");
+        let later = start + EVICTABLE_AFTER;
         sessions
-            .open("new".into(), session(&peers, "c"), &peers)
+            .open_at(later, "new".into(), session(&peers, "c"), &peers)
             .expect("room made");
         assert_eq!(sessions.len(), MAX_SESSIONS);
         assert!(
