@@ -17,10 +17,34 @@ pub const MAX_CONNECTIONS: usize = 8192;
 const BACKOFF_MIN: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
-/// Connections this process may hold open: its descriptor limit less a reserve of a quarter
-/// (at least 32, at most 256) for everything else a request opens.
+/// Connections this process may hold open: its descriptor limit (first raised to the hard
+/// limit, up to 65,536, as a server may) less a reserve of a quarter (at least 32, at most 256)
+/// for everything else a request opens.
 pub fn connection_limit() -> usize {
+    raise_open_files_limit();
     limit_for(open_files_limit())
+}
+
+/// Raises the soft `RLIMIT_NOFILE` towards the hard one: desktops often start processes at
+/// 1,024, which a few hundred idle clients would otherwise use up.
+fn raise_open_files_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit read or write one `rlimit` we own.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                let wanted = limit.rlim_max.min(65_536);
+                if limit.rlim_cur < wanted {
+                    limit.rlim_cur = wanted;
+                    let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+                }
+            }
+        }
+    }
 }
 
 fn limit_for(open_files: u64) -> usize {
