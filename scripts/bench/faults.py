@@ -346,13 +346,13 @@ def phase_disk():
         repo = fixture(at=os.path.join(base, "repo"))
         s = Serve(repo)
         fill = os.path.join(base, "fill")
-        with open(fill, "wb") as f:
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-            except OSError:
-                pass
+        f = open(fill, "wb", buffering=0)
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+        f.close()
         full = s.request("POST", s.routes["knowledge.record"],
                          {"id": "on-a-full-disk", "title": "A note", "body": "x" * 20000})
         session = s.initialize()
