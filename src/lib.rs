@@ -18,6 +18,7 @@ pub mod registry;
 pub mod resolve;
 pub mod secrets;
 pub mod write;
+pub mod write_lock;
 
 pub use context::Context;
 pub use error::CapabilityError;
