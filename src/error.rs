@@ -49,6 +49,13 @@ impl CapabilityError {
         }
     }
 
+    /// An I/O failure while `doing` (`read`, `write`) the repository file `relative`: named by
+    /// that file and the failure's kind (`permission denied`) only. What every surface shows
+    /// carries no absolute path and none of the operating system's wording or error number.
+    pub fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
+        Self::internal(format!("cannot {doing} `{relative}`: {}", e.kind()))
+    }
+
     /// The stable code word every transport reads.
     pub fn code(&self) -> &'static str {
         match self {
