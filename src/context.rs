@@ -159,8 +159,8 @@ struct Shared {
     layer: OnceLock<Result<Arc<LiveIndex>, LayerError>>,
     peers: Peers,
     writes: AtomicU64,
-    /// The `resources/list` text of one index generation.
-    resources_listing: Mutex<Option<(u64, Arc<String>)>>,
+    /// The `resources/list` pages of one index generation.
+    resources_listing: Mutex<Option<(u64, Arc<crate::resolve::Pages>)>>,
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
@@ -353,12 +353,12 @@ impl Context {
         }
     }
 
-    /// The `resources/list` text of `generation`, made by `make` once per generation.
+    /// The `resources/list` pages of `generation`, made by `make` once per generation.
     pub fn resources_listing(
         &self,
         generation: u64,
-        make: impl FnOnce() -> Result<String, CapabilityError>,
-    ) -> Result<Arc<String>, CapabilityError> {
+        make: impl FnOnce() -> Result<crate::resolve::Pages, CapabilityError>,
+    ) -> Result<Arc<crate::resolve::Pages>, CapabilityError> {
         let mut slot = self
             .shared
             .resources_listing

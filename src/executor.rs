@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::registry::{self, spec};
+use crate::registry::{self, lang};
 
 /// Counters of one capability.
 #[derive(Debug, Default)]
@@ -121,7 +121,7 @@ impl Executor {
         stats.executions.fetch_add(1, Ordering::Relaxed);
 
         let mut problems = Vec::new();
-        spec::validate(
+        lang::validate(
             descriptor.input(),
             &input,
             "",

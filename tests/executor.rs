@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use majordomus::registry::{self, spec};
+use majordomus::registry::{self, lang};
 use majordomus::{CapabilityError, Context};
 
 fn describe(ctx: &Context, input: Value) -> Result<Value, CapabilityError> {
@@ -134,7 +134,7 @@ fn every_error_code_has_one_word_one_status_and_one_exit_code() {
         assert_eq!(error.http_status(), status, "{code}");
         assert_eq!(error.exit_code(), exit, "{code}");
         assert!(
-            spec::ERROR_CODES.contains(&(code, status)),
+            lang::ERROR_CODES.contains(&(code, status)),
             "{code} is published in OpenAPI with its status"
         );
     }
@@ -164,7 +164,7 @@ fn every_declared_example_runs_through_the_executor() {
                 .execute(d.id, input)
                 .unwrap_or_else(|e| panic!("{} example {:?}: {e}", d.id, example.name));
             let mut problems = Vec::new();
-            spec::validate(d.output(), &answer, "", &Default::default(), &mut problems);
+            lang::validate(d.output(), &answer, "", &Default::default(), &mut problems);
             assert!(
                 problems.is_empty(),
                 "{} example {:?} answers outside its output schema: {problems:?}",

@@ -15,8 +15,8 @@ use crate::serve_support::{fixture_repo_with, poll, route_of, Served};
 use crate::support::{bin, git_in, GIT_ENV};
 use majordomus::registry::{
     self,
+    lang::schema::Type,
     rt::{Descriptor, Determinism, Effect, Kind},
-    spec::Type,
 };
 
 /// Objects the examples name: the issue `plan.transition`'s example starts, and what searches find.

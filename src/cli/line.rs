@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::tree::kebab;
+use crate::registry::lang::schema::Type;
 use crate::registry::rt::Descriptor;
-use crate::registry::spec::Type;
 
 /// Quotes `text` for a POSIX shell: unchanged when it is made of characters no shell treats
 /// specially, otherwise in single quotes.

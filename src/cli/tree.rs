@@ -10,8 +10,8 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value};
 
 use super::{exit, Failure};
+use crate::registry::lang::{Schema, Type};
 use crate::registry::rt::Descriptor;
-use crate::registry::spec::{Schema, Type};
 use crate::registry::{self};
 
 /// A node of the word tree: a group of further words, a capability, or a fixed command.

@@ -16,8 +16,8 @@ use crate::cli::line::shell_quote;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::http::binding;
+use crate::registry::lang::Type;
 use crate::registry::rt::{Descriptor, Effect, Kind, Method};
-use crate::registry::spec::Type;
 use crate::registry::{self};
 
 /// A rendered page.

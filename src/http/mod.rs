@@ -5,6 +5,7 @@
 pub mod binding;
 mod guard;
 pub mod mcp;
+mod mcp_modern;
 
 pub use guard::PeerAddr;
 
