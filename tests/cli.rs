@@ -259,6 +259,7 @@ mod layer_flags {
         assert_eq!(info["index"]["state"], "ok");
         assert_eq!(info["counts"]["rule"], 1);
         assert_eq!(info["counts"]["prompt"], 1);
+        assert_eq!(info["counts"]["skill"], 1);
         let sources =
             std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
                 .expect("init wrote sources.yaml");
@@ -296,7 +297,7 @@ mod layer_flags {
     fn vcs_discovery_outside_git_exits_13_and_names_the_filesystem_walk() {
         let fixture = Fixture::bare();
         assert!(run_in(fixture.root(), &["init"]).status.success());
-        let out = run_in(fixture.root(), &["objects", "list"]);
+        let out = run_in(fixture.root(), &["objects", "list", "--discovery", "vcs"]);
         assert_eq!(out.status.code(), Some(13), "{}", stderr(&out));
         assert!(
             stderr(&out).contains("--discovery filesystem"),
