@@ -332,12 +332,23 @@ mod layer_flags {
         fixture.write(".ai/repo/knowledge/sources.yaml", "");
         std::fs::remove_file(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
             .expect("the default sources apply");
-        let without_git = crate::support::bin()
-            .current_dir(fixture.root())
-            .args(["objects", "list"])
-            .env("PATH", fixture.root().join("no-such-bin"))
-            .output()
-            .expect("the binary runs");
+        let without_git = || {
+            crate::support::bin()
+                .current_dir(fixture.root())
+                .args(["objects", "list"])
+                .env("PATH", fixture.root().join("no-such-bin"))
+                .output()
+                .expect("the binary runs")
+        };
+        // git's index is read in-process: no git process is needed to list the files.
+        let read = without_git();
+        assert!(read.status.success(), "{}", stderr(&read));
+        // An index the reader leaves to git (an unknown version), with no git to ask.
+        let index = fixture.root().join(".git/index");
+        let mut bytes = std::fs::read(&index).expect("git's index");
+        bytes[7] = 9;
+        std::fs::write(&index, bytes).expect("the index is written");
+        let without_git = without_git();
         assert_eq!(
             without_git.status.code(),
             Some(13),

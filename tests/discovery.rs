@@ -252,3 +252,146 @@ fn an_mcp_that_cannot_start_says_why_in_one_line() {
         );
     }
 }
+
+/// `objects list` in `root` with the debug log on: the output, and whether the log names the
+/// fallback to `git ls-files`.
+fn listed_with_log(root: &Path, args: &[&str]) -> (std::process::Output, bool) {
+    let out = crate::support::bin()
+        .current_dir(root)
+        .args(args)
+        .args(["objects", "list", "--limit", "500"])
+        .env("MAJORDOMUS_LOG", "debug")
+        .output()
+        .expect("the binary runs");
+    let fell_back = stderr(&out).contains("asking `git ls-files`");
+    (out, fell_back)
+}
+
+/// A corrupt, truncated or unknown index is never misread: the reader leaves it to git, the
+/// debug log says so, and git's own refusal is the answer (exit 13, naming the index).
+#[test]
+fn a_corrupt_or_unknown_git_index_is_left_to_git_and_never_misread() {
+    let repo = Fixture::new();
+    let index = repo.root().join(".git/index");
+    let good = std::fs::read(&index).expect("git's index");
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
+    assert!(out.status.success() && !fell_back, "{}", stderr(&out));
+    let mut corrupt = good.clone();
+    let middle = corrupt.len() / 2;
+    corrupt[middle] ^= 0x01;
+    let mut unknown = good.clone();
+    unknown[7] = 9;
+    // git checks the checksum only in `git fsck` and may read past a damaged tail: whatever it
+    // answers (a listing, or its refusal) is the answer, never the reader's guess.
+    let mut refused = 0;
+    for (what, bytes) in [
+        ("a flipped bit", corrupt),
+        ("a lost tail", good[..good.len() - 30].to_vec()),
+        ("a truncation", good[..good.len() / 2].to_vec()),
+        ("version 9", unknown),
+    ] {
+        std::fs::write(&index, bytes).expect("the index is written");
+        let (out, fell_back) = listed_with_log(repo.root(), &[]);
+        assert!(fell_back, "{what}: {}", stderr(&out));
+        let git = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.root())
+            .args(["ls-files", "--cached"])
+            .output()
+            .expect("git runs");
+        assert_eq!(
+            out.status.success(),
+            git.status.success(),
+            "{what}: {}",
+            stderr(&out)
+        );
+        if !git.status.success() {
+            refused += 1;
+            assert_eq!(out.status.code(), Some(13), "{what}");
+            let last = stderr(&out).lines().last().unwrap_or_default().to_string();
+            assert!(
+                last.starts_with("majordomus: git_unusable:") && last.contains("index"),
+                "{what}: {last}"
+            );
+        }
+    }
+    assert!(refused >= 1, "git refuses at least version 9");
+    std::fs::write(&index, &good).expect("the index is restored");
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
+    assert!(out.status.success() && !fell_back, "{}", stderr(&out));
+}
+
+/// An ignore pattern git and the walk may read differently (git has no brace alternation) is
+/// left to git, whose answer is served (the untracked rule beside it too); a filesystem walk
+/// reports it as a warning naming the file and the pattern, and goes on.
+#[test]
+fn an_invalid_ignore_pattern_is_left_to_git_or_reported() {
+    let repo = Fixture::new();
+    repo.write(".gitignore", ".ai/local/\nnotes/{a,b}.md\n");
+    let rule = std::fs::read_to_string(
+        repo.root()
+            .join(".ai/repo/rules/describe-changes-in-commits.md"),
+    )
+    .expect("init's rule");
+    repo.write(
+        ".ai/repo/rules/draft.md",
+        rule.replace("id: describe-changes-in-commits", "id: draft"),
+    );
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(fell_back, "{}", stderr(&out));
+    assert!(stdout(&out).contains("majordomus://rule/draft@1"));
+    let walked = run_in(
+        repo.root(),
+        &["--discovery", "filesystem", "repository", "info"],
+    );
+    assert!(walked.status.success(), "{}", stderr(&walked));
+    let info: Value = serde_json::from_str(&stdout(&walked)).expect("JSON");
+    let diagnostics = info["diagnostics"].to_string();
+    assert!(
+        diagnostics.contains("ignore_pattern") && diagnostics.contains("{a,b}"),
+        "{diagnostics}"
+    );
+}
+
+/// 50,000 ignored files (an ignored build directory, and ignored files beside authored ones)
+/// are listed by no discovery and cost no object.
+#[test]
+fn fifty_thousand_ignored_files_are_never_objects() {
+    let repo = Fixture::new();
+    repo.write(".gitignore", ".ai/local/\ndocs/_build/\n*.draft.md\n");
+    for dir in ["docs/_build", "docs/pages"] {
+        std::fs::create_dir_all(repo.root().join(dir)).expect("a directory");
+    }
+    for i in 0..25_000 {
+        std::fs::write(repo.root().join(format!("docs/_build/{i}.md")), "# built\n").unwrap();
+        std::fs::write(
+            repo.root().join(format!("docs/pages/{i}.draft.md")),
+            "# draft\n",
+        )
+        .unwrap();
+    }
+    repo.write("docs/pages/kept.md", "# Kept\n");
+    repo.commit("ignored files");
+    for args in [&[][..], &["--discovery", "filesystem"]] {
+        let (out, fell_back) = listed_with_log(repo.root(), args);
+        assert!(
+            out.status.success() && !fell_back,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        let answer: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let uris: Vec<&str> = answer["objects"]
+            .as_array()
+            .expect("objects")
+            .iter()
+            .filter_map(|o| o["uri"].as_str())
+            .collect();
+        assert!(
+            uris.contains(&"majordomus://document/docs/pages/kept.md"),
+            "{uris:?}"
+        );
+        // init's rule, prompt and skill, and the one authored page.
+        assert_eq!(uris.len(), 4, "{args:?}: {uris:?}");
+    }
+}

@@ -16,6 +16,7 @@ mod discovery;
 mod events;
 mod file;
 mod gitdir;
+mod gitindex;
 mod index;
 mod kinds;
 mod live;

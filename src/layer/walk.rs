@@ -65,6 +65,9 @@ pub(crate) fn walk(
         .require_git(false)
         .follow_links(false);
     let root_owned = root.to_path_buf();
+    // Nested repositories the walk met and did not enter (a filter cannot yield an entry).
+    let nested = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let found = nested.clone();
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
             return true;
@@ -86,7 +89,16 @@ pub(crate) fn walk(
         match mode {
             Mode::Filesystem => !SKIPPED_DIRS.contains(&name),
             // A submodule is one tracked entry; git does not list what is inside it.
-            Mode::Untracked => !gitlinks.contains(&relative),
+            Mode::Untracked if gitlinks.contains(&relative) => false,
+            // A nested repository that is not a submodule: git lists `dir/`, nothing under it.
+            Mode::Untracked if entry.path().join(".git").exists() => {
+                found
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(format!("{relative}/"));
+                false
+            }
+            Mode::Untracked => true,
         }
     });
     for entry in builder.build() {
@@ -119,12 +131,22 @@ pub(crate) fn walk(
             None => (stripped.to_string_lossy().into_owned(), false),
         };
         if file_type.is_dir() {
-            // A nested repository: git lists the directory itself and nothing under it.
-            if mode == Mode::Untracked && path.join(".git").exists() && !tracked.contains(&text) {
-                listing.paths.push(format!("{text}/"));
-                continue;
-            }
             continue;
+        }
+        if file_type.is_file() && entry.file_name() == ".gitignore" {
+            if let Some(pattern) = ambiguous_pattern(path) {
+                let why = format!(
+                    "`{text}`: the pattern `{pattern}` may not mean to the walk what it means to git"
+                );
+                if mode == Mode::Untracked {
+                    return Ok(Err(Unsure(why)));
+                }
+                listing.diagnostics.push(Diagnostic::warning(
+                    codes::IGNORE_PATTERN,
+                    text.clone(),
+                    format!("{why}; the files it names may be listed"),
+                ));
+            }
         }
         let special = !file_type.is_file() && !file_type.is_symlink();
         match mode {
@@ -146,7 +168,24 @@ pub(crate) fn walk(
             listing.non_utf8.push(text);
         }
     }
+    listing.paths.extend(std::mem::take(
+        &mut *nested.lock().unwrap_or_else(|e| e.into_inner()),
+    ));
     Ok(Ok(listing))
+}
+
+/// The first pattern of the ignore file at `path` that git and the `ignore` crate may read
+/// differently: git has no brace alternation (`{a,b}` is literal to git, a choice to the crate),
+/// and a `[` left unclosed matches nothing in git but itself in the crate.
+pub(crate) fn ambiguous_pattern(path: &Path) -> Option<String> {
+    let text = super::gitdir::read_small(path)?;
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find(|l| {
+            l.contains(['{', '}']) || l.rfind('[').is_some_and(|open| !l[open..].contains(']'))
+        })
+        .map(str::to_string)
 }
 
 /// `path` relative to `root`, `/`-separated; `None` when it is not UTF-8 or not under `root`.
