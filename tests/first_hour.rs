@@ -334,3 +334,44 @@ fn the_man_page_and_completions_come_from_the_command_tree() {
         format!("majordomus {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// A configuration that is not valid JSON or TOML, or names majordomus with a command that is
+/// not a string, is `broken` with a finding naming the file and what is wrong; the rest of the
+/// projection is served.
+#[test]
+fn a_configuration_that_does_not_parse_or_has_no_string_command_is_broken_and_says_why() {
+    let repo = Fixture::new();
+    let (_, path) = path_with_the_binary();
+    repo.write(".mcp.json", r#"{ "mcpServers": { "majordomus": "#);
+    repo.write(
+        ".codex/config.toml",
+        "[mcp_servers.majordomus]\ncommand = [\"majordomus\", \"mcp\"]\n",
+    );
+    repo.write(".gemini/settings.json", "mcpServers = 1\n");
+    let (clients, findings) = standings(repo.root(), &path);
+    assert!(clients.iter().all(|(_, s)| s == "broken"), "{clients:?}");
+    let messages: Vec<&str> = findings
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "client_config_broken")
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{findings}");
+    assert!(
+        messages[0].contains("`.mcp.json` does not parse"),
+        "{}",
+        messages[0]
+    );
+    assert!(
+        messages[1]
+            .contains("`.codex/config.toml`: server `majordomus`: `command` is not a string"),
+        "{}",
+        messages[1]
+    );
+    assert!(
+        messages[2].contains("`.gemini/settings.json` does not parse"),
+        "{}",
+        messages[2]
+    );
+}
