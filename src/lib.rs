@@ -19,6 +19,7 @@ pub mod resolve;
 pub mod secrets;
 pub mod standing;
 pub mod write;
+pub mod write_lock;
 
 pub use context::Context;
 pub use error::CapabilityError;

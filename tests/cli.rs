@@ -156,6 +156,48 @@ fn help_of_a_generated_command_shows_the_declared_words() {
     );
 }
 
+/// See: issue 14, point 8. `--no-<flag>` says what giving it does, on every command that has one.
+#[test]
+fn the_help_of_a_negated_flag_says_what_the_flag_does() {
+    let mut negated = 0;
+    for d in registry::all() {
+        let Some(words) = d.cli else { continue };
+        for (name, schema) in &d.input().properties {
+            if schema.default != Some(serde_json::Value::Bool(true)) {
+                continue;
+            }
+            negated += 1;
+            let mut args: Vec<&str> = words.to_vec();
+            args.push("--help");
+            let out = run(&args);
+            assert!(out.status.success(), "{args:?}");
+            let help = stdout(&out);
+            let flag = format!("--no-{}", name.replace('_', "-"));
+            let line = help
+                .split("\n  -")
+                .find(|entry| entry.contains(&flag))
+                .unwrap_or_else(|| panic!("{flag} in {help}"));
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                !line.contains("(true)") && !line.contains("(false)"),
+                "{flag} describes the value it turns off: {line}"
+            );
+            if let Some((_, when_false)) = schema
+                .description
+                .as_deref()
+                .and_then(|d| d.split_once(" (true) or "))
+            {
+                let when_false = when_false.trim_end_matches("(false)").trim();
+                assert!(
+                    line.to_lowercase().contains(&when_false.to_lowercase()),
+                    "{flag}: {line}"
+                );
+            }
+        }
+    }
+    assert!(negated >= 1, "the sweep found a negated flag");
+}
+
 #[test]
 fn openapi_prints_the_compile_time_document_byte_for_byte() {
     let out = run(&["openapi"]);

@@ -92,5 +92,7 @@ mod cockpit;
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
 
+/// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
+mod busy;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;

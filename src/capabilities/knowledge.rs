@@ -19,7 +19,7 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
             )));
         }
     }
-    let _writing = ctx.writing();
+    let _writing = ctx.write_lock()?;
     let object_id = format!("knowledge.{}", input.id);
     if crate::registry::by_id(&object_id).is_some() {
         return Err(CapabilityError::refused(format!(
@@ -52,9 +52,10 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
             )))
         }
         Err(e) => {
-            return Err(CapabilityError::internal(format!(
-                "cannot write `{relative}`: {e}"
-            )))
+            return Err(CapabilityError::io(
+                &format!("cannot write `{relative}`"),
+                &e,
+            ))
         }
     }
     ctx.count_write();

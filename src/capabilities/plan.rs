@@ -150,7 +150,7 @@ pub fn transition(
     ctx: &Context,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
-    let _writing = ctx.writing();
+    let _writing = ctx.write_lock()?;
     let index = ctx.index()?;
     let issue = index
         .objects
@@ -213,7 +213,7 @@ pub fn transition(
         ))
     })?;
     crate::write::write_atomic(&target, stamped.as_bytes(), crate::write::Existing::Replace)
-        .map_err(|e| CapabilityError::internal(format!("cannot write `{relative}`: {e}")))?;
+        .map_err(|e| CapabilityError::io(&format!("cannot write `{relative}`"), &e))?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.
     ctx.refresh(std::slice::from_ref(&relative));
