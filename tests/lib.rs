@@ -72,3 +72,7 @@ mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// The hostile corpus of issue 13 through the real binary: bounded parsing, configuration read
+/// like objects, no credential served, bounded pages, the smaller holes.
+mod hostile;

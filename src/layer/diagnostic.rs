@@ -84,6 +84,7 @@ pub mod codes {
     pub const SYMLINK: &str = "symlink";
     pub const OVERSIZED: &str = "oversized";
     pub const INVALID_UTF8: &str = "invalid_utf8";
+    pub const TOO_DEEP: &str = "too_deep";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -152,11 +153,16 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
     (
         codes::OVERSIZED,
         Severity::Error,
-        "a claimed file is larger than 4 MiB and was not read",
+        "a claimed file is larger than 4 MiB and was not read, or its YAML (front matter or document) is larger than 1 MiB and was not parsed",
     ),
     (
         codes::INVALID_UTF8,
         Severity::Error,
         "a claimed file (or its path) is not valid UTF-8",
+    ),
+    (
+        codes::TOO_DEEP,
+        Severity::Error,
+        "a claimed file's YAML nests more than 32 levels deep and was not parsed (nesting that deep costs a parser more than linear time)",
     ),
 ];

@@ -174,14 +174,13 @@ impl Kinds {
     pub(crate) fn for_repository(root: &Path) -> Result<(Kinds, Option<Vec<u8>>), LayerError> {
         let mut kinds = Kinds::builtin()?;
         let path = root.join(REPOSITORY_KINDS_PATH);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match super::config::read(root, REPOSITORY_KINDS_PATH) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kinds, None)),
-            Err(e) => {
-                return Err(LayerError::Kinds {
-                    path,
-                    message: format!("cannot be read: {e}"),
-                })
+            Err(super::config::ConfigRead::Missing) => return Ok((kinds, None)),
+            Err(why) => {
+                return Err(super::config::error(path, why, |path, message| {
+                    LayerError::Kinds { path, message }
+                }))
             }
         };
         let text = std::str::from_utf8(&bytes).map_err(|_| LayerError::Kinds {
@@ -234,7 +233,12 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
         path: PathBuf::from(path),
         message,
     };
-    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(&fail)?;
+    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(|e| {
+        super::config::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Kinds {
+            path,
+            message,
+        })
+    })?;
     let Some(Value::Object(entries)) = file.get("kinds") else {
         return Err(fail(
             "`kinds` is required: a mapping from kind name to its definition".to_string(),

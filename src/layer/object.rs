@@ -184,8 +184,8 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
                 Ok(map) => (map, body),
                 Err(e) => {
                     return Err(fail(
-                        codes::MALFORMED_FRONT_MATTER,
-                        format!("the front matter {}", front_matter_reason(&e)),
+                        e.bound_code().unwrap_or(codes::MALFORMED_FRONT_MATTER),
+                        format!("the front matter {e}"),
                     ))
                 }
             },
@@ -194,8 +194,8 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
             Ok(map) => (map, ""),
             Err(e) => {
                 return Err(fail(
-                    codes::MALFORMED_YAML,
-                    format!("the document {}", front_matter_reason(&e)),
+                    e.bound_code().unwrap_or(codes::MALFORMED_YAML),
+                    format!("the document {e}"),
                 ))
             }
         },
@@ -342,15 +342,6 @@ fn parent_name(path: &str) -> &str {
     let mut parts = path.rsplit('/');
     parts.next();
     parts.next().unwrap_or("")
-}
-
-/// serde_yaml's messages describe a document; they read as the reason a block is broken.
-fn front_matter_reason(error: &str) -> String {
-    if error.starts_with("is ") {
-        error.to_string()
-    } else {
-        format!("is not valid YAML: {error}")
-    }
 }
 
 #[cfg(test)]

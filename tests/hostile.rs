@@ -1,0 +1,213 @@
+//! The hostile corpus (issue 13): what a committed file, a page open beside `serve` or a
+//! misbehaving client could do, each reproduced through the real binary. Every case names the
+//! file or field it refuses, and the rest of the layer is still served.
+
+use serde_json::Value;
+
+use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+
+/// `repository info` of `fixture` as JSON; the command must succeed.
+fn info(fixture: &Fixture) -> Value {
+    let out = run_in(fixture.root(), &["repository", "info"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("repository info answers JSON")
+}
+
+/// The diagnostics of `path` in a report, as (code, message).
+fn diagnostics_of(report: &Value, path: &str) -> Vec<(String, String)> {
+    report["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["path"] == path)
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default().to_string(),
+                d["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Runs `repository info`, which must fail with `exit` and a message naming `path`; returns it.
+fn refused(fixture: &Fixture, exit: i32, path: &str) -> String {
+    let out = run_in(fixture.root(), &["repository", "info"]);
+    assert_eq!(out.status.code(), Some(exit), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains(path), "{path} is not named: {message}");
+    message
+}
+
+mod yaml {
+    //! See: issue 13, point 1 — nested flow collections made serde_yaml quadratic (50 KB of `[`
+    //! took 5.7 s, a 4 MiB file about ten hours) while `mcp` answered nothing.
+
+    use super::*;
+
+    const RULE: &str = ".ai/repo/rules/deep.md";
+    const ISSUE: &str = ".ai/repo/project/issues/deep.yaml";
+
+    #[test]
+    fn nested_front_matter_and_issue_files_are_too_deep_and_the_rest_is_served() {
+        let fixture = Fixture::with_objects();
+        // 200 KB of `[` cost serde_yaml 45 s; the bound refuses it after 33.
+        fixture.write(
+            RULE,
+            format!("---\ntitle: {}\n---\n# Deep\n", "[".repeat(200_000)),
+        );
+        fixture.write(
+            ISSUE,
+            format!("id: deep\ntitle: x\ntags: {}\n", "{a: ".repeat(100_000)),
+        );
+        fixture.write(
+            ".ai/repo/project/issues/dashes.yaml",
+            format!("id: dashes\ntitle: x\ntags:\n{}x\n", "- ".repeat(50_000)),
+        );
+        fixture.commit("deep documents");
+        let report = info(&fixture);
+        for path in [RULE, ISSUE, ".ai/repo/project/issues/dashes.yaml"] {
+            let found = diagnostics_of(&report, path);
+            assert_eq!(found.len(), 1, "{path}: {found:?}");
+            let (code, message) = &found[0];
+            assert_eq!(code, "too_deep", "{path}: {message}");
+            assert!(message.contains("more than 32 levels"), "{message}");
+        }
+        assert_eq!(report["index"]["state"], "degraded");
+        // The rest of the layer: the scaffold's rule and prompt, the added objects.
+        assert_eq!(report["counts"]["rule"], 1, "{}", report["counts"]);
+        assert_eq!(report["counts"]["issue"], 1, "{}", report["counts"]);
+        assert_eq!(report["counts"]["adr"], 1, "{}", report["counts"]);
+    }
+
+    #[test]
+    fn front_matter_over_the_yaml_bound_is_oversized_unparsed() {
+        let fixture = Fixture::new();
+        // 2 MiB of front matter: within an object's 4 MiB, past a YAML document's 1 MiB.
+        let filler = "# filler line of a comment that a parser would have to read\n";
+        fixture.write(
+            RULE,
+            format!(
+                "---\n{}id: deep\n---\n# Deep\n",
+                filler.repeat(2 * 1024 * 1024 / filler.len())
+            ),
+        );
+        fixture.commit("large front matter");
+        let found = diagnostics_of(&info(&fixture), RULE);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "oversized", "{}", found[0].1);
+        assert!(found[0].1.contains("1 MiB"), "{}", found[0].1);
+    }
+
+    #[test]
+    fn a_nested_configuration_file_stops_the_build_naming_it() {
+        for (path, text) in [
+            (
+                ".ai/repo/knowledge/sources.yaml",
+                format!("version: 1\nsources: {}\n", "[".repeat(100_000)),
+            ),
+            (
+                ".ai/repo/knowledge/kinds.yaml",
+                format!("version: 1\nkinds:\n{}x\n", "- ".repeat(100_000)),
+            ),
+            (
+                ".ai/manifest.yaml",
+                format!(
+                    "schema: ai-repository/v1\nsections: {}\n",
+                    "{a: ".repeat(100_000)
+                ),
+            ),
+        ] {
+            let fixture = Fixture::new();
+            fixture.write(path, text);
+            let message = refused(&fixture, 10, path);
+            assert!(message.contains("majordomus: too_deep: "), "{message}");
+            assert!(message.contains("more than 32 levels"), "{message}");
+        }
+    }
+}
+
+mod configuration {
+    //! See: issue 13, point 2 — a committed `sources.yaml -> /dev/zero` grew the process to a
+    //! gigabyte, `-> /dev/stdin` made `mcp` read its client's messages as configuration, and a
+    //! manifest linked outside echoed the outside file's values.
+
+    use super::*;
+
+    const SOURCES: &str = ".ai/repo/knowledge/sources.yaml";
+
+    fn link(fixture: &Fixture, path: &str, to: &std::path::Path) {
+        let at = fixture.root().join(path);
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(to, at).expect("a symbolic link");
+    }
+
+    #[test]
+    fn a_configuration_file_linked_to_a_device_is_refused_unread() {
+        for (path, device) in [
+            (SOURCES, "/dev/zero"),
+            (".ai/repo/knowledge/kinds.yaml", "/dev/urandom"),
+            (".ai/manifest.yaml", "/dev/zero"),
+        ] {
+            let fixture = Fixture::new();
+            link(&fixture, path, std::path::Path::new(device));
+            let message = refused(&fixture, 10, path);
+            assert!(message.contains("is a symbolic link"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_manifest_linked_outside_is_refused_without_echoing_it() {
+        let outside = tempfile::TempDir::new().expect("a directory outside");
+        let secret = outside.path().join("manifest.yaml");
+        std::fs::write(&secret, "schema: outside-value-7f3a\nsections: {}\n").expect("written");
+        let fixture = Fixture::new();
+        link(&fixture, ".ai/manifest.yaml", &secret);
+        let message = refused(&fixture, 10, ".ai/manifest.yaml");
+        assert!(message.contains("is a symbolic link"), "{message}");
+        assert!(!message.contains("outside-value-7f3a"), "{message}");
+    }
+
+    #[test]
+    fn sources_linked_to_stdin_are_not_read_from_the_client() {
+        let fixture = Fixture::new();
+        link(&fixture, SOURCES, std::path::Path::new("/dev/stdin"));
+        let mut server = McpServer::start(fixture.root());
+        // Before the fix, this message became the sources file.
+        let _ = server.try_send(r#"{"version": 1, "sources": [], "marker": "client-bytes-91c2"}"#);
+        let finished = server.close();
+        let text = format!("{}{}", finished.stderr, finished.rest.join("\n"));
+        assert!(text.contains("is a symbolic link"), "{text}");
+        assert!(!text.contains("client-bytes-91c2"), "{text}");
+    }
+
+    #[test]
+    fn a_named_pipe_or_a_directory_is_not_a_configuration_file() {
+        for (kind, describe) in [("fifo", "a named pipe"), ("dir", "a directory")] {
+            let fixture = Fixture::new();
+            let at = fixture.root().join(SOURCES);
+            std::fs::remove_file(&at).expect("init wrote sources.yaml");
+            if kind == "fifo" {
+                let made = std::process::Command::new("mkfifo")
+                    .arg(&at)
+                    .status()
+                    .expect("mkfifo runs");
+                assert!(made.success());
+            } else {
+                std::fs::create_dir(&at).expect("a directory");
+            }
+            let message = refused(&fixture, 10, SOURCES);
+            assert!(message.contains(describe), "{message}");
+        }
+    }
+
+    #[test]
+    fn an_oversized_configuration_file_is_refused_unparsed() {
+        let fixture = Fixture::new();
+        let mut text = std::fs::read_to_string(fixture.root().join(SOURCES)).expect("sources");
+        let filler = "# a comment line that pads the file past the bound\n";
+        text.push_str(&filler.repeat(1024 * 1024 / filler.len() + 1));
+        fixture.write(SOURCES, text);
+        let message = refused(&fixture, 10, SOURCES);
+        assert!(message.contains("majordomus: oversized: "), "{message}");
+    }
+}
