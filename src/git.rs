@@ -1,16 +1,23 @@
 //! Read-only questions to git about the repository: top level, HEAD, branch, origin, whether
 //! tracked files changed, the root commit. Every call passes `--no-optional-locks`, so asking
-//! never rewrites `.git/index`; nothing here reads credentials beyond the origin URL, which
-//! leaves this module stripped of them.
+//! never rewrites `.git/index`, and [`HARDENED`], so an untrusted checkout's configuration
+//! cannot make asking run a command; nothing here reads credentials beyond the origin URL,
+//! which leaves this module stripped of them.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::secrets;
 
+/// Options every `git` this binary runs starts with: a checkout's `core.fsmonitor` names a
+/// program git would run on `status` and `ls-files`, and a repository being read is not trusted
+/// to run anything.
+pub const HARDENED: [&str; 2] = ["-c", "core.fsmonitor=false"];
+
 /// Runs `git -C root <args>` and returns its trimmed stdout when it succeeds.
 fn git(root: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
+        .args(HARDENED)
         .arg("--no-optional-locks")
         .arg("-C")
         .arg(root)

@@ -211,3 +211,134 @@ mod configuration {
         assert!(message.contains("majordomus: oversized: "), "{message}");
     }
 }
+
+mod holes {
+    //! See: issue 13, point 6 — the smaller holes, each through the served or the run binary.
+
+    use super::*;
+    use crate::serve_support::Served;
+
+    #[test]
+    fn the_objects_pager_saturates_an_offset_near_the_integer_limit() {
+        let fixture = Fixture::new();
+        for i in 0..150 {
+            fixture.write(&format!("docs/page-{i:03}.md"), format!("# Page {i}\n"));
+        }
+        fixture.commit("150 documents: two pages");
+        let served = Served::start(fixture.root());
+        for offset in ["9223372036854775807", "9223372036854775700", "1000"] {
+            let reply = served.get(&format!("/cockpit/objects?offset={offset}"));
+            assert_eq!(reply.status, 200, "{offset}: {}", reply.text());
+            let page = reply.text();
+            assert!(page.contains("Page 2 of 2"), "{offset}: {page}");
+            assert!(
+                page.contains("offset=100"),
+                "{offset}: a link back to page 2"
+            );
+            assert!(!page.contains("922337203685477"), "{offset}: {page}");
+        }
+        let first = served.get("/cockpit/objects?offset=0").text();
+        assert!(first.contains("Page 1 of 2"), "{first}");
+    }
+
+    #[test]
+    fn host_headers_a_browser_would_not_send_are_refused() {
+        let fixture = Fixture::new();
+        let served = Served::start(fixture.root());
+        let port = served.port;
+        for host in [
+            format!("evil.com:{port}.localhost"),
+            "evil.com:80.localhost".to_string(),
+            "[::1".to_string(),
+            format!("[::1:{port}"),
+            "localhost:65536".to_string(),
+            "127.0.0.1:4294967297".to_string(),
+        ] {
+            let reply = served.request("GET", "/api/v1/repository", &[("Host", &host)], b"");
+            reply.assert_error(403, "forbidden");
+        }
+        let two = format!(
+            "GET /api/v1/repository HTTP/1.1\r\nHost: localhost:{port}\r\nHost: evil.com\r\nConnection: close\r\n\r\n"
+        );
+        served
+            .send_raw(two.as_bytes())
+            .assert_error(403, "forbidden");
+        let absolute = format!(
+            "GET http://evil.com/api/v1/repository HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+        );
+        served
+            .send_raw(absolute.as_bytes())
+            .assert_error(403, "forbidden");
+        // The same request with matching authorities is served.
+        let matching = format!(
+            "GET http://localhost:{port}/api/v1/repository HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+        );
+        assert_eq!(served.send_raw(matching.as_bytes()).status, 200);
+        let ipv6 = served.request(
+            "GET",
+            "/healthz",
+            &[("Host", &format!("[::1]:{port}"))],
+            b"",
+        );
+        assert_eq!(ipv6.status, 200, "{}", ipv6.text());
+    }
+
+    #[test]
+    fn json_answers_and_refusals_are_never_sniffed() {
+        let fixture = Fixture::new();
+        let served = Served::start(fixture.root());
+        for target in [
+            "/api/v1/repository",
+            "/api/v1/nothing-here",
+            "/openapi.json",
+            "/",
+        ] {
+            let reply = served.get(target);
+            assert_eq!(
+                reply.header("x-content-type-options"),
+                Some("nosniff"),
+                "{target}: {:?}",
+                reply.headers
+            );
+        }
+        let refused = served.request("GET", "/api/v1/repository", &[("Host", "evil.com")], b"");
+        assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
+    }
+
+    #[test]
+    fn a_checkout_s_fsmonitor_is_never_run() {
+        let fixture = Fixture::with_objects();
+        let marker = fixture.root().join("fsmonitor-ran");
+        let hook = fixture.root().join(".git/fsmonitor-hook");
+        std::fs::write(
+            &hook,
+            format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+        )
+        .expect("the hook");
+        let mut permissions = std::fs::metadata(&hook).expect("hook").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&hook, permissions).expect("executable");
+        fixture.git(&["config", "core.fsmonitor", &hook.display().to_string()]);
+        // git itself runs it: the configuration is live.
+        fixture.git(&["status", "--porcelain"]);
+        assert!(marker.exists(), "git runs the configured hook");
+        std::fs::remove_file(&marker).expect("reset");
+        let report = info(&fixture);
+        assert_eq!(report["index"]["state"], "ok", "{}", report["diagnostics"]);
+        let identity = run_in(fixture.root(), &["repository", "identity"]);
+        assert!(identity.status.success(), "{}", stderr(&identity));
+        assert!(!marker.exists(), "majordomus ran the checkout's fsmonitor");
+    }
+
+    #[test]
+    fn a_kind_pattern_that_does_not_compile_is_refused_naming_it() {
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/knowledge/kinds.yaml",
+            "version: 1\nkinds:\n  runbook:\n    format: markdown\n    schema:\n      type: object\n      additionalProperties: false\n      properties:\n        code: { type: string, pattern: '\\w{1000}{1000}' }\n",
+        );
+        let message = refused(&fixture, 10, ".ai/repo/knowledge/kinds.yaml");
+        assert!(message.contains("`properties.code`"), "{message}");
+        assert!(message.contains("cannot be compiled"), "{message}");
+    }
+}

@@ -59,6 +59,8 @@ const TEMPLATES: &[(&str, &str)] = &[
 
 /// Objects per page of the objects listing.
 const PAGE_SIZE: i64 = 100;
+/// The largest offset the objects pager asks for; larger ones are saturated to it.
+const MAX_PAGER_OFFSET: i64 = 1 << 40;
 
 fn short_hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)[..6]
@@ -731,7 +733,9 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
                 message: format!("`offset`: \"{text}\" is not a non-negative integer"),
             })?,
         None => 0,
-    };
+    }
+    // Saturated far above any layer: the pager's sums below cannot overflow.
+    .min(MAX_PAGER_OFFSET);
     input.insert("offset".into(), json!(offset));
     input.insert("limit".into(), json!(PAGE_SIZE));
     let list = run(ctx, "objects.list", Value::Object(input))?;
@@ -755,11 +759,13 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
             serde_urlencoded::to_string(&pairs).unwrap_or_default()
         )
     };
+    // An offset past the end is on the last page, and its previous page is the one before.
+    let last = (pages - 1) * PAGE_SIZE;
     let pager = (pages > 1).then(|| {
         json!({
-            "page": offset / PAGE_SIZE + 1,
+            "page": (offset / PAGE_SIZE + 1).min(pages),
             "pages": pages,
-            "previous": (offset > 0).then(|| link((offset - PAGE_SIZE).max(0))),
+            "previous": (offset > 0).then(|| link((offset.min(last + PAGE_SIZE) - PAGE_SIZE).max(0))),
             "next": (offset + PAGE_SIZE < total).then(|| link(offset + PAGE_SIZE)),
         })
     });

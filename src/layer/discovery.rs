@@ -92,6 +92,7 @@ impl Drop for Pending {
 fn spawn_git(root: &Path) -> Result<Child, LayerError> {
     let mut command = Command::new("git");
     command
+        .args(crate::git::HARDENED)
         .arg("-C")
         .arg(root)
         .args([
