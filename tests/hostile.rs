@@ -342,3 +342,113 @@ mod holes {
         assert!(message.contains("cannot be compiled"), "{message}");
     }
 }
+
+mod credentials {
+    //! See: issue 13, point 3 — an untracked `docs/private-notes.md` holding a token was served
+    //! whole on every surface, and a `.env` claimed by a source served its keys in clear.
+
+    use super::*;
+
+    const TOKEN: &str = "ghp_hostile0corpus0token0abcdefghij";
+    const PASSWORD: &str = "s3cr3t-hostile-corpus";
+
+    /// Every answer the CLI gives about the layer, joined: the report, the listing, a search.
+    fn everything_served(fixture: &Fixture) -> String {
+        let mut all = String::new();
+        for args in [
+            &["repository", "info"][..],
+            &["objects", "list"][..],
+            &["objects", "search", "hostile"][..],
+        ] {
+            let out = run_in(fixture.root(), args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            all.push_str(&stdout(&out));
+        }
+        all
+    }
+
+    #[test]
+    fn a_document_holding_a_token_is_excluded_naming_line_and_shape_never_the_value() {
+        let fixture = Fixture::with_objects();
+        fixture.write(
+            "docs/private-notes.md",
+            format!("# Private notes\n\nhostile corpus\nthe deploy token is {TOKEN}\n"),
+        );
+        let report = info(&fixture);
+        let found = diagnostics_of(&report, "docs/private-notes.md");
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (code, message) = &found[0];
+        assert_eq!(code, "contains_credential");
+        assert!(message.contains("line 4"), "{message}");
+        assert!(message.contains("a GitHub token"), "{message}");
+        let served = everything_served(&fixture);
+        assert!(!served.contains(TOKEN), "the token was served");
+        assert!(
+            !served.contains("ghp_hostile"),
+            "part of the token was served"
+        );
+        // The rest of the layer is served.
+        assert_eq!(report["counts"]["document"], 1, "{}", report["counts"]);
+    }
+
+    #[test]
+    fn an_env_file_a_source_claims_is_excluded_with_its_keys_unread() {
+        let fixture = Fixture::new();
+        let sources = fixture.root().join(".ai/repo/knowledge/sources.yaml");
+        let mut text = std::fs::read_to_string(&sources).expect("sources");
+        text.push_str("  - id: envs\n    kind: document\n    pathspec: \"**/.env*\"\n");
+        fixture.write(".ai/repo/knowledge/sources.yaml", text);
+        fixture.write(
+            ".env",
+            format!(
+                "# hostile corpus\nAPP_NAME=demo\nDB_PASSWORD={PASSWORD}\nGITHUB_TOKEN={TOKEN}\n"
+            ),
+        );
+        fixture.commit("a pull request that claims .env");
+        let report = info(&fixture);
+        let found = diagnostics_of(&report, ".env");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "contains_credential");
+        assert!(found[0].1.contains("line 3"), "{}", found[0].1);
+        assert!(found[0].1.contains("environment secret"), "{}", found[0].1);
+        let served = everything_served(&fixture);
+        for value in [PASSWORD, TOKEN] {
+            assert!(!served.contains(value), "{value} was served");
+        }
+    }
+
+    #[test]
+    fn this_checkout_s_layer_which_talks_about_tokens_still_indexes_ok() {
+        let out = run_in(crate::support::this_checkout(), &["repository", "info"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        assert_eq!(report["index"]["state"], "ok", "{}", report["diagnostics"]);
+        let rules = report["counts"]["rule"].as_i64().unwrap_or_default();
+        assert!(rules >= 5, "{}", report["counts"]);
+    }
+
+    #[test]
+    fn the_origin_loses_a_token_in_its_user_its_query_and_its_fragment() {
+        for (origin, expected) in [
+            (
+                format!("ssh://{TOKEN}@git.example/o/r.git"),
+                "ssh://git.example/o/r.git",
+            ),
+            (
+                format!("https://git.example/o/r.git?private_token={TOKEN}#{PASSWORD}"),
+                "https://git.example/o/r.git",
+            ),
+            (
+                format!("{TOKEN}@git.example:o/r.git"),
+                "git.example:o/r.git",
+            ),
+        ] {
+            let fixture = Fixture::new();
+            fixture.git(&["remote", "add", "origin", &origin]);
+            let out = run_in(fixture.root(), &["repository", "identity"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let identity: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+            assert_eq!(identity["origin"], expected, "{origin}");
+        }
+    }
+}

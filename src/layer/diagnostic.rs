@@ -85,6 +85,7 @@ pub mod codes {
     pub const OVERSIZED: &str = "oversized";
     pub const INVALID_UTF8: &str = "invalid_utf8";
     pub const TOO_DEEP: &str = "too_deep";
+    pub const CONTAINS_CREDENTIAL: &str = "contains_credential";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -164,5 +165,10 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
         codes::TOO_DEEP,
         Severity::Error,
         "a claimed file's YAML nests more than 32 levels deep and was not parsed (nesting that deep costs a parser more than linear time)",
+    ),
+    (
+        codes::CONTAINS_CREDENTIAL,
+        Severity::Error,
+        "a claimed file holds a credential shape (SPEC §10); the diagnostic names the line and the shape, never the value, and the file is not served",
     ),
 ];

@@ -125,6 +125,18 @@ pub(crate) fn make_object_or_return(
     section: &str,
     text: String,
 ) -> Result<Object, (Vec<Diagnostic>, String)> {
+    // SPEC §10: a file holding a credential is never served, whatever else it is.
+    if let Some(found) = crate::secrets::find(&text) {
+        let refusal = Diagnostic::error(
+            codes::CONTAINS_CREDENTIAL,
+            path,
+            format!(
+                "holds what looks like {} at line {}; a file holding a credential is never served (remove the credential, or keep the file out of the sources)",
+                found.shape, found.line
+            ),
+        );
+        return Err((vec![refusal], text));
+    }
     let parts = match parts_of(kind, kinds, path, &text) {
         Ok(parts) => parts,
         Err(problems) => return Err((problems, text)),
