@@ -452,3 +452,96 @@ mod credentials {
         }
     }
 }
+
+mod pages {
+    //! See: issue 13, point 5 — a 4 MB document of links took 24 s to render on 1,000 objects,
+    //! and abandoned renders burned both cores for 20 s.
+
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use majordomus::cockpit::{self, render_bound, Request};
+    use majordomus::context::{Context, Options};
+    use majordomus::layer::Discovery;
+
+    use super::*;
+    use crate::serve_support::Served;
+
+    const LINKS: &str = "docs/links.md";
+
+    /// A layer of 1,000 documents and one document of `links` relative links to them.
+    fn fixture_with_links(links: usize) -> Fixture {
+        let fixture = Fixture::new();
+        for i in 0..1_000 {
+            fixture.write(&format!("docs/d/{i:04}.md"), format!("# Document {i}\n"));
+        }
+        let mut text = String::from("# Links\n\n");
+        for i in 0..links {
+            text.push_str(&format!("[d{i}](d/{:04}.md) ", i % 1_000));
+        }
+        fixture.write(LINKS, text);
+        fixture.commit("a document of links");
+        fixture
+    }
+
+    fn object_target() -> String {
+        format!(
+            "/cockpit/object?uri=majordomus%3A%2F%2Fdocument%2F{}",
+            LINKS.replace('/', "%2F")
+        )
+    }
+
+    #[test]
+    fn a_page_of_many_links_resolves_each_once_up_to_the_bound() {
+        // About 1.3 MB of links, past the bound on resolved links.
+        let links = render_bound::MAX_RESOLVED_LINKS + 40_000;
+        let fixture = fixture_with_links(links);
+        let served = Served::start(fixture.root());
+        let reply = served.get(&object_target());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let page = reply.text();
+        let resolved = page
+            .matches("href=\"/cockpit/object?uri=majordomus%3A%2F%2Fdocument%2Fdocs%2Fd%2F")
+            .count();
+        assert_eq!(resolved, render_bound::MAX_RESOLVED_LINKS);
+        // Every link's text is still shown.
+        assert!(page.contains(&format!("d{}", links - 1)));
+    }
+
+    #[test]
+    fn an_abandoned_render_stops_and_says_so() {
+        let fixture = fixture_with_links(20_000);
+        let ctx = Context::open(Options {
+            start: fixture.root().to_path_buf(),
+            discovery: Discovery::Filesystem,
+            ..Options::default()
+        });
+        let target = object_target();
+        let query = target.split_once('?').map(|(_, q)| q);
+        let request = Request {
+            path: "/object",
+            query,
+            form: None,
+            post: false,
+            host: "127.0.0.1:8741",
+        };
+        let later = Instant::now() + Duration::from_secs(3600);
+        let whole = render_bound::run(Arc::new(AtomicBool::new(false)), later, || {
+            cockpit::render(&ctx, &request)
+        });
+        assert_eq!(whole.status, 200);
+        let gone = render_bound::run(Arc::new(AtomicBool::new(true)), later, || {
+            cockpit::render(&ctx, &request)
+        });
+        assert_eq!(gone.status, 503, "{}", gone.html);
+        assert!(gone.html.contains("client went away"), "{}", gone.html);
+        let past = Instant::now() - Duration::from_secs(1);
+        let late = render_bound::run(Arc::new(AtomicBool::new(false)), past, || {
+            cockpit::render(&ctx, &request)
+        });
+        assert_eq!(late.status, 503, "{}", late.html);
+        // Outside a bound (the library's callers), nothing stops a render.
+        assert_eq!(cockpit::render(&ctx, &request).status, 200);
+    }
+}

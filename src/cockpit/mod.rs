@@ -4,6 +4,7 @@
 //! module serves it and adds the headers. It knows no HTTP library.
 
 mod markdown;
+pub mod render_bound;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -238,6 +239,15 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
     match result {
         Ok((template, page_context, status)) => page(ctx, template, page_context, status),
         Err(f) => error_page(ctx, f),
+    }
+}
+
+/// A render stopped because its client went away or its deadline passed.
+fn abandoned() -> Failure {
+    Failure {
+        status: 503,
+        code: "timeout".into(),
+        message: "the page was not finished: its request timed out or its client went away".into(),
     }
 }
 
@@ -789,6 +799,11 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         message: "`uri`: name the object to show (?uri=majordomus://...)".into(),
     })?;
     let view = run(ctx, "objects.get", json!({ "uri": uri }))?;
+    let content = view["content"].as_str().unwrap_or_default();
+    let _slot = match content.len() >= render_bound::LARGE_DOCUMENT_BYTES {
+        true => Some(render_bound::large_slot().ok_or_else(abandoned)?),
+        false => None,
+    };
     let rendered = (view["source"] == "declarative"
         && view["media_type"]
             .as_str()
@@ -796,12 +811,19 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
     .then(|| {
         let from = view["provenance"]["path"].as_str().unwrap_or_default();
         let objects = std::cell::OnceCell::new();
-        let resolve = |link: &str| object_page_of(ctx, &objects, from, link);
-        markdown::render(
-            markdown::body(view["content"].as_str().unwrap_or_default()),
-            &resolve,
-        )
+        let resolved = std::cell::Cell::new(0usize);
+        let resolve = |link: &str| {
+            if resolved.get() >= render_bound::MAX_RESOLVED_LINKS {
+                return None;
+            }
+            resolved.set(resolved.get() + 1);
+            object_page_of(ctx, &objects, from, link)
+        };
+        markdown::render(markdown::body(content), &resolve)
     });
+    if render_bound::stopped() {
+        return Err(abandoned());
+    }
     let title = view["title"].as_str().unwrap_or_default().to_string();
     let answer_text = serde_json::to_string_pretty(&view["answer"]).unwrap_or_default();
     let metadata: Vec<Value> = view["metadata"]
@@ -821,14 +843,18 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
 }
 
 /// The object page of the file a relative link in the document at `from` names, when the layer
-/// holds that file as an object. `objects` is the layer's object list, asked for at most once
-/// per page and only when a document has a relative link.
+/// holds that file as an object. `objects` maps each object's path to its URI: asked for at
+/// most once per page and only when a document has a relative link, so a page of many links
+/// costs one look-up per link (a list searched per link cost 24 s for 4 MB of links).
 fn object_page_of(
     ctx: &Context,
-    objects: &std::cell::OnceCell<Vec<Value>>,
+    objects: &std::cell::OnceCell<std::collections::HashMap<String, String>>,
     from: &str,
     link: &str,
 ) -> Option<String> {
+    if render_bound::stopped() {
+        return None;
+    }
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in link.split('/') {
@@ -841,12 +867,18 @@ fn object_page_of(
         }
     }
     let path = parts.join("/");
-    let objects = objects.get_or_init(|| all_objects(ctx));
-    let uri = objects
-        .iter()
-        .find(|o| o["path"] == path.as_str())?
-        .get("uri")?
-        .as_str()?;
+    let objects = objects.get_or_init(|| {
+        all_objects(ctx)
+            .into_iter()
+            .filter_map(|o| {
+                Some((
+                    o["path"].as_str()?.to_string(),
+                    o["uri"].as_str()?.to_string(),
+                ))
+            })
+            .collect()
+    });
+    let uri = objects.get(&path)?;
     let query = serde_urlencoded::to_string([("uri", uri)]).ok()?;
     Some(format!("/cockpit/object?{query}"))
 }
