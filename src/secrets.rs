@@ -7,71 +7,121 @@ use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 
-/// A recognisable credential shape: its name (said when refusing), its pattern, and whether a
-/// match must also hold a digit (prose says "bearer authentication"; a token has digits).
+/// A recognisable credential shape: its name (said when refusing), its pattern, whether a match
+/// must also hold a digit (prose says "bearer authentication"; a token has digits), and its
+/// anchors: words one of which every match holds (ASCII case aside). Text holding no anchor of
+/// any shape is answered by one pass of a multi-word search, without running the patterns.
 struct Shape {
     name: &'static str,
     pattern: &'static str,
     needs_digit: bool,
+    anchors: &'static [&'static str],
 }
 
-const fn shape(name: &'static str, pattern: &'static str) -> Shape {
+const fn shape(
+    name: &'static str,
+    anchors: &'static [&'static str],
+    pattern: &'static str,
+) -> Shape {
     Shape {
         name,
         pattern,
         needs_digit: false,
+        anchors,
     }
 }
+
+/// The names an assignment's key ends in, as anchors.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "credential",
+];
 
 /// The one table (SPEC §10). Word boundaries are ASCII (`(?-u:\b)`), so the whole set runs in
 /// one pass of a DFA over an object's bytes.
 const SHAPES: &[Shape] = &[
     shape(
         "a private key block",
+        &["PRIVATE KEY-----"],
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
     ),
-    shape("a GitHub token", r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{16,}"),
+    shape(
+        "a GitHub token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{16,}",
+    ),
     shape(
         "a GitHub fine-grained token",
+        &["github_pat_"],
         r"(?-u:\b)github_pat_[A-Za-z0-9_]{16,}",
     ),
     shape(
         "an Anthropic API key",
+        &["sk-ant-"],
         r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{16,}",
     ),
     shape(
         "an API secret key (sk-…)",
+        &["sk-"],
         r"(?-u:\b)sk-[A-Za-z0-9_\-]{16,}",
     ),
     shape(
         "a Stripe secret key (sk_live_…)",
+        &["k_live_", "k_test_"],
         r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
     ),
     shape(
         "a GitLab token (glpat-…)",
+        &["glpat-"],
         r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
     ),
     shape(
         "a Google API key (AIza…)",
+        &["AIza"],
         r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
     ),
-    shape("an npm token (npm_…)", r"(?-u:\b)npm_[A-Za-z0-9]{36}"),
+    shape(
+        "an npm token (npm_…)",
+        &["npm_"],
+        r"(?-u:\b)npm_[A-Za-z0-9]{36}",
+    ),
     shape(
         "an AWS access key id",
+        &["AKIA", "ASIA"],
         r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)",
     ),
-    shape("a Slack token", r"(?-u:\b)xox[abprs]-[A-Za-z0-9\-]{10,}"),
+    shape(
+        "a Slack token",
+        &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+        r"(?-u:\b)xox[abprs]-[A-Za-z0-9\-]{10,}",
+    ),
     shape(
         "a JSON web token",
+        &["eyJ"],
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
     ),
     Shape {
         name: "a bearer token",
         pattern: r"(?i)(?-u:\b)bearer[ \t]+[A-Za-z0-9._~+/=\-]{8,}",
         needs_digit: true,
+        anchors: &["bearer"],
     },
     shape(
         "a password in a URL",
+        &["://"],
         r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^/\s:@]*:[^/\s@]{4,}@",
     ),
     // `DB_PASSWORD=…`, `export GITHUB_TOKEN=…`, `MY_API_KEY: …` at the start of a line, as an
@@ -79,6 +129,17 @@ const SHAPES: &[Shape] = &[
     // no value.
     shape(
         "an environment secret (NAME_PASSWORD=…)",
+        &[
+            "PASSWORD",
+            "PASSWD",
+            "SECRET",
+            "TOKEN",
+            "API_KEY",
+            "APIKEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIAL",
+        ],
         r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*[ \t]*[=:][ \t]*["']?[^\s"'$<{\[(*%#…][^\s"']{3,}"#,
     ),
     // `password=…`, `aws_secret_access_key = …`, `"api_key": "…"` anywhere; the value must
@@ -87,6 +148,7 @@ const SHAPES: &[Shape] = &[
         name: "a secret assignment (password=…)",
         pattern: r#"(?i)(?-u:\b)[a-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|private[_\-]?key)(?-u:\b)["']?[ \t]*[=:][ \t]*["']?[^\s"'&,;$<{\[(*%…][^\s"'&,;]{3,}"#,
         needs_digit: true,
+        anchors: SECRET_NAMES,
     },
 ];
 
@@ -95,8 +157,17 @@ pub const REDACTED: &str = "[redacted]";
 
 struct Compiled {
     shapes: Vec<(&'static Shape, Regex)>,
-    /// Every pattern at once, for the common answer: nothing here.
+    /// Every shape's anchors at once, for the common answer: nothing here.
+    anchors: Option<aho_corasick::AhoCorasick>,
+    /// Every pattern at once, for text that holds an anchor.
     any: Option<RegexSet>,
+}
+
+impl Compiled {
+    /// Whether `text` may hold a credential: it holds some shape's anchor.
+    fn may_hold(&self, text: &str) -> bool {
+        self.anchors.as_ref().is_none_or(|a| a.is_match(text))
+    }
 }
 
 fn compiled() -> &'static Compiled {
@@ -106,6 +177,10 @@ fn compiled() -> &'static Compiled {
             .iter()
             .filter_map(|s| Regex::new(s.pattern).ok().map(|re| (s, re)))
             .collect(),
+        anchors: aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(SHAPES.iter().flat_map(|s| s.anchors.iter()))
+            .ok(),
         any: RegexSet::new(SHAPES.iter().map(|s| s.pattern)).ok(),
     })
 }
@@ -125,6 +200,9 @@ pub struct Found {
 /// The first credential shape in `text` (by position), if any.
 pub fn find(text: &str) -> Option<Found> {
     let compiled = compiled();
+    if !compiled.may_hold(text) {
+        return None;
+    }
     let candidates: Vec<usize> = match &compiled.any {
         Some(set) => {
             let hits = set.matches(text);
@@ -162,7 +240,7 @@ pub fn find_shape(text: &str) -> Option<&'static str> {
 /// `text` with every credential shape replaced by `[redacted]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let compiled = compiled();
-    if compiled.any.as_ref().is_some_and(|set| !set.is_match(text)) {
+    if !compiled.may_hold(text) || compiled.any.as_ref().is_some_and(|set| !set.is_match(text)) {
         return Cow::Borrowed(text);
     }
     let mut out = Cow::Borrowed(text);
@@ -365,6 +443,15 @@ mod tests {
             CAUGHT_AND_MISSED.iter().map(|(name, _, _)| *name).collect();
         assert_eq!(named.len(), SHAPES.len(), "a case for every shape");
         for (name, secret, near_miss) in CAUGHT_AND_MISSED {
+            let shape = SHAPES.iter().find(|s| s.name == *name).expect("a shape");
+            let lowered = secret.to_ascii_lowercase();
+            assert!(
+                shape
+                    .anchors
+                    .iter()
+                    .any(|a| lowered.contains(&a.to_ascii_lowercase())),
+                "{secret} holds none of its shape's anchors"
+            );
             let text = format!("before\n{secret} after");
             assert_eq!(
                 find(&text),
@@ -398,5 +485,6 @@ mod tests {
         let compiled = compiled();
         assert_eq!(compiled.shapes.len(), SHAPES.len());
         assert!(compiled.any.is_some());
+        assert!(compiled.anchors.is_some());
     }
 }

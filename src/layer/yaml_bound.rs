@@ -68,22 +68,50 @@ pub fn scan(text: &str) -> (Scan, Option<Refusal>) {
     let mut line = 0;
     while start < bytes.len() {
         line += 1;
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| start + i);
+        let (end, break_len) = next_break(bytes, start);
         let mut content = &bytes[start..end];
-        if let Some(stripped) = content.strip_suffix(b"\r") {
-            content = stripped;
+        // A byte-order mark is not content (libyaml skips one where a document may start).
+        while let Some(rest) = content.strip_prefix("\u{feff}".as_bytes()) {
+            content = rest;
         }
         let deep = scanner.line(content);
-        scanner.scanned += end - start + usize::from(end < bytes.len());
+        scanner.scanned += end - start + break_len;
         if deep {
             return (scanner.measured(), Some(Refusal::TooDeep { line }));
         }
-        start = end + 1;
+        start = end + break_len;
     }
     (scanner.measured(), None)
+}
+
+/// Where the line starting at `from` ends, and the length of the break ending it (0 at the end
+/// of the text). A break is what libyaml reads as one: `\n`, `\r\n`, a lone `\r`, and NEL, LS
+/// and PS (U+0085, U+2028, U+2029).
+fn next_break(bytes: &[u8], from: usize) -> (usize, usize) {
+    let mut at = from;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\n' => return (at, 1),
+            b'\r' => {
+                return (
+                    at,
+                    if bytes.get(at + 1) == Some(&b'\n') {
+                        2
+                    } else {
+                        1
+                    },
+                )
+            }
+            0xC2 if bytes.get(at + 1) == Some(&0x85) => return (at, 2),
+            0xE2 if bytes.get(at + 1) == Some(&0x80)
+                && matches!(bytes.get(at + 2), Some(0xA8 | 0xA9)) =>
+            {
+                return (at, 3)
+            }
+            _ => at += 1,
+        }
+    }
+    (bytes.len(), 0)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -277,6 +305,18 @@ mod tests {
         assert_eq!(measured.depth, MAX_DEPTH + 1);
         let dashes = format!("a: 1\n{}x\n", "- ".repeat(40));
         assert_eq!(scan(&dashes).1, Some(Refusal::TooDeep { line: 2 }));
+        // Found by the `yaml_depth` fuzz target: a lone carriage return, NEL, LS and PS break
+        // lines for the parser, and a byte-order mark is not content.
+        for line_break in ["\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"] {
+            let hidden = format!("---{line_break}{line_break}{}x\n", "- ".repeat(40));
+            assert_eq!(
+                scan(&hidden).1,
+                Some(Refusal::TooDeep { line: 3 }),
+                "{line_break:?}"
+            );
+        }
+        let marked = format!("\u{feff}{}x\n", "- ".repeat(40));
+        assert_eq!(scan(&marked).1, Some(Refusal::TooDeep { line: 1 }));
         let big = "a: 1\n".repeat(MAX_BYTES / 5 + 1);
         assert_eq!(check(&big), Err(Refusal::Oversized { bytes: big.len() }));
     }
@@ -308,6 +348,9 @@ mod tests {
                 Just("[a, "),
                 Just("{k: "),
                 Just("]"),
+                Just("\r"),
+                Just("\u{2028}"),
+                Just("\u{feff}"),
             ];
             (prop::collection::vec(piece, 1..24), 1usize..4_000).prop_map(|(pieces, times)| {
                 let unit: String = pieces.concat();
