@@ -86,6 +86,7 @@ pub mod codes {
     pub const INVALID_UTF8: &str = "invalid_utf8";
     pub const TOO_DEEP: &str = "too_deep";
     pub const CONTAINS_CREDENTIAL: &str = "contains_credential";
+    pub const IGNORE_PATTERN: &str = "ignore_pattern";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -170,5 +171,10 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
         codes::CONTAINS_CREDENTIAL,
         Severity::Error,
         "a claimed file holds a credential shape (SPEC §10); the diagnostic names the line and the shape, never the value, and the file is not served",
+    ),
+    (
+        codes::IGNORE_PATTERN,
+        Severity::Warning,
+        "a `.gitignore` pattern (braces, an unclosed `[`) that a filesystem walk may read differently from git; under `vcs` git itself is asked",
     ),
 ];
