@@ -374,6 +374,8 @@ mod credentials {
             "docs/private-notes.md",
             format!("# Private notes\n\nhostile corpus\nthe deploy token is {TOKEN}\n"),
         );
+        // Committed: tracked, so discovery claims it and only the content check keeps it out.
+        fixture.commit("notes with a token");
         let report = info(&fixture);
         let found = diagnostics_of(&report, "docs/private-notes.md");
         assert_eq!(found.len(), 1, "{found:?}");
