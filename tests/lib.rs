@@ -97,5 +97,8 @@ mod mcp_conformance;
 
 /// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
 mod busy;
+/// The hostile corpus of issue 13 through the real binary: bounded parsing, configuration read
+/// like objects, no credential served, bounded pages, the smaller holes.
+mod hostile;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
