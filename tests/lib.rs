@@ -72,3 +72,6 @@ mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
+mod peers_board;

@@ -138,6 +138,12 @@ pub fn projection(
                 .join("\n"),
         });
     }
+    // Every process's sessions, this one's included; this one's alone when the board is unread.
+    let everyone = super::peers::everyone(ctx).ok();
+    let on_board = |t: Transport| match &everyone {
+        Some(v) => v.peers.iter().filter(|p| p.transport == t).count() as i64,
+        None => ctx.peers().count(t) as i64,
+    };
     Ok(ProjectionOutput {
         server: ServerView {
             name: "majordomus".into(),
@@ -151,11 +157,13 @@ pub fn projection(
                 name: TransportName::Stdio,
                 how: "majordomus mcp (one JSON-RPC message per line on stdin/stdout)".into(),
                 sessions: ctx.peers().count(Transport::Stdio) as i64,
+                board_sessions: on_board(Transport::Stdio),
             },
             TransportView {
                 name: TransportName::Http,
                 how: "POST /mcp on majordomus serve (Streamable HTTP, Mcp-Session-Id)".into(),
                 sessions: ctx.peers().count(Transport::Http) as i64,
+                board_sessions: on_board(Transport::Http),
             },
         ],
         serving: Serving {

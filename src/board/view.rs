@@ -1,0 +1,76 @@
+//! The bridge between the board and the sessions a capability speaks of: this process's
+//! sessions as records to publish, and the board read back as `context::Peer`s, this process's
+//! first. Knows nothing of any surface.
+
+use std::path::Path;
+
+use super::record::SessionRecord;
+use super::Reading;
+use crate::context::{Peer, Peers, Transport};
+
+/// This process's sessions as its record carries them.
+pub fn sessions_of(peers: &[Peer]) -> Vec<SessionRecord> {
+    peers
+        .iter()
+        .map(|p| SessionRecord {
+            id: p.id,
+            transport: p.transport.as_str().to_string(),
+            client: p.client_name.clone(),
+            client_version: p.client_version.clone(),
+            protocol_version: p.protocol_version.clone(),
+            attached_at: p.attached_at,
+            intent: p.intent.clone(),
+            paths: p.paths.clone(),
+        })
+        .collect()
+}
+
+/// Every peer of the repository now: this process's sessions, then every other live process's,
+/// with what the reading found.
+#[derive(Clone, Debug)]
+pub struct BoardView {
+    pub peers: Vec<Peer>,
+    /// Processes on the board besides this one.
+    pub processes: usize,
+    pub reading: Reading,
+}
+
+/// Reads the board of the repository at `root` together with this process's sessions.
+pub fn view(peers: &Peers, root: &Path) -> BoardView {
+    let board = peers.shared_board(root);
+    let reading = board.read();
+    let mut all: Vec<Peer> = peers
+        .list()
+        .into_iter()
+        .map(|mut p| {
+            p.worktree = board.worktree().to_string();
+            p
+        })
+        .collect();
+    for record in &reading.others {
+        for s in &record.sessions {
+            all.push(Peer {
+                id: s.id,
+                transport: if s.transport == "http" {
+                    Transport::Http
+                } else {
+                    Transport::Stdio
+                },
+                client_name: s.client.clone(),
+                client_version: s.client_version.clone(),
+                protocol_version: s.protocol_version.clone(),
+                attached_at: s.attached_at,
+                intent: s.intent.clone(),
+                paths: s.paths.clone(),
+                pid: record.pid,
+                worktree: record.worktree.clone(),
+                this_process: false,
+            });
+        }
+    }
+    BoardView {
+        peers: all,
+        processes: reading.others.len(),
+        reading,
+    }
+}
