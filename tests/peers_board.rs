@@ -452,3 +452,20 @@ fn the_projection_and_the_cockpit_show_the_boards_sessions() {
     let mcp_page = served.get("/cockpit/mcp").text();
     assert!(mcp_page.contains("On the <a href=\"/cockpit/peers\">board</a>"));
 }
+
+#[test]
+fn a_shell_reads_the_board_without_joining_it() {
+    let fixture = Fixture::new();
+    let mut server = session(fixture.root(), "agent");
+    server.call_ok(
+        tool_of("peers.announce"),
+        json!({ "intent": "docs", "paths": ["docs"] }),
+    );
+    let out = run_in(fixture.root(), &["peers", "list"]);
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(clients(&answer), ["agent"]);
+    assert_eq!(answer["board"]["state"], "reading");
+    assert_eq!(answer["peers"][0]["client_supplied"]["intent"], "docs");
+    assert_eq!(answer["peers"][0]["this_process"], false);
+}
