@@ -469,3 +469,26 @@ fn a_shell_reads_the_board_without_joining_it() {
     assert_eq!(answer["peers"][0]["client_supplied"]["intent"], "docs");
     assert_eq!(answer["peers"][0]["this_process"], false);
 }
+
+#[test]
+fn a_board_directory_that_is_a_link_is_never_followed() {
+    let fixture = Fixture::bare();
+    let out = run_in(fixture.root(), &["init"]);
+    assert!(out.status.success());
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(fixture.root().join(".ai/local")).expect("local");
+    std::os::unix::fs::symlink(outside.path(), fixture.root().join(".ai/local/peers"))
+        .expect("symlink");
+    let mut server = McpServer::start_with(fixture.root(), &["--discovery", "filesystem"], &[]);
+    server.initialize_as("linked");
+    let seen = list(&mut server);
+    assert_eq!(clients(&seen), ["linked"]);
+    assert_eq!(seen["board"]["state"], "unavailable");
+    let reason = seen["board"]["reason"].as_str().expect("reason");
+    assert!(reason.contains("is a symbolic link"), "{reason}");
+    assert_eq!(
+        files_in(outside.path()),
+        Vec::<String>::new(),
+        "nothing written outside"
+    );
+}

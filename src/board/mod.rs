@@ -101,6 +101,8 @@ pub enum BoardError {
     Unwritable { path: String, reason: String },
     #[error("cannot read the board at `{path}`: {reason}")]
     Unreadable { path: String, reason: String },
+    #[error("the board's directory `{path}` is a symbolic link; the board is never followed out of where it belongs")]
+    Linked { path: String },
 }
 
 impl BoardError {
@@ -108,6 +110,7 @@ impl BoardError {
         match self {
             Self::Unwritable { .. } => "board_unwritable",
             Self::Unreadable { .. } => "board_unreadable",
+            Self::Linked { .. } => "board_linked",
         }
     }
 }
@@ -190,6 +193,22 @@ impl Board {
         &self.worktree
     }
 
+    /// Refuses a board whose directory, or one the board makes for itself above it, is a
+    /// symbolic link (a `.ai/local/peers` link committed to point elsewhere).
+    fn check_not_linked(&self) -> Result<(), BoardError> {
+        let Location::Dir(dir, made) = &self.location else {
+            return Ok(());
+        };
+        for d in dir.ancestors().take((*made).max(1)) {
+            if std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(BoardError::Linked {
+                    path: d.display().to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn dir(&self) -> Option<&Path> {
         match &self.location {
             Location::Dir(d, _) => Some(d),
@@ -212,8 +231,9 @@ impl Board {
             path: dir.display().to_string(),
             reason: io_reason(e),
         };
-        let taken = std::fs::create_dir_all(dir)
-            .map_err(|e| unwritable(&e))
+        let taken = self
+            .check_not_linked()
+            .and_then(|()| std::fs::create_dir_all(dir).map_err(|e| unwritable(&e)))
             .and_then(|()| {
                 let path = dir.join(record::lock_name(&self.me.stem()));
                 let mut tries = 0;
@@ -280,10 +300,12 @@ impl Board {
         let result = serde_json::to_vec(&record)
             .map_err(std::io::Error::other)
             .and_then(|bytes| {
+                use std::os::unix::fs::OpenOptionsExt;
                 let mut file = OpenOptions::new()
                     .write(true)
                     .create(true)
                     .truncate(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(&temp)?;
                 file.write_all(&bytes)?;
                 drop(file);
@@ -353,6 +375,11 @@ impl Board {
         let Some(dir) = self.dir() else {
             return reading;
         };
+        if let Err(e) = self.check_not_linked() {
+            reading.state = State::Unavailable;
+            reading.reason = Some(e.to_string());
+            return reading;
+        }
         let mut seen = lock(&self.seen);
         for _ in 0..3 {
             match self.scan(dir, my_seq, &mut seen) {

@@ -81,10 +81,12 @@ pub struct LifeLock {
 impl LifeLock {
     /// Creates `path` if needed and locks it exclusively, never waiting.
     pub fn take(path: &Path) -> std::io::Result<LifeLock> {
+        use std::os::unix::fs::OpenOptionsExt;
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)?;
         // SAFETY: flock on a descriptor this function owns.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
@@ -97,7 +99,13 @@ impl LifeLock {
 /// Whether some process holds the lock on `path` now. A file that is missing, or whose lock
 /// anyone can take, belongs to no living process.
 pub fn is_held(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never through a link, and never waiting on something that is not a file.
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let Ok(file) = opened else {
         return false;
     };
     // SAFETY: flock on a descriptor this function owns; closing it drops a lock it took.
