@@ -492,3 +492,31 @@ fn a_board_directory_that_is_a_link_is_never_followed() {
         "nothing written outside"
     );
 }
+
+#[test]
+fn a_peer_that_keeps_announcing_is_on_every_list_meanwhile() {
+    let fixture = Fixture::new();
+    let mut busy = session(fixture.root(), "busy");
+    let mut reader = session(fixture.root(), "reader");
+    let writer = std::thread::spawn(move || {
+        for i in 0..200 {
+            busy.call_ok(
+                tool_of("peers.announce"),
+                json!({ "intent": format!("step {i}"), "paths": [format!("src/{i}")] }),
+            );
+        }
+        busy
+    });
+    let mut lists = 0;
+    while !writer.is_finished() || lists == 0 {
+        let seen = list(&mut reader);
+        assert_eq!(clients(&seen), ["busy", "reader"], "{seen}");
+        assert_eq!(seen["board"]["ignored"], json!([]), "{seen}");
+        lists += 1;
+    }
+    let mut busy = writer.join().expect("the announcing thread ends");
+    assert_eq!(
+        list(&mut busy)["peers"][0]["client_supplied"]["intent"],
+        "step 199"
+    );
+}

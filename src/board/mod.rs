@@ -381,14 +381,15 @@ impl Board {
             return reading;
         }
         let mut seen = lock(&self.seen);
-        for _ in 0..3 {
-            match self.scan(dir, my_seq, &mut seen) {
+        for attempt in 0..3 {
+            match self.scan(dir, my_seq, &mut seen, attempt == 2) {
                 Ok(Some((others, ignored))) => {
                     reading.others = others;
                     reading.ignored = ignored;
                     return reading;
                 }
-                // A record was replaced between listing and reading: list again.
+                // A record was replaced between listing and reading: list again (the last
+                // attempt answers without what keeps changing under it).
                 Ok(None) => continue,
                 Err(e) => {
                     if reading.state != State::Unavailable {
@@ -408,6 +409,7 @@ impl Board {
         dir: &Path,
         my_seq: u64,
         seen: &mut HashMap<String, Seen>,
+        last: bool,
     ) -> Result<Option<(Vec<Arc<Record>>, Vec<Ignored>)>, BoardError> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
@@ -478,7 +480,7 @@ impl Board {
                 }
             }
         }
-        if retry {
+        if retry && !last {
             return Ok(None);
         }
         // One poll tells which of the processes seen before have exited since.
