@@ -324,6 +324,22 @@ fn an_unusable_board_leaves_the_process_serving_its_own_sessions_and_saying_why(
     assert_eq!(announced["overlaps"], json!([]));
     let projection = lonely.call_ok(tool_of("mcp.projection"), json!({}));
     assert_eq!(projection["server"]["name"], "majordomus", "it serves on");
+
+    // A board placed where nobody may write, root included.
+    let mut placed = McpServer::start_with(
+        fixture.root(),
+        &[],
+        &[("MAJORDOMUS_BOARD", "/proc/majordomus-board")],
+    );
+    placed.initialize_as("placed");
+    let seen = list(&mut placed);
+    assert_eq!(clients(&seen), ["placed"], "{seen}");
+    assert_eq!(seen["board"]["state"], "unavailable");
+    let reason = seen["board"]["reason"].as_str().expect("a reason");
+    assert!(
+        reason.starts_with("cannot write the board at `/proc/majordomus-board`: "),
+        "{reason}"
+    );
 }
 
 #[test]
