@@ -263,7 +263,9 @@ fn records_that_are_garbage_truncated_later_forged_or_dead_are_never_shown_alive
         &format!("{by_pid}-{}.1.json", by_start + 1),
         &serde_json::to_vec(&record(by_pid, by_start + 1, 1, "reused-pid")).expect("json"),
     );
-    write("5-5.1.json", &vec![b' '; (4 << 20) + 1]);
+    std::fs::File::create(board.join("5-5.1.json"))
+        .and_then(|f| f.set_len((32 << 20) + 1))
+        .expect("a sparse file past the bound");
     write("stray.json", b"{}");
 
     let seen = list(&mut reader);
@@ -390,6 +392,10 @@ fn an_announcement_out_of_bounds_is_refused_naming_the_field() {
     let many: Vec<String> = (0..10_000).map(|i| format!("src/{i}.rs")).collect();
     let cases = [
         (json!({ "intent": "many", "paths": many }), "`paths`"),
+        (
+            json!({ "intent": "long", "paths": vec!["p".repeat(1000); 20] }),
+            "`paths` hold",
+        ),
         (
             json!({ "intent": "up", "paths": ["src", "../outside"] }),
             "`paths[1]`",

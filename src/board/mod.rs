@@ -115,6 +115,9 @@ impl BoardError {
     }
 }
 
+/// The most ignored files one reading names (a board flooded with junk still answers briefly).
+pub const MAX_IGNORED_SHOWN: usize = 50;
+
 /// A file on the board that was not read as a live process's record, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ignored {
@@ -522,6 +525,7 @@ impl Board {
         }
         others.sort_by_key(|r| (r.pid, r.start));
         ignored.sort_by(|a, b| a.file.cmp(&b.file));
+        ignored.truncate(MAX_IGNORED_SHOWN);
         Ok(Some((others, ignored)))
     }
 

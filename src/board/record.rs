@@ -9,8 +9,12 @@ use super::process::Identity;
 /// The record format this build writes and reads; a record of another format is ignored.
 pub const FORMAT: u32 = 1;
 
-/// The largest record read: a process with as many sessions as it serves, each at its bounds.
-pub const MAX_RECORD_BYTES: u64 = 4 << 20;
+/// The largest record read: `MAX_SESSIONS` sessions, each at its bounds (an announcement's paths
+/// are at most `MAX_PATHS_BYTES` together, so a session is under 24 KiB).
+pub const MAX_RECORD_BYTES: u64 = 32 << 20;
+
+/// The most bytes one announcement's paths may hold together.
+pub const MAX_PATHS_BYTES: usize = 16 << 10;
 
 /// Bounds on what a record may carry (a record is read from a directory anyone of this user
 /// can write, so nothing in it is trusted to be small).

@@ -101,6 +101,13 @@ fn check_paths(paths: &[String]) -> Result<(), CapabilityError> {
             paths.len()
         )));
     }
+    let bytes: usize = paths.iter().map(String::len).sum();
+    if bytes > board::record::MAX_PATHS_BYTES {
+        return Err(CapabilityError::invalid_input(format!(
+            "`paths` hold {bytes} bytes together; an announcement's paths hold at most {}",
+            board::record::MAX_PATHS_BYTES
+        )));
+    }
     for (i, path) in paths.iter().enumerate() {
         let why = if path.starts_with('/') || path.starts_with('\\') || path.contains(":\\") {
             Some("is absolute; name it relative to the repository")
