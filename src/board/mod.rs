@@ -354,3 +354,27 @@ impl Board {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_worktree_finds_the_common_directory_of_its_repository() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let main = dir.path().join("main");
+        let gitdir = main.join(".git/worktrees/second");
+        std::fs::create_dir_all(&gitdir).expect("gitdir");
+        std::fs::write(gitdir.join("commondir"), "../..\n").expect("commondir");
+        let second = dir.path().join("second");
+        std::fs::create_dir_all(second.join("sub")).expect("worktree");
+        std::fs::write(
+            second.join(".git"),
+            "gitdir: ../main/.git/worktrees/second\n",
+        )
+        .expect(".git file");
+        let common = main.join(".git").canonicalize().expect("common");
+        assert_eq!(git_common_dir(&main), Some(common.clone()));
+        assert_eq!(git_common_dir(&second.join("sub")), Some(common));
+    }
+}
