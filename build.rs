@@ -1,11 +1,13 @@
 //! Compiles the capability registry: reads `registry/**.yaml`, refuses it with every violation
-//! when it breaks a rule of `src/registry/spec.rs`, pairs each declaration with its handler in
-//! `src/capabilities/`, and writes the generated tables, `tools/list` bytes and OpenAPI document
-//! into `OUT_DIR`. Thin by design: the rules live in `spec.rs`, the generator in `codegen.rs`.
+//! when it breaks a rule of the declaration language (`src/registry/lang/`), pairs each
+//! declaration with its handler in `src/capabilities/`, and writes the generated tables,
+//! `tools/list` bytes and OpenAPI document into `OUT_DIR`. Thin by design: the rules live in
+//! `lang/`, the generator in `codegen.rs`.
 
-#[path = "src/registry/spec.rs"]
-#[allow(dead_code)]
-mod spec;
+#[path = "src/registry/lang/full.rs"]
+// Not every caller uses every item of the run-time half the crate also compiles.
+#[allow(dead_code, unused_imports)]
+mod lang;
 
 #[path = "src/registry/codegen.rs"]
 #[allow(dead_code)]
@@ -21,7 +23,7 @@ fn main() {
     for watched in [
         "build.rs",
         "registry",
-        "src/registry/spec.rs",
+        "src/registry/lang",
         "src/registry/codegen.rs",
         "src/capabilities",
         "share",
@@ -37,9 +39,10 @@ fn main() {
     collect_registry(&root, &root.join("registry"), &mut files, &mut violations);
     let handlers = collect_handlers(&root, &mut violations);
 
-    let (registry, found) = spec::load_all(&files);
+    let (registry, found) = lang::load::load_all(&files);
     violations.extend(found);
-    violations.extend(spec::check_handlers(&registry, &handlers));
+    violations.extend(lang::handlers::check_handlers(&registry, &handlers));
+    lang::load::locate(&mut violations, &files);
     let generated = match (&registry, violations.is_empty()) {
         (registry, true) => {
             match codegen::generate(
@@ -63,7 +66,10 @@ fn main() {
             violations.len()
         );
         for v in &violations {
-            eprintln!("{v}");
+            let source = files.iter().find(|f| f.path == v.file);
+            eprintln!("{}", v.render(source.map(|f| f.text.as_str())));
+            // One error line each in cargo's own output; the carets are in the stderr above.
+            println!("cargo::error={v}");
         }
         std::process::exit(1);
     }
@@ -90,15 +96,15 @@ fn relative(root: &Path, path: &Path) -> String {
 fn collect_registry(
     root: &Path,
     dir: &Path,
-    files: &mut Vec<spec::SourceFile>,
-    violations: &mut Vec<spec::Violation>,
+    files: &mut Vec<lang::load::SourceFile>,
+    violations: &mut Vec<lang::Violation>,
 ) {
     let Ok(entries) = fs::read_dir(dir) else {
-        violations.push(spec::Violation {
-            file: relative(root, dir),
-            field: String::new(),
-            message: "cannot be read".into(),
-        });
+        violations.push(lang::Violation::new(
+            relative(root, dir),
+            String::new(),
+            "cannot be read",
+        ));
         return;
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -108,27 +114,33 @@ fn collect_registry(
         if path.is_dir() {
             collect_registry(root, &path, files, violations);
         } else if rel.ends_with(".yaml") || rel.ends_with(".yml") {
-            match fs::read_to_string(&path) {
-                Ok(text) => files.push(spec::SourceFile { path: rel, text }),
-                Err(e) => violations.push(spec::Violation {
-                    file: rel,
-                    field: String::new(),
-                    message: format!("cannot be read: {e}"),
-                }),
+            match read_bounded(&path) {
+                Ok(bytes) => match lang::load::SourceFile::from_bytes(rel, bytes) {
+                    Ok(file) => files.push(file),
+                    Err(v) => violations.push(v),
+                },
+                Err(e) => violations.push(lang::Violation::new(
+                    rel,
+                    String::new(),
+                    format!("cannot be read: {e}"),
+                )),
             }
         } else {
-            violations.push(spec::Violation {
-                file: rel,
-                field: String::new(),
-                message: "is not a .yaml file; registry/ holds only declarations".into(),
-            });
+            violations.push(lang::Violation::new(
+                rel,
+                String::new(),
+                "is not a .yaml file; registry/ holds only declarations",
+            ));
         }
     }
 }
 
 /// Reads `src/capabilities/<namespace>.rs` for its `pub fn`s, and checks `mod.rs` declares
 /// every namespace module.
-fn collect_handlers(root: &Path, violations: &mut Vec<spec::Violation>) -> Vec<spec::HandlerFile> {
+fn collect_handlers(
+    root: &Path,
+    violations: &mut Vec<lang::Violation>,
+) -> Vec<lang::handlers::HandlerFile> {
     let dir = root.join("src/capabilities");
     let mut out = Vec::new();
     let Ok(entries) = fs::read_dir(&dir) else {
@@ -163,11 +175,11 @@ fn collect_handlers(root: &Path, violations: &mut Vec<spec::Violation>) -> Vec<s
             Err(_) => continue,
         };
         if !declared_mods.contains(&namespace) {
-            violations.push(spec::Violation {
-                file: "src/capabilities/mod.rs".into(),
-                field: String::new(),
-                message: format!("does not declare `pub mod {namespace};` for {rel}"),
-            });
+            violations.push(lang::Violation::new(
+                "src/capabilities/mod.rs",
+                String::new(),
+                format!("does not declare `pub mod {namespace};` for {rel}"),
+            ));
         }
         let functions = file
             .items
@@ -179,13 +191,23 @@ fn collect_handlers(root: &Path, violations: &mut Vec<spec::Violation>) -> Vec<s
                 _ => None,
             })
             .collect();
-        out.push(spec::HandlerFile {
+        out.push(lang::handlers::HandlerFile {
             path: rel,
             namespace,
             functions,
         });
     }
     out
+}
+
+/// At most one byte more than a registry file may hold, so a runaway file is refused, not read.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(lang::load::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn write_if_changed(path: &Path, content: &str) {

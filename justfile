@@ -36,9 +36,10 @@ screenshots:
 fuzz target seconds="60":
     bash scripts/fuzz.sh {{target}} {{seconds}}
 
-# Rewrite the generator's snapshots after an intended change (review the diff!)
+# Rewrite the generator's and the real registry's snapshots after an intended change (review the diff!)
 bless:
     UPDATE_SNAPSHOTS=1 cargo test --features bless-snapshots generator
+    UPDATE_SNAPSHOTS=1 cargo test projection_snapshots
     cargo test
 
 # Benchmarks in process: dispatch, the index, the MCP dispatcher, Cockpit renders; and the edit loop

@@ -1,7 +1,7 @@
 //! `CapabilityError`: the one error every handler returns and every transport reads, with one
 //! stable code word per variant (SPEC §6). Transports map the word, never the message.
 
-use crate::registry::spec::ERROR_CODES;
+use crate::registry::lang::ERROR_CODES;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CapabilityError {

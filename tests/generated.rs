@@ -259,3 +259,51 @@ fn the_published_schemas_carry_no_references() {
     assert!(!registry::TOOLS_LIST_JSON.contains("$ref"));
     assert!(!registry::TOOLS_LIST_JSON.contains("$defs"));
 }
+
+/// See: issue 12 — a descriptor the table does not hold read the schema of the table's first.
+#[cfg(not(feature = "bless-snapshots"))]
+#[test]
+fn a_descriptor_outside_the_table_reads_its_own_schemas() {
+    let table = registry::all();
+    for d in crate::fixture_generated::CAPABILITIES.iter() {
+        assert!(
+            registry::by_id(d.id).is_none(),
+            "the fixture's `{}` is not in the real table",
+            d.id
+        );
+        let own: Value = serde_json::from_str(d.input_schema).expect("JSON");
+        let names: Vec<&str> = d
+            .input()
+            .properties
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let declared: Vec<&str> = own["properties"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(names, declared, "`{}` reads another schema", d.id);
+        assert_ne!(
+            d.input(),
+            table[0].input(),
+            "`{}` reads the table's first schema",
+            d.id
+        );
+    }
+}
+
+/// Every descriptor of the table reads both its schemas back into the subset model (build.rs
+/// refuses a registry whose published schema would not, see `generator`).
+#[test]
+fn every_descriptor_reads_its_published_schemas_back() {
+    let mut checked = 0;
+    for d in registry::all() {
+        for (text, parsed) in [(d.input_schema, d.input()), (d.output_schema, d.output())] {
+            let json: Value = serde_json::from_str(text).expect("JSON");
+            let again = majordomus::registry::lang::schema_from_json(&json).expect("readable");
+            assert_eq!(parsed, &again, "`{}`", d.id);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} schemas were read");
+}

@@ -5,15 +5,15 @@
 use std::path::{Path, PathBuf};
 
 use crate::codegen;
-use crate::spec;
+use crate::lang::load;
 
 fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Reads every YAML file under `root/registry`, named as build.rs names them.
-fn read_registry(root: &Path) -> Vec<spec::SourceFile> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<spec::SourceFile>) {
+fn read_registry(root: &Path) -> Vec<load::SourceFile> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<load::SourceFile>) {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .expect("the fixture directory is readable")
             .map(|e| e.expect("a readable entry").path())
@@ -29,7 +29,7 @@ fn read_registry(root: &Path) -> Vec<spec::SourceFile> {
                     .to_string_lossy()
                     .replace('\\', "/");
                 let text = std::fs::read_to_string(&path).expect("a readable fixture");
-                out.push(spec::SourceFile { path: rel, text });
+                out.push(load::SourceFile { path: rel, text });
             }
         }
     }
@@ -40,7 +40,7 @@ fn read_registry(root: &Path) -> Vec<spec::SourceFile> {
 
 fn generate_fixture() -> codegen::Generated {
     let files = read_registry(&fixture_root());
-    let registry = spec::load(&files).unwrap_or_else(|v| {
+    let registry = load::load(&files).unwrap_or_else(|v| {
         panic!(
             "the fixture registry is valid, but: {}",
             v.iter()
@@ -112,9 +112,9 @@ fn generation_is_deterministic() {
 #[test]
 fn file_order_does_not_change_the_output() {
     let mut files = read_registry(&fixture_root());
-    let forward = codegen::generate(&spec::load(&files).expect("valid"), "x").expect("generates");
+    let forward = codegen::generate(&load::load(&files).expect("valid"), "x").expect("generates");
     files.reverse();
-    let backward = codegen::generate(&spec::load(&files).expect("valid"), "x").expect("generates");
+    let backward = codegen::generate(&load::load(&files).expect("valid"), "x").expect("generates");
     assert_eq!(forward, backward);
 }
 
@@ -231,4 +231,30 @@ mod compiled {
         let answer = (echo.handler)(&ctx, json!({ "word": "hi", "times": 2 })).expect("echoes");
         assert_eq!(answer["words"], json!(["hi", "hi"]));
     }
+}
+
+/// See: issue 12 — a published schema that would not read back was degraded at run time to one
+/// that accepts anything; the generator now refuses it.
+#[test]
+fn a_published_schema_that_does_not_read_back_is_refused() {
+    let files = read_registry(&fixture_root());
+    let mut registry = load::load(&files).expect("valid");
+    // An array without `items` never leaves the loader; build one by hand, as a generator bug would.
+    let echo = &mut registry.capabilities[0];
+    let words = echo
+        .output
+        .properties
+        .iter_mut()
+        .find(|(name, _)| name == "words")
+        .expect("demo.echo answers `words`");
+    words.1.items = None;
+
+    let refused = codegen::generate(&registry, "x").expect_err("an unreadable schema is refused");
+
+    assert!(
+        refused.iter().any(|v| v.field == "output"
+            && v.message.contains("does not read back")
+            && v.message.contains("items")),
+        "{refused:?}"
+    );
 }

@@ -7,9 +7,10 @@ mod support;
 #[path = "../src/registry/codegen.rs"]
 #[allow(dead_code)]
 mod codegen;
-#[path = "../src/registry/spec.rs"]
-#[allow(dead_code)]
-mod spec;
+#[path = "../src/registry/lang/full.rs"]
+// Not every caller uses every item of the run-time half the crate also compiles.
+#[allow(dead_code, unused_imports)]
+mod lang;
 
 /// The generator over a fixture registry: snapshots and determinism.
 mod generator;
@@ -28,8 +29,14 @@ mod capabilities;
 /// Generated types and tables against their declarations.
 mod generated;
 
+/// The real registry's `tools/list` (one file per tool) and OpenAPI document, as snapshots.
+mod projection_snapshots;
+
 /// Every refusal of SPEC §3.2, on small YAML inputs.
 mod registry;
+
+/// Build errors name the line and column, and bad registry input is a located refusal.
+mod registry_positions;
 
 /// The executor: validation, cache, counters, error codes.
 mod executor;
@@ -67,11 +74,20 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
+mod runner;
+
+/// The Cockpit on a real socket: refusals the HTTP layer makes are the Cockpit's pages.
+mod cockpit_served;
+
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
+mod mcp_modern;
 
 /// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
 mod peers_board;

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use majordomus::registry::spec::{
-    self, Effect, HandlerFile, Hints, Problem, ProblemKind, Registry, Schema, SourceFile, Violation,
-};
+use crate::lang::handlers::{self, HandlerFile};
+use crate::lang::load::{self, Registry, SourceFile};
+use crate::lang::{self, naming, Effect, Hints, Problem, ProblemKind, Schema, Violation};
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ fn render(violations: &[Violation]) -> String {
 
 /// Loads a registry that must be valid.
 fn loads(files: &[SourceFile]) -> Registry {
-    spec::load(files).unwrap_or_else(|v| {
+    load::load(files).unwrap_or_else(|v| {
         panic!(
             "expected the registry to load, but it was refused:\n{}",
             render(&v)
@@ -160,7 +160,7 @@ fn loads(files: &[SourceFile]) -> Registry {
 
 /// Loads a registry that must be refused, and returns every violation.
 fn refusals(files: &[SourceFile]) -> Vec<Violation> {
-    spec::load(files).expect_err("the registry should be refused")
+    load::load(files).expect_err("the registry should be refused")
 }
 
 /// Loads a registry that must be refused for exactly one reason, and returns it.
@@ -547,7 +547,7 @@ fn a_duplicate_tool_name_is_refused_naming_the_other_file() {
 
     assert_eq!(
         v.to_string(),
-        "registry/zz/dup.yaml: expose.mcp.tool \"majordomus_get\" is already declared by registry/objects/get.yaml"
+        "registry/zz/dup.yaml:9:5: expose.mcp.tool \"majordomus_get\" is already declared by registry/objects/get.yaml"
     );
 }
 
@@ -674,7 +674,7 @@ fn tool_name_problem_names_the_rule_each_name_breaks() {
         ),
     ];
     for (name, expected) in cases {
-        let problem = spec::tool_name_problem(name);
+        let problem = naming::tool_name_problem(name);
 
         match expected {
             None => assert_eq!(problem, None, "{name:?} is a valid tool name"),
@@ -1511,7 +1511,7 @@ fn objects_handlers(functions: &[(&str, usize)]) -> HandlerFile {
 fn a_declaration_with_its_handler_passes() {
     let registry = loads(&[file(GET, &query())]);
 
-    let violations = spec::check_handlers(&registry, &[objects_handlers(&[("get", 2)])]);
+    let violations = handlers::check_handlers(&registry, &[objects_handlers(&[("get", 2)])]);
 
     assert!(violations.is_empty(), "{}", render(&violations));
 }
@@ -1520,7 +1520,7 @@ fn a_declaration_with_its_handler_passes() {
 fn a_declaration_without_a_handler_file_is_refused_naming_both_files() {
     let registry = loads(&[file(GET, &query())]);
 
-    let violations = spec::check_handlers(&registry, &[]);
+    let violations = handlers::check_handlers(&registry, &[]);
 
     assert_eq!(violations.len(), 1, "{}", render(&violations));
     assert_violation(
@@ -1535,7 +1535,7 @@ fn a_declaration_without_a_handler_file_is_refused_naming_both_files() {
 fn a_handler_file_without_the_pub_fn_is_refused_naming_both_files() {
     let registry = loads(&[file(GET, &query())]);
 
-    let violations = spec::check_handlers(&registry, &[objects_handlers(&[])]);
+    let violations = handlers::check_handlers(&registry, &[objects_handlers(&[])]);
 
     assert_eq!(violations.len(), 1, "{}", render(&violations));
     assert_violation(
@@ -1551,7 +1551,7 @@ fn a_pub_fn_without_a_declaration_is_refused_naming_both_files() {
     let registry = loads(&[file(GET, &query())]);
 
     let violations =
-        spec::check_handlers(&registry, &[objects_handlers(&[("get", 2), ("fetch", 2)])]);
+        handlers::check_handlers(&registry, &[objects_handlers(&[("get", 2), ("fetch", 2)])]);
 
     assert_eq!(violations.len(), 1, "{}", render(&violations));
     assert_violation(
@@ -1571,7 +1571,7 @@ fn a_handler_file_of_an_undeclared_namespace_is_refused() {
         functions: vec![("transition".to_string(), 2)],
     };
 
-    let violations = spec::check_handlers(&registry, &[objects_handlers(&[("get", 2)]), plan]);
+    let violations = handlers::check_handlers(&registry, &[objects_handlers(&[("get", 2)]), plan]);
 
     assert_eq!(violations.len(), 1, "{}", render(&violations));
     assert_violation(
@@ -1587,7 +1587,8 @@ fn a_handler_with_the_wrong_number_of_parameters_is_refused_naming_both_files() 
     let registry = loads(&[file(GET, &query())]);
 
     for arity in [0, 1, 3] {
-        let violations = spec::check_handlers(&registry, &[objects_handlers(&[("get", arity)])]);
+        let violations =
+            handlers::check_handlers(&registry, &[objects_handlers(&[("get", arity)])]);
 
         assert_eq!(violations.len(), 1, "{}", render(&violations));
         assert_violation(
@@ -1636,7 +1637,7 @@ fn each_effect_derives_the_hints_of_spec_3_4() {
 
 /// The input of a search: a required query, a bounded limit, a list of paths, a kind filter.
 fn search_input() -> Schema {
-    spec::schema_from_json(&json!({
+    lang::schema_from_json(&json!({
         "type": "object",
         "additionalProperties": false,
         "properties": {
@@ -1655,14 +1656,14 @@ fn search_input() -> Schema {
 }
 
 fn named() -> BTreeMap<String, Schema> {
-    let kind = spec::schema_from_json(&json!({ "type": "string", "enum": ["rule", "prompt"] }))
+    let kind = lang::schema_from_json(&json!({ "type": "string", "enum": ["rule", "prompt"] }))
         .expect("the kind is a schema of the subset");
     BTreeMap::from([("ObjectKind".to_string(), kind)])
 }
 
 fn problems(value: Value) -> Vec<Problem> {
     let mut problems = Vec::new();
-    spec::validate(&search_input(), &value, "", &named(), &mut problems);
+    lang::validate(&search_input(), &value, "", &named(), &mut problems);
     problems
 }
 

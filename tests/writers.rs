@@ -477,3 +477,35 @@ fn the_cockpit_runner_writes_only_after_confirmation_and_only_from_its_own_origi
         .expect("readable")
         .contains("started_at"));
 }
+
+/// See: issue 13 point 6. A ledger that is a hard link to a file outside the repository (or a
+/// symlink to one) is never appended to: the transition is still written, and the outside file
+/// is unchanged.
+#[cfg(unix)]
+#[test]
+fn the_ledger_is_never_appended_through_a_hard_link_or_a_symlink() {
+    for link in ["hard", "symbolic"] {
+        let fixture = Fixture::with_plan();
+        let outside = tempfile::tempdir().expect("a temp dir");
+        let secret = outside.path().join("notes.txt");
+        fs::write(&secret, "outside the repository\n").expect("an outside file");
+        fs::create_dir_all(fixture.root().join(".ai/local/state")).expect("the state directory");
+        let ledger = fixture.root().join(".ai/local/state/ledger.jsonl");
+        match link {
+            "hard" => fs::hard_link(&secret, &ledger).expect("a hard link"),
+            _ => std::os::unix::fs::symlink(&secret, &ledger).expect("a symlink"),
+        }
+        let mut server = McpServer::start(fixture.root());
+        server.initialize();
+        let answer = server.call_ok(
+            "majordomus_plan_transition",
+            json!({ "issue": "base", "transition": "start" }),
+        );
+        assert_eq!(answer["to"], "active", "{link} link: {answer}");
+        assert_eq!(
+            fs::read_to_string(&secret).expect("the outside file"),
+            "outside the repository\n",
+            "{link} link: nothing was appended outside the repository"
+        );
+    }
+}

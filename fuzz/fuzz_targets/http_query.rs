@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use majordomus::registry::{self, spec};
+use majordomus::registry::{self, lang};
 
 fuzz_target!(|data: &[u8]| {
     let Some((selector, rest)) = data.split_first() else {
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
                 );
             }
             let mut problems = Vec::new();
-            spec::validate(d.input(), &input, "", &Default::default(), &mut problems);
+            lang::validate(d.input(), &input, "", &Default::default(), &mut problems);
         }
         Err(e) => assert_eq!(e.code(), "invalid_input", "{}", e.message()),
     }

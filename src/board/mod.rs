@@ -13,11 +13,10 @@ mod view;
 pub use view::{sessions_of, view, BoardView};
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::write;
 use process::{Identity, LifeLock, Watch};
 use record::{Record, RecordError, SessionRecord};
 
@@ -234,7 +233,7 @@ impl Board {
         };
         let taken = self
             .check_not_linked()
-            .and_then(|()| std::fs::create_dir_all(dir).map_err(|e| unwritable(&e)))
+            .and_then(|()| write::board_dir(dir).map_err(|e| unwritable(&e)))
             .and_then(|()| {
                 let path = dir.join(record::lock_name(&self.me.stem()));
                 let mut tries = 0;
@@ -249,7 +248,7 @@ impl Board {
                         // The last process to leave removed the empty directory meanwhile.
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 50 => {
                             tries += 1;
-                            std::fs::create_dir_all(dir).map_err(|e| unwritable(&e))?;
+                            write::board_dir(dir).map_err(|e| unwritable(&e))?;
                         }
                         Err(e) => break Err(unwritable(&e)),
                     }
@@ -300,28 +299,16 @@ impl Board {
         let temp = dir.join(format!(".{}.{}.tmp", self.me.stem(), joined.seq));
         let result = serde_json::to_vec(&record)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| {
-                use std::os::unix::fs::OpenOptionsExt;
-                let mut file = OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                    .open(&temp)?;
-                file.write_all(&bytes)?;
-                drop(file);
-                std::fs::rename(&temp, dir.join(&name))
-            });
+            .and_then(|bytes| write::board_record(&temp, &dir.join(&name), &bytes));
         match result {
             Ok(()) => {
                 if let Some(previous) = joined.current.replace(name) {
-                    let _ = std::fs::remove_file(dir.join(previous));
+                    write::board_remove(&dir.join(previous));
                 }
                 joined.failure = None;
                 Ok(())
             }
             Err(e) => {
-                let _ = std::fs::remove_file(&temp);
                 let e = BoardError::Unwritable {
                     path: dir.display().to_string(),
                     reason: io_reason(&e),
@@ -339,14 +326,14 @@ impl Board {
         let mut joined = lock(&self.joined);
         let Some(dir) = self.dir() else { return };
         if let Some(current) = joined.current.take() {
-            let _ = std::fs::remove_file(dir.join(current));
+            write::board_remove(&dir.join(current));
         }
         if joined.lock.take().is_some() {
-            let _ = std::fs::remove_file(dir.join(record::lock_name(&self.me.stem())));
+            write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
             // The last to leave leaves no directory behind (removing one that is not empty fails).
             if let Location::Dir(_, made) = &self.location {
                 for d in dir.ancestors().take(*made) {
-                    if std::fs::remove_dir(d).is_err() {
+                    if !write::board_remove_empty_dir(d) {
                         break;
                     }
                 }

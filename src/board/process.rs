@@ -3,7 +3,7 @@
 //! its `.lock` file for its whole life, and a pidfd per peer process so one `poll` tells which of
 //! them exited. Knows nothing of records or of sessions.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -81,13 +81,7 @@ pub struct LifeLock {
 impl LifeLock {
     /// Creates `path` if needed and locks it exclusively, never waiting.
     pub fn take(path: &Path) -> std::io::Result<LifeLock> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)?;
+        let file = crate::write::board_lock_file(path)?;
         // SAFETY: flock on a descriptor this function owns.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(std::io::Error::last_os_error());
@@ -99,18 +93,22 @@ impl LifeLock {
 /// Whether some process holds the lock on `path` now. A file that is missing, or whose lock
 /// anyone can take, belongs to no living process.
 pub fn is_held(path: &Path) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Never through a link, and never waiting on something that is not a file.
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path);
-    let Ok(file) = opened else {
+    let Ok(file) = open_to_read(path) else {
         return false;
     };
     // SAFETY: flock on a descriptor this function owns; closing it drops a lock it took.
     let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
     !free
+}
+
+/// Opens a board file to read: never through a link, and never waiting on something that is not
+/// a file (a FIFO planted under a record's name).
+pub fn open_to_read(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(std::io::Error::from)?;
+    Ok(File::from(fd))
 }
 
 /// A handle on one process that becomes readable when it exits (Linux 5.3 and later).

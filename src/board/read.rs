@@ -3,7 +3,6 @@
 //! left. Never writes a record of its own.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +10,7 @@ use std::sync::Arc;
 use super::process::{self, Identity, Watch};
 use super::record::{self, Record, RecordError, RecordName};
 use super::{io_reason, lock, Board, BoardError, Ignored, Location, Reading, Seen, State};
+use crate::write;
 
 /// The most ignored files one reading names (a board flooded with junk still answers briefly).
 pub const MAX_IGNORED_SHOWN: usize = 50;
@@ -110,7 +110,7 @@ impl Board {
             if stem == self.me.stem() {
                 if parsed.seq > my_seq {
                     // Nobody but this process writes under its name.
-                    let _ = std::fs::remove_file(dir.join(&name));
+                    write::board_remove(&dir.join(&name));
                     ignored.push(Ignored {
                         file: name,
                         code: "forged",
@@ -220,11 +220,7 @@ enum ReadFailure {
 
 /// Reads a file of at most `MAX_RECORD_BYTES`, never following a link and never reading more.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, ReadFailure> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path);
+    let file = process::open_to_read(path);
     let file = match file {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
@@ -289,11 +285,11 @@ fn remove_process(dir: &Path, stem: &str) {
         } else if (name.starts_with(&record_prefix) && name.ends_with(".json"))
             || name.starts_with(&temp_prefix)
         {
-            let _ = std::fs::remove_file(entry.path());
+            write::board_remove(&entry.path());
         }
     }
     // Last, so a reader that finds a record always finds the lock beside it.
     if has_lock {
-        let _ = std::fs::remove_file(dir.join(lock));
+        write::board_remove(&dir.join(lock));
     }
 }

@@ -14,13 +14,16 @@ use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
     McpProjectionOutputClientsItem as ClientView,
-    McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputFindingsItem as Finding,
-    McpProjectionOutputResources as Resources,
+    McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
+    McpProjectionOutputErasItemName as EraName,
+    McpProjectionOutputErasItemNotServedItem as EraNotServed,
+    McpProjectionOutputFindingsItem as Finding, McpProjectionOutputResources as Resources,
     McpProjectionOutputResourcesBuiltinItem as BuiltinResource,
     McpProjectionOutputServer as ServerView, McpProjectionOutputServing as Serving,
     McpProjectionOutputServingNotServedItem as NotServed, McpProjectionOutputToolsItem as ToolView,
     McpProjectionOutputTransportsItem as TransportView,
     McpProjectionOutputTransportsItemName as TransportName,
+    McpProjectionOutputTransportsItemSessionsByEra as SessionsByEra,
 };
 use crate::registry::{self};
 
@@ -138,12 +141,7 @@ pub fn projection(
                 .join("\n"),
         });
     }
-    // Every process's sessions, this one's included; this one's alone when the board is unread.
     let everyone = super::peers::everyone(ctx).ok();
-    let on_board = |t: Transport| match &everyone {
-        Some(v) => v.peers.iter().filter(|p| p.transport == t).count() as i64,
-        None => ctx.peers().count(t) as i64,
-    };
     Ok(ProjectionOutput {
         server: ServerView {
             name: "majordomus".into(),
@@ -151,20 +149,21 @@ pub fn projection(
             version: env!("CARGO_PKG_VERSION").into(),
         },
         protocol_versions: protocol::VERSIONS.iter().map(|v| v.to_string()).collect(),
+        eras: eras(),
         read_only: ctx.read_only(),
         transports: vec![
-            TransportView {
-                name: TransportName::Stdio,
-                how: "majordomus mcp (one JSON-RPC message per line on stdin/stdout)".into(),
-                sessions: ctx.peers().count(Transport::Stdio) as i64,
-                board_sessions: on_board(Transport::Stdio),
-            },
-            TransportView {
-                name: TransportName::Http,
-                how: "POST /mcp on majordomus serve (Streamable HTTP, Mcp-Session-Id)".into(),
-                sessions: ctx.peers().count(Transport::Http) as i64,
-                board_sessions: on_board(Transport::Http),
-            },
+            transport(
+                ctx,
+                Transport::Stdio,
+                "majordomus mcp (one JSON-RPC message per line on stdin/stdout)",
+                everyone.as_ref(),
+            ),
+            transport(
+                ctx,
+                Transport::Http,
+                "POST /mcp on majordomus serve (Streamable HTTP: legacy sessions by Mcp-Session-Id, modern requests stateless)",
+                everyone.as_ref(),
+            ),
         ],
         serving: Serving {
             methods: protocol::METHODS.iter().map(|m| m.to_string()).collect(),
@@ -194,4 +193,64 @@ pub fn projection(
         clients,
         findings,
     })
+}
+
+/// One transport and the sessions attached over it: every session is a legacy one (the modern
+/// era is stateless).
+fn transport(
+    ctx: &Context,
+    which: Transport,
+    how: &str,
+    everyone: Option<&crate::board::BoardView>,
+) -> TransportView {
+    let legacy = ctx.peers().count(which) as i64;
+    // Every process's sessions, this one's included; this one's alone when the board is unread.
+    let board_sessions = match everyone {
+        Some(v) => v.peers.iter().filter(|p| p.transport == which).count() as i64,
+        None => legacy,
+    };
+    TransportView {
+        name: match which {
+            Transport::Stdio => TransportName::Stdio,
+            Transport::Http => TransportName::Http,
+        },
+        how: how.into(),
+        sessions: legacy,
+        sessions_by_era: SessionsByEra { legacy, modern: 0 },
+        board_sessions,
+    }
+}
+
+/// The eras, from the protocol constants: what `era::Era::methods` serves is what is listed.
+fn eras() -> Vec<EraView> {
+    let not_served = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(method, why)| EraNotServed {
+                method: method.to_string(),
+                why: why.to_string(),
+            })
+            .collect()
+    };
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+    vec![
+        EraView {
+            name: EraName::Modern,
+            opened_by: format!(
+                "params._meta[\"{}\"] on each request (over HTTP also the MCP-Protocol-Version header)",
+                protocol::META_PROTOCOL_VERSION
+            ),
+            stateless: true,
+            versions: strings(protocol::MODERN_VERSIONS),
+            methods: strings(crate::mcp::era::Era::Modern(protocol::MODERN_VERSIONS[0]).methods()),
+            not_served: not_served(protocol::MODERN_NOT_SERVED),
+        },
+        EraView {
+            name: EraName::Legacy,
+            opened_by: "initialize, which opens a session".into(),
+            stateless: false,
+            versions: strings(protocol::VERSIONS),
+            methods: strings(crate::mcp::era::Era::Legacy.methods()),
+            not_served: not_served(protocol::NOT_SERVED),
+        },
+    ]
 }

@@ -250,21 +250,8 @@ pub fn transition(
 const LEDGER: &str = ".ai/local/state/ledger.jsonl";
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
-    use std::io::Write;
-    let failed =
-        |e: std::io::Error| CapabilityError::internal(format!("cannot append to `{LEDGER}`: {e}"));
-    crate::write::ensure_dir_in_layer(root, ".ai/local/state")
-        .map_err(super::convert::place_error)?;
-    let path = crate::write::place_in_layer(root, LEDGER).map_err(super::convert::place_error)?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(failed)?;
-    // One write of one whole line, so concurrent appends never interleave within a line.
-    let line = format!("{event}\n");
-    file.write_all(line.as_bytes()).map_err(failed)?;
-    file.sync_data().map_err(failed)
+    crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())
+        .map_err(super::convert::place_error)
 }
 
 #[cfg(test)]

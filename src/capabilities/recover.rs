@@ -78,16 +78,11 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
     if !input.check {
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
-            let target = crate::write::place_in_layer(&index.root, &orphan.path)
+            let removed_now = crate::write::remove_in_layer(&index.root, &orphan.path)
                 .map_err(super::convert::place_error)?;
-            let still_file =
-                std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file());
-            if !still_file {
+            if !removed_now {
                 continue;
             }
-            std::fs::remove_file(&target).map_err(|e| {
-                CapabilityError::internal(format!("cannot remove `{}`: {e}", orphan.path))
-            })?;
             ctx.count_write();
             removed.push(orphan.path.clone());
         }

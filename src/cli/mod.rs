@@ -3,6 +3,7 @@
 //! the fixed commands. It owns argument parsing, output rendering and exit codes (SPEC §13), and
 //! declares no capability word of its own.
 
+pub mod line;
 mod mcp;
 mod tree;
 mod validate;

@@ -10,8 +10,8 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value};
 
 use super::{exit, Failure};
+use crate::registry::lang::{Schema, Type};
 use crate::registry::rt::Descriptor;
-use crate::registry::spec::{Schema, Type};
 use crate::registry::{self};
 
 /// A node of the word tree: a group of further words, a capability, or a fixed command.
@@ -73,7 +73,8 @@ fn build(word: &'static str, node: &Node) -> Command {
     cmd
 }
 
-fn kebab(name: &str) -> String {
+/// A property name as its flag: `older_than_seconds` → `older-than-seconds`.
+pub(super) fn kebab(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() {

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::{exit, print_answer, Failure, Format};
 use crate::context::Context;
 use crate::layer::Index;
-use crate::registry::{self, spec};
+use crate::registry::{self, lang};
 use crate::resolve;
 
 /// Every problem of the run-time registry, one sentence each.
@@ -50,7 +50,7 @@ pub fn problems() -> Vec<String> {
             let parsed = serde_json::from_str::<Value>(text)
                 .map_err(|e| e.to_string())
                 .and_then(|v| {
-                    spec::schema_from_json(&v).map_err(|v| {
+                    lang::schema_from_json(&v).map_err(|v| {
                         v.iter()
                             .map(ToString::to_string)
                             .collect::<Vec<_>>()
@@ -67,8 +67,8 @@ pub fn problems() -> Vec<String> {
         for ex in d.examples {
             let mut errors = Vec::new();
             match serde_json::from_str::<Value>(ex.input) {
-                Ok(v) => spec::validate(d.input(), &v, "", &Default::default(), &mut errors),
-                Err(e) => errors.push(spec::Problem::new(spec::ProblemKind::Type, e.to_string())),
+                Ok(v) => lang::validate(d.input(), &v, "", &Default::default(), &mut errors),
+                Err(e) => errors.push(lang::Problem::new(lang::ProblemKind::Type, e.to_string())),
             }
             for e in errors {
                 problems.push(format!("`{}`: example \"{}\": {e}", d.id, ex.name));

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::CapabilityError;
-use crate::registry::spec::{Schema, Type};
+use crate::registry::lang::{Schema, Type};
 
 /// The JSON input of a GET, from its raw query string.
 pub fn from_query(schema: &Schema, query: Option<&str>) -> Result<Value, CapabilityError> {

@@ -95,6 +95,9 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        if request.uri().path().starts_with("/cockpit") {
+            return super::cockpit_too_large(&state);
+        }
         return error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",

@@ -110,22 +110,30 @@ fn frame_response(frame: Option<String>, session_id: Option<&str>) -> Response {
     response
 }
 
-/// Checks `MCP-Protocol-Version` when present: the refusal, if any.
-fn version_refusal(headers: &HeaderMap) -> Option<Response> {
+/// Checks `MCP-Protocol-Version` when present: the refusal, if any, answering request `id`
+/// with -32022 and the versions spoken.
+fn version_refusal(headers: &HeaderMap, id: &Value) -> Option<Response> {
     let value = headers.get(VERSION_HEADER)?;
     let version = value.to_str().unwrap_or_default();
     if protocol::VERSIONS.contains(&version) {
         None
     } else {
-        Some(rpc_error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            protocol::INVALID_REQUEST,
-            &format!(
+        let body = json!({ "jsonrpc": "2.0", "id": id, "error": {
+            "code": protocol::UNSUPPORTED_PROTOCOL_VERSION,
+            "message": format!(
                 "unsupported MCP-Protocol-Version `{version}` (spoken: {})",
-                protocol::VERSIONS.join(", ")
+                protocol::supported_versions().join(", ")
             ),
-        ))
+            "data": { "supported": protocol::supported_versions(), "requested": version },
+        }});
+        Some(
+            (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                body.to_string(),
+            )
+                .into_response(),
+        )
     }
 }
 
@@ -138,9 +146,6 @@ pub async fn post(
         Ok(body) => body,
         Err(rejection) => return super::unreadable_body(&rejection),
     };
-    if let Some(response) = version_refusal(&headers) {
-        return response;
-    }
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -152,6 +157,12 @@ pub async fn post(
             )
         }
     };
+    if super::mcp_modern::is_modern(&headers, &message) {
+        return super::mcp_modern::post(state, headers, message, body).await;
+    }
+    if let Some(response) = version_refusal(&headers, message.get("id").unwrap_or(&Value::Null)) {
+        return response;
+    }
     let server = Server::new(state.ctx.clone());
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize")
         && message.get("id").is_some();
@@ -217,11 +228,16 @@ pub async fn post(
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
-        return super::error_response(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "missing Mcp-Session-Id: name the session to end",
+        // Without a legacy session there is nothing to end (the modern era has none).
+        let mut response = super::error_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "DELETE ends a legacy session: name it with Mcp-Session-Id (a modern client has none to end)",
         );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
     };
     if state.sessions.remove(session_id, state.ctx.peers()) {
         StatusCode::NO_CONTENT.into_response()

@@ -5,6 +5,7 @@
 pub mod binding;
 mod guard;
 pub mod mcp;
+mod mcp_modern;
 
 pub use guard::PeerAddr;
 
@@ -258,9 +259,15 @@ async fn cockpit_page(
     method: axum::http::Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let path = uri.path().strip_prefix("/cockpit").unwrap_or_default();
+    // A form that cannot be read is refused with the Cockpit's error page, like any other
+    // refusal of a page (never axum's plain-text rejection).
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return cockpit_refusal(&state, &rejection),
+    };
     if let Some(name) = path.strip_prefix("/assets/") {
         let mut response = match crate::cockpit::asset(name) {
             Some(asset) => (
@@ -301,6 +308,43 @@ async fn cockpit_page(
         );
     };
     let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page.html,
+    )
+        .into_response();
+    cockpit_headers(&mut response, "no-cache");
+    response
+}
+
+/// A Cockpit form that could not be read, as the Cockpit's HTML error page.
+fn cockpit_refusal(state: &AppState, rejection: &BytesRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        cockpit_too_large(state)
+    } else {
+        cockpit_error_page(
+            state,
+            400,
+            "invalid_input",
+            "the form could not be read in full (was the connection closed early?)",
+        )
+    }
+}
+
+/// A Cockpit form over the body bound, announced or streamed.
+pub(crate) fn cockpit_too_large(state: &AppState) -> Response {
+    cockpit_error_page(
+        state,
+        413,
+        "payload_too_large",
+        &format!("the form is larger than the bound of {MAX_BODY_BYTES} bytes"),
+    )
+}
+
+fn cockpit_error_page(state: &AppState, status: u16, code: &str, message: &str) -> Response {
+    let page = crate::cockpit::refusal(&state.ctx, status, code, message);
+    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],

@@ -301,11 +301,10 @@ pub(crate) fn split_front_matter(text: &str) -> FrontMatterBlock<'_> {
     FrontMatterBlock::Unclosed
 }
 
-/// Parses one YAML document into JSON-compatible data, keeping key order. Refused: duplicate
-/// keys, non-string keys, YAML tags, and numbers JSON cannot hold (NaN, infinities).
+/// Parses one YAML document into JSON-compatible data, through the conversion the registry
+/// also uses (`registry::lang::yaml`).
 pub(crate) fn yaml_to_json(text: &str) -> Result<Value, String> {
-    let yaml: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
-    convert(yaml)
+    crate::registry::lang::yaml::to_json(text).map_err(|e| e.to_string())
 }
 
 /// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
@@ -327,59 +326,6 @@ pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>,
             describe_json(&other)
         )),
     }
-}
-
-fn convert(yaml: serde_yaml::Value) -> Result<Value, String> {
-    use serde_yaml::Value as Y;
-    Ok(match yaml {
-        Y::Null => Value::Null,
-        Y::Bool(b) => Value::Bool(b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::from(i)
-            } else if let Some(u) = n.as_u64() {
-                Value::from(u)
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                Value::Number(
-                    serde_json::Number::from_f64(f)
-                        .ok_or_else(|| format!("the number {n} cannot be represented"))?,
-                )
-            }
-        }
-        Y::String(s) => Value::String(s),
-        Y::Sequence(items) => Value::Array(
-            items
-                .into_iter()
-                .map(convert)
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        Y::Mapping(entries) => {
-            let mut map = Map::with_capacity(entries.len());
-            for (key, value) in entries {
-                let Y::String(key) = key else {
-                    return Err(format!(
-                        "the key {} is not a string (quote it)",
-                        describe_key(&key)
-                    ));
-                };
-                map.insert(key, convert(value)?);
-            }
-            Value::Object(map)
-        }
-        Y::Tagged(tagged) => {
-            return Err(format!(
-                "the YAML tag `{}` is not supported (write plain values)",
-                tagged.tag
-            ))
-        }
-    })
-}
-
-fn describe_key(key: &serde_yaml::Value) -> String {
-    serde_yaml::to_string(key)
-        .map(|s| format!("`{}`", s.trim_end()))
-        .unwrap_or_else(|_| "(unprintable)".to_string())
 }
 
 pub(crate) fn describe_json(value: &Value) -> &'static str {

@@ -2,8 +2,8 @@
 //! metadata must satisfy. The builtin kinds are `share/kinds.yaml` and `share/schemas/*.json`,
 //! compiled in; a repository may add kinds (never redefine one) in `.ai/repo/knowledge/kinds.yaml`.
 //!
-//! Schemas stay inside the registry's schema subset (`spec::schema_from_json`) and are checked by
-//! `spec::validate`. Patterns are compiled once here rather than on every validation: the
+//! Schemas stay inside the registry's schema subset (`lang::schema_from_json`) and are checked by
+//! `lang::validate`. Patterns are compiled once here rather than on every validation: the
 //! validator compiles a `pattern` each time it meets one, which at ten thousand files would cost
 //! more than parsing them.
 
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::file::{describe_json, unknown_keys, versioned_mapping};
 use super::LayerError;
-use crate::registry::spec::{self, Additional, Problem, Schema, Type};
+use crate::registry::lang::{self, Additional, Problem, Schema, Type};
 
 /// Where a repository adds its own kinds, relative to the root.
 pub const REPOSITORY_KINDS_PATH: &str = ".ai/repo/knowledge/kinds.yaml";
@@ -115,7 +115,7 @@ pub struct Kind {
 }
 
 /// A kind's schema, ready for validation. Its patterns are compiled once per process, on
-/// first use, by `spec::validate` itself.
+/// first use, by `lang::validate` itself.
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledSchema {
     declared: Schema,
@@ -126,10 +126,10 @@ impl CompiledSchema {
         Ok(Self { declared })
     }
 
-    /// Every problem `metadata` has against the schema, as `spec::validate` words them.
+    /// Every problem `metadata` has against the schema, as `lang::validate` words them.
     pub(crate) fn problems(&self, metadata: &Value) -> Vec<Problem> {
         let mut problems = Vec::new();
-        spec::validate(
+        lang::validate(
             &self.declared,
             metadata,
             "",
@@ -349,7 +349,7 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
             )
         }
     };
-    let declared = spec::schema_from_json(&schema_json).map_err(|violations| {
+    let declared = lang::schema_from_json(&schema_json).map_err(|violations| {
         let list: Vec<String> = violations
             .iter()
             .map(|v| {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::diagnostic::{codes, Diagnostic};
 use super::file::{first_heading, split_front_matter, yaml_mapping, FrontMatterBlock};
 use super::kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
-use crate::registry::spec::ProblemKind;
+use crate::registry::lang::ProblemKind;
 
 /// The scheme every object URI begins with.
 pub const URI_SCHEME: &str = "majordomus://";

@@ -1,8 +1,8 @@
 //! The compiled registry: the one `include!` of what `build.rs` generated from `registry/`, and
 //! lookups over it. Everything a projection knows about a capability comes from here.
 
+pub mod lang;
 pub mod rt;
-pub mod spec;
 
 #[allow(
     clippy::all,

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use super::spec::{Determinism, Effect, Hints, Kind, Method};
+pub use super::lang::{Determinism, Effect, Hints, Kind, Method, Schema};
 pub use crate::context::Context;
 pub use crate::error::CapabilityError;
 
@@ -42,6 +42,45 @@ pub struct Descriptor {
     /// The declaring file, relative to the crate root.
     pub source: &'static str,
     pub handler: Handler,
+    /// `input_schema` parsed into the subset model, on first use.
+    pub input_parsed: Parsed,
+    /// `output_schema` parsed into the subset model, on first use.
+    pub output_parsed: Parsed,
+}
+
+/// A schema parsed from its published text the first time it is asked for: a command that
+/// touches one capability parses one schema, not the whole table's. Each descriptor carries its
+/// own, so no lookup can land on another capability's schema.
+#[derive(Debug, Default)]
+pub struct Parsed(OnceLock<Schema>);
+
+impl Parsed {
+    pub const fn new() -> Self {
+        Parsed(OnceLock::new())
+    }
+
+    fn get(&self, text: &str, what: &str, id: &str) -> &Schema {
+        self.0.get_or_init(|| {
+            let parsed = serde_json::from_str::<Value>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|v| {
+                    super::lang::schema_from_json(&v).map_err(|violations| {
+                        violations
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                });
+            match parsed {
+                Ok(schema) => schema,
+                // build.rs parses every published schema back and refuses the registry when one
+                // does not read (codegen's `published_schemas_read_back`), so this cannot happen
+                // short of a hand-made descriptor; accepting anything instead would be a lie.
+                Err(e) => panic!("the {what} schema of `{id}` does not read back: {e}"),
+            }
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,18 +109,14 @@ impl Descriptor {
     }
 
     /// The input schema parsed into the subset model, for validation and the CLI.
-    pub fn input(&self) -> &'static super::spec::Schema {
-        parsed(&INPUTS, self.index(), |d| d.input_schema)
+    pub fn input(&self) -> &Schema {
+        self.input_parsed.get(self.input_schema, "input", self.id)
     }
 
     /// The output schema parsed into the subset model.
-    pub fn output(&self) -> &'static super::spec::Schema {
-        parsed(&OUTPUTS, self.index(), |d| d.output_schema)
-    }
-
-    /// This descriptor's position in the table.
-    pub fn index(&self) -> usize {
-        super::by_id(self.id).map(|(i, _)| i).unwrap_or_default()
+    pub fn output(&self) -> &Schema {
+        self.output_parsed
+            .get(self.output_schema, "output", self.id)
     }
 
     /// The input schema as JSON.
@@ -98,28 +133,6 @@ impl Descriptor {
     pub fn cli_words(&self) -> Option<String> {
         self.cli.map(|w| w.join(" "))
     }
-}
-
-/// One slot per capability, filled the first time its schema is asked for: a command that
-/// touches one capability parses one schema, not the whole table's.
-type ParsedSlots = OnceLock<Vec<OnceLock<super::spec::Schema>>>;
-
-static INPUTS: ParsedSlots = OnceLock::new();
-static OUTPUTS: ParsedSlots = OnceLock::new();
-
-/// The schema of the capability at `index`, parsed once. It was validated at build time, so a
-/// parse failure is impossible short of a generator bug; it degrades to an any-value schema.
-fn parsed(
-    slots: &'static ParsedSlots,
-    index: usize,
-    text: fn(&Descriptor) -> &'static str,
-) -> &'static super::spec::Schema {
-    let table = super::all();
-    let slots = slots.get_or_init(|| table.iter().map(|_| OnceLock::new()).collect());
-    slots[index].get_or_init(|| {
-        let value: Value = serde_json::from_str(text(&table[index])).unwrap_or(Value::Null);
-        super::spec::schema_from_json(&value).unwrap_or_default()
-    })
 }
 
 /// Runs a typed handler on a JSON input the executor has already validated.

@@ -1,0 +1,309 @@
+//! The value validator: checks a JSON value against a schema of the subset and words each problem
+//! with the path of the value. Compiled by the crate (every input, every layer object) and by
+//! `build.rs` (examples and defaults).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use super::schema::{Additional, Schema, Type};
+use super::violation::join;
+
+/// What kind of problem a value has against its schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// A required property is absent.
+    Missing,
+    /// A property the schema does not know, where extra properties are refused.
+    Unknown,
+    /// The value has the wrong JSON type.
+    Type,
+    /// Any other keyword is broken (enum, const, bounds, length, pattern, oneOf).
+    Constraint,
+}
+
+/// One problem of a value against its schema; the message names the value's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(kind: ProblemKind, message: String) -> Self {
+        Self { kind, message }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Checks `value` against `schema`, appending one sentence per problem to `errors`. `path` names
+/// the value (`""` for the root, `limit`, `paths[2]`); named schemas resolve through `named`.
+pub fn validate(
+    schema: &Schema,
+    value: &Value,
+    path: &str,
+    named: &BTreeMap<String, Schema>,
+    errors: &mut Vec<Problem>,
+) {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the input".to_string()
+        } else {
+            format!("`{path}`")
+        }
+    };
+    if let Some(r) = &schema.reference {
+        // Follow a chain of bare references to the schema it ends in. A chain that comes back on
+        // itself (refused by `load`, but examples are checked in the same run) would otherwise
+        // recurse without consuming any of the value.
+        let mut name = r;
+        for _ in 0..=named.len() {
+            match named.get(name) {
+                Some(s) => match &s.reference {
+                    Some(next) => name = next,
+                    None => {
+                        validate(s, value, path, named, errors);
+                        return;
+                    }
+                },
+                None => {
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!("{}: unknown schema `{name}`", at(path)),
+                    ));
+                    return;
+                }
+            }
+        }
+        errors.push(Problem::new(
+            ProblemKind::Constraint,
+            format!("{}: schema `{r}` refers back to itself", at(path)),
+        ));
+        return;
+    }
+    if let Some(ty) = schema.ty {
+        let fits = match ty {
+            Type::Object => value.is_object(),
+            Type::Array => value.is_array(),
+            Type::String => value.is_string(),
+            Type::Integer => value.is_i64() || value.is_u64(),
+            Type::Number => value.is_number(),
+            Type::Boolean => value.is_boolean(),
+        };
+        if !fits {
+            errors.push(Problem::new(
+                ProblemKind::Type,
+                format!(
+                    "{}: expected {}, found {}",
+                    at(path),
+                    ty.as_str(),
+                    describe_value(value)
+                ),
+            ));
+            return;
+        }
+    }
+    if let Some(c) = &schema.constant {
+        if value != c {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must be {c}", at(path)),
+            ));
+            return;
+        }
+    }
+    if let (Some(words), Some(s)) = (&schema.enumeration, value.as_str()) {
+        if !words.iter().any(|w| w == s) {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!(
+                    "{}: \"{}\" is not one of {}",
+                    at(path),
+                    truncate(s),
+                    words.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(s) = value.as_str() {
+        let len = s.chars().count() as u64;
+        if let Some(min) = schema.min_length {
+            if len < min {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: must be at least {min} characters long", at(path)),
+                ));
+            }
+        }
+        if let Some(max) = schema.max_length {
+            if len > max {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: must be at most {max} characters long", at(path)),
+                ));
+            }
+        }
+        if let Some(p) = &schema.pattern {
+            if let Some(re) = compiled_pattern(p) {
+                if !re.is_match(s) {
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!("{}: must match the pattern {p}", at(path)),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(n) = value.as_f64().filter(|_| value.is_number()) {
+        if let Some(min) = schema.minimum.as_ref().and_then(serde_json::Number::as_f64) {
+            if n < min {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!(
+                        "{}: {value} is below the minimum {}",
+                        at(path),
+                        schema
+                            .minimum
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        if let Some(max) = schema.maximum.as_ref().and_then(serde_json::Number::as_f64) {
+            if n > max {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!(
+                        "{}: {value} is above the maximum {}",
+                        at(path),
+                        schema
+                            .maximum
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(list) = value.as_array() {
+        if let Some(items) = &schema.items {
+            for (i, item) in list.iter().enumerate() {
+                validate(items, item, &format!("{path}[{i}]"), named, errors);
+            }
+        }
+    }
+    if let Some(map) = value.as_object() {
+        if let Some(one_of) = &schema.one_of {
+            let tag_value = map.get(&one_of.tag);
+            let variant = one_of.variants.iter().find(|v| {
+                v.properties
+                    .iter()
+                    .any(|(p, s)| *p == one_of.tag && s.constant.as_ref() == tag_value)
+            });
+            match variant {
+                Some(v) => validate(v, value, path, named, errors),
+                None => {
+                    let words: Vec<String> = one_of
+                        .variants
+                        .iter()
+                        .filter_map(|v| {
+                            v.properties
+                                .iter()
+                                .find(|(p, _)| *p == one_of.tag)
+                                .and_then(|(_, s)| s.constant.as_ref())
+                                .map(ToString::to_string)
+                        })
+                        .collect();
+                    errors.push(Problem::new(
+                        ProblemKind::Constraint,
+                        format!(
+                            "{}: `{}` must be one of {}",
+                            at(&join(path, &one_of.tag)),
+                            one_of.tag,
+                            words.join(", ")
+                        ),
+                    ));
+                }
+            }
+            return;
+        }
+        for name in &schema.required {
+            if !map.contains_key(name) {
+                errors.push(Problem::new(
+                    ProblemKind::Missing,
+                    format!("{}: is required", at(&join(path, name))),
+                ));
+            }
+        }
+        for (key, item) in map {
+            match schema.properties.iter().find(|(p, _)| p == key) {
+                Some((_, sub)) => validate(sub, item, &join(path, key), named, errors),
+                None => match &schema.additional {
+                    Additional::Forbidden => {
+                        let known: Vec<&str> =
+                            schema.properties.iter().map(|(p, _)| p.as_str()).collect();
+                        errors.push(Problem::new(
+                            ProblemKind::Unknown,
+                            format!(
+                                "{}: is not a known property (known: {})",
+                                at(&join(path, key)),
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        ));
+                    }
+                    Additional::Map(sub) => validate(sub, item, &join(path, key), named, errors),
+                    Additional::Unspecified => {}
+                },
+            }
+        }
+    }
+}
+
+/// A declared `pattern`, compiled once per process: validation runs on every request. The one
+/// compiled value is shared (a cloned `Regex` would build its own matching caches every time).
+fn compiled_pattern(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Compiled = Option<Arc<regex::Regex>>;
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    map.entry(pattern.to_string())
+        .or_insert_with(|| regex::Regex::new(pattern).ok().map(Arc::new))
+        .clone()
+}
+
+fn describe_value(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn truncate(s: &str) -> String {
+    const MAX: usize = 60;
+    if s.chars().count() <= MAX {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
