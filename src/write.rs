@@ -30,10 +30,7 @@ fn temp_path(target: &Path) -> io::Result<PathBuf> {
 /// Writes `bytes` to `target` atomically. The parent directory must exist.
 pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Result<()> {
     if existing == Existing::Refuse && fs::symlink_metadata(target).is_ok() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} already exists", target.display()),
-        ));
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
     }
     let temp = temp_path(target)?;
     let result = (|| {
@@ -272,6 +269,28 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Makes `relative`'s directories under `root` without the checks of [`ensure_dir_in_layer`]:
+/// called only after those refused, so the OS's own error says whether the file system is full
+/// or read-only.
+pub fn create_dirs_plainly(root: &Path, relative: &str) -> io::Result<()> {
+    fs::create_dir_all(root.join(relative))
+}
+
+/// Opens (creating, never truncating) the lock file at `path` without following a link: the one
+/// file a writer holds rather than writes.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .mode(0o644);
+    }
+    options.open(path)
 }
 
 // The peer board's files (`crate::board`): outside the work tree, under git's common directory

@@ -13,4 +13,4 @@ pub mod plan;
 pub mod recover;
 pub mod repository;
 
-mod convert;
+pub(crate) mod convert;

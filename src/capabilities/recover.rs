@@ -57,7 +57,12 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
             "`older_than_seconds`: must be at least 1",
         ));
     }
-    let _writing = ctx.writing();
+    // Listing changes nothing and works on a read-only checkout; removing is a write.
+    let _writing = if input.check {
+        None
+    } else {
+        Some(ctx.write_lock()?)
+    };
     let index = ctx.index()?;
     let layer = index.root.join(".ai");
     if std::fs::symlink_metadata(&layer).is_ok_and(|m| m.file_type().is_symlink()) {

@@ -3,10 +3,6 @@
 //! 128 random bits); later requests must name a live one; `DELETE` ends it; sessions idle for
 //! ten minutes expire. The dispatcher is `mcp::Server`, the same one stdio uses.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
@@ -15,67 +11,14 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use super::AppState;
-use crate::context::{Peers, Transport};
+use crate::context::Transport;
 use crate::mcp::{protocol, Server, Session};
 
 /// The header naming a session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The header a client uses to say which protocol version it speaks.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
-/// How long a session may stay idle.
-pub const IDLE: Duration = Duration::from_secs(600);
-
-struct Entry {
-    session: Session,
-    last_seen: Instant,
-}
-
-/// The live sessions of this server.
-#[derive(Clone, Default)]
-pub struct Sessions {
-    map: Arc<Mutex<HashMap<String, Arc<Mutex<Entry>>>>>,
-}
-
-impl Sessions {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<Entry>>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn get(&self, id: &str) -> Option<Arc<Mutex<Entry>>> {
-        self.map().get(id).cloned()
-    }
-
-    /// Ends every session idle longer than `IDLE`, taking it off the peer board.
-    pub fn expire(&self, peers: &Peers) {
-        let mut map = self.map();
-        map.retain(|_, entry| {
-            // A session busy with a request is alive; never wait for it while holding the map.
-            let Ok(entry) = entry.try_lock() else {
-                return true;
-            };
-            let alive = entry.last_seen.elapsed() < IDLE;
-            if !alive {
-                if let Some(peer) = entry.session.peer {
-                    peers.detach(peer);
-                }
-            }
-            alive
-        });
-    }
-
-    fn remove(&self, id: &str, peers: &Peers) -> bool {
-        match self.map().remove(id) {
-            Some(entry) => {
-                let entry = entry.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(peer) = entry.session.peer {
-                    peers.detach(peer);
-                }
-                true
-            }
-            None => false,
-        }
-    }
-}
+pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
 
 fn new_session_id() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
@@ -187,13 +130,23 @@ pub async fn post(
                 "the request's handler failed; the server log says why",
             );
         };
-        state.sessions.map().insert(
-            id.clone(),
-            Arc::new(Mutex::new(Entry {
-                session,
-                last_seen: Instant::now(),
-            })),
-        );
+        if session.peer.is_none() {
+            // The initialize was refused (a bound on `clientInfo`): no session to keep.
+            return frame_response(frame, None);
+        }
+        if state
+            .sessions
+            .open(id.clone(), session, state.ctx.peers())
+            .is_err()
+        {
+            return super::error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                &format!(
+                    "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry shortly"
+                ),
+            );
+        }
         return frame_response(frame, Some(&id));
     }
     let request_id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -205,8 +158,7 @@ pub async fn post(
             "missing Mcp-Session-Id: send initialize first and echo the session id it returns",
         );
     };
-    state.sessions.expire(state.ctx.peers());
-    let Some(entry) = state.sessions.get(session_id) else {
+    let Some(entry) = state.sessions.checkout(session_id, state.ctx.peers()) else {
         return rpc_error(
             StatusCode::NOT_FOUND,
             &request_id,
@@ -215,15 +167,18 @@ pub async fn post(
         );
     };
     let session_id = session_id.to_string();
-    super::offload(move || {
-        let frame = {
-            let mut entry = entry.lock().unwrap_or_else(|e| e.into_inner());
-            entry.last_seen = Instant::now();
-            server.handle(&mut entry.session, &body)
-        };
+    let sessions = state.sessions.clone();
+    let work = move || {
+        let frame = server.handle(&mut entry.session(), &body);
+        sessions.touch(&session_id);
+        drop(entry);
         frame_response(frame, Some(&session_id))
-    })
-    .await
+    };
+    if super::writers::is_writer_call(&message) {
+        super::offload_write(&state, work).await
+    } else {
+        super::offload(work).await
+    }
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -39,6 +39,12 @@ impl Session {
     }
 }
 
+/// The longest `clientInfo.name` a session may give: it is kept on the peer board and shown
+/// to every other client.
+pub const MAX_CLIENT_NAME_BYTES: usize = 256;
+/// The longest `clientInfo.version`.
+pub const MAX_CLIENT_VERSION_BYTES: usize = 64;
+
 /// Answers MCP messages over one `Context`.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -394,6 +400,20 @@ impl Server {
             .and_then(|c| c.get("version"))
             .and_then(Value::as_str)
             .unwrap_or("");
+        for (field, text, bound) in [
+            ("name", name, MAX_CLIENT_NAME_BYTES),
+            ("version", client_version, MAX_CLIENT_VERSION_BYTES),
+        ] {
+            if text.len() > bound {
+                return Err(RpcError::new(
+                    protocol::INVALID_PARAMS,
+                    format!(
+                        "`clientInfo.{field}` is {} bytes; at most {bound} are accepted",
+                        text.len()
+                    ),
+                ));
+            }
+        }
         let peer = self.ctx.peers().attach(
             session.peer,
             session.transport,
