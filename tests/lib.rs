@@ -102,3 +102,6 @@ mod busy;
 mod hostile;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
+
+/// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
+mod peers_board;

@@ -277,8 +277,11 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 ..options
             });
             ctx.layer().map_err(Failure::from)?;
-            ctx.index().map_err(Failure::from)?;
-            crate::http::serve(ctx, bind).map_err(|e| Failure {
+            let root = ctx.index().map_err(Failure::from)?.root.clone();
+            ctx.peers().join(&root);
+            let served = crate::http::serve(ctx.clone(), bind);
+            ctx.peers().leave();
+            served.map_err(|e| Failure {
                 code: exit::INTERNAL,
                 message: e.to_string(),
             })

@@ -55,6 +55,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("object.html", include_str!("../../templates/object.html")),
     ("search.html", include_str!("../../templates/search.html")),
     ("mcp.html", include_str!("../../templates/mcp.html")),
+    ("peers.html", include_str!("../../templates/peers.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
 ];
@@ -236,6 +237,7 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/object", false) => object(ctx, &params),
         ("/search", false) => search(ctx, &params),
         ("/mcp", false) => mcp(ctx, &params),
+        ("/peers", false) => peers(ctx),
         ("/api", false) => api(ctx),
         (path, post) => match path.strip_prefix("/capabilities/") {
             Some(rest) => {
@@ -318,6 +320,7 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         "objects.html" | "object.html" => "Objects",
         "search.html" => "Search",
         "mcp.html" => "MCP",
+        "peers.html" => "Peers",
         "api.html" => "API",
         _ => "",
     };
@@ -327,6 +330,7 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         ("Objects", "/cockpit/objects"),
         ("Search", "/cockpit/search"),
         ("MCP", "/cockpit/mcp"),
+        ("Peers", "/cockpit/peers"),
         ("API", "/cockpit/api"),
     ]
     .iter()
@@ -957,6 +961,12 @@ fn mcp(ctx: &Context, params: &[(String, String)]) -> Rendered {
         context! { p => projection, effect => effect },
         200,
     ))
+}
+
+/// Every session of every process on the repository's board (`peers.list`).
+fn peers(ctx: &Context) -> Rendered {
+    let list = run(ctx, "peers.list", json!({}))?;
+    Ok(("peers.html", context! { list => list }, 200))
 }
 
 fn api(ctx: &Context) -> Rendered {
