@@ -202,8 +202,8 @@ pub fn transition(
     }
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
-    let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(super::convert::place_error)?;
+    let target =
+        crate::write::place_in_layer(&index.root, &relative).map_err(super::place_error)?;
     let text = std::fs::read_to_string(&target)
         .map_err(|e| CapabilityError::internal(format!("cannot read `{relative}`: {e}")))?;
     let at = crate::write::now_rfc3339();
@@ -253,9 +253,8 @@ fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), Capability
     use std::io::Write;
     let failed =
         |e: std::io::Error| CapabilityError::internal(format!("cannot append to `{LEDGER}`: {e}"));
-    crate::write::ensure_dir_in_layer(root, ".ai/local/state")
-        .map_err(super::convert::place_error)?;
-    let path = crate::write::place_in_layer(root, LEDGER).map_err(super::convert::place_error)?;
+    crate::write::ensure_dir_in_layer(root, ".ai/local/state").map_err(super::place_error)?;
+    let path = crate::write::place_in_layer(root, LEDGER).map_err(super::place_error)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

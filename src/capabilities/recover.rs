@@ -79,7 +79,7 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
             let target = crate::write::place_in_layer(&index.root, &orphan.path)
-                .map_err(super::convert::place_error)?;
+                .map_err(super::place_error)?;
             let still_file =
                 std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file());
             if !still_file {
