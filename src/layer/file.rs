@@ -328,6 +328,15 @@ pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>,
     }
 }
 
+/// Words in backticks, comma-separated, for messages.
+pub(crate) fn backticked(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub(crate) fn describe_json(value: &Value) -> &'static str {
     match value {
         Value::Null => "empty",
@@ -383,8 +392,8 @@ pub(crate) fn unknown_keys(
     Err(format!(
         "{prefix}unknown key{} {} (known: {})",
         if unknown.len() == 1 { "" } else { "s" },
-        super::manifest::backticked(&unknown),
-        super::manifest::backticked(known)
+        backticked(&unknown),
+        backticked(known)
     ))
 }
 

@@ -125,14 +125,6 @@ fn normalise_section_path(dir: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-pub(crate) fn backticked(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| format!("`{w}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Reads and validates `<root>/.ai/manifest.yaml`; its bytes come back too, for the fingerprint.
 pub(crate) fn read_manifest(root: &Path) -> Result<(Manifest, Vec<u8>), LayerError> {
     let path = root.join(MANIFEST_PATH);
