@@ -35,7 +35,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            discovery: Discovery::Vcs,
+            discovery: Discovery::Auto,
             strict: false,
             read_only: false,
             watch: None,
@@ -159,8 +159,8 @@ struct Shared {
     layer: OnceLock<Result<Arc<LiveIndex>, LayerError>>,
     peers: Peers,
     writes: AtomicU64,
-    /// The `resources/list` text of one index generation.
-    resources_listing: Mutex<Option<(u64, Arc<String>)>>,
+    /// The `resources/list` pages of one index generation.
+    resources_listing: Mutex<Option<(u64, Arc<crate::resolve::Pages>)>>,
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
@@ -171,6 +171,9 @@ struct Shared {
 pub struct Context {
     shared: Arc<Shared>,
     caller: Option<PeerId>,
+    /// The generation one execution reads, taken at its first read and kept for the rest of
+    /// it (see [`Context::pinned`]).
+    pinned: Option<Arc<OnceLock<Arc<Index>>>>,
 }
 
 impl Default for Context {
@@ -199,6 +202,7 @@ impl Context {
                 writing: Mutex::new(()),
             }),
             caller: None,
+            pinned: None,
         }
     }
 
@@ -207,7 +211,35 @@ impl Context {
         Context {
             shared: Arc::clone(&self.shared),
             caller: peer,
+            pinned: self.pinned.clone(),
         }
+    }
+
+    /// The same context for one execution: every read of the index in it (and in what it
+    /// calls) answers one generation — the current one if the layer is open, else the one its
+    /// first read opens. Already pinned, it stays pinned to the same generation.
+    pub fn pinned(&self) -> Context {
+        let pinned = self.pinned.clone().unwrap_or_else(|| {
+            let pin = OnceLock::new();
+            if let Some(live) = self.layer_if_open() {
+                let _ = pin.set(live.current());
+            }
+            Arc::new(pin)
+        });
+        Context {
+            shared: Arc::clone(&self.shared),
+            caller: self.caller,
+            pinned: Some(pinned),
+        }
+    }
+
+    /// The generation this execution has read, if it has read one (0 otherwise): what a cached
+    /// answer is keyed by.
+    pub fn pinned_generation(&self) -> u64 {
+        self.pinned
+            .as_ref()
+            .and_then(|pin| pin.get())
+            .map_or(0, |index| index.generation)
     }
 
     /// The peer on whose behalf this call runs, if any.
@@ -264,10 +296,21 @@ impl Context {
     /// The current generation of the index: one complete generation, never a half-built one.
     /// Under `--strict`, a degraded generation is refused rather than served.
     pub fn index(&self) -> Result<Arc<Index>, CapabilityError> {
-        let index = self
-            .layer()
-            .map(|live| live.current())
-            .map_err(layer_error_to_capability)?;
+        let current = || {
+            self.layer()
+                .map(|live| live.current())
+                .map_err(layer_error_to_capability)
+        };
+        let index = match &self.pinned {
+            Some(pin) => match pin.get() {
+                Some(index) => Arc::clone(index),
+                None => {
+                    let index = current()?;
+                    Arc::clone(pin.get_or_init(|| index))
+                }
+            },
+            None => current()?,
+        };
         if self.shared.options.strict && index.state() == crate::layer::IndexState::Degraded {
             let first = index
                 .errors()
@@ -280,15 +323,6 @@ impl Context {
             )));
         }
         Ok(index)
-    }
-
-    /// The generation answers depend on; cache keys include it so a cached answer never
-    /// outlives the index it was computed from. 0 before the layer is opened.
-    pub fn generation(&self) -> u64 {
-        match self.shared.layer.get() {
-            Some(Ok(live)) => live.current().generation,
-            _ => 0,
-        }
     }
 
     /// Whether this process projects `d` at all (read-only mode projects no writer).
@@ -319,12 +353,12 @@ impl Context {
         }
     }
 
-    /// The `resources/list` text of `generation`, made by `make` once per generation.
+    /// The `resources/list` pages of `generation`, made by `make` once per generation.
     pub fn resources_listing(
         &self,
         generation: u64,
-        make: impl FnOnce() -> Result<String, CapabilityError>,
-    ) -> Result<Arc<String>, CapabilityError> {
+        make: impl FnOnce() -> Result<crate::resolve::Pages, CapabilityError>,
+    ) -> Result<Arc<crate::resolve::Pages>, CapabilityError> {
         let mut slot = self
             .shared
             .resources_listing

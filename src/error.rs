@@ -20,6 +20,10 @@ pub enum CapabilityError {
     /// A bug or an I/O failure.
     #[error("{message}")]
     Internal { message: String },
+    /// The storage refuses the write for now (full disk, quota, read-only file system): a retry
+    /// after freeing space, or remounting, works.
+    #[error("{message}")]
+    Unavailable { message: String },
 }
 
 impl CapabilityError {
@@ -49,6 +53,27 @@ impl CapabilityError {
         }
     }
 
+    /// An I/O failure while `doing` (`read`, `write`) the repository file `relative`: named by
+    /// that file and the failure's kind (`permission denied`) only. What every surface shows
+    /// carries no absolute path and none of the operating system's wording or error number. A
+    /// full or read-only file system is `unavailable`, so the caller knows a retry can work.
+    pub fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
+        let message = format!("cannot {doing} `{relative}`: {}", e.kind());
+        let storage = matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS)
+        );
+        if storage {
+            Self::Unavailable {
+                message: format!(
+                    "{message}; free space (or make the file system writable) and retry"
+                ),
+            }
+        } else {
+            Self::internal(message)
+        }
+    }
+
     /// The stable code word every transport reads.
     pub fn code(&self) -> &'static str {
         match self {
@@ -57,6 +82,7 @@ impl CapabilityError {
             Self::Refused { .. } => "refused",
             Self::Forbidden { .. } => "forbidden",
             Self::Internal { .. } => "internal",
+            Self::Unavailable { .. } => "unavailable",
         }
     }
 
@@ -67,7 +93,8 @@ impl CapabilityError {
             | Self::NotFound { message }
             | Self::Refused { message }
             | Self::Forbidden { message }
-            | Self::Internal { message } => message,
+            | Self::Internal { message }
+            | Self::Unavailable { message } => message,
         }
     }
 
@@ -85,7 +112,27 @@ impl CapabilityError {
         match self {
             Self::InvalidInput { .. } | Self::Refused { .. } | Self::Forbidden { .. } => 10,
             Self::NotFound { .. } => 12,
-            Self::Internal { .. } => 13,
+            Self::Internal { .. } | Self::Unavailable { .. } => 13,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CapabilityError;
+
+    #[test]
+    fn a_full_or_read_only_storage_is_unavailable_and_other_io_is_internal() {
+        for errno in [libc::ENOSPC, libc::EDQUOT, libc::EROFS] {
+            let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
+            assert_eq!(e.code(), "unavailable", "{e}");
+            assert_eq!(e.http_status(), 503);
+            assert!(e.message().starts_with("cannot write `x`: "), "{e}");
+            assert!(e.message().ends_with("and retry"), "{e}");
+        }
+        for errno in [libc::EACCES, libc::EIO] {
+            let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
+            assert_eq!(e.code(), "internal", "{e}");
         }
     }
 }

@@ -145,15 +145,21 @@ impl Executor {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
             return (descriptor.handler)(ctx, input);
         };
-        let key = format!("{}:{}", ctx.generation(), canonical(&input));
-        if let Some(hit) = lock(cache).get(&key) {
+        // The generation is read once: the key names the generation the handler then reads
+        // (pinned for the whole execution), so an answer is never filed under another one.
+        // Before the layer is open, the key is generation 0 and the answer is filed under the
+        // generation the handler's first read opened.
+        let ctx = ctx.pinned();
+        let input_key = canonical(&input);
+        let key = |generation: u64| format!("{generation}:{input_key}");
+        if let Some(hit) = lock(cache).get(&key(ctx.pinned_generation())) {
             stats.cache_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(hit);
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = (descriptor.handler)(ctx, input)?;
-        lock(cache).put(key, answer.clone());
+        let answer = (descriptor.handler)(&ctx, input)?;
+        lock(cache).put(key(ctx.pinned_generation()), answer.clone());
         Ok(answer)
     }
 

@@ -8,15 +8,36 @@ use std::process::{Command, Stdio};
 
 use crate::secrets;
 
+/// Git variables that would point `git -C <root>` at some other repository; a process started
+/// from a git hook inherits them.
+const GIT_ENV_OVERRIDES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+];
+
+/// The one way majordomus starts git: `git --no-optional-locks -c core.fsmonitor=false -C root`,
+/// stdin closed, no prompt, and none of the variables that would aim it at another repository.
+/// `core.fsmonitor` names a command to run: an untrusted checkout's config must not run one.
+pub(crate) fn command(root: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .args(["--no-optional-locks", "-c", "core.fsmonitor=false", "-C"])
+        .arg(root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    for var in GIT_ENV_OVERRIDES {
+        command.env_remove(var);
+    }
+    command
+}
+
 /// Runs `git -C root <args>` and returns its trimmed stdout when it succeeds.
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let output = Command::new("git")
-        .arg("--no-optional-locks")
-        .arg("-C")
-        .arg(root)
+    let output = command(root)
         .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;
@@ -47,29 +68,35 @@ impl GitState {
     }
 }
 
-/// How long an answer of git is reused. Git's state moves without the layer moving (a commit
-/// outside `.ai/`), so it cannot be keyed by the index generation; asking costs several `git`
-/// processes, so every page and report that shows it reuses an answer this young.
+/// How long an answer of git is reused. Asking costs several `git` processes, so every page
+/// and report that shows it reuses an answer this young — but only within the index generation
+/// it was asked in: a write or an edit of the layer makes a new generation, and the next answer
+/// asks git again. Git's state can still move without the layer moving (a commit outside
+/// `.ai/`); such a move shows within this bound.
 const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// What git says about the repository at `root`, at most `FRESH_FOR` old.
-pub fn state(root: &Path) -> GitState {
+/// What git says about the repository at `root`, asked in index generation `generation`: at
+/// most `FRESH_FOR` old, and never from an older generation.
+pub fn state(root: &Path, generation: u64) -> GitState {
     use std::collections::HashMap;
     use std::path::PathBuf;
     use std::sync::{Mutex, OnceLock};
     use std::time::Instant;
-    static RECENT: OnceLock<Mutex<HashMap<PathBuf, (Instant, GitState)>>> = OnceLock::new();
+    /// Per root: the generation asked in, when, and the answer.
+    type Recent = HashMap<PathBuf, (u64, Instant, GitState)>;
+    static RECENT: OnceLock<Mutex<Recent>> = OnceLock::new();
     let recent = RECENT.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some((at, state)) = recent.lock().unwrap_or_else(|e| e.into_inner()).get(root) {
-        if at.elapsed() < FRESH_FOR {
+    if let Some((asked_in, at, state)) = recent.lock().unwrap_or_else(|e| e.into_inner()).get(root)
+    {
+        if *asked_in == generation && at.elapsed() < FRESH_FOR {
             return state.clone();
         }
     }
     let state = ask(root);
-    recent
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(root.to_path_buf(), (Instant::now(), state.clone()));
+    recent.lock().unwrap_or_else(|e| e.into_inner()).insert(
+        root.to_path_buf(),
+        (generation, Instant::now(), state.clone()),
+    );
     state
 }
 

@@ -17,7 +17,9 @@ pub mod mcp;
 pub mod registry;
 pub mod resolve;
 pub mod secrets;
+pub mod standing;
 pub mod write;
+pub mod write_lock;
 
 pub use context::Context;
 pub use error::CapabilityError;

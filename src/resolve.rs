@@ -80,9 +80,10 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
 }
 
 /// One `resources/list` entry, serialised straight from borrowed fields (a layer may hold
-/// thousands of objects; no intermediate JSON tree is built).
+/// thousands of objects; no intermediate JSON tree is built). Lean: what a client needs to pick
+/// a resource; the whole provenance is on the read.
 #[derive(serde::Serialize)]
-struct Entry<'a, P: serde::Serialize> {
+struct Entry<'a> {
     uri: &'a str,
     name: &'a str,
     title: &'a str,
@@ -90,20 +91,23 @@ struct Entry<'a, P: serde::Serialize> {
     description: Option<&'a str>,
     #[serde(rename = "mimeType")]
     mime_type: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
     #[serde(rename = "_meta")]
-    meta: Meta<'a, P>,
+    meta: Meta<'a>,
 }
 
 #[derive(serde::Serialize)]
-struct Meta<'a, P: serde::Serialize> {
-    majordomus: MetaBody<'a, P>,
+struct Meta<'a> {
+    majordomus: MetaBody<'a>,
 }
 
 #[derive(serde::Serialize)]
-struct MetaBody<'a, P: serde::Serialize> {
+struct MetaBody<'a> {
     id: IdOf<'a>,
     kind: &'a str,
-    provenance: P,
+    /// The declaring file (a builtin resource) or the object's file, repository-relative.
+    path: &'a str,
 }
 
 /// `<kind>.<identity>` written without allocating.
@@ -115,87 +119,142 @@ impl serde::Serialize for IdOf<'_> {
     }
 }
 
-#[derive(serde::Serialize)]
-struct BuiltinProvenance<'a> {
-    capability: &'a str,
-    declared_in: &'a str,
+fn builtin_entry(d: &'static Descriptor) -> Option<Entry<'static>> {
+    let r = d.resource?;
+    Some(Entry {
+        uri: r.uri,
+        name: r.name,
+        title: d.title,
+        description: Some(d.description),
+        mime_type: "application/json",
+        // A query's answer has no size until it runs.
+        size: None,
+        meta: Meta {
+            majordomus: MetaBody {
+                id: IdOf(d.namespace, d.name),
+                kind: "query",
+                path: d.source,
+            },
+        },
+    })
 }
 
-/// The whole `resources/list` array, serialised in one pass.
-struct Listing<'a> {
-    builtin: Vec<&'static Descriptor>,
-    objects: &'a [Object],
-}
-
-impl serde::Serialize for Listing<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.builtin.len() + self.objects.len()))?;
-        for d in &self.builtin {
-            let Some(r) = d.resource else { continue };
-            seq.serialize_element(&Entry {
-                uri: r.uri,
-                name: r.name,
-                title: d.title,
-                description: Some(d.description),
-                mime_type: "application/json",
-                meta: Meta {
-                    majordomus: MetaBody {
-                        id: IdOf(d.namespace, d.name),
-                        kind: "query",
-                        provenance: BuiltinProvenance {
-                            capability: d.id,
-                            declared_in: d.source,
-                        },
-                    },
-                },
-            })?;
-        }
-        for o in self.objects {
-            seq.serialize_element(&Entry {
-                uri: &o.uri,
-                name: &o.identity,
-                title: &o.title,
-                description: o.description.as_deref(),
-                mime_type: &o.media_type,
-                meta: Meta {
-                    majordomus: MetaBody {
-                        id: IdOf(&o.kind, &o.identity),
-                        kind: &o.kind,
-                        provenance: &o.provenance,
-                    },
-                },
-            })?;
-        }
-        seq.end()
+fn object_entry(o: &Object) -> Entry<'_> {
+    Entry {
+        uri: &o.uri,
+        name: &o.identity,
+        title: &o.title,
+        description: o.description.as_deref(),
+        mime_type: &o.media_type,
+        size: Some(o.content.len() as u64),
+        meta: Meta {
+            majordomus: MetaBody {
+                id: IdOf(&o.kind, &o.identity),
+                kind: &o.kind,
+                path: &o.provenance.path,
+            },
+        },
     }
 }
 
-/// The `resources/list` array as JSON text: builtin resources first, then layer objects, each
-/// group in id order.
+/// The `resources/list` of one index generation, cut into pages of at most
+/// [`PAGE_SIZE`](crate::mcp::protocol::PAGE_SIZE) entries: builtin resources first, then layer
+/// objects, each group in id order. Never an empty page: a listing of nothing is one page of
+/// nothing.
+#[derive(Debug)]
+pub struct Pages {
+    pub generation: u64,
+    pub pages: Vec<Page>,
+}
+
+/// One page: its entries as a JSON array, and whether any of them is a layer object (the rest
+/// are compiled in).
+#[derive(Debug)]
+pub struct Page {
+    pub text: String,
+    pub entries: usize,
+    pub has_objects: bool,
+}
+
+/// A page being written.
+struct Writer {
+    out: Vec<u8>,
+    entries: usize,
+    has_objects: bool,
+}
+
+impl Page {
+    fn from(writer: Writer) -> Result<Page, CapabilityError> {
+        let mut out = writer.out;
+        out.push(b']');
+        Ok(Page {
+            text: String::from_utf8(out)
+                .map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))?,
+            has_objects: writer.has_objects,
+            entries: writer.entries,
+        })
+    }
+}
+
+/// The pages of `resources/list`.
 ///
-/// The text is kept per index generation (a listing of thousands of objects is megabytes of
-/// JSON), so repeated listings of one generation are a copy; a new generation lists afresh.
-pub fn list_json(ctx: &Context) -> Result<std::sync::Arc<String>, CapabilityError> {
+/// They are kept per index generation (a listing of thousands of objects is megabytes of JSON),
+/// so repeated listings of one generation are a copy; a new generation lists afresh.
+pub fn list_pages(ctx: &Context) -> Result<Arc<Pages>, CapabilityError> {
     let index = ctx.index()?;
-    ctx.resources_listing(index.generation, || listing_text(ctx, &index))
+    ctx.resources_listing(index.generation, || paginate(ctx, &index))
 }
 
-fn listing_text(ctx: &Context, index: &crate::layer::Index) -> Result<String, CapabilityError> {
-    let listing = Listing {
-        builtin: builtin(ctx).map(|(_, d)| d).collect(),
-        objects: &index.objects,
+fn paginate(ctx: &Context, index: &Index) -> Result<Pages, CapabilityError> {
+    let page_size = crate::mcp::protocol::PAGE_SIZE;
+    let fresh = || Writer {
+        out: Vec::with_capacity(64 + page_size.min(index.objects.len() + 8) * 300),
+        entries: 0,
+        has_objects: false,
     };
-    let mut out = Vec::with_capacity(64 + index.objects.len() * 360);
-    serde_json::to_writer(&mut out, &listing)
-        .map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))?;
-    String::from_utf8(out).map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))
+    let mut pages = Vec::new();
+    let mut writer = fresh();
+    let mut push = |writer: &mut Writer, entry: &Entry<'_>, object: bool| {
+        if writer.entries == page_size {
+            pages.push(Page::from(std::mem::replace(writer, fresh()))?);
+        }
+        writer
+            .out
+            .push(if writer.entries == 0 { b'[' } else { b',' });
+        serde_json::to_writer(&mut writer.out, entry)
+            .map_err(|e| CapabilityError::internal(format!("resources/list: {e}")))?;
+        writer.entries += 1;
+        writer.has_objects |= object;
+        Ok::<(), CapabilityError>(())
+    };
+    for (_, d) in builtin(ctx) {
+        if let Some(entry) = builtin_entry(d) {
+            push(&mut writer, &entry, false)?;
+        }
+    }
+    for o in &index.objects {
+        push(&mut writer, &object_entry(o), true)?;
+    }
+    if writer.entries == 0 {
+        writer.out.push(b'[');
+    }
+    pages.push(Page::from(writer)?);
+    Ok(Pages {
+        generation: index.generation,
+        pages,
+    })
 }
 
-/// The `resources/list` entries as values (for callers that want to inspect them).
+/// The `resources/list` entries as values, every page (for callers that want to inspect them).
 pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
-    serde_json::from_str(&list_json(ctx)?)
-        .map_err(|e| CapabilityError::internal(format!("resources/list does not parse: {e}")))
+    let mut all = Vec::new();
+    for page in &list_pages(ctx)?.pages {
+        let entries: Vec<Value> = serde_json::from_str(&page.text).map_err(|e| {
+            CapabilityError::internal(format!("resources/list does not parse: {e}"))
+        })?;
+        all.extend(entries);
+    }
+    Ok(all)
 }
 
 /// The `resources/read` contents of `uri`.

@@ -30,10 +30,7 @@ fn temp_path(target: &Path) -> io::Result<PathBuf> {
 /// Writes `bytes` to `target` atomically. The parent directory must exist.
 pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Result<()> {
     if existing == Existing::Refuse && fs::symlink_metadata(target).is_ok() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} already exists", target.display()),
-        ));
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
     }
     let temp = temp_path(target)?;
     let result = (|| {
@@ -71,8 +68,18 @@ pub enum PlaceError {
     Outside { path: String },
     #[error("`{path}` is a symlink; writers never follow one")]
     Symlink { path: String },
+    #[error("`{path}` has another hard link; writers never write through one")]
+    HardLink { path: String },
+    #[error("`{path}` is {what}, not a regular file")]
+    NotRegular { path: String, what: &'static str },
     #[error("`{path}`: {message}")]
     Io { path: String, message: String },
+}
+
+/// What an I/O failure says about a repository file: its kind (`permission denied`), without
+/// the operating system's wording, code or any absolute path.
+pub fn io_message(e: &io::Error) -> String {
+    e.kind().to_string()
 }
 
 /// Checks that `relative` (repository-relative) names a place inside `<root>/.ai/` once the
@@ -81,7 +88,7 @@ pub enum PlaceError {
 pub fn place_in_layer(root: &Path, relative: &str) -> Result<PathBuf, PlaceError> {
     let io = |e: io::Error| PlaceError::Io {
         path: relative.to_string(),
-        message: e.to_string(),
+        message: io_message(&e),
     };
     if fs::symlink_metadata(root.join(".ai")).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(PlaceError::Symlink {
@@ -119,7 +126,7 @@ pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, Place
     };
     let io = |e: io::Error| PlaceError::Io {
         path: relative.to_string(),
-        message: e.to_string(),
+        message: io_message(&e),
     };
     let inside = Path::new(relative)
         .strip_prefix(".ai")
@@ -139,7 +146,7 @@ pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, Place
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(PlaceError::Io {
                 path: shown.display().to_string(),
-                message: e.to_string(),
+                message: io_message(&e),
             }),
         }
     };
@@ -157,6 +164,81 @@ pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, Place
         }
     }
     Ok(current)
+}
+
+/// Appends `line` (one whole line, in one write, so concurrent appends never interleave within
+/// a line) to the checkout-local file `relative` under `.ai/`, creating it and its directory.
+/// The file is opened without following a link and examined through the open handle: a
+/// symlink, a file with another hard link (it may be a file outside the repository, linked from
+/// inside) and anything that is not a regular file are refused, and nothing is written.
+pub fn append_line_in_layer(root: &Path, relative: &str, line: &[u8]) -> Result<(), PlaceError> {
+    let io = |e: io::Error| PlaceError::Io {
+        path: relative.to_string(),
+        message: io_message(&e),
+    };
+    if let Some(parent) = Path::new(relative).parent().and_then(Path::to_str) {
+        ensure_dir_in_layer(root, parent)?;
+    }
+    let target = place_in_layer(root, relative)?;
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // No link followed; a FIFO opens without waiting for a reader (and is then refused).
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let mut file = options.open(&target).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return PlaceError::Symlink {
+                path: relative.to_string(),
+            };
+        }
+        io(e)
+    })?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        let ty = meta.file_type();
+        let what = if ty.is_dir() {
+            "a directory"
+        } else {
+            "a special file"
+        };
+        return Err(PlaceError::NotRegular {
+            path: relative.to_string(),
+            what,
+        });
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            return Err(PlaceError::HardLink {
+                path: relative.to_string(),
+            });
+        }
+    }
+    file.write_all(line).map_err(io)?;
+    file.sync_data().map_err(io)
+}
+
+/// Removes the regular file `relative` under `.ai/`, checked at the last moment: inside `.ai/`
+/// once its parents' symlinks are resolved, and neither a symlink nor a directory. Returns
+/// whether it removed a file (`false`: it is gone or no longer a regular file).
+pub fn remove_in_layer(root: &Path, relative: &str) -> Result<bool, PlaceError> {
+    let target = place_in_layer(root, relative)?;
+    if !fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file()) {
+        return Ok(false);
+    }
+    match fs::remove_file(&target) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(PlaceError::Io {
+            path: relative.to_string(),
+            message: io_message(&e),
+        }),
+    }
 }
 
 /// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
@@ -187,6 +269,28 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Makes `relative`'s directories under `root` without the checks of [`ensure_dir_in_layer`]:
+/// called only after those refused, so the OS's own error says whether the file system is full
+/// or read-only.
+pub fn create_dirs_plainly(root: &Path, relative: &str) -> io::Result<()> {
+    fs::create_dir_all(root.join(relative))
+}
+
+/// Opens (creating, never truncating) the lock file at `path` without following a link: the one
+/// file a writer holds rather than writes.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .mode(0o644);
+    }
+    options.open(path)
 }
 
 #[cfg(test)]
@@ -243,6 +347,90 @@ mod tests {
                 "nothing was created outside"
             );
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_ledger_is_appended_to_and_never_through_a_link_or_into_a_special_file() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let outside = tempfile::tempdir().expect("another temp dir");
+        let root = dir.path();
+        fs::create_dir_all(root.join(".ai/repo")).expect("dirs");
+        let ledger = ".ai/local/state/ledger.jsonl";
+        append_line_in_layer(root, ledger, b"one\n").expect("created");
+        append_line_in_layer(root, ledger, b"two\n").expect("appended");
+        assert_eq!(
+            fs::read_to_string(root.join(ledger)).expect("read"),
+            "one\ntwo\n"
+        );
+
+        let secret = outside.path().join("secret");
+        fs::write(&secret, "outside\n").expect("an outside file");
+        let refuse = |what: &str| {
+            let e = append_line_in_layer(root, ledger, b"three\n").expect_err(what);
+            assert_eq!(
+                fs::read_to_string(&secret).expect("read"),
+                "outside\n",
+                "{what}"
+            );
+            e
+        };
+        fs::remove_file(root.join(ledger)).expect("removed");
+        std::os::unix::fs::symlink(&secret, root.join(ledger)).expect("a symlink");
+        assert!(matches!(refuse("a symlink"), PlaceError::Symlink { .. }));
+
+        fs::remove_file(root.join(ledger)).expect("removed");
+        fs::hard_link(&secret, root.join(ledger)).expect("a hard link");
+        assert!(matches!(refuse("a hard link"), PlaceError::HardLink { .. }));
+
+        fs::remove_file(root.join(ledger)).expect("removed");
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join(ledger))
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        // Without a reader, a FIFO does not even open for writing; with one, it is examined.
+        assert!(matches!(
+            refuse("a FIFO"),
+            PlaceError::NotRegular { .. } | PlaceError::Io { .. }
+        ));
+
+        fs::remove_file(root.join(ledger)).expect("removed");
+        fs::create_dir(root.join(ledger)).expect("a directory");
+        assert!(matches!(
+            refuse("a directory"),
+            PlaceError::NotRegular { .. } | PlaceError::Io { .. }
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn removal_takes_only_a_regular_file_inside_the_layer() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let outside = tempfile::tempdir().expect("another temp dir");
+        let root = dir.path();
+        fs::create_dir_all(root.join(".ai/repo")).expect("dirs");
+        fs::write(root.join(".ai/repo/a.mj-tmp"), "x").expect("a file");
+        assert!(remove_in_layer(root, ".ai/repo/a.mj-tmp").expect("removed"));
+        assert!(!root.join(".ai/repo/a.mj-tmp").exists());
+        assert!(!remove_in_layer(root, ".ai/repo/a.mj-tmp").expect("already gone"));
+
+        let secret = outside.path().join("b.mj-tmp");
+        fs::write(&secret, "kept").expect("an outside file");
+        std::os::unix::fs::symlink(outside.path(), root.join(".ai/repo/escape")).expect("a link");
+        assert!(matches!(
+            remove_in_layer(root, ".ai/repo/escape/b.mj-tmp"),
+            Err(PlaceError::Outside { .. })
+        ));
+        std::os::unix::fs::symlink(&secret, root.join(".ai/repo/c.mj-tmp")).expect("a link");
+        assert!(matches!(
+            remove_in_layer(root, ".ai/repo/c.mj-tmp"),
+            Err(PlaceError::Symlink { .. })
+        ));
+        fs::create_dir(root.join(".ai/repo/d.mj-tmp")).expect("a directory");
+        assert!(!remove_in_layer(root, ".ai/repo/d.mj-tmp").expect("not a file"));
+        assert!(root.join(".ai/repo/d.mj-tmp").is_dir());
+        assert!(secret.exists());
     }
 
     #[test]

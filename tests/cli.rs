@@ -156,6 +156,48 @@ fn help_of_a_generated_command_shows_the_declared_words() {
     );
 }
 
+/// See: issue 14, point 8. `--no-<flag>` says what giving it does, on every command that has one.
+#[test]
+fn the_help_of_a_negated_flag_says_what_the_flag_does() {
+    let mut negated = 0;
+    for d in registry::all() {
+        let Some(words) = d.cli else { continue };
+        for (name, schema) in &d.input().properties {
+            if schema.default != Some(serde_json::Value::Bool(true)) {
+                continue;
+            }
+            negated += 1;
+            let mut args: Vec<&str> = words.to_vec();
+            args.push("--help");
+            let out = run(&args);
+            assert!(out.status.success(), "{args:?}");
+            let help = stdout(&out);
+            let flag = format!("--no-{}", name.replace('_', "-"));
+            let line = help
+                .split("\n  -")
+                .find(|entry| entry.contains(&flag))
+                .unwrap_or_else(|| panic!("{flag} in {help}"));
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                !line.contains("(true)") && !line.contains("(false)"),
+                "{flag} describes the value it turns off: {line}"
+            );
+            if let Some((_, when_false)) = schema
+                .description
+                .as_deref()
+                .and_then(|d| d.split_once(" (true) or "))
+            {
+                let when_false = when_false.trim_end_matches("(false)").trim();
+                assert!(
+                    line.to_lowercase().contains(&when_false.to_lowercase()),
+                    "{flag}: {line}"
+                );
+            }
+        }
+    }
+    assert!(negated >= 1, "the sweep found a negated flag");
+}
+
 #[test]
 fn openapi_prints_the_compile_time_document_byte_for_byte() {
     let out = run(&["openapi"]);
@@ -259,6 +301,7 @@ mod layer_flags {
         assert_eq!(info["index"]["state"], "ok");
         assert_eq!(info["counts"]["rule"], 1);
         assert_eq!(info["counts"]["prompt"], 1);
+        assert_eq!(info["counts"]["skill"], 1);
         let sources =
             std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
                 .expect("init wrote sources.yaml");
@@ -296,7 +339,7 @@ mod layer_flags {
     fn vcs_discovery_outside_git_exits_13_and_names_the_filesystem_walk() {
         let fixture = Fixture::bare();
         assert!(run_in(fixture.root(), &["init"]).status.success());
-        let out = run_in(fixture.root(), &["objects", "list"]);
+        let out = run_in(fixture.root(), &["objects", "list", "--discovery", "vcs"]);
         assert_eq!(out.status.code(), Some(13), "{}", stderr(&out));
         assert!(
             stderr(&out).contains("--discovery filesystem"),
@@ -331,12 +374,23 @@ mod layer_flags {
         fixture.write(".ai/repo/knowledge/sources.yaml", "");
         std::fs::remove_file(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
             .expect("the default sources apply");
-        let without_git = crate::support::bin()
-            .current_dir(fixture.root())
-            .args(["objects", "list"])
-            .env("PATH", fixture.root().join("no-such-bin"))
-            .output()
-            .expect("the binary runs");
+        let without_git = || {
+            crate::support::bin()
+                .current_dir(fixture.root())
+                .args(["objects", "list"])
+                .env("PATH", fixture.root().join("no-such-bin"))
+                .output()
+                .expect("the binary runs")
+        };
+        // git's index is read in-process: no git process is needed to list the files.
+        let read = without_git();
+        assert!(read.status.success(), "{}", stderr(&read));
+        // An index the reader leaves to git (an unknown version), with no git to ask.
+        let index = fixture.root().join(".git/index");
+        let mut bytes = std::fs::read(&index).expect("git's index");
+        bytes[7] = 9;
+        std::fs::write(&index, bytes).expect("the index is written");
+        let without_git = without_git();
         assert_eq!(
             without_git.status.code(),
             Some(13),

@@ -393,6 +393,55 @@ fn the_mcp_page_lists_every_tool_with_its_effect_in_words() {
 }
 
 #[test]
+fn the_mcp_page_shows_each_era_with_what_it_serves_and_does_not() {
+    use majordomus::mcp::protocol;
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("/mcp");
+    let section = html
+        .split(r#"<h2 id="eras">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("<h2").next())
+        .expect("an Eras section");
+    let shown = |method: &str| format!("<code>{}</code>", method.replace('/', "/<wbr>"));
+    let mut rows = 0;
+    for (era, methods, not_served) in [
+        (
+            "modern",
+            protocol::MODERN_METHODS,
+            protocol::MODERN_NOT_SERVED,
+        ),
+        ("legacy", protocol::METHODS, protocol::NOT_SERVED),
+    ] {
+        let part = section
+            .split(&format!("<h3>{era} ("))
+            .nth(1)
+            .and_then(|rest| rest.split("<h3>").next())
+            .unwrap_or_else(|| panic!("a part for the {era} era"));
+        for method in methods {
+            assert!(part.contains(&shown(method)), "{era} serves {method}");
+            rows += 1;
+        }
+        for (method, why) in not_served {
+            assert!(
+                part.contains(&shown(method)),
+                "{era} does not serve {method}"
+            );
+            // As minijinja escapes text.
+            let escaped = why
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+                .replace('\'', "&#x27;")
+                .replace('/', "&#x2f;");
+            assert!(part.contains(&escaped), "{era}: {why}");
+            rows += 1;
+        }
+    }
+    assert!(rows >= 20, "{rows}");
+}
+
+#[test]
 fn the_api_page_lists_every_route() {
     let cockpit = Cockpit::new();
     let html = cockpit.ok("/api");

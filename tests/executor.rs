@@ -176,3 +176,28 @@ fn every_declared_example_runs_through_the_executor() {
     }
     assert!(ran >= 5, "only {ran} examples ran");
 }
+
+/// See: issue 12 (the cache key read the generation before the handler read the index). The
+/// first call of a fresh process opens the layer inside its handler; its answer is filed under
+/// the generation it read, so the second call is answered from the cache.
+#[test]
+fn the_first_answer_is_cached_under_the_generation_its_handler_read() {
+    let fixture = crate::support::Fixture::with_objects();
+    let ctx = Context::open(majordomus::context::Options {
+        start: fixture.root().to_path_buf(),
+        discovery: majordomus::layer::Discovery::Filesystem,
+        ..Default::default()
+    });
+    let (index, d) = registry::by_id("objects.list").expect("declared");
+    assert!(d.cache_entries > 0, "objects.list is cached");
+    assert!(
+        ctx.layer_if_open().is_none(),
+        "the layer opens on first use"
+    );
+    let first = ctx.execute("objects.list", json!({})).expect("an answer");
+    let second = ctx.execute("objects.list", json!({})).expect("an answer");
+    assert_eq!(first, second);
+    let counters = ctx.executor().counters_at(index);
+    assert_eq!(counters.handler_invocations, 1, "{counters:?}");
+    assert_eq!(counters.cache_hits, 1, "{counters:?}");
+}

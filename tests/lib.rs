@@ -47,6 +47,12 @@ mod cli;
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 
+/// Discovery through the real binary: `auto`, which files become objects, the ignore files.
+mod discovery;
+
+/// A new user's first hour: init's examples, client standing and wiring, man page, completions.
+mod first_hour;
+
 /// MCP over stdio (SPEC §8) through the real binary and real pipes.
 mod mcp_stdio;
 
@@ -78,8 +84,19 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
+mod runner;
+
+/// The Cockpit on a real socket: refusals the HTTP layer makes are the Cockpit's pages.
+mod cockpit_served;
+
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
 
 /// The conformance sweeps: secrets, paths, reads that change nothing, and bad-input rows.
 mod mcp_conformance;
+
+/// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
+mod busy;
+/// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
+mod mcp_modern;

@@ -1336,7 +1336,8 @@ fn refusal(result: &Value) -> (String, String) {
 fn contents(root: &Path) -> BTreeMap<String, Vec<u8>> {
     listing(root)
         .into_keys()
-        .filter(|p| !p.ends_with('/'))
+        // The checkout's write lock holds nothing: a writer may create it before it refuses.
+        .filter(|p| !p.ends_with('/') && p != majordomus::write_lock::LOCK_PATH)
         .map(|p| {
             let bytes = std::fs::read(root.join(&p)).unwrap_or_default();
             (p, bytes)

@@ -494,10 +494,10 @@ fn resources_list_puts_the_builtin_resources_first_then_every_object_in_id_order
         assert_eq!(o["uri"], format!("majordomus://{kind}/{identity}"), "{o}");
         assert_eq!(meta(o, "id"), format!("{kind}.{identity}"), "{o}");
         assert!(o["mimeType"].is_string(), "{o}");
-        assert!(
-            o["_meta"]["majordomus"]["provenance"]["path"].is_string(),
-            "{o}"
-        );
+        // Lean (SPEC §8.1): the path and the size; the whole provenance is on the read.
+        assert!(o["_meta"]["majordomus"]["path"].is_string(), "{o}");
+        assert!(o["size"].is_u64(), "{o}");
+        assert!(o["_meta"]["majordomus"].get("provenance").is_none(), "{o}");
     }
 }
 
@@ -1112,7 +1112,8 @@ fn this_checkout_wires_every_declared_client() {
     for (client, standing) in &standings {
         assert_eq!(standing, "wired", "{client}");
     }
-    assert_eq!(finding_codes(&projection), Vec::<&str>::new());
+    // Each client's approval of a project's server lives outside the repository.
+    assert_eq!(finding_codes(&projection), ["client_approval_unseen"; 3]);
 }
 
 #[test]
@@ -1145,5 +1146,7 @@ fn a_foreign_client_configuration_is_a_finding_with_the_snippet_to_add() {
         .as_str()
         .expect("a remedy");
     assert!(remedy.contains(".mcp.json"), "{remedy}");
-    assert!(remedy.contains("scripts/majordomus-mcp"), "{remedy}");
+    // The installed binary's entry, never a launcher only majordomus's own checkout has.
+    assert!(remedy.contains(r#""command": "majordomus""#), "{remedy}");
+    assert!(!remedy.contains("scripts/majordomus-mcp"), "{remedy}");
 }

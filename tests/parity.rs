@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::cli::cli_args;
-use crate::serve_support::{fixture_repo_with, query_of, Served};
+use crate::serve_support::{fixture_repo_with, poll, query_of, Served};
 use crate::support::{bin, stderr, stdout};
 use majordomus::registry::{
     self,
@@ -218,13 +219,122 @@ fn every_repository_capability_answers_alike_on_every_surface_and_in_every_proce
     assert!(compared >= 8, "only {compared} examples were compared");
 }
 
+/// The answer of a fresh `majordomus` CLI process to `case`, canonical.
+fn fresh_cli(repo: &Path, case: &Case) -> String {
+    let mut args = vec![
+        "--repo".to_string(),
+        repo.to_str().expect("a UTF-8 path").to_string(),
+    ];
+    args.extend(cli_args(case.d, &case.input));
+    let out = bin().args(&args).output().expect("the CLI runs");
+    assert!(
+        out.status.success(),
+        "`majordomus {}`: {}",
+        args.join(" "),
+        stderr(&out)
+    );
+    canonical(stdout(&out).as_bytes())
+}
+
 #[test]
-fn a_fresh_process_reports_index_generation_one() {
+fn a_process_that_has_served_writes_and_edits_answers_as_a_fresh_one() {
+    let repo = fixture_repo_with(FIXTURE);
+    let cases = cases();
+    let served = Served::start(repo.path());
+    // Every case once first, so the caches hold answers of the first generation.
+    for case in &cases {
+        if let Some(route) = case.d.route {
+            served.get(&format!("{}{}", route.path, query_of(&case.input)));
+        }
+    }
+    // Writes through the server, then edits behind its back.
+    for (id, body) in [
+        (
+            "knowledge.record",
+            json!({ "id": "served-note", "title": "A note written through serve", "body": "Written while serving.", "tags": ["registry"] }),
+        ),
+        (
+            "plan.transition",
+            json!({ "issue": "first", "transition": "verify" }),
+        ),
+        (
+            "plan.transition",
+            json!({ "issue": "first", "transition": "done" }),
+        ),
+        (
+            "plan.transition",
+            json!({ "issue": "second", "transition": "start" }),
+        ),
+    ] {
+        let reply = served.post_json(crate::serve_support::route_of(id), &body.to_string());
+        assert_eq!(reply.status, 200, "{id} {body}: {}", reply.text());
+    }
+    std::fs::write(
+        repo.path()
+            .join(".ai/repo/rules/declare-in-the-registry.md"),
+        FIXTURE[1]
+            .1
+            .replace("version: 1", "version: 2")
+            .replace("registry/.", "registry/, and nowhere else."),
+    )
+    .expect("an edit");
+    std::fs::remove_file(
+        repo.path()
+            .join(".ai/repo/knowledge/curated/registry-drives-projections.md"),
+    )
+    .expect("a removal");
+
+    // The served process has seen the edits once it names the generation (by its content) as a
+    // fresh process names it.
+    let fingerprint = |text: &[u8]| -> Value {
+        serde_json::from_slice::<Value>(text).expect("a JSON report")["index"]["fingerprint"]
+            .clone()
+    };
+    let info = bin()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["repository", "info"])
+        .output()
+        .expect("the CLI runs");
+    let fresh = fingerprint(&info.stdout);
+    let route = crate::serve_support::route_of("repository.info");
+    poll(
+        Duration::from_secs(20),
+        "the served index sees the edits",
+        || (fingerprint(&served.get(route).body) == fresh).then_some(()),
+    );
+
+    let mut compared = 0;
+    for case in &cases {
+        let Some(route) = case.d.route else { continue };
+        if case.d.cli.is_none() {
+            continue;
+        }
+        let target = format!("{}{}", route.path, query_of(&case.input));
+        let reply = served.get(&target);
+        assert_eq!(reply.status, 200, "HTTP {target}: {}", reply.text());
+        assert_eq!(
+            canonical(&reply.body),
+            fresh_cli(repo.path(), case),
+            "{} ({}): the process that served writes and edits differs from a fresh one",
+            case.d.id,
+            case.example
+        );
+        compared += 1;
+    }
+    assert!(compared >= 8, "only {compared} examples were compared");
+}
+
+#[test]
+fn a_fresh_process_has_built_one_generation() {
     let repo = fixture_repo_with(FIXTURE);
     let served = Served::start(repo.path());
-    let (_, d) = registry::by_id("repository.info").expect("declared");
-    let route = d.route.expect("an HTTP route").path;
-    let report = served.get(route).json();
-    assert_eq!(report["index"]["generation"], 1, "{report}");
-    assert_eq!(report["index"]["state"], "ok", "{report}");
+    let report = served
+        .get(crate::serve_support::route_of("perf.counters"))
+        .json();
+    assert_eq!(report["index_generations"], 1, "{report}");
+    let info = served
+        .get(crate::serve_support::route_of("repository.info"))
+        .json();
+    assert_eq!(info["index"]["state"], "ok", "{info}");
 }

@@ -35,11 +35,31 @@ impl Served {
 
     /// Like `start`, with extra arguments for `serve` (`--read-only`).
     pub fn start_with(repo: &Path, extra: &[&str]) -> Served {
-        let mut child = bin()
+        let mut command = bin();
+        command
             .args(["serve", "--port", "0"])
             .args(extra)
             .arg("--repo")
-            .arg(repo)
+            .arg(repo);
+        Served::spawn(command)
+    }
+
+    /// Like `start`, in a shell that first lowers the open-file limit to `open_files`.
+    pub fn start_with_open_files(repo: &Path, open_files: u32) -> Served {
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!(
+                "ulimit -n {open_files} && exec \"$0\" serve --port 0 --repo \"$1\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_majordomus"))
+            .arg(repo);
+        Served::spawn(command)
+    }
+
+    /// Runs `command` (a `serve --port 0`) and waits for the line naming its port.
+    fn spawn(mut command: std::process::Command) -> Served {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

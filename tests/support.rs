@@ -41,7 +41,7 @@ pub fn stderr(o: &Output) -> String {
 
 /// Variables a surrounding git process (a hook, a worktree) may set that would point the
 /// fixture's git, and the server's, at another repository.
-const GIT_ENV: &[&str] = &[
+pub const GIT_ENV: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",

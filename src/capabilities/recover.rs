@@ -57,7 +57,12 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
             "`older_than_seconds`: must be at least 1",
         ));
     }
-    let _writing = ctx.writing();
+    // Listing changes nothing and works on a read-only checkout; removing is a write.
+    let _writing = if input.check {
+        None
+    } else {
+        Some(ctx.write_lock()?)
+    };
     let index = ctx.index()?;
     let layer = index.root.join(".ai");
     if std::fs::symlink_metadata(&layer).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -78,16 +83,11 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
     if !input.check {
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
-            let target = crate::write::place_in_layer(&index.root, &orphan.path)
+            let removed_now = crate::write::remove_in_layer(&index.root, &orphan.path)
                 .map_err(super::place_error)?;
-            let still_file =
-                std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_file());
-            if !still_file {
+            if !removed_now {
                 continue;
             }
-            std::fs::remove_file(&target).map_err(|e| {
-                CapabilityError::internal(format!("cannot remove `{}`: {e}", orphan.path))
-            })?;
             ctx.count_write();
             removed.push(orphan.path.clone());
         }

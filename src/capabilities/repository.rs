@@ -18,7 +18,7 @@ use crate::registry::{self};
 
 pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityError> {
     let index = ctx.index()?;
-    let git = git::state(&index.root);
+    let git = git::state(&index.root, index.generation);
     let all = registry::all();
     let projected: Vec<_> = all.iter().filter(|d| ctx.projects(d)).collect();
     Ok(InfoOutput {
@@ -31,7 +31,8 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         discovery: match index.discovery {
-            Discovery::Vcs => RepositoryInfoOutputDiscovery::Vcs,
+            // An index holds the discovery `auto` resolved to.
+            Discovery::Vcs | Discovery::Auto => RepositoryInfoOutputDiscovery::Vcs,
             Discovery::Filesystem => RepositoryInfoOutputDiscovery::Filesystem,
         },
         git: GitView {
@@ -45,7 +46,6 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
                 IndexState::Ok => RepositoryInfoOutputIndexState::Ok,
                 IndexState::Degraded => RepositoryInfoOutputIndexState::Degraded,
             },
-            generation: index.generation as i64,
             fingerprint: index.fingerprint().to_string(),
             objects: index.objects.len() as i64,
         },
@@ -87,7 +87,7 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
 
 pub fn identity(ctx: &Context, _input: IdentityInput) -> Result<IdentityOutput, CapabilityError> {
     let index = ctx.index()?;
-    let git = git::state(&index.root);
+    let git = git::state(&index.root, index.generation);
     // The root commit is shared by every clone and says nothing about where this one lives;
     // without history, fall back to the layer's content fingerprint.
     let basis = match &git.root_commit {

@@ -96,20 +96,43 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             "no"
         }
     ));
+    line("eras:".into());
+    for e in p["eras"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {} ({}{}) — opened by {}",
+            e["name"].as_str().unwrap_or_default(),
+            words(&e["versions"]),
+            if e["stateless"] == json!(true) {
+                ", stateless"
+            } else {
+                ""
+            },
+            e["opened_by"].as_str().unwrap_or_default()
+        ));
+        line(format!("    serves: {}", words(&e["methods"])));
+        let not_served: Vec<&str> = e["not_served"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n["method"].as_str())
+            .collect();
+        line(format!("    not served: {}", not_served.join(", ")));
+    }
     line("transports:".into());
     for t in p["transports"].as_array().into_iter().flatten() {
         line(format!(
-            "  {:<6} {} sessions — {}",
+            "  {:<6} {} legacy sessions, {} modern (stateless) — {}",
             t["name"].as_str().unwrap_or_default(),
-            t["sessions"],
+            t["sessions_by_era"]["legacy"],
+            t["sessions_by_era"]["modern"],
             t["how"].as_str().unwrap_or_default()
         ));
     }
     line(format!(
-        "methods served: {}",
+        "methods served (legacy): {}",
         words(&p["serving"]["methods"])
     ));
-    line("not served:".into());
+    line("not served (legacy):".into());
     for n in p["serving"]["not_served"].as_array().into_iter().flatten() {
         line(format!(
             "  {} — {}",

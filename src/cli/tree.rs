@@ -73,7 +73,8 @@ fn build(word: &'static str, node: &Node) -> Command {
     cmd
 }
 
-fn kebab(name: &str) -> String {
+/// A property name as its flag: `older_than_seconds` → `older-than-seconds`.
+pub(super) fn kebab(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() {
@@ -88,6 +89,28 @@ fn kebab(name: &str) -> String {
         }
     }
     out
+}
+
+/// The help of `--no-<name>`, which sets a boolean that defaults to true to false: what false
+/// does. A description shaped `<true does> (true) or <false does> (false)` gives the second half;
+/// any other says which value the flag sets.
+fn negated_help(name: &str, description: Option<&str>) -> String {
+    let description = description.unwrap_or_default();
+    let when_false = description
+        .split_once(" (true) or ")
+        .and_then(|(_, rest)| rest.trim_end().strip_suffix("(false)"))
+        .map(str::trim)
+        .filter(|text| !text.is_empty());
+    match when_false {
+        Some(text) => {
+            let mut chars = text.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
+        }
+        None => format!("Set `{name}` to false (it is true unless given): {description}"),
+    }
 }
 
 /// The clap arguments of one capability, from its input schema.
@@ -107,6 +130,7 @@ pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {
                 if schema.default == Some(Value::Bool(true)) {
                     arg = arg
                         .long(format!("no-{}", kebab(name)))
+                        .help(negated_help(name, schema.description.as_deref()))
                         .action(ArgAction::SetFalse);
                 } else {
                     arg = arg.action(ArgAction::SetTrue);

@@ -12,6 +12,7 @@ use minijinja::{context, Environment, Value as Jinja};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::cli::line::shell_quote;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::http::binding;
@@ -239,6 +240,19 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
     }
 }
 
+/// The error page for a request refused before any page was asked for (a form over the body
+/// bound): the same page a refusal of the page itself renders.
+pub fn refusal(ctx: &Context, status: u16, code: &str, message: &str) -> Page {
+    error_page(
+        ctx,
+        Failure {
+            status,
+            code: code.to_string(),
+            message: message.to_string(),
+        },
+    )
+}
+
 fn method_not_allowed() -> Failure {
     Failure {
         status: 405,
@@ -251,6 +265,7 @@ fn error_page(ctx: &Context, f: Failure) -> Page {
     let heading = match f.status {
         404 => "Not found",
         400 => "That request does not fit",
+        413 => "That form is too large",
         403 => "Not allowed",
         405 => "Method not allowed",
         422 => "Refused",
@@ -302,7 +317,6 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         nav => nav,
         version => env!("CARGO_PKG_VERSION"),
         root => root,
-        generation => ctx.generation(),
         page_title => current,
     };
     let merged = context! { ..values, ..common };
@@ -509,17 +523,6 @@ fn runner_input(d: &Descriptor, submitted: &[(String, String)]) -> Result<Value,
     binding::from_query(schema, Some(&query))
 }
 
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./:@=,".contains(c))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
 /// The same call from a shell and over MCP.
 fn equivalents(d: &Descriptor, input: &Value, host: &str) -> Value {
     let curl = d.route.map(|r| match r.method {
@@ -549,32 +552,8 @@ fn equivalents(d: &Descriptor, input: &Value, host: &str) -> Value {
             r.path
         ),
     });
-    let cli = d.cli.map(|words| {
-        let mut line = format!("majordomus {}", words.join(" "));
-        for p in d.cli_positionals {
-            if let Some(v) = input.get(*p) {
-                line.push(' ');
-                line.push_str(&shell_quote(&scalar(v)));
-            }
-        }
-        for (k, v) in input.as_object().into_iter().flatten() {
-            if d.cli_positionals.contains(&k.as_str()) {
-                continue;
-            }
-            let flag = format!("--{}", k.replace('_', "-"));
-            match v {
-                Value::Bool(true) => line.push_str(&format!(" {flag}")),
-                Value::Bool(false) => line.push_str(&format!(" --no-{}", k.replace('_', "-"))),
-                Value::Array(items) => {
-                    for i in items {
-                        line.push_str(&format!(" {flag} {}", shell_quote(&scalar(i))));
-                    }
-                }
-                other => line.push_str(&format!(" {flag} {}", shell_quote(&scalar(other)))),
-            }
-        }
-        line
-    });
+    // The CLI line comes from the CLI's own derivation, so it is one the CLI accepts.
+    let cli = crate::cli::line::command_line(d, input);
     let mcp = d.tool.map(|tool| {
         json!({ "method": "tools/call", "params": { "name": tool, "arguments": input } })
             .to_string()

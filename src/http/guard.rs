@@ -4,6 +4,8 @@
 //! past a bound of requests in flight, `503 busy` with `Retry-After`.
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -11,6 +13,7 @@ use axum::http::{header, Method, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::writers::{Scope, SCOPE};
 use super::{error_response, AppState, MAX_BODY_BYTES, REQUEST_TIMEOUT};
 
 /// The host part of a `Host` (or `Origin` authority): without port, IPv6 brackets kept off.
@@ -95,13 +98,16 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        if request.uri().path().starts_with("/cockpit") {
+            return super::cockpit_too_large(&state);
+        }
         return error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             &format!("the body is larger than the bound of {MAX_BODY_BYTES} bytes"),
         );
     }
-    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
+    let Ok(permit) = state.in_flight.clone().try_acquire_owned() else {
         let mut response = error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "busy",
@@ -113,14 +119,24 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
         return response;
     };
     // A slow client cannot hold a request (and its permit) forever: the whole exchange,
-    // body included, has a deadline.
-    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+    // body included, has a deadline. The permit goes with the request's work, which may
+    // outlive its answer; a writer that started by the deadline finishes and answers.
+    let scope = Scope {
+        ticket: Arc::default(),
+        deadline: Instant::now() + REQUEST_TIMEOUT,
+        permit: Arc::new(permit),
+    };
+    let ticket = Arc::clone(&scope.ticket);
+    let handled = SCOPE.scope(scope, next.run(request));
+    tokio::pin!(handled);
+    match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {
         Ok(response) => response.into_response(),
+        Err(_) if !ticket.abandon() => handled.await.into_response(),
         Err(_) => error_response(
             StatusCode::REQUEST_TIMEOUT,
             "timeout",
             &format!(
-                "the request took longer than {} seconds",
+                "the request took longer than {} seconds and was stopped before anything was written; retrying is safe",
                 REQUEST_TIMEOUT.as_secs()
             ),
         ),

@@ -3,10 +3,6 @@
 //! 128 random bits); later requests must name a live one; `DELETE` ends it; sessions idle for
 //! ten minutes expire. The dispatcher is `mcp::Server`, the same one stdio uses.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
@@ -15,67 +11,14 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use super::AppState;
-use crate::context::{Peers, Transport};
+use crate::context::Transport;
 use crate::mcp::{protocol, Server, Session};
 
 /// The header naming a session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The header a client uses to say which protocol version it speaks.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
-/// How long a session may stay idle.
-pub const IDLE: Duration = Duration::from_secs(600);
-
-struct Entry {
-    session: Session,
-    last_seen: Instant,
-}
-
-/// The live sessions of this server.
-#[derive(Clone, Default)]
-pub struct Sessions {
-    map: Arc<Mutex<HashMap<String, Arc<Mutex<Entry>>>>>,
-}
-
-impl Sessions {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<Entry>>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn get(&self, id: &str) -> Option<Arc<Mutex<Entry>>> {
-        self.map().get(id).cloned()
-    }
-
-    /// Ends every session idle longer than `IDLE`, taking it off the peer board.
-    pub fn expire(&self, peers: &Peers) {
-        let mut map = self.map();
-        map.retain(|_, entry| {
-            // A session busy with a request is alive; never wait for it while holding the map.
-            let Ok(entry) = entry.try_lock() else {
-                return true;
-            };
-            let alive = entry.last_seen.elapsed() < IDLE;
-            if !alive {
-                if let Some(peer) = entry.session.peer {
-                    peers.detach(peer);
-                }
-            }
-            alive
-        });
-    }
-
-    fn remove(&self, id: &str, peers: &Peers) -> bool {
-        match self.map().remove(id) {
-            Some(entry) => {
-                let entry = entry.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(peer) = entry.session.peer {
-                    peers.detach(peer);
-                }
-                true
-            }
-            None => false,
-        }
-    }
-}
+pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
 
 fn new_session_id() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
@@ -110,22 +53,30 @@ fn frame_response(frame: Option<String>, session_id: Option<&str>) -> Response {
     response
 }
 
-/// Checks `MCP-Protocol-Version` when present: the refusal, if any.
-fn version_refusal(headers: &HeaderMap) -> Option<Response> {
+/// Checks `MCP-Protocol-Version` when present: the refusal, if any, answering request `id`
+/// with -32022 and the versions spoken.
+fn version_refusal(headers: &HeaderMap, id: &Value) -> Option<Response> {
     let value = headers.get(VERSION_HEADER)?;
     let version = value.to_str().unwrap_or_default();
     if protocol::VERSIONS.contains(&version) {
         None
     } else {
-        Some(rpc_error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            protocol::INVALID_REQUEST,
-            &format!(
+        let body = json!({ "jsonrpc": "2.0", "id": id, "error": {
+            "code": protocol::UNSUPPORTED_PROTOCOL_VERSION,
+            "message": format!(
                 "unsupported MCP-Protocol-Version `{version}` (spoken: {})",
-                protocol::VERSIONS.join(", ")
+                protocol::supported_versions().join(", ")
             ),
-        ))
+            "data": { "supported": protocol::supported_versions(), "requested": version },
+        }});
+        Some(
+            (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                body.to_string(),
+            )
+                .into_response(),
+        )
     }
 }
 
@@ -138,9 +89,6 @@ pub async fn post(
         Ok(body) => body,
         Err(rejection) => return super::unreadable_body(&rejection),
     };
-    if let Some(response) = version_refusal(&headers) {
-        return response;
-    }
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -152,6 +100,12 @@ pub async fn post(
             )
         }
     };
+    if super::mcp_modern::is_modern(&headers, &message) {
+        return super::mcp_modern::post(state, headers, message, body).await;
+    }
+    if let Some(response) = version_refusal(&headers, message.get("id").unwrap_or(&Value::Null)) {
+        return response;
+    }
     let server = Server::new(state.ctx.clone());
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize")
         && message.get("id").is_some();
@@ -176,13 +130,23 @@ pub async fn post(
                 "the request's handler failed; the server log says why",
             );
         };
-        state.sessions.map().insert(
-            id.clone(),
-            Arc::new(Mutex::new(Entry {
-                session,
-                last_seen: Instant::now(),
-            })),
-        );
+        if session.peer.is_none() {
+            // The initialize was refused (a bound on `clientInfo`): no session to keep.
+            return frame_response(frame, None);
+        }
+        if state
+            .sessions
+            .open(id.clone(), session, state.ctx.peers())
+            .is_err()
+        {
+            return super::error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                &format!(
+                    "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry shortly"
+                ),
+            );
+        }
         return frame_response(frame, Some(&id));
     }
     let request_id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -194,8 +158,7 @@ pub async fn post(
             "missing Mcp-Session-Id: send initialize first and echo the session id it returns",
         );
     };
-    state.sessions.expire(state.ctx.peers());
-    let Some(entry) = state.sessions.get(session_id) else {
+    let Some(entry) = state.sessions.checkout(session_id, state.ctx.peers()) else {
         return rpc_error(
             StatusCode::NOT_FOUND,
             &request_id,
@@ -204,24 +167,32 @@ pub async fn post(
         );
     };
     let session_id = session_id.to_string();
-    super::offload(move || {
-        let frame = {
-            let mut entry = entry.lock().unwrap_or_else(|e| e.into_inner());
-            entry.last_seen = Instant::now();
-            server.handle(&mut entry.session, &body)
-        };
+    let sessions = state.sessions.clone();
+    let work = move || {
+        let frame = server.handle(&mut entry.session(), &body);
+        sessions.touch(&session_id);
+        drop(entry);
         frame_response(frame, Some(&session_id))
-    })
-    .await
+    };
+    if super::writers::is_writer_call(&message) {
+        super::offload_write(&state, work).await
+    } else {
+        super::offload(work).await
+    }
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
-        return super::error_response(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "missing Mcp-Session-Id: name the session to end",
+        // Without a legacy session there is nothing to end (the modern era has none).
+        let mut response = super::error_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "DELETE ends a legacy session: name it with Mcp-Session-Id (a modern client has none to end)",
         );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
     };
     if state.sessions.remove(session_id, state.ctx.peers()) {
         StatusCode::NO_CONTENT.into_response()

@@ -2,9 +2,13 @@
 //! compiled table, MCP over Streamable HTTP at `/mcp`, the OpenAPI document, and the guards every
 //! request passes first. It is the only module that knows axum or hyper.
 
+mod accept;
 pub mod binding;
 mod guard;
 pub mod mcp;
+mod mcp_modern;
+mod sessions;
+mod writers;
 
 pub use guard::PeerAddr;
 
@@ -41,6 +45,7 @@ pub struct AppState {
     pub ctx: Context,
     pub sessions: mcp::Sessions,
     in_flight: Arc<Semaphore>,
+    writers: writers::Writers,
 }
 
 impl AppState {
@@ -49,6 +54,7 @@ impl AppState {
             ctx,
             sessions: mcp::Sessions::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            writers: writers::Writers::start(),
         }
     }
 }
@@ -115,16 +121,17 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
     }
 }
 
-/// Runs `work` on tokio's blocking pool: capabilities read files, start `git` and wait for a
-/// write's refresh, none of which may hold up the workers that serve every other request.
+/// Runs a read on tokio's blocking pool (see `writers`).
 pub(crate) async fn offload(work: impl FnOnce() -> Response + Send + 'static) -> Response {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|_| {
-        error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the request's handler failed; the server log says why",
-        )
-    })
+    writers::offload(work).await
+}
+
+/// Runs a writer's request on the writer thread, outside the pool reads use (see `writers`).
+pub(crate) async fn offload_write(
+    state: &AppState,
+    work: impl FnOnce() -> Response + Send + 'static,
+) -> Response {
+    state.writers.write(work).await
 }
 
 fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
@@ -132,6 +139,13 @@ fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppSta
         Some(Method::Post) => post(
             move |State(state): State<AppState>, body: Result<Bytes, BytesRejection>| async move {
                 match body {
+                    Ok(body) if d.effect == registry::rt::Effect::RepositoryMutation => {
+                        let writers = state.clone();
+                        offload_write(&writers, move || {
+                            run(&state, index, binding::from_body(&body))
+                        })
+                        .await
+                    }
                     Ok(body) => {
                         offload(move || run(&state, index, binding::from_body(&body))).await
                     }
@@ -258,9 +272,15 @@ async fn cockpit_page(
     method: axum::http::Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let path = uri.path().strip_prefix("/cockpit").unwrap_or_default();
+    // A form that cannot be read is refused with the Cockpit's error page, like any other
+    // refusal of a page (never axum's plain-text rejection).
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return cockpit_refusal(&state, &rejection),
+    };
     if let Some(name) = path.strip_prefix("/assets/") {
         let mut response = match crate::cockpit::asset(name) {
             Some(asset) => (
@@ -282,7 +302,7 @@ async fn cockpit_page(
     let post = method == axum::http::Method::POST;
     let path = path.to_string();
     let query = uri.query().map(str::to_string);
-    let rendered = tokio::task::spawn_blocking(move || {
+    let render = move |state: AppState| {
         let request = crate::cockpit::Request {
             path: &path,
             query: query.as_deref(),
@@ -291,16 +311,54 @@ async fn cockpit_page(
             host: &host,
         };
         crate::cockpit::render(&state.ctx, &request)
-    })
-    .await;
-    let Ok(page) = rendered else {
-        return error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the page could not be rendered; the server log says why",
-        );
     };
-    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let respond = |page: crate::cockpit::Page| {
+        let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (
+            status,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            page.html,
+        )
+            .into_response();
+        cockpit_headers(&mut response, "no-cache");
+        response
+    };
+    if post {
+        // A posted form is the runner of a writer: it queues with the writers, not the reads.
+        let writers = state.clone();
+        offload_write(&writers, move || respond(render(state))).await
+    } else {
+        offload(move || respond(render(state))).await
+    }
+}
+
+/// A Cockpit form that could not be read, as the Cockpit's HTML error page.
+fn cockpit_refusal(state: &AppState, rejection: &BytesRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        cockpit_too_large(state)
+    } else {
+        cockpit_error_page(
+            state,
+            400,
+            "invalid_input",
+            "the form could not be read in full (was the connection closed early?)",
+        )
+    }
+}
+
+/// A Cockpit form over the body bound, announced or streamed.
+pub(crate) fn cockpit_too_large(state: &AppState) -> Response {
+    cockpit_error_page(
+        state,
+        413,
+        "payload_too_large",
+        &format!("the form is larger than the bound of {MAX_BODY_BYTES} bytes"),
+    )
+}
+
+fn cockpit_error_page(state: &AppState, status: u16, code: &str, message: &str) -> Response {
+    let page = crate::cockpit::refusal(&state.ctx, status, code, message);
+    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
@@ -438,12 +496,12 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         }
     });
     let mut connections = tokio::task::JoinSet::new();
+    let mut acceptor = accept::Acceptor::new(listener, accept::connection_limit());
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
+            (stream, peer, slot) = acceptor.next() => {
                 let _ = stream.set_nodelay(true);
                 // The guard refuses a peer that is not this machine (SPEC §6 `forbidden`).
                 let service = hyper_util::service::TowerToHyperService::new(
@@ -451,6 +509,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
                 );
                 let mut stop = stop_rx.clone();
                 connections.spawn(async move {
+                    let _slot = slot;
                     let io = hyper_util::rt::TokioIo::new(stream);
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())

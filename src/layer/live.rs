@@ -102,6 +102,8 @@ impl LiveIndex {
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
         let first = build(root, discovery, 1)?;
+        // `auto` became what the first build used; every later build and check uses the same.
+        let discovery = first.discovery;
         let stamp = first.stamp;
         Ok(Arc::new(LiveIndex {
             root: root.to_path_buf(),
@@ -188,26 +190,42 @@ impl LiveIndex {
                 // them up does not compete with a server's first requests.
                 let mut wait = interval.min(FIRST_CHECK);
                 let mut last_check = Instant::now();
+                // A change was reported and not yet checked for: a writer's refresh came first,
+                // or the change came too soon after the last check.
+                let mut pending = false;
                 loop {
                     let not_before = last_check + interval.min(MIN_GAP);
-                    let forced_ticket = match next_signals(&inbox, wait, not_before) {
-                        Ok(ticket) => ticket,
+                    let signals = match next_signals(&inbox, wait, not_before) {
+                        Ok(signals) => signals,
                         Err(RecvTimeoutError::Disconnected) => break,
-                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Timeout) => Signals {
+                            ticket: None,
+                            changed: true,
+                        },
                     };
                     let Some(live) = live.upgrade() else { break };
                     // Started (the first time) before the check, so that the check covers what
                     // changed before they were.
                     live.follow(&mut watching, &notifier);
-                    live.poll(forced_ticket.is_some());
-                    last_check = Instant::now();
-                    if let Some(ticket) = forced_ticket {
+                    pending |= signals.changed;
+                    if let Some(ticket) = signals.ticket {
+                        // The writer waits for this one: the known paths plus what it wrote.
+                        live.poll(true);
                         live.mark_served(ticket);
+                    }
+                    // What else changed meanwhile (another process's file, a new directory) is
+                    // found by a full check, no more often than `MIN_GAP` however many writes.
+                    if pending && Instant::now() >= not_before {
+                        live.poll(false);
+                        last_check = Instant::now();
+                        pending = false;
                     }
                     // A new generation may need other directories watched; what changed before
                     // those watches began raised no event, so check again at once.
                     wait = if live.follow(&mut watching, &notifier) {
                         Duration::ZERO
+                    } else if pending {
+                        not_before.saturating_duration_since(Instant::now())
                     } else if watching.current.is_some() {
                         interval.max(NOTIFIED_POLL)
                     } else {
@@ -368,39 +386,60 @@ struct Watching {
     refused: Option<Result<WatchSet, String>>,
 }
 
-/// Waits up to `wait` for the watcher's next signals and takes every one queued: `Ok(Some(ticket))`
-/// for a forced build serving every refresh up to `ticket`, `Ok(None)` for a stamp check after a
-/// notification. A notification waits `SETTLE` for the rest of its burst, unless a refresh
-/// arrives, whose caller is waiting.
+/// What the watcher was asked to do by the signals it took at once.
+struct Signals {
+    /// A forced build serving every refresh up to this ticket.
+    ticket: Option<u64>,
+    /// The file system reported a change: the stamp must be checked.
+    changed: bool,
+}
+
+/// Waits up to `wait` for the watcher's next signals and takes every one queued. A notification
+/// waits `SETTLE` for the rest of its burst (and until `not_before`), unless a refresh arrives,
+/// whose caller is waiting; the notification is still reported, never dropped.
 fn next_signals(
     inbox: &Receiver<Signal>,
     wait: Duration,
     not_before: Instant,
-) -> Result<Option<u64>, RecvTimeoutError> {
-    let mut ticket = match inbox.recv_timeout(wait)? {
-        Signal::Refresh(ticket) => Some(ticket),
+) -> Result<Signals, RecvTimeoutError> {
+    let mut signals = match inbox.recv_timeout(wait)? {
+        Signal::Refresh(ticket) => Signals {
+            ticket: Some(ticket),
+            changed: false,
+        },
         Signal::Changed => {
             let settled = (Instant::now() + SETTLE).max(not_before);
+            let mut ticket = None;
             loop {
                 let left = settled.saturating_duration_since(Instant::now());
                 match inbox.recv_timeout(left) {
-                    Ok(Signal::Refresh(ticket)) => break Some(ticket),
+                    Ok(Signal::Refresh(t)) => {
+                        ticket = Some(t);
+                        break;
+                    }
                     Ok(Signal::Changed) => continue,
-                    Err(RecvTimeoutError::Timeout) => break None,
+                    Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => {
                         return Err(RecvTimeoutError::Disconnected)
                     }
                 }
             }
+            Signals {
+                ticket,
+                changed: true,
+            }
         }
     };
     // Requests that queued up while building are all served by one build.
     while let Ok(signal) = inbox.try_recv() {
-        if let Signal::Refresh(t) = signal {
-            ticket = Some(ticket.map_or(t, |ticket| ticket.max(t)));
+        match signal {
+            Signal::Refresh(t) => {
+                signals.ticket = Some(signals.ticket.map_or(t, |ticket| ticket.max(t)));
+            }
+            Signal::Changed => signals.changed = true,
         }
     }
-    Ok(ticket)
+    Ok(signals)
 }
 
 /// Builds `index`'s search signatures on a new thread, which holds the generation until done.

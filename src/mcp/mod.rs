@@ -1,6 +1,9 @@
 //! The MCP projection: the protocol constants, the dispatcher shared by every transport, and the
 //! stdio transport. It is the only module that knows MCP.
 
+pub mod caching;
+pub mod era;
+pub mod paging;
 pub mod protocol;
 pub mod server;
 pub mod stdio;

@@ -1,14 +1,30 @@
 //! The MCP protocol constants this server speaks: the versions, the methods it serves, and the
 //! JSON-RPC error codes. The dispatcher consults `METHODS` before it looks at a request, so this
-//! list is what is served, not a description of it.
+//! list is what is served, not a description of it. Each era has its own list (SPEC §8.3): the
+//! legacy one (`initialize` opens a session) and the modern one (every request carries its
+//! version in `_meta`).
 
-/// Protocol versions spoken, newest first.
+/// Legacy protocol versions spoken (an `initialize` negotiates one), newest first.
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// Requests served.
+/// Modern protocol versions spoken (named per request in `_meta`), newest first.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// Legacy requests served (after `initialize`, or on a legacy session).
 pub const METHODS: &[&str] = &[
     "initialize",
     "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
+
+/// Modern requests served: stateless, each carrying `_meta` (SPEC §8.3). Live subscriptions
+/// (`subscriptions/listen`) and the skills extension join this list when they are served.
+pub const MODERN_METHODS: &[&str] = &[
+    "server/discover",
     "tools/list",
     "tools/call",
     "resources/list",
@@ -32,6 +48,38 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
     ("logging/setLevel", "logs go to stderr, filtered by the environment"),
 ];
 
+/// Methods the modern era does not serve, and why: what 2026-07-28 removed, and what the legacy
+/// era does not serve either.
+pub const MODERN_NOT_SERVED: &[(&str, &str)] = &[
+    (
+        "initialize",
+        "the modern era has no handshake: every request names its version in `_meta` (an `initialize` without it opens a legacy session)",
+    ),
+    ("ping", "removed in 2026-07-28; any request answers whether the server is up"),
+    (
+        "resources/subscribe",
+        "removed in 2026-07-28 (subscriptions/listen replaces it); not served yet",
+    ),
+    ("resources/unsubscribe", "removed in 2026-07-28, with resources/subscribe"),
+    ("subscriptions/listen", "live notifications are not served yet; clients re-read when ttlMs runs out"),
+    (
+        "prompts/list",
+        "prompt assets render checkout-local context; served unrendered they would read as finished, so they are resources",
+    ),
+    ("prompts/get", "prompts are not served (see prompts/list)"),
+    ("completion/complete", "no argument completion is offered"),
+    ("logging/setLevel", "removed in 2026-07-28; logs go to stderr, filtered by the environment"),
+];
+
+/// The `_meta` keys of a modern request and result (SPEC §8.3).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The most entries one page of a paged listing holds (`resources/list`).
+pub const PAGE_SIZE: usize = 500;
+
 /// The template every layer object's URI follows.
 pub const OBJECT_URI_TEMPLATE: &str = "majordomus://{kind}/{identity}";
 
@@ -43,7 +91,17 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// Legacy only: the modern era answers an unknown resource with `INVALID_PARAMS` and `data.uri`.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// Modern: an HTTP header disagrees with the body, or a required one is missing or malformed.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// Modern: the request names a protocol version this server does not speak.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Every version spoken, both eras, newest first (`server/discover`'s `supportedVersions`).
+pub fn supported_versions() -> Vec<&'static str> {
+    MODERN_VERSIONS.iter().chain(VERSIONS).copied().collect()
+}
 
 /// The version to answer an `initialize` with: the requested one when spoken, else our newest.
 pub fn negotiate(requested: Option<&str>) -> &'static str {

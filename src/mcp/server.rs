@@ -1,11 +1,18 @@
 //! The MCP dispatcher, shared by every transport (stdio, and Streamable HTTP at `/mcp`): one
 //! JSON-RPC message in, at most one frame out. It consults `protocol::METHODS` before it looks at
 //! a request, and every statement it makes about a tool is read from the tool's capability.
+//! Both eras go through it (SPEC §8.3): `era` says which one a request is and what a modern
+//! result carries besides its payload.
+
+use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::protocol::{self, METHODS, NOTIFICATIONS};
+use super::caching::{self, CacheHint};
+use super::era::{self, Era, Opened};
+use super::paging;
+use super::protocol::{self, NOTIFICATIONS};
 use crate::context::{Context, PeerId, Transport};
 use crate::error::CapabilityError;
 use crate::registry::{self, rt::Effect};
@@ -17,6 +24,8 @@ pub struct Session {
     pub transport: Transport,
     pub peer: Option<PeerId>,
     pub protocol_version: Option<&'static str>,
+    /// How the era of each request is told (SPEC §8.3).
+    pub opened: Opened,
 }
 
 impl Session {
@@ -25,9 +34,16 @@ impl Session {
             transport,
             peer: None,
             protocol_version: None,
+            opened: Opened::ByMessage,
         }
     }
 }
+
+/// The longest `clientInfo.name` a session may give: it is kept on the peer board and shown
+/// to every other client.
+pub const MAX_CLIENT_NAME_BYTES: usize = 256;
+/// The longest `clientInfo.version`.
+pub const MAX_CLIENT_VERSION_BYTES: usize = 64;
 
 /// Answers MCP messages over one `Context`.
 #[derive(Clone, Debug)]
@@ -35,18 +51,26 @@ pub struct Server {
     ctx: Context,
 }
 
-/// A JSON-RPC failure: code and message.
-struct RpcError {
-    code: i64,
-    message: String,
+/// A JSON-RPC failure: code, message and, for the errors that carry one, `data`.
+#[derive(Debug)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
 }
 
 impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> Self {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
             message: crate::secrets::redact(&message.into()).into_owned(),
+            data: None,
         }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
     }
 }
 
@@ -56,13 +80,21 @@ impl RpcError {
 pub struct Body {
     before: &'static str,
     text: Text,
-    after: &'static str,
+    after: Cow<'static, str>,
+    /// The result has a `_meta` of its own (a tool's error): a modern result puts the server's
+    /// identity there instead of adding a second one.
+    own_meta: bool,
+    /// A modern result's own fields, written before the members of the text.
+    lead: String,
+    /// How long the result stays fresh and for whom, when its method's results are cacheable.
+    hint: Option<CacheHint>,
 }
 
 enum Text {
     Owned(String),
     Static(&'static str),
-    Shared(std::sync::Arc<String>),
+    /// One page of a generation's `resources/list`.
+    Page(std::sync::Arc<crate::resolve::Pages>, usize),
 }
 
 impl Body {
@@ -70,11 +102,14 @@ impl Body {
         Self::around("", Text::Owned(text), "")
     }
 
-    fn around(before: &'static str, text: Text, after: &'static str) -> Self {
+    fn around(before: &'static str, text: Text, after: impl Into<Cow<'static, str>>) -> Self {
         Self {
             before,
             text,
-            after,
+            after: after.into(),
+            own_meta: false,
+            lead: String::new(),
+            hint: None,
         }
     }
 
@@ -82,9 +117,54 @@ impl Body {
         let text = match &self.text {
             Text::Owned(s) => s.as_str(),
             Text::Static(s) => s,
-            Text::Shared(s) => s.as_str(),
+            Text::Page(pages, page) => pages.pages[*page].text.as_str(),
         };
-        [self.before, text, self.after]
+        [self.before, text, &self.after]
+    }
+
+    fn hinted(mut self, hint: CacheHint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
+    /// A modern result: the era's fields first (`lead`, written after the frame head's opening
+    /// brace), then this result's own members.
+    fn modern(mut self, hint: Option<CacheHint>) -> Self {
+        const META: &str = "\"_meta\":{";
+        if let Text::Static(text) = self.text {
+            if self.before.is_empty() {
+                self.text = Text::Owned(text.to_string());
+            }
+        }
+        let mut meta_merged = false;
+        if self.own_meta {
+            if let Text::Owned(text) = &mut self.text {
+                if let Some(at) = text.find(META) {
+                    text.insert_str(at + META.len(), &format!("{},", era::server_info_entry()));
+                    meta_merged = true;
+                }
+            }
+        }
+        let mut lead = era::result_fields(hint, !meta_merged);
+        // The result's own opening brace gives way to the frame head's.
+        let rest = if self.before.is_empty() {
+            match &mut self.text {
+                Text::Owned(text) => {
+                    text.replace_range(..1, "");
+                    text.as_str()
+                }
+                Text::Static(text) => text,
+                Text::Page(..) => "",
+            }
+        } else {
+            self.before = &self.before[1..];
+            self.before
+        };
+        if rest.starts_with('}') {
+            lead.pop();
+        }
+        self.lead = lead;
+        self
     }
 }
 
@@ -111,10 +191,14 @@ impl Frame {
     }
 
     fn result(id: &str, body: Body) -> Self {
-        let mut head = String::with_capacity(id.len() + 32);
+        let mut head = String::with_capacity(id.len() + 32 + body.lead.len());
         head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
         head.push_str(id);
         head.push_str(",\"result\":");
+        if !body.lead.is_empty() {
+            head.push('{');
+            head.push_str(&body.lead);
+        }
         Self {
             head,
             body: Some(body),
@@ -242,14 +326,20 @@ impl Server {
             }
             return None;
         };
-        if !METHODS.contains(&method) {
+        let era = match era::classify(method, map.get("params"), session.opened) {
+            Ok(era) => era,
+            Err(e) => return Some(Frame::error(&id, &e)),
+        };
+        let methods = era.methods();
+        if !methods.contains(&method) {
+            let era_name = if era.is_modern() { "modern" } else { "legacy" };
             return Some(Frame::error(
                 &id,
                 &RpcError::new(
                     protocol::METHOD_NOT_FOUND,
                     format!(
-                        "method `{method}` is not served (served: {})",
-                        METHODS.join(", ")
+                        "method `{method}` is not served on the {era_name} era (served: {})",
+                        methods.join(", ")
                     ),
                 ),
             ));
@@ -266,24 +356,34 @@ impl Server {
         };
         let answer = match method {
             "initialize" => self.initialize(session, &params),
+            // The instructions count the layer's objects: as fresh as the repository.
+            "server/discover" => Ok(Body::owned(
+                Value::Object(era::discover(instructions(&self.ctx))).to_string(),
+            )
+            .hinted(caching::REPOSITORY)),
             "ping" => Ok(Body::around("", Text::Static("{}"), "")),
-            "tools/list" => Ok(Body::around(
-                "{\"tools\":",
-                Text::Static(self.ctx.tools_list_json()),
-                "}",
-            )),
+            "tools/list" => {
+                Ok(
+                    Body::around("{\"tools\":", Text::Static(self.ctx.tools_list_json()), "}")
+                        .hinted(caching::COMPILED),
+                )
+            }
             "tools/call" => self.call_tool(session, &params),
-            "resources/list" => self.list_resources(),
+            "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
-            "resources/templates/list" => Ok(Body::owned(templates())),
+            "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
             _ => Err(RpcError::new(
                 protocol::METHOD_NOT_FOUND,
                 format!("method `{method}` is not served"),
             )),
         };
-        Some(match answer {
-            Ok(body) => Frame::result(&id, body),
-            Err(e) => Frame::error(&id, &e),
+        Some(match (answer, era) {
+            (Ok(body), Era::Legacy) => Frame::result(&id, body),
+            (Ok(body), Era::Modern(_)) => {
+                let hint = body.hint;
+                Frame::result(&id, body.modern(hint))
+            }
+            (Err(e), era) => Frame::error(&id, &era::error_for(era, e)),
         })
     }
 
@@ -300,6 +400,20 @@ impl Server {
             .and_then(|c| c.get("version"))
             .and_then(Value::as_str)
             .unwrap_or("");
+        for (field, text, bound) in [
+            ("name", name, MAX_CLIENT_NAME_BYTES),
+            ("version", client_version, MAX_CLIENT_VERSION_BYTES),
+        ] {
+            if text.len() > bound {
+                return Err(RpcError::new(
+                    protocol::INVALID_PARAMS,
+                    format!(
+                        "`clientInfo.{field}` is {} bytes; at most {bound} are accepted",
+                        text.len()
+                    ),
+                ));
+            }
+        }
         let peer = self.ctx.peers().attach(
             session.peer,
             session.transport,
@@ -357,26 +471,41 @@ impl Server {
             )),
             Err(e) => {
                 let message = crate::secrets::redact(e.message());
-                Ok(Body::owned(
+                let mut body = Body::owned(
                     json!({
                         "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
                         "isError": true,
                         "_meta": { "majordomus": { "error": { "code": e.code() } } },
                     })
                     .to_string(),
-                ))
+                );
+                body.own_meta = true;
+                Ok(body)
             }
         }
     }
 
-    fn list_resources(&self) -> Answer {
-        // The listing is shared with the generation's cache and written out as it is.
-        let resources = resolve::list_json(&self.ctx).map_err(internal)?;
-        Ok(Body::around(
-            "{\"resources\":",
-            Text::Shared(resources),
-            "}",
-        ))
+    /// One page of `resources/list` (SPEC §8.1): the first without a cursor, then the one each
+    /// `nextCursor` names, in the generation the cursor was made for.
+    fn list_resources(&self, params: &Map<String, Value>) -> Answer {
+        // The pages are shared with the generation's cache and written out as they are.
+        let pages = resolve::list_pages(&self.ctx).map_err(internal)?;
+        let page = paging::page_of(params.get("cursor"), pages.generation, pages.pages.len())?;
+        let after = if page + 1 < pages.pages.len() {
+            Cow::Owned(format!(
+                ",\"nextCursor\":\"{}\"}}",
+                paging::encode(pages.generation, page + 1)
+            ))
+        } else {
+            Cow::Borrowed("}")
+        };
+        // Builtin entries are compiled in; a page with layer objects is the repository's.
+        let hint = if pages.pages[page].has_objects {
+            caching::REPOSITORY
+        } else {
+            caching::COMPILED
+        };
+        Ok(Body::around("{\"resources\":", Text::Page(pages, page), after).hinted(hint))
     }
 
     fn read_resource(&self, params: &Map<String, Value>) -> Answer {
@@ -386,12 +515,22 @@ impl Server {
                 "`uri` must be a majordomus:// URI (a string)",
             ));
         };
+        let hint = match registry::all()
+            .iter()
+            .find(|d| d.resource.is_some_and(|r| r.uri == uri))
+        {
+            Some(d) => caching::of_capability(d),
+            None => caching::REPOSITORY,
+        };
         match resolve::read(&self.ctx, uri) {
-            Ok(contents) => Ok(Body::owned(json!({ "contents": [contents] }).to_string())),
+            Ok(contents) => {
+                Ok(Body::owned(json!({ "contents": [contents] }).to_string()).hinted(hint))
+            }
             Err(CapabilityError::NotFound { message }) => Err(RpcError::new(
                 protocol::RESOURCE_NOT_FOUND,
                 format!("not_found: {message}"),
-            )),
+            )
+            .with_data(json!({ "uri": uri }))),
             Err(CapabilityError::Internal { message }) => Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
                 format!("internal: {message}"),
@@ -446,7 +585,11 @@ fn tool_result(text: &str) -> String {
 
 /// `id` is JSON text, echoed as is.
 fn error_frame(id: &str, error: &RpcError) -> String {
-    let error = json!({ "code": error.code, "message": error.message });
+    let mut error_value = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = &error.data {
+        error_value["data"] = data.clone();
+    }
+    let error = error_value;
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
 }
 

@@ -16,6 +16,7 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("payload_too_large", 413),
     ("busy", 503),
     ("timeout", 408),
+    ("unavailable", 503),
 ];
 
 macro_rules! word_enum {

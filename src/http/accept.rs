@@ -1,0 +1,144 @@
+//! Accepting connections without ever running out of file descriptors: at most
+//! [`connection_limit`] connections are open at once (a share of `RLIMIT_NOFILE`, the rest kept
+//! for the files, pipes and watches requests need), clients past it wait in the kernel's backlog,
+//! and when `accept` fails anyway (EMFILE from elsewhere, ENOBUFS) the loop backs off instead of
+//! spinning, logging once per burst of failures.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The most connections served at once, whatever the descriptor limit allows.
+pub const MAX_CONNECTIONS: usize = 8192;
+/// The first pause after a failed `accept`; it doubles up to [`BACKOFF_MAX`].
+const BACKOFF_MIN: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+/// Connections this process may hold open: its descriptor limit (first raised to the hard
+/// limit, up to 65,536, as a server may) less a reserve of a quarter (at least 32, at most 256)
+/// for everything else a request opens.
+pub fn connection_limit() -> usize {
+    raise_open_files_limit();
+    limit_for(open_files_limit())
+}
+
+/// Raises the soft `RLIMIT_NOFILE` towards the hard one: desktops often start processes at
+/// 1,024, which a few hundred idle clients would otherwise use up.
+fn raise_open_files_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit read or write one `rlimit` we own.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                let wanted = limit.rlim_max.min(65_536);
+                if limit.rlim_cur < wanted {
+                    limit.rlim_cur = wanted;
+                    let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+                }
+            }
+        }
+    }
+}
+
+fn limit_for(open_files: u64) -> usize {
+    let reserve = (open_files / 4).clamp(32, 256);
+    let limit = open_files.saturating_sub(reserve).max(8);
+    usize::try_from(limit).map_or(MAX_CONNECTIONS, |l| l.min(MAX_CONNECTIONS))
+}
+
+/// The soft `RLIMIT_NOFILE` of this process (1024 when it cannot be read).
+fn open_files_limit() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one `rlimit` through a pointer to a live, owned value.
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+        if read == 0 {
+            // `rlim_t` is `u64` on Linux, not on every Unix.
+            #[allow(clippy::unnecessary_cast)]
+            return limit.rlim_cur as u64;
+        }
+    }
+    1024
+}
+
+/// The listener, the connection slots and the state of the current burst of failures.
+pub struct Acceptor {
+    listener: TcpListener,
+    slots: Arc<Semaphore>,
+    backoff: Option<Duration>,
+    failures: u64,
+}
+
+impl Acceptor {
+    pub fn new(listener: TcpListener, limit: usize) -> Acceptor {
+        Acceptor {
+            listener,
+            slots: Arc::new(Semaphore::new(limit)),
+            backoff: None,
+            failures: 0,
+        }
+    }
+
+    /// The next connection, with the slot it holds until it is dropped. Waits for a slot, then
+    /// for a connection; a failed `accept` is paused on, never retried at once.
+    pub async fn next(&mut self) -> (TcpStream, SocketAddr, OwnedSemaphorePermit) {
+        loop {
+            let Ok(slot) = Arc::clone(&self.slots).acquire_owned().await else {
+                // The semaphore is never closed; if it were, no connection would be accepted.
+                return std::future::pending().await;
+            };
+            match self.listener.accept().await {
+                Ok((stream, peer)) => {
+                    if self.failures > 0 {
+                        tracing::info!(
+                            failures = self.failures,
+                            "accepting connections again after a burst of failures"
+                        );
+                    }
+                    self.backoff = None;
+                    self.failures = 0;
+                    return (stream, peer, slot);
+                }
+                Err(e) => {
+                    drop(slot);
+                    self.failures += 1;
+                    let pause = match self.backoff {
+                        None => {
+                            tracing::warn!(
+                                "cannot accept a connection: {e}; pausing before the next try (logged once per burst)"
+                            );
+                            BACKOFF_MIN
+                        }
+                        Some(pause) => (pause * 2).min(BACKOFF_MAX),
+                    };
+                    self.backoff = Some(pause);
+                    tokio::time::sleep(pause).await;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limit_for;
+
+    #[test]
+    fn the_limit_keeps_a_reserve_of_descriptors() {
+        assert_eq!(limit_for(64), 32);
+        assert_eq!(limit_for(1024), 768);
+        assert_eq!(limit_for(65_536), 8192);
+        assert_eq!(limit_for(20), 8, "a floor, however few descriptors");
+    }
+}

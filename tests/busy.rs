@@ -1,0 +1,444 @@
+//! A busy or failing server stays correct (issue 14), and a client is bounded (issue 13, point
+//! 4): through the real binary, over real pipes and sockets.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+
+use serde_json::{json, Value};
+
+use crate::serve_support::{read_reply, Served};
+use crate::support::{Fixture, McpServer};
+
+/// A plan of `n` independent issues, committed.
+fn plan_of(n: usize) -> Fixture {
+    let fixture = Fixture::new();
+    for i in 0..n {
+        fixture.write(
+            &format!(".ai/repo/project/issues/i{i:02}.yaml"),
+            format!("id: i{i:02}\ntitle: Issue {i}\n"),
+        );
+    }
+    fixture.commit("a plan");
+    fixture
+}
+
+fn ledger_lines(root: &Path) -> Vec<Value> {
+    fs::read_to_string(root.join(".ai/local/state/ledger.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each ledger line is JSON"))
+        .collect()
+}
+
+/// Holds the checkout's write lock from this process, as another `majordomus` would, until it
+/// is dropped (closing the file lets go of the lock).
+struct ForeignWriter {
+    _locked: fs::File,
+}
+
+impl ForeignWriter {
+    fn hold(root: &Path) -> ForeignWriter {
+        let dir = root.join(".ai/local/state");
+        fs::create_dir_all(&dir).expect("the state directory");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("write.lock"))
+            .expect("the lock file");
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).expect("locked");
+        ForeignWriter { _locked: file }
+    }
+}
+
+/// See: issue 14, point 5. Six stdio servers race `start` on every issue of one checkout.
+#[test]
+fn six_processes_racing_start_succeed_exactly_once_per_issue() {
+    const ISSUES: usize = 16;
+    const PROCESSES: usize = 6;
+    let fixture = plan_of(ISSUES);
+    let barrier = Arc::new(Barrier::new(PROCESSES));
+    let racers: Vec<_> = (0..PROCESSES)
+        .map(|p| {
+            let root = fixture.root().to_path_buf();
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut server = McpServer::start(&root);
+                server.initialize_as(&format!("racer-{p}"));
+                barrier.wait();
+                let mut won = 0;
+                for i in 0..ISSUES {
+                    // Each racer walks the plan from a different place, so they meet everywhere.
+                    let issue = format!("i{:02}", (i + p * 3) % ISSUES);
+                    let result = server.call(
+                        "majordomus_plan_transition",
+                        json!({ "issue": issue, "transition": "start" }),
+                    );
+                    if result["isError"] == false {
+                        won += 1;
+                    } else {
+                        let code = &result["_meta"]["majordomus"]["error"]["code"];
+                        assert_eq!(code, "refused", "a lost race is a refusal: {result}");
+                    }
+                }
+                server.close();
+                won
+            })
+        })
+        .collect();
+    let won: usize = racers
+        .into_iter()
+        .map(|r| r.join().expect("a racer ran"))
+        .sum();
+    assert_eq!(won, ISSUES, "exactly one `start` per issue succeeded");
+    let ledger = ledger_lines(fixture.root());
+    assert_eq!(ledger.len(), ISSUES, "one ledger line per transition");
+    for i in 0..ISSUES {
+        let text = fs::read_to_string(
+            fixture
+                .root()
+                .join(format!(".ai/repo/project/issues/i{i:02}.yaml")),
+        )
+        .expect("the issue file");
+        assert_eq!(
+            text.matches("started_at:").count(),
+            1,
+            "one stamp in issue {i}: {text}"
+        );
+    }
+}
+
+/// See: issue 14, point 5. A writer waits for another process's write instead of racing it.
+#[test]
+fn a_writer_waits_for_another_process_holding_the_checkout_lock() {
+    let fixture = plan_of(1);
+    let held = ForeignWriter::hold(fixture.root());
+    let root = fixture.root().to_path_buf();
+    let writer = std::thread::spawn(move || {
+        let mut server = McpServer::start(&root);
+        server.initialize();
+        let result = server.call(
+            "majordomus_plan_transition",
+            json!({ "issue": "i00", "transition": "start" }),
+        );
+        server.close();
+        result
+    });
+    // However long this waits, the stamp is not there while the lock is held.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let issue = fixture.root().join(".ai/repo/project/issues/i00.yaml");
+    assert!(
+        !fs::read_to_string(&issue)
+            .expect("the issue")
+            .contains("started_at"),
+        "the write went ahead while another process held the lock"
+    );
+    drop(held);
+    let result = writer.join().expect("the writer ran");
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(fs::read_to_string(&issue)
+        .expect("the issue")
+        .contains("started_at"));
+}
+
+fn initialize_with(name: &str, version: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": name, "version": version },
+        },
+    })
+}
+
+/// See: issue 13, point 4. Half a megabyte of `clientInfo.name` is refused, naming the field.
+#[test]
+fn initialize_refuses_client_info_past_its_bounds_on_stdio_and_http() {
+    let fixture = Fixture::new();
+    let long_name = "n".repeat(512 * 1024);
+    let long_version = "v".repeat(65);
+    let mut stdio = McpServer::start(fixture.root());
+    for (message, field) in [
+        (initialize_with(&long_name, "1"), "clientInfo.name"),
+        (initialize_with("ok", &long_version), "clientInfo.version"),
+    ] {
+        let params = message["params"].clone();
+        let error = stdio.error("initialize", params);
+        assert_eq!(error["code"], -32602, "{error}");
+        let text = error["message"].as_str().unwrap_or_default();
+        assert!(text.contains(&format!("`{field}`")), "{text}");
+        assert!(text.len() < 200, "the message does not echo the value");
+    }
+    stdio.initialize_as(&"n".repeat(256));
+    let peers = stdio.call_ok("majordomus_peers", json!({}));
+    assert_eq!(
+        peers["peers"].as_array().map(Vec::len),
+        Some(1),
+        "only the bounded client is on the board: {peers}"
+    );
+    stdio.close();
+
+    let served = Served::start(fixture.root());
+    let reply = served.mcp(None, &initialize_with(&long_name, "1"));
+    assert_eq!(reply.json()["error"]["code"], -32602, "{}", reply.text());
+    assert!(
+        reply.header("mcp-session-id").is_none(),
+        "a refused initialize opens no session"
+    );
+    let (_, result) = served.mcp_initialize(&"n".repeat(256));
+    assert!(result["protocolVersion"].is_string());
+}
+
+/// See: issue 14, point 1. `DELETE` of a session whose request is waiting answers at once, and
+/// every other client is served meanwhile.
+#[test]
+fn deleting_a_session_mid_request_stops_no_other_request() {
+    let fixture = plan_of(1);
+    let served = Arc::new(Served::start(fixture.root()));
+    let (waiting, _) = served.mcp_initialize("waits");
+    let (other, _) = served.mcp_initialize("other");
+    let held = ForeignWriter::hold(fixture.root());
+    let in_flight = {
+        let served = Arc::clone(&served);
+        let waiting = waiting.clone();
+        std::thread::spawn(move || {
+            served.mcp(
+                Some(&waiting),
+                &json!({
+                    "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {
+                        "name": "majordomus_plan_transition",
+                        "arguments": { "issue": "i00", "transition": "start" },
+                    },
+                }),
+            )
+        })
+    };
+    // Let the call reach its writer, which waits for the lock this test holds.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let deleted = served.request("DELETE", "/mcp", &[("Mcp-Session-Id", &waiting)], b"");
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
+    assert_eq!(served.get("/healthz").status, 200);
+    let listed = served.mcp(
+        Some(&other),
+        &json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }),
+    );
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    let gone = served.mcp(
+        Some(&waiting),
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/list" }),
+    );
+    assert_eq!(gone.status, 404, "the deleted session is gone at once");
+    drop(held);
+    let finished = in_flight.join().expect("the waiting request ends");
+    assert_eq!(finished.status, 200, "{}", finished.text());
+}
+
+/// See: issue 14, Bad input. A client that sends half a request and waits holds no one else up.
+#[test]
+fn half_a_request_holds_up_no_other_client() {
+    let fixture = Fixture::new();
+    let served = Served::start(fixture.root());
+    let mut stalled = Vec::new();
+    for _ in 0..50 {
+        let mut stream = served.connect();
+        stream
+            .write_all(
+                format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+                    served.host()
+                )
+                .as_bytes(),
+            )
+            .expect("half a request");
+        stalled.push(stream);
+    }
+    assert_eq!(served.get("/healthz").status, 200);
+    let (session, _) = served.mcp_initialize("patient");
+    let listed = served.mcp(
+        Some(&session),
+        &json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+    );
+    assert_eq!(listed.status, 200);
+    drop(stalled);
+    let mut stream = served.connect();
+    stream
+        .write_all(&served.request_bytes("GET", "/healthz", &[], b""))
+        .expect("sent");
+    assert_eq!(read_reply(&mut stream).status, 200);
+}
+
+/// A writer's HTTP request, `start` of `issue`, on its own connection that waits `patience`.
+fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) -> u16 {
+    let mut stream = served.connect();
+    stream
+        .set_read_timeout(Some(patience))
+        .expect("a read timeout");
+    let body = json!({ "issue": issue, "transition": "start" }).to_string();
+    stream
+        .write_all(&served.request_bytes(
+            "POST",
+            crate::serve_support::route_of("plan.transition"),
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        ))
+        .expect("sent");
+    read_reply(&mut stream).status
+}
+
+/// See: issue 14, point 3. A flood of writers waiting for the write lock takes no thread a read
+/// needs: reads, `/healthz` and the Cockpit answer while every writer waits.
+#[test]
+fn writers_waiting_for_the_lock_never_starve_reads() {
+    let fixture = plan_of(1);
+    let served = Arc::new(Served::start(fixture.root()));
+    let held = ForeignWriter::hold(fixture.root());
+    let writers: Vec<_> = (0..100)
+        .map(|_| {
+            let served = Arc::clone(&served);
+            std::thread::spawn(move || {
+                start_over_http(&served, "i00", std::time::Duration::from_secs(60))
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for target in [
+        crate::serve_support::route_of("plan.issues").to_string(),
+        "/healthz".to_string(),
+        "/cockpit".to_string(),
+    ] {
+        let reply = served.get(&target);
+        assert_eq!(
+            reply.status,
+            200,
+            "{target} while writers wait: {}",
+            reply.text()
+        );
+    }
+    drop(held);
+    let statuses: Vec<u16> = writers
+        .into_iter()
+        .map(|w| w.join().expect("a writer's client"))
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "one start succeeded: {statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| [200, 422, 503].contains(s)),
+        "the others were refused or told to retry: {statuses:?}"
+    );
+}
+
+/// See: issue 14, point 4. A writer still queued at its deadline never runs, and says so; one
+/// that started by then finishes and answers.
+#[test]
+fn a_writer_queued_past_its_deadline_never_writes() {
+    let fixture = plan_of(2);
+    let served = Arc::new(Served::start(fixture.root()));
+    let held = ForeignWriter::hold(fixture.root());
+    let patience = majordomus::http::REQUEST_TIMEOUT * 3;
+    let first = {
+        let served = Arc::clone(&served);
+        std::thread::spawn(move || start_over_http(&served, "i00", patience))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Queued behind the first, which waits for the lock until after this one's deadline.
+    let second = start_over_http(&served, "i01", patience);
+    assert_eq!(second, 408, "the queued writer timed out");
+    drop(held);
+    assert_eq!(
+        first.join().expect("the first writer"),
+        200,
+        "the started one finished"
+    );
+    let issues = fixture.root().join(".ai/repo/project/issues");
+    let stamped = |name: &str| {
+        fs::read_to_string(issues.join(name))
+            .expect("the issue")
+            .contains("started_at")
+    };
+    assert!(stamped("i00.yaml"));
+    // Give a wrongly started write every chance to land before looking.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!stamped("i01.yaml"), "the timed-out writer wrote anyway");
+    assert_eq!(ledger_lines(fixture.root()).len(), 1);
+}
+
+/// See: issue 14, point 6. A file another process creates while the server streams writes is
+/// served while the stream goes on, not only once the writes stop.
+#[test]
+fn a_file_created_during_a_stream_of_writes_is_served_before_the_stream_ends() {
+    const WRITES: usize = 200;
+    let fixture = Fixture::new();
+    let served = Arc::new(Served::start(fixture.root()));
+    let record = crate::serve_support::route_of("knowledge.record");
+    let get = |uri: &str| {
+        served
+            .get(&format!(
+                "{}?uri={}",
+                crate::serve_support::route_of("objects.get"),
+                uri.replace(':', "%3A").replace('/', "%2F")
+            ))
+            .status
+    };
+    let mut seen_after = None;
+    for n in 0..WRITES {
+        let body = json!({ "id": format!("note-{n}"), "title": "A note", "body": "Text." });
+        let reply = served.post_json(record, &body.to_string());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        if n == 5 {
+            fixture.write(
+                ".ai/repo/knowledge/curated/foreign.md",
+                "---\nid: foreign\ntitle: Made by another process\n---\n\nText.\n",
+            );
+        }
+        if n > 5 && get("majordomus://knowledge/foreign") == 200 {
+            seen_after = Some(n - 5);
+            break;
+        }
+    }
+    assert!(
+        seen_after.is_some(),
+        "the foreign file was not served during {WRITES} writes"
+    );
+}
+
+/// See: issue 14, point 7. A flood of idle connections cannot take the descriptors a request
+/// needs: the server stops accepting below its open-file limit, and a write still succeeds.
+#[test]
+fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
+    let fixture = Fixture::new();
+    let served = Served::start_with_open_files(fixture.root(), 64);
+    let body = json!({ "id": "during-a-flood", "title": "A note", "body": "Text." }).to_string();
+    let request = served.request_bytes(
+        "POST",
+        crate::serve_support::route_of("knowledge.record"),
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    // The writer's request is accepted first and held open, half sent, through the flood.
+    let (head, tail) = request.split_at(request.len() - 10);
+    let mut writer = served.connect();
+    writer.write_all(head).expect("half the request");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let flood: Vec<_> = (0..100).map(|_| served.connect()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    writer.write_all(tail).expect("the rest of the request");
+    let reply = read_reply(&mut writer);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(fixture
+        .root()
+        .join(".ai/repo/knowledge/curated/during-a-flood.md")
+        .is_file());
+    drop(flood);
+    assert!(
+        !served.log().contains("cannot accept"),
+        "the limit kept accept from failing: {}",
+        served.log()
+    );
+}
