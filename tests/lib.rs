@@ -65,6 +65,10 @@ mod search;
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
 mod properties;
 
+/// The validator decides what JSON Schema decides (against the `jsonschema` crate), `1.0` is an
+/// integer, and a `pattern` must read alike in ECMA-262 and here.
+mod validator;
+
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
 

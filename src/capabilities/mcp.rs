@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::convert;
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::mcp::protocol;
@@ -75,17 +74,13 @@ pub fn projection(
     }
     let tools = projected
         .iter()
-        .filter(|d| {
-            input
-                .effect
-                .is_none_or(|e| convert::effect(d.effect) == convert::effect_of_filter(e))
-        })
+        .filter(|d| input.effect.is_none_or(|e| e.as_str() == d.effect.as_str()))
         .filter_map(|d| {
             Some(ToolView {
                 name: d.tool?.to_string(),
                 capability: d.id.to_string(),
-                effect: convert::effect(d.effect),
-                hints: convert::hints(d),
+                effect: d.effect.into(),
+                hints: super::capabilities::hints(d),
             })
         })
         .collect();

@@ -407,6 +407,15 @@ fn as_mapping(value: Value) -> Result<Map<String, Value>, YamlError> {
     }
 }
 
+/// Words in backticks, comma-separated, for messages.
+pub(crate) fn backticked(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub(crate) fn describe_json(value: &Value) -> &'static str {
     match value {
         Value::Null => "empty",
@@ -462,8 +471,8 @@ pub(crate) fn unknown_keys(
     Err(format!(
         "{prefix}unknown key{} {} (known: {})",
         if unknown.len() == 1 { "" } else { "s" },
-        super::manifest::backticked(&unknown),
-        super::manifest::backticked(known)
+        backticked(&unknown),
+        backticked(known)
     ))
 }
 

@@ -129,14 +129,6 @@ fn normalise_section_path(dir: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-pub(crate) fn backticked(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| format!("`{w}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Reads and validates `<root>/.ai/manifest.yaml` (never through a link, only a regular file,
 /// bounded); its bytes come back too, for the fingerprint.
 pub(crate) fn read_manifest(root: &Path) -> Result<(Manifest, Vec<u8>), LayerError> {

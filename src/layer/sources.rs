@@ -8,9 +8,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::file::backticked;
 use super::file::{describe_json, unknown_keys, versioned_mapping};
 use super::kinds::Kinds;
-use super::manifest::backticked;
 use super::LayerError;
 
 /// Where the sources are declared, relative to the root.

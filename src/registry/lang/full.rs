@@ -6,6 +6,7 @@ pub mod handlers;
 pub mod load;
 pub mod marks;
 pub mod naming;
+pub mod pattern;
 pub mod publish;
 pub mod schema;
 pub mod validate;
