@@ -90,3 +90,13 @@ mod mcp_conformance;
 mod busy;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
+
+/// The surface's classification: one row per rule of SPEC §17.
+mod surface_diff;
+
+/// `majordomus surface`, `surface diff` and `surface check` through the real binary.
+mod surface;
+
+// The surface generator, compiled here as build.rs compiles it.
+#[path = "../src/registry/surface.rs"]
+mod surface_gen;

@@ -5,6 +5,7 @@
 
 pub mod line;
 mod mcp;
+mod surface;
 mod tree;
 mod validate;
 
@@ -119,7 +120,8 @@ pub fn command() -> Command {
                         .value_parser(clap::value_parser!(clap_complete::Shell))
                         .help("The shell to complete for"),
                 ),
-        );
+        )
+        .subcommand(surface::command());
     tree::attach(root)
 }
 
@@ -253,6 +255,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
         "mcp" => mcp::run(options, sub.get_flag("inspect"), format),
+        "surface" => surface::run(sub, format, &options.start),
         "serve" => {
             let bind = crate::http::Bind {
                 host: sub

@@ -9,6 +9,7 @@ pub const FIXED_COMMANDS: &[&[&str]] = &[
     &["init"],
     &["completions"],
     &["capabilities", "validate"],
+    &["surface"],
 ];
 
 /// Longest tool name we accept: clients prefix the server name, and the combined name must stay
