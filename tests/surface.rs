@@ -430,3 +430,48 @@ fn bad_surface_files_and_revisions_exit_10_or_12_with_one_line() {
 fn a_capability_may_not_take_the_surface_words() {
     assert!(crate::lang::naming::FIXED_COMMANDS.contains(&&["surface"][..]));
 }
+
+#[test]
+fn the_cockpits_api_page_links_the_surface_and_shows_this_versions_changes() {
+    use crate::serve_support::Served;
+    use crate::support::Fixture;
+    let fixture = Fixture::new();
+    // Another version's surface, committed, then this version's (the bump's own commit).
+    let earlier = edited(|s| {
+        s["version"] = json!("0.0.9");
+        s["tools"]["majordomus_gone"] = s["tools"]["majordomus_get"].clone();
+        s["tools"]["majordomus_gone"]["capability"] = json!("gone.gone");
+    });
+    fixture.write("surface.json", &earlier);
+    fixture.commit("surface 0.0.9");
+    fixture.write("surface.json", majordomus::registry::SURFACE_JSON);
+    fixture.commit("surface of this version");
+    let served = Served::start(fixture.root());
+    let page = served.get("/cockpit/api");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    assert!(html.contains("href=\"/surface.json\""), "{html}");
+    assert!(html.contains("Since 0.0.9"), "{html}");
+    assert!(html.contains("<td>removed</td>"), "{html}");
+    assert!(html.contains("needs a minor bump"), "{html}");
+    let surface = served.get("/surface.json");
+    assert_eq!(surface.status, 200);
+    assert_eq!(surface.text(), majordomus::registry::SURFACE_JSON);
+    let changes = served.get("/api/v1/surface/changes");
+    assert_eq!(changes.status, 200, "{}", changes.text());
+    let changes: Value = serde_json::from_str(&changes.text()).expect("JSON");
+    assert_eq!(changes["since_version"], "0.0.9");
+    assert_eq!(
+        changes["carried"], true,
+        "0.0.9 → 0.1.0 carries a minor bump"
+    );
+
+    // A repository without surface.json in its history says so.
+    let plain = Fixture::new();
+    let served = Served::start(plain.root());
+    let html = served.get("/cockpit/api").text();
+    assert!(
+        html.contains("no <code>surface.json</code> of another version"),
+        "{html}"
+    );
+}

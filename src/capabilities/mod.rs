@@ -12,5 +12,6 @@ pub mod perf;
 pub mod plan;
 pub mod recover;
 pub mod repository;
+pub mod surface;
 
 pub(crate) mod convert;

@@ -73,3 +73,28 @@ pub fn at(dir: &Path, rev: &str) -> Result<Surface, SurfaceError> {
     }
     parse(&name, &blob.stdout)
 }
+
+/// The most commits of `surface.json`'s history looked at for an earlier version.
+pub const HISTORY_BOUND: usize = 200;
+
+/// The newest commit of the repository containing `dir` whose `surface.json` carried a version
+/// other than `version`, and that surface; `None` when its history (the newest
+/// `HISTORY_BOUND` commits that touched the file) holds none.
+pub fn last_other_version(
+    dir: &Path,
+    version: super::Version,
+) -> Result<Option<(String, Surface)>, SurfaceError> {
+    let bound = format!("--max-count={HISTORY_BOUND}");
+    let log = git(dir, &["log", &bound, "--format=%H", "--", FILE])?;
+    if !log.status.success() {
+        return Ok(None);
+    }
+    for commit in String::from_utf8_lossy(&log.stdout).lines() {
+        match at(dir, commit) {
+            Ok(s) if s.version != version => return Ok(Some((commit.to_string(), s))),
+            // A commit whose file is unreadable or of another format is no earlier version.
+            Ok(_) | Err(_) => continue,
+        }
+    }
+    Ok(None)
+}
