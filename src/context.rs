@@ -35,7 +35,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            discovery: Discovery::Vcs,
+            discovery: Discovery::Auto,
             strict: false,
             read_only: false,
             watch: None,

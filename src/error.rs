@@ -53,9 +53,12 @@ impl CapabilityError {
         }
     }
 
-    /// An I/O failure of `doing` (`cannot write \`x\``): `unavailable` when the storage is full
-    /// or read-only, so the caller knows a retry can work; `internal` otherwise.
-    pub fn io(doing: &str, e: &std::io::Error) -> Self {
+    /// An I/O failure while `doing` (`read`, `write`) the repository file `relative`: named by
+    /// that file and the failure's kind (`permission denied`) only. What every surface shows
+    /// carries no absolute path and none of the operating system's wording or error number. A
+    /// full or read-only file system is `unavailable`, so the caller knows a retry can work.
+    pub fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
+        let message = format!("cannot {doing} `{relative}`: {}", e.kind());
         let storage = matches!(
             e.raw_os_error(),
             Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS)
@@ -63,11 +66,11 @@ impl CapabilityError {
         if storage {
             Self::Unavailable {
                 message: format!(
-                    "{doing}: {e}; free space (or make the file system writable) and retry"
+                    "{message}; free space (or make the file system writable) and retry"
                 ),
             }
         } else {
-            Self::internal(format!("{doing}: {e}"))
+            Self::internal(message)
         }
     }
 
@@ -121,20 +124,14 @@ mod tests {
     #[test]
     fn a_full_or_read_only_storage_is_unavailable_and_other_io_is_internal() {
         for errno in [libc::ENOSPC, libc::EDQUOT, libc::EROFS] {
-            let e = CapabilityError::io(
-                "cannot write `x`",
-                &std::io::Error::from_raw_os_error(errno),
-            );
+            let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
             assert_eq!(e.code(), "unavailable", "{e}");
             assert_eq!(e.http_status(), 503);
             assert!(e.message().starts_with("cannot write `x`: "), "{e}");
             assert!(e.message().ends_with("and retry"), "{e}");
         }
         for errno in [libc::EACCES, libc::EIO] {
-            let e = CapabilityError::io(
-                "cannot write `x`",
-                &std::io::Error::from_raw_os_error(errno),
-            );
+            let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
             assert_eq!(e.code(), "internal", "{e}");
         }
     }

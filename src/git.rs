@@ -8,15 +8,36 @@ use std::process::{Command, Stdio};
 
 use crate::secrets;
 
+/// Git variables that would point `git -C <root>` at some other repository; a process started
+/// from a git hook inherits them.
+const GIT_ENV_OVERRIDES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+];
+
+/// The one way majordomus starts git: `git --no-optional-locks -c core.fsmonitor=false -C root`,
+/// stdin closed, no prompt, and none of the variables that would aim it at another repository.
+/// `core.fsmonitor` names a command to run: an untrusted checkout's config must not run one.
+pub(crate) fn command(root: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .args(["--no-optional-locks", "-c", "core.fsmonitor=false", "-C"])
+        .arg(root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    for var in GIT_ENV_OVERRIDES {
+        command.env_remove(var);
+    }
+    command
+}
+
 /// Runs `git -C root <args>` and returns its trimmed stdout when it succeeds.
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let output = Command::new("git")
-        .arg("--no-optional-locks")
-        .arg("-C")
-        .arg(root)
+    let output = command(root)
         .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;

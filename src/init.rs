@@ -1,6 +1,8 @@
 //! `majordomus init`: scaffolds a minimal valid layer — manifest, sources covering every kind
-//! of SPEC §4.1, one example rule and one example prompt — and keeps `.ai/local/` out of git.
-//! It refuses a directory that already has a layer, and writes every file atomically.
+//! of SPEC §4.1, and a first rule, prompt and skill, each with a title, that read as a real
+//! project's — and keeps `.ai/local/` out of git. It refuses a directory that already has a
+//! layer, and writes every file atomically. It needs no git: discovery `auto` walks a directory
+//! that is not a work tree.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,14 +32,40 @@ A message that says what changed and why lets them skip the diff when it does no
 ";
 
 const EXAMPLE_PROMPT_PATH: &str = ".ai/repo/prompts/summarise-a-change.md";
+// A prompt's title is its first heading: clients list a prompt without one by its file name.
 const EXAMPLE_PROMPT: &str = "---
 name: summarise-a-change
 description: Summarise a diff for a reviewer in five lines or fewer.
 tags: [review]
 ---
 
+# Summarise a change for review
+
 Summarise the change below for a reviewer: what it does, why, what it risks, and what to check
 first. Five lines at most.
+";
+
+const EXAMPLE_SKILL_PATH: &str = ".ai/repo/skills/prepare-a-change/SKILL.md";
+const EXAMPLE_SKILL: &str = "---
+id: prepare-a-change
+title: Prepare a change for review
+description: Take a finished change from a working tree to a commit a reviewer can read without the diff.
+status: active
+tags: [git, review]
+inputs:
+  - a working tree whose change is finished
+outputs:
+  - one commit whose message says what changed and why
+  - a summary for the reviewer
+---
+
+# Prepare a change for review
+
+1. Run the project's checks and fix what they find before anything else.
+2. Read the diff once as the reviewer will; take out what does not belong to this change.
+3. Commit it with a message that follows the rule `describe-changes-in-commits`.
+4. Summarise it with the prompt `summarise-a-change` and put the summary where the reviewer
+   starts reading.
 ";
 
 const GITIGNORE_LINE: &str = ".ai/local/";
@@ -87,6 +115,7 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
         (SOURCES_PATH, default_sources_yaml()),
         (EXAMPLE_RULE_PATH, EXAMPLE_RULE),
         (EXAMPLE_PROMPT_PATH, EXAMPLE_PROMPT),
+        (EXAMPLE_SKILL_PATH, EXAMPLE_SKILL),
     ];
     let mut created = Vec::new();
     for (relative, text) in files {

@@ -30,10 +30,7 @@ fn temp_path(target: &Path) -> io::Result<PathBuf> {
 /// Writes `bytes` to `target` atomically. The parent directory must exist.
 pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Result<()> {
     if existing == Existing::Refuse && fs::symlink_metadata(target).is_ok() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} already exists", target.display()),
-        ));
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
     }
     let temp = temp_path(target)?;
     let result = (|| {

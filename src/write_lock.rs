@@ -48,7 +48,7 @@ fn lock_checkout(root: &Path) -> Result<File, CapabilityError> {
         crate::write::PlaceError::Io { .. } => {
             // The directory could not be made: a read-only or full file system says so here.
             match crate::write::create_dirs_plainly(root, LOCK_DIR) {
-                Err(io) => CapabilityError::io(&format!("cannot create `{LOCK_DIR}`"), &io),
+                Err(io) => CapabilityError::io("create", LOCK_DIR, &io),
                 Ok(()) => CapabilityError::internal(e.to_string()),
             }
         }
@@ -57,7 +57,7 @@ fn lock_checkout(root: &Path) -> Result<File, CapabilityError> {
     let path = crate::write::place_in_layer(root, LOCK_PATH)
         .map_err(crate::capabilities::convert::place_error)?;
     let file = crate::write::open_lock_file(&path)
-        .map_err(|e| CapabilityError::io(&format!("cannot open `{LOCK_PATH}`"), &e))?;
+        .map_err(|e| CapabilityError::io("open", LOCK_PATH, &e))?;
     let regular = file.metadata().is_ok_and(|m| m.is_file());
     if !regular {
         return Err(CapabilityError::refused(format!(
@@ -71,7 +71,8 @@ fn lock_checkout(root: &Path) -> Result<File, CapabilityError> {
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => {
                 return Err(CapabilityError::io(
-                    &format!("cannot lock `{LOCK_PATH}`"),
+                    "lock",
+                    LOCK_PATH,
                     &std::io::Error::from(e),
                 ))
             }

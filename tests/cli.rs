@@ -301,6 +301,7 @@ mod layer_flags {
         assert_eq!(info["index"]["state"], "ok");
         assert_eq!(info["counts"]["rule"], 1);
         assert_eq!(info["counts"]["prompt"], 1);
+        assert_eq!(info["counts"]["skill"], 1);
         let sources =
             std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
                 .expect("init wrote sources.yaml");
@@ -338,7 +339,7 @@ mod layer_flags {
     fn vcs_discovery_outside_git_exits_13_and_names_the_filesystem_walk() {
         let fixture = Fixture::bare();
         assert!(run_in(fixture.root(), &["init"]).status.success());
-        let out = run_in(fixture.root(), &["objects", "list"]);
+        let out = run_in(fixture.root(), &["objects", "list", "--discovery", "vcs"]);
         assert_eq!(out.status.code(), Some(13), "{}", stderr(&out));
         assert!(
             stderr(&out).contains("--discovery filesystem"),
@@ -373,12 +374,23 @@ mod layer_flags {
         fixture.write(".ai/repo/knowledge/sources.yaml", "");
         std::fs::remove_file(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
             .expect("the default sources apply");
-        let without_git = crate::support::bin()
-            .current_dir(fixture.root())
-            .args(["objects", "list"])
-            .env("PATH", fixture.root().join("no-such-bin"))
-            .output()
-            .expect("the binary runs");
+        let without_git = || {
+            crate::support::bin()
+                .current_dir(fixture.root())
+                .args(["objects", "list"])
+                .env("PATH", fixture.root().join("no-such-bin"))
+                .output()
+                .expect("the binary runs")
+        };
+        // git's index is read in-process: no git process is needed to list the files.
+        let read = without_git();
+        assert!(read.status.success(), "{}", stderr(&read));
+        // An index the reader leaves to git (an unknown version), with no git to ask.
+        let index = fixture.root().join(".git/index");
+        let mut bytes = std::fs::read(&index).expect("git's index");
+        bytes[7] = 9;
+        std::fs::write(&index, bytes).expect("the index is written");
+        let without_git = without_git();
         assert_eq!(
             without_git.status.code(),
             Some(13),

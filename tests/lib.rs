@@ -47,6 +47,12 @@ mod cli;
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 
+/// Discovery through the real binary: `auto`, which files become objects, the ignore files.
+mod discovery;
+
+/// A new user's first hour: init's examples, client standing and wiring, man page, completions.
+mod first_hour;
+
 /// MCP over stdio (SPEC §8) through the real binary and real pipes.
 mod mcp_stdio;
 

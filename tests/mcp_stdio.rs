@@ -1112,7 +1112,8 @@ fn this_checkout_wires_every_declared_client() {
     for (client, standing) in &standings {
         assert_eq!(standing, "wired", "{client}");
     }
-    assert_eq!(finding_codes(&projection), Vec::<&str>::new());
+    // Each client's approval of a project's server lives outside the repository.
+    assert_eq!(finding_codes(&projection), ["client_approval_unseen"; 3]);
 }
 
 #[test]
@@ -1145,5 +1146,7 @@ fn a_foreign_client_configuration_is_a_finding_with_the_snippet_to_add() {
         .as_str()
         .expect("a remedy");
     assert!(remedy.contains(".mcp.json"), "{remedy}");
-    assert!(remedy.contains("scripts/majordomus-mcp"), "{remedy}");
+    // The installed binary's entry, never a launcher only majordomus's own checkout has.
+    assert!(remedy.contains(r#""command": "majordomus""#), "{remedy}");
+    assert!(!remedy.contains("scripts/majordomus-mcp"), "{remedy}");
 }

@@ -2,8 +2,8 @@
 //! capability with CLI words, every declared example and each boolean both ways is run from the
 //! runner of a served Cockpit, and the CLI line and the curl line the page shows are then run in
 //! a shell, as a person would paste them. Each must be accepted and answer what the page
-//! answered (the same answer, or the same refusal). A writer runs each time on the repository as
-//! it was committed.
+//! answered (the same answer, or the same refusal); so must a query's text that a shell or the
+//! CLI could misread. A writer runs each time on the repository as it was committed.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -41,6 +41,7 @@ struct Case {
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     let mut booleans = 0;
+    let mut awkward = 0;
     for d in registry::all().iter().filter(|d| d.cli.is_some()) {
         let mut inputs: Vec<Map<String, Value>> = d
             .examples
@@ -60,6 +61,22 @@ fn cases() -> Vec<Case> {
             .filter(|(_, s)| s.ty == Some(Type::Boolean))
             .map(|(name, _)| name)
             .collect();
+        // A text a shell and the CLI could misread: a leading `-`, quotes, a space.
+        let texts: Vec<&String> = d
+            .input()
+            .properties
+            .iter()
+            .filter(|(_, s)| s.ty == Some(Type::String) && s.enumeration.is_none())
+            .map(|(name, _)| name)
+            .collect();
+        if d.kind == Kind::Query {
+            for name in &texts {
+                let mut with = inputs[0].clone();
+                with.insert((*name).clone(), Value::from("-it's \"odd\" $HOME"));
+                cases.push(Case { d, input: with });
+                awkward += 1;
+            }
+        }
         for input in inputs {
             for name in &flags {
                 for value in [true, false] {
@@ -78,6 +95,7 @@ fn cases() -> Vec<Case> {
         cases.len()
     );
     assert!(booleans >= 2, "only {booleans} boolean cases");
+    assert!(awkward >= 5, "only {awkward} awkward texts");
     cases
 }
 

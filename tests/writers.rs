@@ -509,3 +509,69 @@ fn the_ledger_is_never_appended_through_a_hard_link_or_a_symlink() {
         );
     }
 }
+
+/// See: issue 12. A writer's I/O failure is named by the file relative to the repository and the
+/// failure's kind, over HTTP and over MCP: no absolute path, no operating-system wording or
+/// error number.
+#[test]
+fn a_writers_io_failure_names_the_file_relative_to_the_repository_and_nothing_of_the_os() {
+    use crate::serve_support::{fixture_repo_with, route_of, tool_of, Served};
+    let target = ".ai/repo/project/issues/base.yaml";
+    let repo = fixture_repo_with(&[(target, "id: base\ntitle: The base\n")]);
+    let served = Served::start(repo.path());
+    let root = repo.path().display().to_string();
+    let canonical = fs::canonicalize(repo.path())
+        .expect("a real path")
+        .display()
+        .to_string();
+    // A directory where the atomic write makes its temporary file: the write cannot start.
+    fs::create_dir_all(
+        repo.path()
+            .join(format!("{target}.{}.mj-tmp", served.pid())),
+    )
+    .expect("a directory in the way");
+    let (session, _) = served.mcp_initialize("io-failure");
+    let input = json!({ "issue": "base", "transition": "start" });
+    let mut checked = 0;
+    for surface in ["http", "mcp"] {
+        let (code, shown) = if surface == "http" {
+            let reply = served.post_json(route_of("plan.transition"), &input.to_string());
+            assert_eq!(reply.status, 500, "{}", reply.text());
+            (reply.json()["error"]["code"].clone(), reply.text())
+        } else {
+            let reply = served.mcp(
+                Some(&session),
+                &json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": { "name": tool_of("plan.transition"), "arguments": input },
+                }),
+            );
+            let frame = reply.json();
+            // An internal failure is a JSON-RPC error whose message leads with the code word.
+            let code = frame["error"]["message"]
+                .as_str()
+                .and_then(|m| m.split(':').next())
+                .map_or(Value::Null, Value::from);
+            (code, frame.to_string())
+        };
+        assert_eq!(code, "internal", "{surface}: {shown}");
+        assert!(
+            shown.contains(&format!("`{target}`")),
+            "{surface} names the file: {shown}"
+        );
+        assert!(
+            shown.contains("already exists"),
+            "{surface} says what failed: {shown}"
+        );
+        for detail in ["os error", "File exists", root.as_str(), canonical.as_str()] {
+            assert!(
+                !shown.contains(detail),
+                "{surface} shows `{detail}`: {shown}"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+    let text = fs::read_to_string(repo.path().join(target)).expect("the issue");
+    assert!(!text.contains("started_at"), "nothing was written: {text}");
+}

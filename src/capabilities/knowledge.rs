@@ -46,17 +46,16 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
     text.push('\n');
     match write_atomic(&target, text.as_bytes(), Existing::Refuse) {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+        // The target exists (a temporary file in the way is an I/O failure, not an overwrite).
+        Err(e)
+            if e.kind() == std::io::ErrorKind::AlreadyExists
+                && std::fs::symlink_metadata(&target).is_ok() =>
+        {
             return Err(CapabilityError::refused(format!(
                 "`{relative}` already exists; knowledge.record never overwrites"
             )))
         }
-        Err(e) => {
-            return Err(CapabilityError::io(
-                &format!("cannot write `{relative}`"),
-                &e,
-            ))
-        }
+        Err(e) => return Err(CapabilityError::io("write", &relative, &e)),
     }
     ctx.count_write();
     ctx.refresh(std::slice::from_ref(&relative));

@@ -26,6 +26,7 @@ use crate::registry::types::{
     McpProjectionOutputTransportsItemSessionsByEra as SessionsByEra,
 };
 use crate::registry::{self};
+use crate::standing;
 
 const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
 
@@ -33,19 +34,22 @@ const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Providers {
-    /// The launcher a wired configuration names.
-    pub launcher: String,
     pub clients: Vec<Client>,
 }
 
-/// One MCP client and where it keeps its configuration.
+/// One MCP client, where it keeps its configuration, and how it approves a project's server.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Client {
     pub id: String,
     pub name: String,
     pub config: String,
+    /// The entry that starts the installed binary.
     pub snippet: String,
+    /// How the client approves a project's server before starting it.
+    pub approval: String,
+    /// The client's command that shows whether it starts the server.
+    pub check: String,
 }
 
 /// The declared clients. The file is compiled in and tested, so a parse failure is a bug.
@@ -104,24 +108,10 @@ pub fn projection(
     let providers = providers()?;
     let mut clients = Vec::new();
     let mut findings = Vec::new();
+    let lookup = standing::Lookup::here(&index.root);
     for client in &providers.clients {
-        let path = index.root.join(&client.config);
-        let standing = match std::fs::read_to_string(&path) {
-            Ok(text) if text.contains(&providers.launcher) => Standing::Wired,
-            Ok(_) => {
-                findings.push(Finding {
-                    code: "client_config_foreign".into(),
-                    message: format!(
-                        "{} has a configuration ({}) that does not start this repository's server",
-                        client.name, client.config
-                    ),
-                    remedy: format!("add this entry to {}:\n{}", client.config, client.snippet),
-                });
-                Standing::Foreign
-            }
-            // A configuration that cannot be read (absent, or not text) does not start the server.
-            Err(_) => Standing::Absent,
-        };
+        let (standing, finding) = client_standing(&index.root, client, &lookup);
+        findings.extend(finding);
         clients.push(ClientView {
             id: client.id.clone(),
             name: client.name.clone(),
@@ -190,6 +180,83 @@ pub fn projection(
         clients,
         findings,
     })
+}
+
+/// One client's standing in the repository at `root`, and the finding it calls for: the snippet
+/// to add to a foreign configuration, why a broken one would not start, and for a wired one whose
+/// approval this repository does not show, how the client approves it and how to check.
+fn client_standing(
+    root: &std::path::Path,
+    client: &Client,
+    lookup: &standing::Lookup<'_>,
+) -> (Standing, Option<Finding>) {
+    // A configuration that cannot be read as text (absent, a directory, not UTF-8) is absent:
+    // the client starts nothing from it.
+    let text = std::fs::read_to_string(root.join(&client.config)).ok();
+    let assessment = standing::assess(&client.config, text.as_deref(), lookup);
+    let reason = assessment.reason.clone().unwrap_or_default();
+    match assessment.standing {
+        standing::Standing::Absent => (Standing::Absent, None),
+        standing::Standing::Foreign => (
+            Standing::Foreign,
+            Some(Finding {
+                code: "client_config_foreign".into(),
+                message: format!(
+                    "{} has a configuration ({}) that does not start majordomus: {reason}",
+                    client.name, client.config
+                ),
+                remedy: format!("add this entry to {}:\n{}", client.config, client.snippet),
+            }),
+        ),
+        standing::Standing::Broken => (
+            Standing::Broken,
+            Some(Finding {
+                code: "client_config_broken".into(),
+                message: format!(
+                    "{} names majordomus in {} but would not start it from every directory: {reason}",
+                    client.name, client.config
+                ),
+                remedy: format!(
+                    "start the installed binary (`cargo install --locked --path .` in majordomus's checkout puts it on `PATH`); in {}:\n{}",
+                    client.config, client.snippet
+                ),
+            }),
+        ),
+        standing::Standing::Wired => {
+            let server = assessment.server.unwrap_or_default();
+            let finding = (!approval_seen(root, client, &server)).then(|| Finding {
+                code: "client_approval_unseen".into(),
+                message: format!(
+                    "{} is wired, but starts a project's server only once it is approved, and this repository does not show whether it is",
+                    client.name
+                ),
+                remedy: format!(
+                    "{}; then `{}` shows `{server}` connected (README: For coding agents)",
+                    client.approval, client.check
+                ),
+            });
+            (Standing::Wired, finding)
+        }
+    }
+}
+
+/// Whether the repository itself shows that `client` approved `server`: only Claude Code keeps
+/// its approval in the repository (`.claude/settings.json` or `.claude/settings.local.json`);
+/// the others keep it in the user's home, which majordomus does not read.
+fn approval_seen(root: &std::path::Path, client: &Client, server: &str) -> bool {
+    if client.id != "claude-code" {
+        return false;
+    }
+    [".claude/settings.local.json", ".claude/settings.json"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(root.join(p)).ok())
+        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .any(|settings| {
+            settings["enableAllProjectMcpServers"] == serde_json::Value::Bool(true)
+                || settings["enabledMcpjsonServers"]
+                    .as_array()
+                    .is_some_and(|names| names.iter().any(|n| n == server))
+        })
 }
 
 /// One transport and the sessions attached over it: every session is a legacy one (the modern

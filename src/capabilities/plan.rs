@@ -204,8 +204,8 @@ pub fn transition(
     let relative = issue.provenance.path.clone();
     let target = crate::write::place_in_layer(&index.root, &relative)
         .map_err(super::convert::place_error)?;
-    let text = std::fs::read_to_string(&target)
-        .map_err(|e| CapabilityError::internal(format!("cannot read `{relative}`: {e}")))?;
+    let text =
+        std::fs::read_to_string(&target).map_err(|e| CapabilityError::io("read", &relative, &e))?;
     let at = crate::write::now_rfc3339();
     let stamped = with_stamp(&text, stamp, &at).ok_or_else(|| {
         CapabilityError::refused(format!(
@@ -213,7 +213,7 @@ pub fn transition(
         ))
     })?;
     crate::write::write_atomic(&target, stamped.as_bytes(), crate::write::Existing::Replace)
-        .map_err(|e| CapabilityError::io(&format!("cannot write `{relative}`"), &e))?;
+        .map_err(|e| CapabilityError::io("write", &relative, &e))?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.
     ctx.refresh(std::slice::from_ref(&relative));

@@ -31,7 +31,8 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         discovery: match index.discovery {
-            Discovery::Vcs => RepositoryInfoOutputDiscovery::Vcs,
+            // An index holds the discovery `auto` resolved to.
+            Discovery::Vcs | Discovery::Auto => RepositoryInfoOutputDiscovery::Vcs,
             Discovery::Filesystem => RepositoryInfoOutputDiscovery::Filesystem,
         },
         git: GitView {

@@ -64,9 +64,9 @@ pub fn command() -> Command {
             Arg::new("discovery")
                 .long("discovery")
                 .global(true)
-                .value_parser(["vcs", "filesystem"])
-                .default_value("vcs")
-                .help("Find the repository's files with git (vcs) or by walking the directory"),
+                .value_parser(["auto", "vcs", "filesystem"])
+                .default_value("auto")
+                .help("Find the repository's files with git (vcs), by walking the directory (filesystem), or vcs inside a git work tree and filesystem elsewhere (auto)"),
         )
         .arg(
             Arg::new("strict")
@@ -80,7 +80,7 @@ pub fn command() -> Command {
         )
         .subcommand(
             Command::new("init")
-                .about("Create a minimal valid layer here (or in --repo): manifest, sources, an example rule and prompt"),
+                .about("Create a minimal valid layer here (or in --repo): manifest, sources, a first rule, prompt and skill"),
         )
         .subcommand(
             Command::new("mcp")
@@ -120,6 +120,10 @@ pub fn command() -> Command {
                         .value_parser(clap::value_parser!(clap_complete::Shell))
                         .help("The shell to complete for"),
                 ),
+        )
+        .subcommand(
+            Command::new("manpage")
+                .about("Print the man page (roff), generated from this command tree"),
         )
         .subcommand(surface::command());
     tree::attach(root)
@@ -245,6 +249,13 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 })?;
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut command(), "majordomus", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out))
+        }
+        "manpage" => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(command())
+                .render(&mut out)
+                .map_err(internal)?;
             write_stdout(&String::from_utf8_lossy(&out))
         }
         "init" => {

@@ -317,10 +317,6 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         nav => nav,
         version => env!("CARGO_PKG_VERSION"),
         root => root,
-        // A generation is named by its content, the same in every process.
-        generation => ctx
-            .layer_if_open()
-            .map(|live| live.current().fingerprint().chars().take(12).collect::<String>()),
         page_title => current,
     };
     let merged = context! { ..values, ..common };

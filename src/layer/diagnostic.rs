@@ -84,6 +84,7 @@ pub mod codes {
     pub const SYMLINK: &str = "symlink";
     pub const OVERSIZED: &str = "oversized";
     pub const INVALID_UTF8: &str = "invalid_utf8";
+    pub const IGNORE_PATTERN: &str = "ignore_pattern";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -158,5 +159,10 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
         codes::INVALID_UTF8,
         Severity::Error,
         "a claimed file (or its path) is not valid UTF-8",
+    ),
+    (
+        codes::IGNORE_PATTERN,
+        Severity::Warning,
+        "a `.gitignore` pattern (braces, an unclosed `[`) that a filesystem walk may read differently from git; under `vcs` git itself is asked",
     ),
 ];

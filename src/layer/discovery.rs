@@ -1,26 +1,32 @@
 //! Finding the repository's files: `git ls-files` (tracked plus untracked-not-ignored) or a walk of
-//! the root. Both give sorted, `/`-separated, root-relative paths and never anything under
-//! `.ai/local/`. Nothing here reads a file's content.
+//! the root honouring git's ignore rules, and which of them may become objects (SPEC §4): under
+//! `vcs`, outside `.ai/` only tracked files; an ignored file never. Both give sorted,
+//! `/`-separated, root-relative paths and never anything under `.ai/local/`. Nothing here reads
+//! a file's content.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
-use super::diagnostic::{codes, Diagnostic};
+use super::diagnostic::Diagnostic;
+use super::gitdir::GitDir;
+use super::gitindex;
+use super::walk::{self, Excludes};
 use super::{Discovery, LayerError, LOCAL_DIR};
 
-/// Directories a filesystem walk never enters: git's own data, build output and dependency
-/// trees are not the repository's authored files.
-const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules"];
+/// Where untracked files may still be objects under `vcs`: a rule being written is served
+/// before it is committed.
+const LAYER_DIR: &str = ".ai/";
 
-/// Git variables that would point `git -C <root>` at some other repository; a process started
-/// from a git hook inherits them.
-const GIT_ENV_OVERRIDES: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-];
+/// The discovery `requested` comes to for `root`: `auto` is `vcs` inside a git work tree (a
+/// `.git` at or above the root) and `filesystem` elsewhere.
+pub(crate) fn resolve(requested: Discovery, root: &Path) -> Discovery {
+    match requested {
+        Discovery::Auto if GitDir::find(root).is_some() => Discovery::Vcs,
+        Discovery::Auto => Discovery::Filesystem,
+        chosen => chosen,
+    }
+}
 
 /// The files discovery found.
 #[derive(Debug, Default)]
@@ -33,7 +39,9 @@ pub(crate) struct Listing {
     pub diagnostics: Vec<Diagnostic>,
     /// Listed paths a walk saw as neither a file, a directory nor a link (named pipes, sockets,
     /// devices): they are examined before anything opens them, since opening one acts on it.
-    pub special: std::collections::HashSet<String>,
+    pub special: HashSet<String>,
+    /// Listed paths (and non-UTF-8 ones) git does not track; empty under `filesystem`.
+    pub untracked: HashSet<String>,
 }
 
 /// Lists the repository's files by `discovery`.
@@ -45,38 +53,108 @@ pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerEr
 /// configuration, so a build does not wait for git's start-up on top of its own.
 pub(crate) struct Pending {
     root: PathBuf,
+    discovery: Discovery,
+    /// Git's index being read in-process, on a thread of its own.
+    reading: Option<std::thread::JoinHandle<InProcess>>,
     /// git, running; or why it could not be started, reported by [`Pending::finish`] so that a
     /// broken configuration read meanwhile is reported first, as without the head start.
     git: Option<Result<Child, LayerError>>,
 }
 
-/// Starts listing `root` by `discovery`; [`Pending::finish`] gives the listing or the error.
+/// What reading git's index in-process gave.
+type InProcess = Result<Result<Listing, walk::Unsure>, LayerError>;
+
+/// Starts listing `root` by `discovery` (`auto` resolved here); [`Pending::finish`] gives the
+/// listing or the error. Under `vcs` git's index is read in-process on a thread while the
+/// caller reads the configuration; `git ls-files` is the fallback.
 pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
-    let git = match discovery {
-        Discovery::Vcs => Some(spawn_git(root)),
-        Discovery::Filesystem => None,
-    };
-    Pending {
+    let discovery = resolve(discovery, root);
+    let mut pending = Pending {
         root: root.to_path_buf(),
-        git,
+        discovery,
+        reading: None,
+        git: None,
+    };
+    if discovery == Discovery::Vcs {
+        let owned = root.to_path_buf();
+        match std::thread::Builder::new()
+            .name("git-index".into())
+            .spawn(move || gitindex::list(&owned))
+        {
+            Ok(handle) => pending.reading = Some(handle),
+            // No thread: git runs on its own instead.
+            Err(_) => pending.git = Some(spawn_git(root)),
+        }
     }
+    pending
 }
 
 impl Pending {
-    /// The listing: sorted, deduplicated, nothing under `.ai/local/`.
+    /// The listing: sorted, deduplicated, nothing under `.ai/local/`, only what may become an
+    /// object (see [`admit`]).
     pub(crate) fn finish(mut self) -> Result<Listing, LayerError> {
+        if let Some(reading) = self.reading.take() {
+            let read = reading
+                .join()
+                .unwrap_or_else(|_| Ok(Err(walk::Unsure("the in-process reader stopped".into()))));
+            match read? {
+                Ok(listing) => {
+                    let mut listing = listing;
+                    admit(&self.root, self.discovery, &mut listing);
+                    return Ok(tidy(listing));
+                }
+                Err(walk::Unsure(why)) => {
+                    tracing::debug!(reason = %why, "git's index is not read in-process; asking `git ls-files`");
+                    self.git = Some(spawn_git(&self.root));
+                }
+            }
+        }
         let mut listing = match self.git.take() {
             Some(git) => finish_git(&self.root, git?)?,
-            None => walk(&self.root)?,
+            None => match walk::walk(
+                &self.root,
+                walk::Mode::Filesystem,
+                &HashSet::new(),
+                HashSet::new(),
+            )? {
+                Ok(listing) => listing,
+                // A filesystem walk reports what it could not see as diagnostics instead.
+                Err(walk::Unsure(reason)) => {
+                    return Err(LayerError::Io {
+                        path: self.root.clone(),
+                        message: reason,
+                    })
+                }
+            },
         };
-        listing.paths.retain(|p| !p.starts_with(LOCAL_DIR));
-        listing.non_utf8.retain(|p| !p.starts_with(LOCAL_DIR));
-        listing.paths.sort_unstable();
-        listing.paths.dedup();
-        listing.non_utf8.sort_unstable();
-        listing.non_utf8.dedup();
-        Ok(listing)
+        admit(&self.root, self.discovery, &mut listing);
+        Ok(tidy(listing))
     }
+}
+
+/// Sorted, deduplicated, nothing under `.ai/local/`.
+fn tidy(mut listing: Listing) -> Listing {
+    listing.paths.retain(|p| !p.starts_with(LOCAL_DIR));
+    listing.non_utf8.retain(|p| !p.starts_with(LOCAL_DIR));
+    listing.paths.sort_unstable();
+    listing.paths.dedup();
+    listing.non_utf8.sort_unstable();
+    listing.non_utf8.dedup();
+    listing
+}
+
+/// The candidates of `vcs` discovery before [`admit`]: what `git ls-files --cached --others
+/// --exclude-standard` lists, and whether the in-process reader gave it (`false`: git did).
+#[cfg(test)]
+pub(crate) fn vcs_candidates(root: &Path) -> Result<(Vec<String>, bool), LayerError> {
+    let (listing, in_process) = match gitindex::list(root)? {
+        Ok(listing) => (listing, true),
+        Err(_) => (finish_git(root, spawn_git(root)?)?, false),
+    };
+    let mut paths = listing.paths;
+    paths.sort_unstable();
+    paths.dedup();
+    Ok((paths, in_process))
 }
 
 impl Drop for Pending {
@@ -89,24 +167,40 @@ impl Drop for Pending {
     }
 }
 
+/// Keeps of `listing` what may become an object (SPEC §4): under `vcs`, outside `.ai/`, only
+/// tracked files, so an untracked note or a developer's `.env` is never read; and never a file
+/// that `info/exclude` or the global excludes ignore, whatever a committed `.gitignore` says.
+fn admit(root: &Path, discovery: Discovery, listing: &mut Listing) {
+    let untracked = std::mem::take(&mut listing.untracked);
+    let excludes = Excludes::of(root);
+    let keep = |p: &String| {
+        let tracked = discovery == Discovery::Vcs && !untracked.contains(p);
+        if tracked {
+            return true;
+        }
+        if discovery == Discovery::Vcs && !p.starts_with(LAYER_DIR) {
+            return false;
+        }
+        !excludes.ignores(p)
+    };
+    listing.paths.retain(keep);
+    listing.non_utf8.retain(keep);
+    listing.untracked = untracked;
+}
+
 fn spawn_git(root: &Path) -> Result<Child, LayerError> {
-    let mut command = Command::new("git");
+    let mut command = crate::git::command(root);
     command
-        .arg("-C")
-        .arg(root)
         .args([
             "ls-files",
             "-z",
+            "-t",
             "--cached",
             "--others",
             "--exclude-standard",
         ])
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for var in GIT_ENV_OVERRIDES {
-        command.env_remove(var);
-    }
     command.spawn().map_err(|e| LayerError::GitUnusable {
         message: if e.kind() == std::io::ErrorKind::NotFound {
             "`git` is not installed or not on `PATH`".to_string()
@@ -134,81 +228,26 @@ fn finish_git(root: &Path, child: Child) -> Result<Listing, LayerError> {
         });
     }
     let mut listing = Listing::default();
-    for raw in output.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
-        match std::str::from_utf8(raw) {
-            Ok(path) => listing.paths.push(path.to_string()),
-            Err(_) => listing
-                .non_utf8
-                .push(String::from_utf8_lossy(raw).into_owned()),
-        }
-    }
-    Ok(listing)
-}
-
-fn walk(root: &Path) -> Result<Listing, LayerError> {
-    let mut listing = Listing::default();
-    // (directory relative to the root with a trailing `/` unless it is the root, utf8 so far)
-    let mut pending: Vec<(String, bool)> = vec![(String::new(), true)];
-    while let Some((dir, utf8)) = pending.pop() {
-        let entries = match std::fs::read_dir(root.join(&dir)) {
-            Ok(entries) => entries,
-            Err(e) if dir.is_empty() => {
-                return Err(LayerError::Io {
-                    path: root.to_path_buf(),
-                    message: format!("cannot be walked: {e}"),
-                })
+    // `-t` tags each path: `? ` for an untracked file, a letter for a tracked one.
+    for entry in output.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let (untracked, raw) = match entry {
+            [b'?', b' ', raw @ ..] => (true, raw),
+            [_, b' ', raw @ ..] => (false, raw),
+            raw => (false, raw),
+        };
+        let path = match std::str::from_utf8(raw) {
+            Ok(path) => {
+                listing.paths.push(path.to_string());
+                path.to_string()
             }
-            Err(e) => {
-                listing.diagnostics.push(Diagnostic::warning(
-                    codes::UNREADABLE,
-                    dir.trim_end_matches('/'),
-                    format!("directory cannot be walked, so files under it are not seen: {e}"),
-                ));
-                continue;
+            Err(_) => {
+                let lossy = String::from_utf8_lossy(raw).into_owned();
+                listing.non_utf8.push(lossy.clone());
+                lossy
             }
         };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    listing.diagnostics.push(Diagnostic::warning(
-                        codes::UNREADABLE,
-                        if dir.is_empty() {
-                            "."
-                        } else {
-                            dir.trim_end_matches('/')
-                        },
-                        format!("directory cannot be walked completely: {e}"),
-                    ));
-                    continue;
-                }
-            };
-            let name = entry.file_name();
-            let (name, name_utf8) = match name.to_str() {
-                Some(n) => (n.to_string(), true),
-                None => (name.to_string_lossy().into_owned(), false),
-            };
-            let path = format!("{dir}{name}");
-            let utf8 = utf8 && name_utf8;
-            // `file_type` does not follow links: a link to a directory is listed as a path (and
-            // refused if a source claims it), never walked into.
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                let local = format!("{path}/") == LOCAL_DIR;
-                if !local && !SKIPPED_DIRS.contains(&name.as_str()) {
-                    pending.push((format!("{path}/"), utf8));
-                }
-            } else if utf8 {
-                let special = entry
-                    .file_type()
-                    .is_ok_and(|t| !t.is_file() && !t.is_symlink());
-                if special {
-                    listing.special.insert(path.clone());
-                }
-                listing.paths.push(path);
-            } else {
-                listing.non_utf8.push(path);
-            }
+        if untracked {
+            listing.untracked.insert(path);
         }
     }
     Ok(listing)

@@ -233,6 +233,7 @@ pub(crate) fn build_with(
     known: Option<Vec<String>>,
 ) -> Result<Index, LayerError> {
     let started = std::time::Instant::now();
+    let discovery = discovery::resolve(discovery, root);
     // Discovery starts first: git lists the files while the configuration is read.
     let listing = match known {
         Some(paths) => ListingFrom::Known(paths),

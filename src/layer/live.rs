@@ -107,6 +107,8 @@ impl LiveIndex {
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
         let first = build(root, discovery, 1)?;
+        // `auto` became what the first build used; every later build and check uses the same.
+        let discovery = first.discovery;
         let stamp = first.stamp;
         Ok(Arc::new(LiveIndex {
             root: root.to_path_buf(),

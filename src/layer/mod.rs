@@ -15,6 +15,8 @@ mod diagnostic;
 mod discovery;
 mod events;
 mod file;
+mod gitdir;
+mod gitindex;
 mod index;
 mod kinds;
 mod live;
@@ -24,6 +26,7 @@ mod parallel;
 mod plain_yaml;
 mod search;
 mod sources;
+mod walk;
 
 use std::path::PathBuf;
 
@@ -46,12 +49,15 @@ pub const LOCAL_DIR: &str = ".ai/local/";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Discovery {
-    /// `git ls-files`: tracked files plus untracked files git does not ignore, so a file just
-    /// written is seen and build output never is.
+    /// `vcs` inside a git work tree, `filesystem` elsewhere; resolved when a build starts, so an
+    /// index always says which of the two it used.
     #[default]
+    Auto,
+    /// `git ls-files`: tracked files plus untracked files git does not ignore, so a file just
+    /// written is seen and build output never is; outside `.ai/` only tracked files are objects.
     Vcs,
-    /// A walk of the root, skipping `.git/`, `target/`, `node_modules/` and `.ai/local/`; for
-    /// directories that are not git repositories.
+    /// A walk of the root honouring `.gitignore`, `info/exclude` and the global excludes,
+    /// skipping `.git/`, `target/`, `node_modules/` and `.ai/local/`.
     Filesystem,
 }
 
@@ -59,6 +65,7 @@ impl Discovery {
     /// The word the CLI (`--discovery`) and every answer use.
     pub fn as_str(self) -> &'static str {
         match self {
+            Discovery::Auto => "auto",
             Discovery::Vcs => "vcs",
             Discovery::Filesystem => "filesystem",
         }
@@ -67,6 +74,7 @@ impl Discovery {
     /// Parses the word; `None` for anything else.
     pub fn parse(word: &str) -> Option<Self> {
         match word {
+            "auto" => Some(Discovery::Auto),
             "vcs" => Some(Discovery::Vcs),
             "filesystem" => Some(Discovery::Filesystem),
             _ => None,

@@ -8,6 +8,7 @@ pub const FIXED_COMMANDS: &[&[&str]] = &[
     &["openapi"],
     &["init"],
     &["completions"],
+    &["manpage"],
     &["capabilities", "validate"],
     &["surface"],
 ];

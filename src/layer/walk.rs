@@ -1,0 +1,240 @@
+//! Walking the root with git's ignore rules (the `ignore` crate): every `.gitignore` from the work
+//! tree's top down, `info/exclude` and the global excludes file. `filesystem` discovery walks
+//! for every file; `vcs` discovery read in-process walks for the untracked ones, as
+//! `git ls-files --others --exclude-standard` lists them. Nothing here reads a file's content
+//! beyond ignore files.
+//!
+//! [`Excludes`] is the second line of SPEC §4's "an ignored file never": a file that
+//! `info/exclude` or the global excludes ignore stays out even when a committed `.gitignore`
+//! re-includes it with `!`, since git lets the committed file win.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::{Match, WalkBuilder};
+
+use super::diagnostic::{codes, Diagnostic};
+use super::discovery::Listing;
+use super::gitdir::GitDir;
+use super::{LayerError, LOCAL_DIR};
+
+/// Directories a filesystem walk never enters: git's own data, build output and dependency
+/// trees are not the repository's authored files.
+const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules"];
+
+/// Which walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `filesystem` discovery: every file, link and special file not ignored.
+    Filesystem,
+    /// The untracked part of `vcs` discovery: files and links git does not track or ignore; a
+    /// nested repository is one entry `dir/`, as git lists it; submodules are not entered.
+    Untracked,
+}
+
+/// Why an in-process walk cannot stand in for git.
+#[derive(Debug)]
+pub(crate) struct Unsure(pub String);
+
+/// Walks `root` by `mode`. Under [`Mode::Untracked`], `tracked` holds what the index tracks and
+/// `gitlinks` its submodules (root-relative), and a problem git would handle its own way (an
+/// ignore file that does not parse, a directory that cannot be read) is [`Unsure`]: the caller
+/// asks git instead.
+pub(crate) fn walk(
+    root: &Path,
+    mode: Mode,
+    tracked: &HashSet<String>,
+    gitlinks: HashSet<String>,
+) -> Result<Result<Listing, Unsure>, LayerError> {
+    if let Err(e) = std::fs::read_dir(root) {
+        return Err(LayerError::Io {
+            path: root.to_path_buf(),
+            message: format!("cannot be walked: {e}"),
+        });
+    }
+    let mut listing = Listing::default();
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .standard_filters(false)
+        .hidden(false)
+        .parents(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(true)
+        .require_git(false)
+        .follow_links(false);
+    let root_owned = root.to_path_buf();
+    // Nested repositories the walk met and did not enter (a filter cannot yield an entry).
+    let nested = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let found = nested.clone();
+    builder.filter_entry(move |entry| {
+        if entry.depth() == 0 {
+            return true;
+        }
+        let name = entry.file_name().to_str().unwrap_or("");
+        if name == ".git" {
+            return false;
+        }
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if !is_dir {
+            return true;
+        }
+        let Some(relative) = relative(&root_owned, entry.path()) else {
+            return true;
+        };
+        if format!("{relative}/") == LOCAL_DIR && mode == Mode::Filesystem {
+            return false;
+        }
+        match mode {
+            Mode::Filesystem => !SKIPPED_DIRS.contains(&name),
+            // A submodule is one tracked entry; git does not list what is inside it.
+            Mode::Untracked if gitlinks.contains(&relative) => false,
+            // A nested repository that is not a submodule: git lists `dir/`, nothing under it.
+            Mode::Untracked if entry.path().join(".git").exists() => {
+                found
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(format!("{relative}/"));
+                false
+            }
+            Mode::Untracked => true,
+        }
+    });
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                if mode == Mode::Untracked {
+                    return Ok(Err(Unsure(e.to_string())));
+                }
+                listing.diagnostics.push(Diagnostic::warning(
+                    codes::UNREADABLE,
+                    ".",
+                    format!("part of the repository cannot be walked, so files there may not be seen: {e}"),
+                ));
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        let Ok(stripped) = path.strip_prefix(root) else {
+            continue;
+        };
+        let (text, utf8) = match stripped.to_str() {
+            Some(t) => (t.to_string(), true),
+            None => (stripped.to_string_lossy().into_owned(), false),
+        };
+        if file_type.is_dir() {
+            continue;
+        }
+        if file_type.is_file() && entry.file_name() == ".gitignore" {
+            if let Some(pattern) = ambiguous_pattern(path) {
+                let why = format!(
+                    "`{text}`: the pattern `{pattern}` may not mean to the walk what it means to git"
+                );
+                if mode == Mode::Untracked {
+                    return Ok(Err(Unsure(why)));
+                }
+                listing.diagnostics.push(Diagnostic::warning(
+                    codes::IGNORE_PATTERN,
+                    text.clone(),
+                    format!("{why}; the files it names may be listed"),
+                ));
+            }
+        }
+        let special = !file_type.is_file() && !file_type.is_symlink();
+        match mode {
+            Mode::Untracked => {
+                // git lists only files and links, and only those it does not track.
+                if special || tracked.contains(&text) {
+                    continue;
+                }
+            }
+            Mode::Filesystem => {
+                if special && utf8 {
+                    listing.special.insert(text.clone());
+                }
+            }
+        }
+        if utf8 {
+            listing.paths.push(text);
+        } else {
+            listing.non_utf8.push(text);
+        }
+    }
+    listing.paths.extend(std::mem::take(
+        &mut *nested.lock().unwrap_or_else(|e| e.into_inner()),
+    ));
+    Ok(Ok(listing))
+}
+
+/// The first pattern of the ignore file at `path` that git and the `ignore` crate may read
+/// differently: git has no brace alternation (`{a,b}` is literal to git, a choice to the crate),
+/// and a `[` left unclosed matches nothing in git but itself in the crate.
+pub(crate) fn ambiguous_pattern(path: &Path) -> Option<String> {
+    let text = super::gitdir::read_small(path)?;
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find(|l| {
+            l.contains(['{', '}']) || l.rfind('[').is_some_and(|open| !l[open..].contains(']'))
+        })
+        .map(str::to_string)
+}
+
+/// `path` relative to `root`, `/`-separated; `None` when it is not UTF-8 or not under `root`.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    path.strip_prefix(root).ok()?.to_str().map(str::to_string)
+}
+
+/// The excludes a repository's committed files cannot override: `info/exclude` and the global
+/// excludes file, each read on its own.
+pub(crate) struct Excludes {
+    /// The root relative to the work tree's top, with a trailing `/` unless empty.
+    prefix: String,
+    matchers: Vec<Gitignore>,
+}
+
+impl Excludes {
+    /// The excludes of the work tree holding `root`; only the global ones outside git.
+    pub(crate) fn of(root: &Path) -> Excludes {
+        let git = GitDir::find(root);
+        let top = git.as_ref().map_or(root, |g| g.top.as_path());
+        let mut matchers = Vec::new();
+        if let Some(git) = &git {
+            let mut builder = GitignoreBuilder::new(top);
+            builder.add(git.info_exclude());
+            if let Ok(matcher) = builder.build() {
+                matchers.push(matcher);
+            }
+        }
+        let (global, _) = GitignoreBuilder::new(top).build_global();
+        matchers.push(global);
+        matchers.retain(|m| !m.is_empty());
+        Excludes {
+            prefix: git.map(|g| g.prefix).unwrap_or_default(),
+            matchers,
+        }
+    }
+
+    /// Whether one of these excludes, on its own, ignores the root-relative `path` (a file) or
+    /// a directory above it.
+    pub(crate) fn ignores(&self, path: &str) -> bool {
+        if self.matchers.is_empty() {
+            return false;
+        }
+        let full = format!("{}{path}", self.prefix);
+        self.matchers.iter().any(|m| {
+            matches!(
+                m.matched_path_or_any_parents(Path::new(&full), false),
+                Match::Ignore(_)
+            )
+        })
+    }
+}

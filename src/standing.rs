@@ -1,0 +1,654 @@
+//! The standing of one MCP client's configuration in a repository (SPEC §8.2): whether the file
+//! starts majordomus's `mcp` from every directory of the repository. It reads the file's text
+//! (JSON `mcpServers`, or Codex's TOML `mcp_servers`) and, to follow a command, the files it
+//! names inside the repository and `PATH`; it runs nothing and writes nothing.
+//!
+//! Every client resolves a command the same way: a bare name on `PATH`, a path with a `/`
+//! against the directory the client was started in, which may be any directory of the
+//! repository. So a relative path is `broken` however well it works from the root.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Where a configuration stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// A server entry starts majordomus's `mcp`, from any directory of the repository.
+    Wired,
+    /// An entry names majordomus but would not start from every directory, or the file does
+    /// not parse.
+    Broken,
+    /// The file exists and starts no majordomus.
+    Foreign,
+    /// No file.
+    Absent,
+}
+
+/// Which configuration language a file is in, from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    Json,
+    Toml,
+}
+
+impl Language {
+    pub fn of(config: &str) -> Language {
+        if config.ends_with(".toml") {
+            Language::Toml
+        } else {
+            Language::Json
+        }
+    }
+}
+
+/// What reading a configuration found: its standing, and why when it is not `wired`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assessment {
+    pub standing: Standing,
+    /// The server entry that decided it, when one did.
+    pub server: Option<String>,
+    /// Why it is `broken` (or `foreign`), in a sentence naming the file and field.
+    pub reason: Option<String>,
+}
+
+/// How a command is looked for: the repository's root and the `PATH` a client would search.
+pub struct Lookup<'a> {
+    pub root: &'a Path,
+    pub path: Option<OsString>,
+}
+
+impl Lookup<'_> {
+    /// `PATH` of this process.
+    pub fn here(root: &Path) -> Lookup<'_> {
+        Lookup {
+            root,
+            path: std::env::var_os("PATH"),
+        }
+    }
+}
+
+/// The standing of the configuration `config` (repository-relative), whose text is `text`
+/// (`None`: absent).
+pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessment {
+    let Some(text) = text else {
+        return Assessment {
+            standing: Standing::Absent,
+            server: None,
+            reason: None,
+        };
+    };
+    let servers = match parse(config, text) {
+        Ok(servers) => servers,
+        Err(message) => {
+            return Assessment {
+                standing: Standing::Broken,
+                server: None,
+                reason: Some(format!(
+                    "`{config}` does not parse ({message}), so the client starts no server from it"
+                )),
+            }
+        }
+    };
+    let mut broken = None;
+    for (name, entry) in &servers {
+        match entry_standing(config, name, entry, lookup) {
+            (Standing::Wired, _) => {
+                return Assessment {
+                    standing: Standing::Wired,
+                    server: Some(name.clone()),
+                    reason: None,
+                }
+            }
+            (Standing::Broken, reason) if broken.is_none() => {
+                broken = Some((name.clone(), reason));
+            }
+            _ => {}
+        }
+    }
+    match broken {
+        Some((name, reason)) => Assessment {
+            standing: Standing::Broken,
+            server: Some(name),
+            reason,
+        },
+        None => Assessment {
+            standing: Standing::Foreign,
+            server: None,
+            reason: Some(format!(
+                "`{config}` has {} server entries and none starts majordomus",
+                servers.len()
+            )),
+        },
+    }
+}
+
+/// The server entries of a configuration, by name, as JSON values.
+fn parse(config: &str, text: &str) -> Result<Vec<(String, Value)>, String> {
+    let (document, key): (Value, &str) = match Language::of(config) {
+        Language::Json => (
+            serde_json::from_str(text).map_err(|e| e.to_string())?,
+            "mcpServers",
+        ),
+        Language::Toml => {
+            let table: toml::Table = toml::from_str(text).map_err(|e| {
+                e.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid TOML")
+                    .to_string()
+            })?;
+            (
+                serde_json::to_value(table).map_err(|e| e.to_string())?,
+                "mcp_servers",
+            )
+        }
+    };
+    let Some(servers) = document.get(key) else {
+        return Ok(Vec::new());
+    };
+    let Some(servers) = servers.as_object() else {
+        return Err(format!("`{key}` is not a table of servers"));
+    };
+    Ok(servers
+        .iter()
+        .map(|(name, entry)| (name.clone(), entry.clone()))
+        .collect())
+}
+
+/// Whether `text` mentions majordomus.
+fn names_majordomus(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("majordomus")
+}
+
+/// One server entry's standing, with the reason when it is `broken`.
+fn entry_standing(
+    config: &str,
+    name: &str,
+    entry: &Value,
+    lookup: &Lookup<'_>,
+) -> (Standing, Option<String>) {
+    let named = names_majordomus(name) || names_majordomus(&entry.to_string());
+    if !named {
+        return (Standing::Foreign, None);
+    }
+    let field = |f: &str| format!("`{config}`: server `{name}`: `{f}`");
+    let command = match entry.get("command") {
+        Some(Value::String(command)) => command.clone(),
+        Some(_) => {
+            return (
+                Standing::Broken,
+                Some(format!("{} is not a string", field("command"))),
+            )
+        }
+        None => {
+            return (
+                Standing::Broken,
+                Some(format!(
+                    "{} is missing: a stdio server needs one",
+                    field("command")
+                )),
+            )
+        }
+    };
+    let args: Vec<String> = match entry.get("args") {
+        None => Vec::new(),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect(),
+        Some(_) => {
+            return (
+                Standing::Broken,
+                Some(format!("{} is not a list of strings", field("args"))),
+            )
+        }
+    };
+    match starts(&command, &args, lookup, 0) {
+        Ok(()) => (Standing::Wired, None),
+        Err(why) => (
+            Standing::Broken,
+            Some(format!("{}: {why}", field("command"))),
+        ),
+    }
+}
+
+/// Whether running `command args` from any directory of the repository starts majordomus's
+/// `mcp`; `Err` says why not. `depth` bounds how far launchers are followed.
+fn starts(command: &str, args: &[String], lookup: &Lookup<'_>, depth: u8) -> Result<(), String> {
+    let program = resolve(command, lookup)?;
+    let file_name = program
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if file_name == "majordomus" {
+        return if args.iter().any(|a| a == "mcp") {
+            Ok(())
+        } else {
+            Err(format!("`{command}` is run without `mcp`"))
+        };
+    }
+    if file_name == "cargo" {
+        return cargo_runs_mcp(args);
+    }
+    if matches!(file_name, "sh" | "bash" | "dash" | "zsh") {
+        return match args {
+            [flag, script, ..] if flag == "-c" => script_starts(script, lookup, depth),
+            [script, ..] => starts(script, &[], lookup, depth + 1),
+            [] => Err(format!("`{command}` is run without a script")),
+        };
+    }
+    if file_name == "env" {
+        let rest: Vec<String> = args
+            .iter()
+            .skip_while(|a| a.contains('=') || a.starts_with('-'))
+            .cloned()
+            .collect();
+        return match rest.split_first() {
+            Some((next, more)) if depth < 4 => starts(next, more, lookup, depth + 1),
+            _ => Err("`env` starts nothing majordomus".to_string()),
+        };
+    }
+    // A launcher of the repository: a script inside it that starts majordomus's `mcp`.
+    if program.starts_with(lookup.root) {
+        let text = std::fs::read(&program)
+            .ok()
+            .filter(|b| b.len() <= 64 * 1024)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if names_majordomus(&text) && text.contains(" mcp") {
+            return Ok(());
+        }
+        return Err(format!(
+            "`{command}` is a file of the repository that does not start `majordomus mcp`"
+        ));
+    }
+    Err(format!("`{command}` is not majordomus"))
+}
+
+/// `cargo run … -- mcp`: cargo finds the manifest from any directory, unless told a relative
+/// `--manifest-path`.
+fn cargo_runs_mcp(args: &[String]) -> Result<(), String> {
+    if !args.iter().any(|a| a == "run") {
+        return Err("`cargo` is run without `run`".to_string());
+    }
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let manifest = if word == "--manifest-path" {
+            words.next().cloned()
+        } else {
+            word.strip_prefix("--manifest-path=").map(str::to_string)
+        };
+        if let Some(manifest) = manifest {
+            if !Path::new(&manifest).is_absolute() {
+                return Err(format!(
+                    "`--manifest-path {manifest}` is relative, so it resolves from one directory only"
+                ));
+            }
+        }
+    }
+    match args.iter().position(|a| a == "--") {
+        Some(dash) if args[dash + 1..].iter().any(|a| a == "mcp") => Ok(()),
+        _ => Err("`cargo run` is not given `-- mcp`".to_string()),
+    }
+}
+
+/// The repository-relative prefix a shell script may start a launcher with, so that it resolves
+/// from any directory of the work tree.
+const TOPLEVEL: &str = "$(git rev-parse --show-toplevel)";
+
+/// What [`TOPLEVEL`] stands for while a script is split into words.
+const TOP: &str = "\u{0}top\u{0}";
+
+/// Whether the shell script `script` (the argument of `sh -c`) starts majordomus's `mcp`.
+fn script_starts(script: &str, lookup: &Lookup<'_>, depth: u8) -> Result<(), String> {
+    if depth > 3 {
+        return Err("the launchers nest too deeply to follow".to_string());
+    }
+    // `$(git rev-parse --show-toplevel)` holds spaces: one word before the script is split.
+    let script = script.replace(TOPLEVEL, TOP);
+    let words: Vec<String> = script
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+        .collect();
+    let words: Vec<String> = words.into_iter().skip_while(|w| w == "exec").collect();
+    let Some((first, rest)) = words.split_first() else {
+        return Err("the script is empty".to_string());
+    };
+    if let Some(inside) = first.strip_prefix(TOP) {
+        let path = lookup.root.join(inside.trim_start_matches('/'));
+        return starts(&path.to_string_lossy(), rest, lookup, depth + 1);
+    }
+    starts(first, rest, lookup, depth + 1)
+}
+
+/// Where `command` is found from any directory of the repository: an absolute path that exists,
+/// or a bare name on `PATH`. A relative path with a `/` resolves only from one directory.
+fn resolve(command: &str, lookup: &Lookup<'_>) -> Result<PathBuf, String> {
+    let path = Path::new(command);
+    if path.is_absolute() {
+        return if is_executable(path) {
+            Ok(path.to_path_buf())
+        } else {
+            Err(format!("`{command}` does not exist or cannot be run"))
+        };
+    }
+    if command.contains('/') {
+        return Err(format!(
+            "`{command}` is relative, so a client started in a subdirectory does not find it"
+        ));
+    }
+    let found = lookup
+        .path
+        .as_ref()
+        .into_iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(command))
+        .find(|candidate| is_executable(candidate));
+    found.ok_or_else(|| format!("`{command}` is not on `PATH`"))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every shape of entry, in each of the three files (two JSON, one TOML).
+
+    use super::*;
+    use serde_json::json;
+
+    const CONFIGS: [&str; 3] = [".mcp.json", ".gemini/settings.json", ".codex/config.toml"];
+
+    /// A TOML value for a JSON string, number or list of those.
+    fn toml_value(value: &Value) -> String {
+        match value {
+            Value::Array(items) => format!(
+                "[{}]",
+                items.iter().map(toml_value).collect::<Vec<_>>().join(", ")
+            ),
+            other => other.to_string(),
+        }
+    }
+
+    /// The file `config` holding one server entry `name` with these fields.
+    fn render(config: &str, name: &str, fields: &[(&str, Value)]) -> String {
+        if Language::of(config) == Language::Toml {
+            let mut text = format!("[mcp_servers.{name}]\n");
+            for (key, value) in fields {
+                text.push_str(&format!("{key} = {}\n", toml_value(value)));
+            }
+            text
+        } else {
+            let entry: serde_json::Map<String, Value> = fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            json!({ "mcpServers": { name: entry } }).to_string()
+        }
+    }
+
+    struct Repo {
+        dir: tempfile::TempDir,
+        bin: PathBuf,
+    }
+
+    impl Repo {
+        /// A repository with an executable `majordomus` and `cargo` in `bin/`, a launcher in `scripts/`
+        /// and a script that starts something else.
+        fn new() -> Repo {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = tempfile::TempDir::new().unwrap();
+            let write = |path: &str, text: &str| {
+                let path = dir.path().join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, text).unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            };
+            write("bin/majordomus", "#!/bin/sh\n");
+            write("bin/cargo", "#!/bin/sh\n");
+            write(
+                "scripts/majordomus-mcp",
+                "#!/bin/sh\nexec majordomus mcp --repo \"$(dirname \"$0\")/..\"\n",
+            );
+            write("scripts/other", "#!/bin/sh\nexec other-server\n");
+            let bin = dir.path().join("bin");
+            Repo { dir, bin }
+        }
+
+        fn lookup(&self) -> Lookup<'_> {
+            Lookup {
+                root: self.dir.path(),
+                path: Some(format!("{}:/usr/bin:/bin", self.bin.display()).into()),
+            }
+        }
+    }
+
+    #[test]
+    fn every_shape_of_entry_has_its_standing_in_every_format() {
+        use Standing::*;
+        let repo = Repo::new();
+        let root = repo.dir.path().display().to_string();
+        type Fields<'a> = Vec<(&'a str, Value)>;
+        let cases: Vec<(&str, Fields, Standing)> = vec![
+            (
+                "installed by name",
+                vec![("command", json!("majordomus")), ("args", json!(["mcp"]))],
+                Wired,
+            ),
+            (
+                "installed by path",
+                vec![
+                    ("command", json!(format!("{root}/bin/majordomus"))),
+                    ("args", json!(["mcp", "--read-only"])),
+                ],
+                Wired,
+            ),
+            (
+                "without mcp",
+                vec![("command", json!("majordomus")), ("args", json!(["serve"]))],
+                Broken,
+            ),
+            (
+                "a missing absolute path",
+                vec![
+                    ("command", json!(format!("{root}/nowhere/majordomus"))),
+                    ("args", json!(["mcp"])),
+                ],
+                Broken,
+            ),
+            (
+                "a relative launcher",
+                vec![("command", json!("scripts/majordomus-mcp"))],
+                Broken,
+            ),
+            (
+                "a relative binary",
+                vec![
+                    ("command", json!("./bin/majordomus")),
+                    ("args", json!(["mcp"])),
+                ],
+                Broken,
+            ),
+            (
+                "the launcher by absolute path",
+                vec![("command", json!(format!("{root}/scripts/majordomus-mcp")))],
+                Wired,
+            ),
+            (
+                "the launcher from the top level",
+                vec![
+                    ("command", json!("sh")),
+                    (
+                        "args",
+                        json!([
+                            "-c",
+                            "exec \"$(git rev-parse --show-toplevel)/scripts/majordomus-mcp\""
+                        ]),
+                    ),
+                ],
+                Wired,
+            ),
+            (
+                "a shell running a relative launcher",
+                vec![
+                    ("command", json!("sh")),
+                    ("args", json!(["-c", "exec scripts/majordomus-mcp"])),
+                ],
+                Broken,
+            ),
+            (
+                "a shell running the binary",
+                vec![
+                    ("command", json!("bash")),
+                    ("args", json!(["-c", "majordomus mcp"])),
+                ],
+                Wired,
+            ),
+            (
+                "cargo run",
+                vec![
+                    ("command", json!("cargo")),
+                    ("args", json!(["run", "--release", "--quiet", "--", "mcp"])),
+                ],
+                Wired,
+            ),
+            (
+                "cargo run, relative manifest",
+                vec![
+                    ("command", json!("cargo")),
+                    (
+                        "args",
+                        json!([
+                            "run",
+                            "--manifest-path",
+                            "majordomus/Cargo.toml",
+                            "--",
+                            "mcp"
+                        ]),
+                    ),
+                ],
+                Broken,
+            ),
+            (
+                "cargo run without mcp",
+                vec![
+                    ("command", json!("cargo")),
+                    ("args", json!(["run", "--", "serve"])),
+                ],
+                Broken,
+            ),
+            (
+                "env then the binary",
+                vec![
+                    ("command", json!("env")),
+                    ("args", json!(["MAJORDOMUS_LOG=info", "majordomus", "mcp"])),
+                ],
+                Wired,
+            ),
+            (
+                "not on PATH",
+                vec![
+                    ("command", json!("majordomus-nowhere")),
+                    ("args", json!(["mcp"])),
+                ],
+                Broken,
+            ),
+            (
+                "a command that is not a string",
+                vec![("command", json!(["majordomus", "mcp"]))],
+                Broken,
+            ),
+            (
+                "a command that is a number",
+                vec![("command", json!(7)), ("args", json!(["majordomus"]))],
+                Broken,
+            ),
+            (
+                "args that are not strings",
+                vec![("command", json!("majordomus")), ("args", json!([1, 2]))],
+                Broken,
+            ),
+            (
+                "no command",
+                vec![("args", json!(["majordomus", "mcp"]))],
+                Broken,
+            ),
+            (
+                "a script of the repository that starts something else",
+                vec![
+                    ("command", json!(format!("{root}/scripts/other"))),
+                    ("args", json!(["majordomus"])),
+                ],
+                Broken,
+            ),
+            (
+                "another server",
+                vec![
+                    ("command", json!("other-server")),
+                    ("args", json!(["--stdio"])),
+                ],
+                Foreign,
+            ),
+        ];
+        let lookup = repo.lookup();
+        for config in CONFIGS {
+            for (what, fields, expected) in &cases {
+                let name = if *expected == Foreign {
+                    "other"
+                } else {
+                    "majordomus"
+                };
+                let text = render(config, name, fields);
+                let got = assess(config, Some(&text), &lookup);
+                assert_eq!(got.standing, *expected, "{config}: {what}: {text}\n{got:?}");
+                if *expected == Broken {
+                    let reason = got.reason.unwrap_or_default();
+                    assert!(reason.contains(config), "{config}: {what}: {reason}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_broken_with_the_reason_and_no_file_is_absent() {
+        let repo = Repo::new();
+        let lookup = repo.lookup();
+        for (config, text) in [
+            (".mcp.json", "{ \"mcpServers\": { \"majordomus\": "),
+            (".gemini/settings.json", "// a comment\n{}"),
+            (".codex/config.toml", "[mcp_servers.majordomus\ncommand = 1"),
+            (".mcp.json", "{ \"mcpServers\": [\"majordomus\"] }"),
+        ] {
+            let got = assess(config, Some(text), &lookup);
+            assert_eq!(got.standing, Standing::Broken, "{config}: {text}");
+            assert!(got.reason.unwrap_or_default().contains("does not parse"));
+        }
+        for config in CONFIGS {
+            assert_eq!(assess(config, None, &lookup).standing, Standing::Absent);
+            // A file with no servers at all starts no majordomus.
+            let empty = if config.ends_with(".toml") { "" } else { "{}" };
+            assert_eq!(
+                assess(config, Some(empty), &lookup).standing,
+                Standing::Foreign
+            );
+        }
+    }
+
+    #[test]
+    fn one_wired_entry_among_others_makes_the_file_wired() {
+        let repo = Repo::new();
+        let text = json!({ "mcpServers": {
+            "other": { "command": "other-server" },
+            "old": { "command": "scripts/majordomus-mcp" },
+            "majordomus": { "command": "majordomus", "args": ["mcp"] },
+        }})
+        .to_string();
+        let got = assess(".mcp.json", Some(&text), &repo.lookup());
+        assert_eq!(got.standing, Standing::Wired);
+        assert_eq!(got.server.as_deref(), Some("majordomus"));
+    }
+}
