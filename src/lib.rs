@@ -19,6 +19,7 @@ pub mod registry;
 pub mod resolve;
 pub mod secrets;
 pub mod standing;
+pub mod surface;
 pub mod write;
 pub mod write_lock;
 

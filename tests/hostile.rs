@@ -335,7 +335,7 @@ mod holes {
         let fixture = Fixture::new();
         fixture.write(
             ".ai/repo/knowledge/kinds.yaml",
-            "version: 1\nkinds:\n  runbook:\n    format: markdown\n    schema:\n      type: object\n      additionalProperties: false\n      properties:\n        code: { type: string, pattern: '\\w{1000}{1000}' }\n",
+            "version: 1\nkinds:\n  runbook:\n    format: markdown\n    schema:\n      type: object\n      additionalProperties: false\n      properties:\n        code: { type: string, pattern: '([a-z]{1000}){1000}' }\n",
         );
         let message = refused(&fixture, 10, ".ai/repo/knowledge/kinds.yaml");
         assert!(message.contains("`properties.code`"), "{message}");

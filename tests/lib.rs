@@ -109,3 +109,13 @@ mod mcp_modern;
 
 /// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
 mod peers_board;
+
+/// The surface's classification: one row per rule of SPEC §17.
+mod surface_diff;
+
+/// `majordomus surface`, `surface diff` and `surface check` through the real binary.
+mod surface;
+
+// The surface generator, compiled here as build.rs compiles it.
+#[path = "../src/registry/surface.rs"]
+mod surface_gen;

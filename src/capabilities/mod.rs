@@ -12,6 +12,7 @@ pub mod perf;
 pub mod plan;
 pub mod recover;
 pub mod repository;
+pub mod surface;
 
 /// A writer's refused place: outside `.ai/` or through a symlink is the caller's refusal; an
 /// I/O failure on the way is internal.

@@ -978,5 +978,10 @@ fn api(ctx: &Context) -> Rendered {
         .filter(|r| r["route"].is_string())
         .map(|r| json!({ "route": r["route"], "id": r["id"], "effect": r["effect"] }))
         .collect();
-    Ok(("api.html", context! { routes => routes }, 200))
+    let changes = run(ctx, "surface.changes", json!({}))?;
+    Ok((
+        "api.html",
+        context! { routes => routes, changes => changes },
+        200,
+    ))
 }

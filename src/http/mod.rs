@@ -399,6 +399,10 @@ pub fn router(state: AppState) -> Router {
             get(|| async { json_response(registry::OPENAPI_JSON.to_string()) }),
         )
         .route(
+            "/surface.json",
+            get(|| async { json_response(registry::SURFACE_JSON.to_string()) }),
+        )
+        .route(
             "/healthz",
             get(|| async { json_response(json!({ "status": "ok" }).to_string()) }),
         )

@@ -739,6 +739,17 @@ fn tools_list(registry: &Registry, read_only: bool) -> String {
 // ---------------------------------------------------------------------------------------------
 // OpenAPI
 
+/// The error codes a route of this kind may answer with, as the OpenAPI document and the
+/// surface publish them.
+pub fn route_error_codes(kind: Kind) -> Vec<&'static str> {
+    let mut codes = vec!["invalid_input", "forbidden", "not_found"];
+    if kind == Kind::Command {
+        codes.push("refused");
+    }
+    codes.extend(["internal", "busy"]);
+    codes
+}
+
 fn error_response(code: &str) -> Value {
     json!({ "$ref": format!("#/components/responses/{}", pascal(code)) })
 }
@@ -823,12 +834,7 @@ fn openapi(registry: &Registry, version: &str) -> String {
                 "content": { "application/json": { "schema": c.output.to_json(Refs::Components) } },
             }),
         );
-        let mut codes = vec!["invalid_input", "forbidden", "not_found"];
-        if c.kind == Kind::Command {
-            codes.push("refused");
-        }
-        codes.extend(["internal", "busy"]);
-        for code in codes {
+        for code in route_error_codes(c.kind) {
             if let Some((_, status)) = ERROR_CODES.iter().find(|(c, _)| *c == code) {
                 responses.insert(status.to_string(), error_response(code));
             }

@@ -2,6 +2,7 @@
 //! the run-time half the crate also compiles (`mod.rs`) and the loader half only they need.
 
 pub mod capability;
+pub mod cli;
 pub mod handlers;
 pub mod load;
 pub mod marks;

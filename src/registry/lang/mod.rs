@@ -3,6 +3,7 @@
 //! The loader half (capability files, cross-file checks, handler pairing, naming, publishing) is
 //! compiled only by `build.rs` and the test crate, through `full.rs`, so the binary never links it.
 
+pub mod cli;
 pub mod pattern;
 pub mod schema;
 pub mod validate;
