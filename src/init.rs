@@ -47,16 +47,11 @@ first. Five lines at most.
 
 const EXAMPLE_SKILL_PATH: &str = ".ai/repo/skills/prepare-a-change/SKILL.md";
 const EXAMPLE_SKILL: &str = "---
-id: prepare-a-change
-title: Prepare a change for review
-description: Take a finished change from a working tree to a commit a reviewer can read without the diff.
-status: active
-tags: [git, review]
-inputs:
-  - a working tree whose change is finished
-outputs:
-  - one commit whose message says what changed and why
-  - a summary for the reviewer
+name: prepare-a-change
+description: Take a finished change from a working tree to a commit a reviewer can read without the diff. Use when a change is done and is about to be committed or handed for review.
+metadata:
+  inputs: a working tree whose change is finished
+  outputs: one commit whose message says what changed and why, and a summary for the reviewer
 ---
 
 # Prepare a change for review

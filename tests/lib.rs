@@ -96,3 +96,5 @@ mod mcp_conformance;
 mod busy;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
+/// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
+mod skills;

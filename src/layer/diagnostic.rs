@@ -85,6 +85,7 @@ pub mod codes {
     pub const OVERSIZED: &str = "oversized";
     pub const INVALID_UTF8: &str = "invalid_utf8";
     pub const IGNORE_PATTERN: &str = "ignore_pattern";
+    pub const SKILL_TOO_LARGE: &str = "skill_too_large";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -108,7 +109,7 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
     (
         codes::UNKNOWN_KEY,
         Severity::Error,
-        "the metadata has a key the kind's schema does not declare",
+        "the metadata has a key the kind's schema does not declare (only a warning for kinds declared `unknown_keys: warning`: a skill's front matter keeps any key)",
     ),
     (
         codes::SCHEMA_VIOLATION,
@@ -159,6 +160,11 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
         codes::INVALID_UTF8,
         Severity::Error,
         "a claimed file (or its path) is not valid UTF-8",
+    ),
+    (
+        codes::SKILL_TOO_LARGE,
+        Severity::Error,
+        "a skill's directory holds more than 512 files or 16 MiB; the skill is refused whole, never served truncated",
     ),
     (
         codes::IGNORE_PATTERN,

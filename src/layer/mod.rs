@@ -25,6 +25,7 @@ mod object;
 mod parallel;
 mod plain_yaml;
 mod search;
+mod skills;
 mod sources;
 mod walk;
 
@@ -37,6 +38,7 @@ pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use search::{Found, Hit};
+pub use skills::{base64, Skill, SkillFile, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
 /// Files larger than this are refused (`oversized`) without being read.
