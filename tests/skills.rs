@@ -415,3 +415,34 @@ fn a_skill_past_a_bound_or_with_a_link_is_refused_whole_and_bad_bytes_are_a_blob
         assert_eq!(error["code"], -32002, "{uri}: {error}");
     }
 }
+
+#[test]
+fn the_first_call_names_each_skill_with_its_description() {
+    let fixture = with_pdf_skill();
+    let mut server = McpServer::start(fixture.root());
+    let init = server.initialize();
+    let text = init["instructions"].as_str().expect("instructions");
+    assert!(
+        text.contains("pdf-tools: Fill and merge PDF forms. Use when a PDF is involved."),
+        "{text}"
+    );
+    assert!(
+        text.contains("prepare-a-change: Take a finished change"),
+        "{text}"
+    );
+    let discovered = server.result(
+        "server/discover",
+        json!({ "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        } }),
+    );
+    assert_eq!(
+        discovered["instructions"], init["instructions"],
+        "{discovered:#}"
+    );
+    assert_eq!(
+        discovered["capabilities"]["extensions"]["io.modelcontextprotocol/skills"]["directoryRead"],
+        true
+    );
+}
