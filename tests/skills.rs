@@ -446,3 +446,47 @@ fn the_first_call_names_each_skill_with_its_description() {
         true
     );
 }
+
+#[test]
+fn init_adds_a_source_for_skills_kept_where_agents_look() {
+    let fixture = Fixture::bare();
+    fixture.git(&["init", "-q"]);
+    fixture.write(
+        ".claude/skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: Write release notes from the log.\n---\n\n# Release notes\n",
+    );
+    fixture.write(".claude/skills/release-notes/template.md", "## Changes\n");
+    fixture.write(
+        ".agents/skills/triage/SKILL.md",
+        "---\nname: triage\ndescription: Triage a new issue.\n---\n\n# Triage\n",
+    );
+    let out = run_in(fixture.root(), &["init"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    fixture.commit("a layer beside the agents' skills");
+    let sources = std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
+        .expect("sources.yaml");
+    assert!(sources.contains(".claude/skills/*/SKILL.md"), "{sources}");
+    assert!(sources.contains(".agents/skills/*/SKILL.md"), "{sources}");
+    let info = info(&fixture);
+    assert_eq!(info["index"]["state"], "ok", "{info:#}");
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let got = server.result(
+        "skills/get",
+        json!({ "uri": "skill://release-notes/SKILL.md" }),
+    );
+    let uris: Vec<&str> = got["skill"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://release-notes/SKILL.md",
+            "skill://release-notes/template.md"
+        ]
+    );
+    server.result("skills/get", json!({ "uri": "skill://triage/SKILL.md" }));
+}
