@@ -198,11 +198,13 @@ fn skill_file_entry<'a>(
     skill: &'a crate::layer::Skill,
     f: &'a crate::layer::SkillFile,
 ) -> Entry<'a> {
+    // `SKILL.md` is named and described by its front matter (SPEC §8.5).
+    let is_skill_md = f.path == "SKILL.md";
     Entry {
         uri: &f.uri,
-        name: &f.path,
+        name: if is_skill_md { &skill.name } else { &f.path },
         title: &f.path,
-        description: None,
+        description: skill.description.as_deref().filter(|_| is_skill_md),
         mime_type: f.media_type,
         size: Some(f.bytes.len() as u64),
         meta: Meta {

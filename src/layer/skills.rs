@@ -54,6 +54,8 @@ pub struct Skill {
     pub directory: String,
     /// The `majordomus://skill/<name>` URI of its `SKILL.md` object.
     pub object_uri: String,
+    /// The `description` of its front matter.
+    pub description: Option<String>,
     /// Every file, sorted by path within the skill; `SKILL.md` among them.
     pub files: Vec<SkillFile>,
 }
@@ -129,6 +131,7 @@ pub(crate) fn collect(
                     name: object.identity.clone(),
                     directory: directory.to_string(),
                     object_uri: object.uri.clone(),
+                    description: object.description.clone(),
                     files,
                 });
             }
