@@ -47,16 +47,11 @@ first. Five lines at most.
 
 const EXAMPLE_SKILL_PATH: &str = ".ai/repo/skills/prepare-a-change/SKILL.md";
 const EXAMPLE_SKILL: &str = "---
-id: prepare-a-change
-title: Prepare a change for review
-description: Take a finished change from a working tree to a commit a reviewer can read without the diff.
-status: active
-tags: [git, review]
-inputs:
-  - a working tree whose change is finished
-outputs:
-  - one commit whose message says what changed and why
-  - a summary for the reviewer
+name: prepare-a-change
+description: Take a finished change from a working tree to a commit a reviewer can read without the diff. Use when a change is done and is about to be committed or handed for review.
+metadata:
+  inputs: a working tree whose change is finished
+  outputs: one commit whose message says what changed and why, and a summary for the reviewer
 ---
 
 # Prepare a change for review
@@ -103,6 +98,34 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> InitError + '_ {
     }
 }
 
+/// Where agents already look for skills; a directory of these holding a `SKILL.md` gets a source
+/// of its own, so the skills are served where they are rather than moved.
+const AGENT_SKILL_DIRECTORIES: &[(&str, &str)] = &[
+    ("claude-skills", ".claude/skills"),
+    ("agents-skills", ".agents/skills"),
+];
+
+/// The default sources, plus one `skill` class for each agent skill directory `root` has.
+fn sources_for(root: &Path) -> String {
+    let mut text = default_sources_yaml().to_string();
+    for (id, directory) in AGENT_SKILL_DIRECTORIES {
+        let has_skill = fs::read_dir(root.join(directory)).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| fs::symlink_metadata(e.path().join("SKILL.md")).is_ok_and(|m| m.is_file()))
+        });
+        if has_skill {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "  - id: {id}\n    kind: skill\n    pathspec: \"{directory}/*/SKILL.md\"\n    required: false\n"
+            ));
+        }
+    }
+    text
+}
+
 /// Scaffolds a layer in `root`.
 pub fn init(root: &Path) -> Result<Report, InitError> {
     if root.join(MANIFEST_PATH).exists() || root.join(".ai").join("repo").exists() {
@@ -110,9 +133,10 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
             root: root.to_path_buf(),
         });
     }
+    let sources = sources_for(root);
     let files = [
         (MANIFEST_PATH, MANIFEST),
-        (SOURCES_PATH, default_sources_yaml()),
+        (SOURCES_PATH, sources.as_str()),
         (EXAMPLE_RULE_PATH, EXAMPLE_RULE),
         (EXAMPLE_PROMPT_PATH, EXAMPLE_PROMPT),
         (EXAMPLE_SKILL_PATH, EXAMPLE_SKILL),

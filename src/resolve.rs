@@ -15,6 +15,12 @@ use crate::registry::{self, rt::Descriptor};
 pub enum Resolution {
     /// A layer object, answered from one index generation.
     Declarative { index: Arc<Index>, position: usize },
+    /// One file of a skill (`skill://<name>/<path>`, SPEC §8.5), from one index generation.
+    SkillFile {
+        index: Arc<Index>,
+        skill: usize,
+        file: usize,
+    },
     /// A query exposed as a resource, run through the executor with `{}`.
     Builtin {
         descriptor: &'static Descriptor,
@@ -29,7 +35,18 @@ impl Resolution {
     pub fn object(&self) -> Option<&Object> {
         match self {
             Resolution::Declarative { index, position } => index.objects.get(*position),
-            Resolution::Builtin { .. } => None,
+            Resolution::Builtin { .. } | Resolution::SkillFile { .. } => None,
+        }
+    }
+
+    /// The skill and file, for a skill file's resolution.
+    pub fn skill_file(&self) -> Option<(&crate::layer::Skill, &crate::layer::SkillFile)> {
+        match self {
+            Resolution::SkillFile { index, skill, file } => {
+                let skill = index.skills.get(*skill)?;
+                Some((skill, skill.files.get(*file)?))
+            }
+            _ => None,
         }
     }
 }
@@ -65,9 +82,29 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
             content,
         });
     }
+    if let Some(rest) = uri.strip_prefix(crate::layer::SKILL_SCHEME) {
+        let index = ctx.index()?;
+        let found = rest.split_once('/').and_then(|(name, path)| {
+            let skill = index
+                .skills
+                .binary_search_by(|s| s.name.as_str().cmp(name))
+                .ok()?;
+            let file = index.skills[skill]
+                .files
+                .binary_search_by(|f| f.path.as_str().cmp(path))
+                .ok()?;
+            Some((skill, file))
+        });
+        return match found {
+            Some((skill, file)) => Ok(Resolution::SkillFile { index, skill, file }),
+            None => Err(CapabilityError::not_found(format!(
+                "no skill here has the file `{uri}` (see skills/list, or resources/list)"
+            ))),
+        };
+    }
     if !uri.starts_with(crate::layer::URI_SCHEME) {
         return Err(CapabilityError::not_found(format!(
-            "`{uri}` is not a majordomus:// URI; nothing here projects it"
+            "`{uri}` is not a majordomus:// or skill:// URI; nothing here projects it"
         )));
     }
     let index = ctx.index()?;
@@ -157,6 +194,29 @@ fn object_entry(o: &Object) -> Entry<'_> {
     }
 }
 
+fn skill_file_entry<'a>(
+    skill: &'a crate::layer::Skill,
+    f: &'a crate::layer::SkillFile,
+) -> Entry<'a> {
+    // `SKILL.md` is named and described by its front matter (SPEC §8.5).
+    let is_skill_md = f.path == "SKILL.md";
+    Entry {
+        uri: &f.uri,
+        name: if is_skill_md { &skill.name } else { &f.path },
+        title: &f.path,
+        description: skill.description.as_deref().filter(|_| is_skill_md),
+        mime_type: f.media_type,
+        size: Some(f.bytes.len() as u64),
+        meta: Meta {
+            majordomus: MetaBody {
+                id: IdOf("skill", &skill.name),
+                kind: "skill_file",
+                path: &skill.directory,
+            },
+        },
+    }
+}
+
 /// The `resources/list` of one index generation, cut into pages of at most
 /// [`PAGE_SIZE`](crate::mcp::protocol::PAGE_SIZE) entries: builtin resources first, then layer
 /// objects, each group in id order. Never an empty page: a listing of nothing is one page of
@@ -235,6 +295,11 @@ fn paginate(ctx: &Context, index: &Index) -> Result<Pages, CapabilityError> {
     for o in &index.objects {
         push(&mut writer, &object_entry(o), true)?;
     }
+    for skill in &index.skills {
+        for f in &skill.files {
+            push(&mut writer, &skill_file_entry(skill, f), true)?;
+        }
+    }
     if writer.entries == 0 {
         writer.out.push(b'[');
     }
@@ -288,6 +353,29 @@ pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
                     "provenance": o.provenance,
                 } },
             })
+        }
+        resolution @ Resolution::SkillFile { .. } => {
+            let (skill, f) = resolution
+                .skill_file()
+                .ok_or_else(|| CapabilityError::internal(format!("`{uri}` vanished")))?;
+            // The same `_meta.majordomus` a layer object's read carries, so a client finds the
+            // skill's directory on the read as on the listing.
+            let meta = json!({ "majordomus": {
+                "id": format!("skill.{}", skill.name),
+                "kind": "skill_file",
+                "provenance": { "path": skill.directory, "file": f.path },
+            } });
+            match f.text() {
+                Some(text) => {
+                    json!({ "uri": f.uri, "mimeType": f.media_type, "text": text, "_meta": meta })
+                }
+                None => json!({
+                    "uri": f.uri,
+                    "mimeType": f.media_type,
+                    "blob": crate::layer::base64(&f.bytes),
+                    "_meta": meta,
+                }),
+            }
         }
     })
 }

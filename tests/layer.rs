@@ -531,7 +531,7 @@ fn identity_mismatch_for_prompts_skills_and_issues() {
     );
     repo.write(
         ".ai/repo/skills/deploy/SKILL.md",
-        "---\nid: ship\ntitle: Ship\ndescription: Ship it.\nstatus: active\n---\n",
+        "---\nname: ship\ndescription: Ship it.\n---\n",
     );
     repo.write(".ai/repo/project/issues/a.yaml", "id: b\ntitle: B\n");
     let index = repo.index();

@@ -119,3 +119,6 @@ mod surface;
 // The surface generator, compiled here as build.rs compiles it.
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
+
+/// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
+mod skills;

@@ -929,7 +929,7 @@ impl Escapes {
         .expect("the outside rule");
         std::fs::write(
             outside.path().join("SKILL.md"),
-            format!("---\nid: escape\ntitle: Escape\ndescription: {OUTSIDE}\nstatus: active\n---\n\n{OUTSIDE}\n"),
+            format!("---\nname: escape\ndescription: {OUTSIDE}\n---\n\n{OUTSIDE}\n"),
         )
         .expect("the outside skill");
         let fixture = Fixture::with_objects();

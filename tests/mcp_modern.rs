@@ -400,9 +400,17 @@ fn resources_list_pages_by_500_on_both_eras_and_the_walk_lists_everything_once()
         .as_u64()
         .expect("a total") as usize;
     assert!(objects >= 1100, "{objects}");
+    // Every file of a skill is a resource too (SPEC §8.5): the scaffold's skill has one.
+    let skill_files = server.result("skills/list", json!({}))["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| s["resources"].as_array().map_or(0, Vec::len))
+        .sum::<usize>();
+    assert!(skill_files >= 1, "{skill_files}");
     assert_eq!(
         modern_uris.len(),
-        builtin + objects,
+        builtin + objects + skill_files,
         "every resource is listed"
     );
 }

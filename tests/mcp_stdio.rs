@@ -121,7 +121,16 @@ fn initialize_offers_tools_and_resources_and_no_prompts() {
         .as_object()
         .expect("`capabilities` is an object");
     let offered: BTreeSet<&str> = capabilities.keys().map(String::as_str).collect();
-    assert_eq!(offered, BTreeSet::from(["resources", "tools"]), "{result}");
+    assert_eq!(
+        offered,
+        BTreeSet::from(["extensions", "resources", "tools"]),
+        "{result}"
+    );
+    assert_eq!(
+        capabilities["extensions"]["io.modelcontextprotocol/skills"],
+        json!({ "directoryRead": true }),
+        "the skills extension (SPEC §8.5): {result}"
+    );
     assert!(
         capabilities.get("prompts").is_none(),
         "prompts stay unserved"
@@ -191,6 +200,9 @@ fn params_for(method: &str) -> Value {
         }),
         "tools/call" => json!({ "name": tool_of("capabilities.list"), "arguments": {} }),
         "resources/read" => json!({ "uri": "majordomus://repository" }),
+        // `init`'s example skill.
+        "skills/get" => json!({ "uri": "skill://prepare-a-change/SKILL.md" }),
+        "resources/directory/read" => json!({ "uri": "skill://prepare-a-change/" }),
         _ => json!({}),
     }
 }
@@ -486,6 +498,15 @@ fn resources_list_puts_the_builtin_resources_first_then_every_object_in_id_order
         .collect();
     assert_eq!(listed[..builtin.len()], builtin[..], "builtin first");
     let objects = &resources[builtin.len()..];
+    let objects: Vec<&Value> = objects
+        .iter()
+        .filter(|r| {
+            !r["uri"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("skill://")
+        })
+        .collect();
     let total = server.call_ok(tool_of("objects.list"), json!({}))["total"].clone();
     assert_eq!(json!(objects.len()), total, "every object is a resource");
     assert!(

@@ -45,6 +45,13 @@ fn every_listed_uri_reads_the_same_through_the_tool_and_resources_read() {
                     "{uri}: `answer` is `content`, parsed"
                 );
             }
+            None if uri.starts_with("skill://") => {
+                // A file of a skill (SPEC §8.5): its view names the skill and the file.
+                assert_eq!(view["kind"], "skill_file", "{uri}");
+                let identity = view["identity"].as_str().expect("an identity");
+                assert_eq!(*uri, format!("skill://{identity}"));
+                assert_eq!(view["provenance"]["bytes"], text.len(), "{uri}");
+            }
             None => {
                 assert_eq!(view["source"], "declarative", "{uri}");
                 let kind = view["kind"].as_str().expect("a kind");

@@ -103,6 +103,10 @@ proptest! {
             Ok(Resolution::Builtin { descriptor, .. }) => {
                 prop_assert_eq!(descriptor.resource.map(|r| r.uri), Some(uri.as_str()));
             }
+            Ok(resolution @ Resolution::SkillFile { .. }) => {
+                let (_, file) = resolution.skill_file().expect("a skill file's resolution has its file");
+                prop_assert_eq!(&file.uri, &uri);
+            }
             Err(e) => prop_assert_eq!(e.code(), "not_found", "{}: {}", uri, e.message()),
         }
     }

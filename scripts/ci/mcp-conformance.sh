@@ -77,6 +77,23 @@ for era in $ERAS; do
     echo "the suite at $era exited $suite_status; judging by its checks against $BASELINE"
 done
 
+# The skills extension's scenarios (SEP-2640) are on no spec timeline, so no requirement set runs
+# them: each is run on its own at 2026-07-28 against this checkout's layer (it has skills), and
+# every one of its checks must pass; the counts are reported.
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+    set +e
+    "$NODE" "$SUITE_BIN" server --url "$URL" --scenario "$scenario" --spec-version 2026-07-28 \
+        --force -o "$WORK/results-$scenario" >"$WORK/suite-$scenario.log" 2>&1
+    scenario_status=$?
+    set -e
+    sed 's/\x1b\[[0-9;]*m//g' "$WORK/suite-$scenario.log" | grep -E '^Passed: ' | head -1 | sed "s/^/$scenario: /"
+    if [ "$scenario_status" -ne 0 ] || sed 's/\x1b\[[0-9;]*m//g' "$WORK/suite-$scenario.log" | grep -q ' FAILURE '; then
+        echo "the skills scenario $scenario failed:" >&2
+        sed 's/\x1b\[[0-9;]*m//g' "$WORK/suite-$scenario.log" | grep -A3 'Failed Checks' >&2 || true
+        exit 1
+    fi
+done
+
 python3 - "$WORK" "$BASELINE" $ERAS <<'PY'
 import json, pathlib, re, sys
 

@@ -107,6 +107,38 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
             media_type: ResourceViewBuiltinMediaType::ApplicationJson,
             content: content.clone(),
         },
+        Resolution::SkillFile { .. } => {
+            let (skill, f) = resolution.skill_file().ok_or_else(|| {
+                CapabilityError::internal(format!("`{}` vanished from its generation", input.uri))
+            })?;
+            ResourceView::Declarative {
+                uri: f.uri.clone(),
+                id: format!("skill.{}", skill.name),
+                kind: "skill_file".to_string(),
+                identity: format!("{}/{}", skill.name, f.path),
+                title: f.path.clone(),
+                description: None,
+                metadata: serde_json::Map::from_iter([
+                    ("digest".to_string(), Value::from(f.digest.clone())),
+                    (
+                        "encoding".to_string(),
+                        Value::from(if f.is_text { "text" } else { "base64" }),
+                    ),
+                ]),
+                provenance: Provenance {
+                    path: format!("{}/{}", skill.directory, f.path),
+                    section: "repo".to_string(),
+                    source_class: "skills".to_string(),
+                    bytes: f.bytes.len() as i64,
+                },
+                media_type: f.media_type.to_string(),
+                content: match f.text() {
+                    Some(text) => text.to_string(),
+                    None => crate::layer::base64(&f.bytes),
+                },
+                tags: Vec::new(),
+            }
+        }
         Resolution::Declarative { .. } => {
             let o = resolution.object().ok_or_else(|| {
                 CapabilityError::internal(format!("`{}` vanished from its generation", input.uri))

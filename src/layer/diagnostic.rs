@@ -87,6 +87,7 @@ pub mod codes {
     pub const TOO_DEEP: &str = "too_deep";
     pub const CONTAINS_CREDENTIAL: &str = "contains_credential";
     pub const IGNORE_PATTERN: &str = "ignore_pattern";
+    pub const SKILL_TOO_LARGE: &str = "skill_too_large";
 }
 
 /// Every code the index can report, with its severity and what it means; the one table docs and
@@ -110,7 +111,7 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
     (
         codes::UNKNOWN_KEY,
         Severity::Error,
-        "the metadata has a key the kind's schema does not declare",
+        "the metadata has a key the kind's schema does not declare (only a warning for kinds declared `unknown_keys: warning`: a skill's front matter keeps any key)",
     ),
     (
         codes::SCHEMA_VIOLATION,
@@ -171,6 +172,11 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
         codes::CONTAINS_CREDENTIAL,
         Severity::Error,
         "a claimed file holds a credential shape (SPEC §10); the diagnostic names the line and the shape, never the value, and the file is not served",
+    ),
+    (
+        codes::SKILL_TOO_LARGE,
+        Severity::Error,
+        "a skill's directory holds more than 512 files or 16 MiB; the skill is refused whole, never served truncated",
     ),
     (
         codes::IGNORE_PATTERN,

@@ -55,6 +55,8 @@ pub struct Index {
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
+    /// Every skill's files (SPEC §8.5), sorted by skill name.
+    pub skills: Vec<super::skills::Skill>,
 }
 
 impl IndexState {
@@ -81,6 +83,14 @@ impl Index {
     }
 
     /// The object at `uri`, if the index holds one.
+    /// The skill named `name`, with its files.
+    pub fn skill(&self, name: &str) -> Option<&super::skills::Skill> {
+        self.skills
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.skills[i])
+    }
+
     pub fn get(&self, uri: &str) -> Option<&Object> {
         self.objects
             .binary_search_by(|o| o.uri.as_str().cmp(uri))
@@ -344,6 +354,10 @@ pub(crate) fn build_with(
     }
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
+    let mut objects = objects;
+    let (skills, skill_entries) = super::skills::collect(root, &mut objects, &mut diagnostics);
+    settled.extend(skill_entries);
+    diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
     tracing::debug!(
@@ -368,6 +382,7 @@ pub(crate) fn build_with(
         kinds,
         sources,
         search_signatures: OnceLock::new(),
+        skills,
     })
 }
 

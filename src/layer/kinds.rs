@@ -59,6 +59,7 @@ const KIND_KEYS: &[&str] = &[
     "title",
     "description",
     "media_type",
+    "unknown_keys",
     "schema",
 ];
 
@@ -106,6 +107,9 @@ pub struct Kind {
     /// The metadata field holding the description, if any.
     pub description_field: Option<String>,
     pub media_type: String,
+    /// Whether a metadata key the schema does not declare is a warning (`unknown_keys: warning`,
+    /// the Agent Skills format's rule) rather than an error that excludes the file.
+    pub unknown_keys_warn: bool,
     /// Defined by this binary rather than by the repository.
     pub builtin: bool,
     /// The metadata schema as declared (JSON), for clients that want to show it.
@@ -325,6 +329,15 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
             ))
         }
     };
+    let unknown_keys_warn = match word("unknown_keys")? {
+        None | Some("error") => false,
+        Some("warning") => true,
+        Some(other) => {
+            return Err(format!(
+                "`unknown_keys` is `{other}`; one of `error`, `warning`"
+            ))
+        }
+    };
     let title_field = word("title")?.map(str::to_string);
     let description_field = word("description")?.map(str::to_string);
     let media_type = word("media_type")?.map(str::to_string).unwrap_or_else(|| {
@@ -411,6 +424,7 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
         title_field,
         description_field,
         media_type,
+        unknown_keys_warn,
         builtin: origin == Origin::Builtin,
         schema: schema_json,
         compiled,

@@ -238,6 +238,10 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
         if mismatch.is_some() && problem.message.starts_with("`kind`") {
             continue;
         }
+        // Reported by the index as a warning (`skills::unknown_key_warnings`); the file stays.
+        if kind.unknown_keys_warn && problem.kind == ProblemKind::Unknown {
+            continue;
+        }
         let code = match problem.kind {
             ProblemKind::Missing => codes::MISSING_FIELD,
             ProblemKind::Unknown => codes::UNKNOWN_KEY,

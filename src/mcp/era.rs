@@ -191,11 +191,12 @@ pub fn server_info() -> Value {
 }
 
 /// The capabilities both eras declare: tools (compiled in, so never changing) and resources;
-/// no prompts. Nothing is pushed to a client yet, so no list-change or subscription is offered.
+/// the skills extension (SPEC §8.5); no prompts. Nothing is pushed to a client yet, so no list-change or subscription is offered.
 pub fn capabilities() -> Value {
     json!({
         "tools": { "listChanged": false },
         "resources": { "listChanged": false, "subscribe": false },
+        "extensions": { (super::skills::EXTENSION): super::skills::capability() },
     })
 }
 

@@ -6,6 +6,7 @@ pub mod era;
 pub mod paging;
 pub mod protocol;
 pub mod server;
+pub mod skills;
 pub mod stdio;
 
 pub use server::{instructions, Server, Session};

@@ -19,10 +19,13 @@ pub const METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
 ];
 
 /// Modern requests served: stateless, each carrying `_meta` (SPEC §8.3). Live subscriptions
-/// (`subscriptions/listen`) and the skills extension join this list when they are served.
+/// (`subscriptions/listen`) join this list when they are served.
 pub const MODERN_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -30,6 +33,9 @@ pub const MODERN_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
 ];
 
 /// Notifications accepted (and, like every notification, never answered).

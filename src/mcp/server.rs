@@ -372,6 +372,12 @@ impl Server {
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
+            "skills/list" => super::skills::list(&self.ctx, &params)
+                .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
+            "skills/get" => super::skills::get(&self.ctx, &params)
+                .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
+            "resources/directory/read" => super::skills::read_directory(&self.ctx, &params)
+                .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
             _ => Err(RpcError::new(
                 protocol::METHOD_NOT_FOUND,
                 format!("method `{method}` is not served"),
@@ -425,10 +431,7 @@ impl Server {
         tracing::info!(client = name, protocol = version, "initialized");
         let result = json!({
             "protocolVersion": version,
-            "capabilities": {
-                "tools": { "listChanged": false },
-                "resources": { "listChanged": false, "subscribe": false },
-            },
+            "capabilities": era::capabilities(),
             "serverInfo": {
                 "name": "majordomus",
                 "title": "majordomus — this repository's AI layer",
@@ -634,5 +637,8 @@ pub fn instructions(ctx: &Context) -> String {
     text.push_str(&format!(
         ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
     ));
+    if let Ok(index) = ctx.index() {
+        text.push_str(&super::skills::instructions(&index));
+    }
     text
 }

@@ -1,0 +1,192 @@
+//! The MCP skills extension (`io.modelcontextprotocol/skills`, SPEC §8.5): `skills/list`
+//! (paged like `resources/list`), `skills/get` and `resources/directory/read`, answered from one
+//! index generation's skills. Reading a skill's file is `resources/read` through `resolve`.
+
+use serde_json::{json, Map, Value};
+
+use super::paging;
+use super::protocol;
+use super::server::RpcError;
+use crate::context::Context;
+use crate::layer::{Skill, SKILL_SCHEME};
+
+/// The extension's name under `capabilities.extensions`.
+pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
+
+/// What the server declares of the extension.
+pub fn capability() -> Value {
+    json!({ "directoryRead": true })
+}
+
+/// The `Skill` entry: its URI, its front matter as written, and every file once with the digest
+/// and size of exactly the bytes `resources/read` returns.
+pub fn entry(skill: &Skill, frontmatter: Map<String, Value>) -> Value {
+    let resources: Vec<Value> = skill
+        .files
+        .iter()
+        .map(|f| json!({ "uri": f.uri, "digest": f.digest, "size": f.bytes.len() }))
+        .collect();
+    json!({ "uri": skill.uri(), "frontmatter": frontmatter, "resources": resources })
+}
+
+fn internal(message: String) -> RpcError {
+    RpcError::new(protocol::INTERNAL_ERROR, format!("internal: {message}"))
+}
+
+fn index(ctx: &Context) -> Result<std::sync::Arc<crate::layer::Index>, RpcError> {
+    ctx.index()
+        .map_err(|e| internal(format!("{}: {}", e.code(), e.message())))
+}
+
+fn frontmatter_of(index: &crate::layer::Index, skill: &Skill) -> Map<String, Value> {
+    index
+        .get(&skill.object_uri)
+        .map(|o| o.metadata.to_map())
+        .unwrap_or_default()
+}
+
+/// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] a page.
+pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+    let index = index(ctx)?;
+    let size = protocol::PAGE_SIZE;
+    let pages = index.skills.len().div_ceil(size).max(1);
+    let page = paging::page_of(params.get("cursor"), index.generation, pages)?;
+    let skills: Vec<Value> = index
+        .skills
+        .iter()
+        .skip(page * size)
+        .take(size)
+        .map(|s| entry(s, frontmatter_of(&index, s)))
+        .collect();
+    let mut result = json!({ "skills": skills });
+    if page + 1 < pages {
+        result["nextCursor"] = json!(paging::encode(index.generation, page + 1));
+    }
+    Ok(result.to_string())
+}
+
+/// The `uri` parameter, as a string.
+fn uri_param(params: &Map<String, Value>) -> Result<&str, RpcError> {
+    params.get("uri").and_then(Value::as_str).ok_or_else(|| {
+        RpcError::new(
+            protocol::INVALID_PARAMS,
+            "`uri` must be a skill:// URI (a string)",
+        )
+    })
+}
+
+fn unknown(uri: &str, why: &str) -> RpcError {
+    RpcError::new(protocol::INVALID_PARAMS, format!("`{uri}` {why}"))
+        .with_data(json!({ "uri": uri }))
+}
+
+/// `skills/get {uri}`: the entry of the skill `skill://<name>/SKILL.md` names.
+pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+    let uri = uri_param(params)?;
+    let index = index(ctx)?;
+    let name = uri
+        .strip_prefix(SKILL_SCHEME)
+        .and_then(|rest| rest.strip_suffix("/SKILL.md"))
+        .ok_or_else(|| {
+            unknown(
+                uri,
+                "does not name a skill: a skill is named by `skill://<name>/SKILL.md`",
+            )
+        })?;
+    let skill = index
+        .skill(name)
+        .ok_or_else(|| unknown(uri, "names no skill here (see skills/list)"))?;
+    Ok(json!({ "skill": entry(skill, frontmatter_of(&index, skill)) }).to_string())
+}
+
+/// `resources/directory/read {uri}`: the direct children of a directory of a skill
+/// (`skill://<name>/` or `skill://<name>/<dir>/`), files with their media type and size,
+/// directories as `inode/directory`.
+pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+    let uri = uri_param(params)?;
+    let index = index(ctx)?;
+    let rest = uri.strip_prefix(SKILL_SCHEME).ok_or_else(|| {
+        unknown(
+            uri,
+            "is not a skill:// URI; only a skill's directories can be listed",
+        )
+    })?;
+    let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let skill = index
+        .skill(name)
+        .ok_or_else(|| unknown(uri, "is in no skill here (see skills/list)"))?;
+    if skill.file(path).is_some() {
+        return Err(unknown(
+            uri,
+            "is a file, not a directory; read it with resources/read",
+        ));
+    }
+    let prefix = if path.is_empty() || path.ends_with('/') {
+        path.to_string()
+    } else {
+        format!("{path}/")
+    };
+    let mut children: Vec<Value> = Vec::new();
+    let mut directories: Vec<&str> = Vec::new();
+    for f in skill.files.iter().filter(|f| f.path.starts_with(&prefix)) {
+        let below = &f.path[prefix.len()..];
+        match below.split_once('/') {
+            None => children.push(json!({
+                "uri": f.uri,
+                "name": below,
+                "mimeType": f.media_type,
+                "size": f.bytes.len(),
+            })),
+            Some((dir, _)) => {
+                if directories.last() != Some(&dir) {
+                    directories.push(dir);
+                    children.push(json!({
+                        "uri": format!("{SKILL_SCHEME}{name}/{prefix}{dir}/"),
+                        "name": dir,
+                        "mimeType": "inode/directory",
+                    }));
+                }
+            }
+        }
+    }
+    if children.is_empty() {
+        return Err(unknown(uri, "is no directory of the skill"));
+    }
+    Ok(json!({ "resources": children }).to_string())
+}
+
+/// The most bytes the skills' part of the instructions takes (SPEC §8.1 bounds the whole at
+/// 16 KiB; the rest is the server's own sentences and the rules).
+const INSTRUCTIONS_BUDGET: usize = 8 * 1024;
+
+/// What an agent learns of the skills at its first call: each skill's name and description, in
+/// name order, until the budget; then how many were left out and where they are listed. Empty
+/// for a layer without skills.
+pub fn instructions(index: &crate::layer::Index) -> String {
+    if index.skills.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        " Skills ({}; each is skill://<name>/SKILL.md with its files beside it, listed by skills/list):",
+        index.skills.len()
+    );
+    for (shown, skill) in index.skills.iter().enumerate() {
+        let description = index
+            .get(&skill.object_uri)
+            .and_then(|o| o.description.clone())
+            .unwrap_or_default();
+        let line = format!(" {}: {}", skill.name, description.trim());
+        if text.len() + line.len() > INSTRUCTIONS_BUDGET {
+            text.push_str(&format!(
+                " … and {} more skills (see skills/list).",
+                index.skills.len() - shown
+            ));
+            return text;
+        }
+        text.push_str(&line);
+        if !line.ends_with('.') {
+            text.push(';');
+        }
+    }
+    text
+}
