@@ -76,6 +76,8 @@ pub struct Report {
     pub root: String,
     pub created: Vec<String>,
     pub gitignore: String,
+    /// The agent files found, one source class added for each kind of them (SPEC §4.1).
+    pub instructions: Vec<crate::init_agents::Found>,
 }
 
 /// Why `init` did nothing.
@@ -110,9 +112,11 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
             root: root.to_path_buf(),
         });
     }
+    let instructions = crate::init_agents::find(root);
+    let sources = crate::init_agents::sources_yaml(default_sources_yaml(), &instructions);
     let files = [
         (MANIFEST_PATH, MANIFEST),
-        (SOURCES_PATH, default_sources_yaml()),
+        (SOURCES_PATH, sources.as_str()),
         (EXAMPLE_RULE_PATH, EXAMPLE_RULE),
         (EXAMPLE_PROMPT_PATH, EXAMPLE_PROMPT),
         (EXAMPLE_SKILL_PATH, EXAMPLE_SKILL),
@@ -156,5 +160,6 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
         root: root.display().to_string(),
         created,
         gitignore: gitignore_state.to_string(),
+        instructions,
     })
 }

@@ -59,6 +59,9 @@ mod mcp_stdio;
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
+/// Agent files as `instructions` objects and `objects.applicable` (SPEC §4.1, §5).
+mod applicable;
+
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
 mod properties;
 

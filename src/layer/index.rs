@@ -54,6 +54,8 @@ pub struct Index {
     /// The objects' trigram sets, once [`Index::prepare_search`] built them; until then a search
     /// reads every object.
     search_signatures: OnceLock<Signatures>,
+    /// The scopes of the active rules and instructions, built on first use.
+    scopes: OnceLock<super::scope::ScopeTable>,
 }
 
 impl IndexState {
@@ -125,6 +127,12 @@ impl Index {
     pub fn prepare_search(&self) {
         self.search_signatures
             .get_or_init(|| Signatures::build(&self.objects));
+    }
+
+    /// The scopes of this generation's active rules and instructions (`objects.applicable`).
+    pub fn scopes(&self) -> &super::scope::ScopeTable {
+        self.scopes
+            .get_or_init(|| super::scope::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -368,6 +376,7 @@ pub(crate) fn build_with(
         kinds,
         sources,
         search_signatures: OnceLock::new(),
+        scopes: OnceLock::new(),
     })
 }
 

@@ -24,6 +24,7 @@ mod manifest;
 mod object;
 mod parallel;
 mod plain_yaml;
+mod scope;
 mod search;
 mod sources;
 mod walk;
@@ -36,6 +37,7 @@ pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_
 pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
+pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
 pub use search::{Found, Hit};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
