@@ -62,6 +62,9 @@ mod objects;
 /// Agent files as `instructions` objects and `objects.applicable` (SPEC §4.1, §5).
 mod applicable;
 
+/// The instructions carry the layer's blocking rules and skills (SPEC §8.1).
+mod mcp_layer_instructions;
+
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
 mod properties;
 

@@ -634,5 +634,6 @@ pub fn instructions(ctx: &Context) -> String {
     text.push_str(&format!(
         ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
     ));
+    super::layer_instructions::append(ctx, &mut text);
     text
 }
