@@ -193,6 +193,8 @@ pub struct ScopeTable {
     set: GlobSet,
     /// For each glob of `set`: the entry it belongs to and the glob as written.
     globs: Vec<(usize, String)>,
+    /// The entries scoped to a directory.
+    directories: Vec<usize>,
 }
 
 impl ScopeTable {
@@ -222,10 +224,17 @@ impl ScopeTable {
             }
         }
         let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        let directories = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, s))| matches!(s, Scope::Directory(_)))
+            .map(|(e, _)| e)
+            .collect();
         ScopeTable {
             entries,
             set,
             globs,
+            directories,
         }
     }
 
@@ -245,6 +254,18 @@ impl ScopeTable {
         paths: &[String],
     ) -> Vec<Applicable<'a>> {
         let mut reasons: Vec<Vec<Reason>> = vec![Vec::new(); self.entries.len()];
+        let add_all = |list: &mut Vec<Reason>, paths: &[String]| {
+            list.push(Reason {
+                reason: "always",
+                pattern: String::new(),
+                paths: paths.to_vec(),
+            })
+        };
+        for (e, (_, scope)) in self.entries.iter().enumerate() {
+            if *scope == Scope::Always {
+                add_all(&mut reasons[e], paths);
+            }
+        }
         let mut add = |entry: usize, reason: &'static str, pattern: &str, path: &str| {
             let list = &mut reasons[entry];
             match list
@@ -265,13 +286,11 @@ impl ScopeTable {
         };
         let mut scratch = Vec::new();
         for path in paths {
-            for (e, (_, scope)) in self.entries.iter().enumerate() {
-                match scope {
-                    Scope::Always => add(e, "always", "", path),
-                    Scope::Directory(dir) if path.starts_with(dir.as_str()) => {
+            for &e in &self.directories {
+                if let Scope::Directory(dir) = &self.entries[e].1 {
+                    if path.starts_with(dir.as_str()) {
                         add(e, "directory", dir, path)
                     }
-                    _ => {}
                 }
             }
             self.set.matches_into(path, &mut scratch);
