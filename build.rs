@@ -13,6 +13,14 @@ mod lang;
 #[allow(dead_code)]
 mod codegen;
 
+#[path = "src/registry/surface.rs"]
+mod surface;
+
+// The MCP constants the surface publishes per era: plain data, compiled here as the crate does.
+#[path = "src/mcp/protocol.rs"]
+#[allow(dead_code)]
+mod protocol;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +33,8 @@ fn main() {
         "registry",
         "src/registry/lang",
         "src/registry/codegen.rs",
+        "src/registry/surface.rs",
+        "src/mcp/protocol.rs",
         "src/capabilities",
         "share",
         "templates",
@@ -82,6 +92,37 @@ fn main() {
         &generated.tools_list_read_only,
     );
     write_if_changed(&out.join("openapi.json"), &generated.openapi);
+    write_if_changed(
+        &out.join("surface.json"),
+        &surface::generate(
+            &registry,
+            &std::env::var("CARGO_PKG_VERSION").unwrap_or_default(),
+            &mcp_facts(),
+        ),
+    );
+}
+
+/// The MCP facts of the surface, from the protocol constants the dispatcher serves.
+fn mcp_facts() -> surface::McpFacts<'static> {
+    surface::McpFacts {
+        eras: vec![
+            surface::Era {
+                name: "legacy",
+                versions: protocol::VERSIONS,
+                methods: protocol::METHODS,
+                notifications: protocol::NOTIFICATIONS,
+                extensions: protocol::EXTENSIONS,
+            },
+            surface::Era {
+                name: "modern",
+                versions: protocol::MODERN_VERSIONS,
+                methods: protocol::MODERN_METHODS,
+                notifications: protocol::MODERN_NOTIFICATIONS,
+                extensions: protocol::EXTENSIONS,
+            },
+        ],
+        templates: protocol::TEMPLATES,
+    }
 }
 
 fn relative(root: &Path, path: &Path) -> String {

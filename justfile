@@ -32,7 +32,7 @@ browser:
 screenshots:
     UPDATE_SNAPSHOTS=1 bash scripts/ci/cockpit-browser.sh
 
-# Fuzz one target (mcp_message, layer_file, http_query) for a while; needs cargo-fuzz
+# Fuzz one target (mcp_message, layer_file, http_query, yaml_depth, configuration) for a while; needs cargo-fuzz
 fuzz target seconds="60":
     bash scripts/fuzz.sh {{target}} {{seconds}}
 
@@ -48,6 +48,7 @@ bench:
     cargo bench --bench index
     cargo bench --bench mcp_ops
     cargo bench --bench cockpit
+    cargo bench --bench search
     bash scripts/ci/rerun-if-changed.sh
 
 # Benchmarks against the peer kit (../shared/bench): stdio side by side, HTTP under wrk load

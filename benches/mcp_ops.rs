@@ -1,8 +1,10 @@
 //! The MCP dispatcher in process, on a layer of N synthetic `knowledge` objects (default 10,000;
 //! `MAJORDOMUS_BENCH_OBJECTS=100` for a small one): median µs per message for `tools/list`,
 //! `majordomus_get`, `majordomus_search` (a query that scans every object), `resources/list`
-//! and `ping`. What a client measures over a pipe adds framing and process switches on top.
-//! Then the uncached search again once the index's search signatures are built (as a serving
+//! and `ping`, then `tools/list`, the get and the first `resources/list` page on the modern era
+//! and a whole `resources/list` walk by cursor. What a client measures over a pipe adds framing
+//! and process switches on top.
+//! Then the uncached search again once the index's search postings are built (as a serving
 //! process builds them in the background), the time to build them, and `Index::search` alone
 //! with and without them. Run with `cargo bench --bench mcp_ops`.
 
@@ -85,6 +87,28 @@ fn main() {
             51,
         ),
     ];
+    // The same messages on the modern era (2026-07-28): stateless, `_meta` on each.
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let mut cases = cases;
+    cases.extend([
+        (
+            "modern tools/list",
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{meta}}}}}"#),
+            2001,
+        ),
+        (
+            "modern get",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"majordomus_get","arguments":{{"uri":"{uri}"}},{meta}}}}}"#
+            ),
+            2001,
+        ),
+        (
+            "modern res/list p1",
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{{{meta}}}}}"#),
+            51,
+        ),
+    ]);
     println!("{:<20} {:>12} {:>12}", "message", "median µs", "bytes out");
     for (name, message, samples) in cases {
         let mut bytes = 0;
@@ -94,6 +118,34 @@ fn main() {
         });
         println!("{name:<20} {us:>12.1} {bytes:>12}");
     }
+    // A whole `resources/list` walk by cursor (every page of the generation).
+    let mut pages = 0;
+    let walk = median_us(21, || {
+        let mut cursor: Option<String> = None;
+        pages = 0;
+        loop {
+            let params = cursor.map_or(String::new(), |c| format!(r#","cursor":"{c}""#));
+            let message = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{{{meta}{params}}}}}"#
+            );
+            let frame = server
+                .handle(&mut session, message.as_bytes())
+                .unwrap_or_default();
+            pages += 1;
+            cursor = frame
+                .split_once(r#""nextCursor":""#)
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(c, _)| c.to_string());
+            if cursor.is_none() {
+                break;
+            }
+        }
+    });
+    println!(
+        "{:<20} {walk:>12.1} {:>12}",
+        "modern res/list walk",
+        format!("{pages} pages")
+    );
     println!("(search is cached per generation and input; the figure above is the cache hit —");
     let mut turn = 0u32;
     // 150 distinct inputs cycle through a 64-entry cache: every call misses.
@@ -114,13 +166,21 @@ fn main() {
     // would lay the objects out afresh in memory and flatter whichever side reads it.
     let queries = ["Quasar Needle", "synthetic", "rules decisions", "xylophone"];
     let direct = |index: &majordomus::layer::Index| -> Vec<(usize, f64)> {
+        let search = |query| {
+            index.search(majordomus::layer::Request {
+                query,
+                kind: None,
+                tag: None,
+                limit: 20,
+            })
+        };
         queries
             .iter()
             .map(|query| {
                 let us = median_us(51, || {
-                    std::hint::black_box(index.search(query, None, 20));
+                    std::hint::black_box(search(query)).ok();
                 });
-                (index.search(query, None, 20).total, us)
+                (search(query).map_or(0, |f| f.total), us)
             })
             .collect()
     };
@@ -128,16 +188,16 @@ fn main() {
     let start = Instant::now();
     index.prepare_search();
     println!(
-        "search signatures for {} objects built in {:.1} ms",
+        "search postings for {} objects built in {:.1} ms",
         index.objects.len(),
         start.elapsed().as_secs_f64() * 1e3
     );
     // Another query text than above, so nothing left in the cache answers.
     let search_prepared = uncached_search("quasar needle");
-    println!("with the signatures built, a fresh input every time: {search_prepared:.1} µs");
+    println!("with the postings built, a fresh input every time: {search_prepared:.1} µs");
     for ((query, (total, scan)), (_, filtered)) in queries.iter().zip(scanned).zip(direct(&index)) {
         println!(
-            "Index::search {query:<18} {total:>6} hits: scan {scan:>8.1} µs, with signatures {filtered:>8.1} µs"
+            "Index::search {query:<18} {total:>6} hits: scan {scan:>8.1} µs, with postings {filtered:>8.1} µs"
         );
     }
 }

@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz.sh <target> <seconds>
 #
-# Targets are the binaries of fuzz/Cargo.toml (mcp_message, layer_file, http_query). The corpus
+# Targets are the binaries of fuzz/Cargo.toml (mcp_message, layer_file, http_query, yaml_depth,
+# configuration). The corpus
 # grows in fuzz/corpus/<target> (ignored by git), seeded from fuzz/seeds/<target> (committed); a
 # crash leaves its input in fuzz/artifacts/<target>/ and makes this script exit non-zero.
 # Needs cargo-fuzz (`cargo install cargo-fuzz`). libFuzzer's flags need a nightly compiler; on a

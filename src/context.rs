@@ -74,13 +74,23 @@ pub struct Peer {
     pub attached_at: u64,
     pub intent: Option<String>,
     pub paths: Vec<String>,
+    /// The process it is attached to, and the worktree that process serves (empty for a peer
+    /// of this process until the board is opened).
+    pub pid: u32,
+    pub worktree: String,
+    pub this_process: bool,
 }
 
-/// The sessions attached to this process.
+/// The sessions attached to this process, and through the repository's board those of every
+/// other majordomus process serving it (`crate::board`).
 #[derive(Debug, Default)]
 pub struct Peers {
     next: AtomicU64,
     board: Mutex<BTreeMap<PeerId, Peer>>,
+    /// The repository's board, opened on first use; this process is on it once `join`ed.
+    shared: OnceLock<crate::board::Board>,
+    /// Held from a snapshot of the sessions to its record written, so records land in order.
+    publishing: Mutex<()>,
 }
 
 impl Peers {
@@ -115,14 +125,20 @@ impl Peers {
                 attached_at: previous.as_ref().map_or(attached_at, |p| p.attached_at),
                 intent: previous.as_ref().and_then(|p| p.intent.clone()),
                 paths: previous.map(|p| p.paths).unwrap_or_default(),
+                pid: std::process::id(),
+                worktree: String::new(),
+                this_process: true,
             },
         );
+        drop(board);
+        self.publish();
         id
     }
 
     /// Takes a session off the board.
     pub fn detach(&self, id: PeerId) {
         self.board().remove(&id);
+        self.publish();
     }
 
     pub fn list(&self) -> Vec<Peer> {
@@ -147,7 +163,38 @@ impl Peers {
         let peer = board.get_mut(&id)?;
         peer.intent = Some(intent.to_string());
         peer.paths = paths.to_vec();
-        Some(peer.clone())
+        let peer = peer.clone();
+        drop(board);
+        self.publish();
+        Some(peer)
+    }
+
+    /// The board of the repository at `root` (opened once; the first root asked for wins).
+    pub fn shared_board(&self, root: &std::path::Path) -> &crate::board::Board {
+        self.shared.get_or_init(|| crate::board::Board::open(root))
+    }
+
+    /// Puts this serving process on the repository's board; a failure is logged and every
+    /// reading reports it, and the process serves on.
+    pub fn join(&self, root: &std::path::Path) {
+        let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .shared_board(root)
+            .join(crate::board::sessions_of(&self.list()));
+    }
+
+    /// Takes this process off the board (a clean exit).
+    pub fn leave(&self) {
+        if let Some(board) = self.shared.get() {
+            board.leave();
+        }
+    }
+
+    fn publish(&self) {
+        if let Some(board) = self.shared.get() {
+            let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = board.publish(crate::board::sessions_of(&self.list()));
+        }
     }
 }
 

@@ -109,11 +109,11 @@ impl CapabilityError {
 
     /// The CLI exit code (SPEC §13).
     pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::InvalidInput { .. } | Self::Refused { .. } | Self::Forbidden { .. } => 10,
-            Self::NotFound { .. } => 12,
-            Self::Internal { .. } | Self::Unavailable { .. } => 13,
-        }
+        crate::registry::lang::words::EXIT_CODES
+            .iter()
+            .find(|(code, _)| *code == self.code())
+            .map(|(_, exit)| *exit)
+            .unwrap_or(13)
     }
 }
 

@@ -137,6 +137,9 @@ impl Executor {
                     .join("; "),
             ));
         }
+        // JSON Schema's integer `1.0` reaches the typed handler as `1`.
+        let mut input = input;
+        lang::normalize(descriptor.input(), &mut input, &Default::default());
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);

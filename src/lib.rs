@@ -2,6 +2,7 @@
 //! HTTP, to people in a web Cockpit and to shells through a CLI — each a projection of one
 //! capability registry that `build.rs` compiles from `registry/`.
 
+pub mod board;
 pub mod capabilities;
 pub mod cli;
 pub mod cockpit;
@@ -19,6 +20,7 @@ pub mod registry;
 pub mod resolve;
 pub mod secrets;
 pub mod standing;
+pub mod surface;
 pub mod write;
 pub mod write_lock;
 

@@ -257,19 +257,37 @@ pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
     Ok(all)
 }
 
-/// The `resources/read` contents of `uri`.
+/// The `resources/read` contents of `uri`, with the whole provenance the listing leaves out.
 pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
     Ok(match resolve(ctx, uri)? {
-        Resolution::Builtin { content, .. } => json!({
+        Resolution::Builtin {
+            content,
+            descriptor: d,
+            ..
+        } => json!({
             "uri": uri,
             "mimeType": "application/json",
             "text": content,
+            "_meta": { "majordomus": {
+                "id": format!("{}.{}", d.namespace, d.name),
+                "kind": "query",
+                "provenance": { "capability": d.id, "declared_in": d.source },
+            } },
         }),
         resolution @ Resolution::Declarative { .. } => {
             let o = resolution
                 .object()
                 .ok_or_else(|| CapabilityError::internal(format!("`{uri}` vanished")))?;
-            json!({ "uri": o.uri, "mimeType": o.media_type, "text": o.content })
+            json!({
+                "uri": o.uri,
+                "mimeType": o.media_type,
+                "text": o.content,
+                "_meta": { "majordomus": {
+                    "id": object_id(o),
+                    "kind": o.kind,
+                    "provenance": o.provenance,
+                } },
+            })
         }
     })
 }

@@ -1,7 +1,7 @@
 //! The one way this program writes a file of the repository: a temporary `*.mj-tmp` file in the
 //! same directory, flushed to disk, then renamed over the target — so a reader sees the old file
 //! or the new one, never half of one. An interrupted write leaves only a `*.mj-tmp` file, which
-//! `recover.orphans` finds.
+//! `recover.orphans` finds. The peer board's files (outside the work tree) are written here too.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -291,6 +291,56 @@ pub fn open_lock_file(path: &Path) -> io::Result<File> {
             .mode(0o644);
     }
     options.open(path)
+}
+
+// The peer board's files (`crate::board`): outside the work tree, under git's common directory
+// (or `.ai/local/`), and only ever this process's own record and lock, or what a dead process
+// left. None of them follows a link. A record is not flushed to disk: it describes processes
+// that a power loss ends, and a record torn by one is refused by every reader.
+
+/// Makes the board's directory and those above it.
+pub fn board_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)
+}
+
+/// Opens (creating it if needed) the lock file a process holds for its life.
+pub fn board_lock_file(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Writes `bytes` to the temporary file `temp`, then renames it to `target`: a reader sees the
+/// whole record or none. The temporary file is removed when anything fails.
+pub fn board_record(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let result = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(temp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| fs::rename(temp, target));
+    if result.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    result
+}
+
+/// Removes one file of the board (a link is removed, never followed); a file already gone is
+/// no failure.
+pub fn board_remove(path: &Path) {
+    let _ = fs::remove_file(path);
+}
+
+/// Removes the board's directory `dir` if it is empty; whether it did.
+pub fn board_remove_empty_dir(dir: &Path) -> bool {
+    fs::remove_dir(dir).is_ok()
 }
 
 #[cfg(test)]

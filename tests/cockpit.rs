@@ -288,6 +288,32 @@ fn a_refused_search_keeps_its_form() {
 }
 
 #[test]
+fn search_hits_mark_their_terms_and_escape_the_rest() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/marks.md",
+        "---\nid: marks\ntitle: Chat hygiene\ntags: [chat]\n---\n\nNever paste <b>tokens</b> or **tokens** into a *shared* chat.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/search?q=tokens");
+    assert!(
+        html.contains("Never paste &lt;b&gt;<mark>tokens</mark>&lt;/b&gt; or **<mark>tokens</mark>** into a *shared* chat."),
+        "{html}"
+    );
+    assert!(!html.contains("<b>"), "{html}");
+    assert!(
+        html.contains("in body"),
+        "the hit names the fields that matched: {html}"
+    );
+    let other_tag = cockpit.ok("/search?q=tokens&tag=layer");
+    assert!(!other_tag.contains("<mark>"), "{other_tag}");
+    assert!(
+        other_tag.contains(r#"id="f-tag" name="tag" value="layer""#),
+        "{other_tag}"
+    );
+}
+
+#[test]
 fn markdown_in_a_layer_file_is_shown_never_run() {
     let fixture = Fixture::with_objects();
     fixture.write(

@@ -57,7 +57,7 @@ fn an_untracked_note_outside_the_layer_is_served_on_no_surface() {
     repo.commit("a public document");
     repo.write(
         "docs/private-notes.md",
-        "# Notes\n\nstaging token: zq7PrivateNeedle\n",
+        "# Notes\n\nstaging notes: zq7PrivateNeedle\n",
     );
     for args in [&[][..], &["--discovery", "vcs"], &["--discovery", "auto"]] {
         let served = everything_served(repo.root(), args, "zq7PrivateNeedle");

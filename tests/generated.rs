@@ -307,3 +307,56 @@ fn every_descriptor_reads_its_published_schemas_back() {
     }
     assert!(checked >= 30, "only {checked} schemas were read");
 }
+
+/// The generated `From` bridges keep the word: each run-time word enum converts to the generated
+/// enum of its words, whose `as_str` and serde form are that word.
+#[test]
+fn each_word_converts_to_the_generated_enum_of_the_same_word() {
+    use majordomus::registry::rt;
+    use majordomus::registry::types;
+    let mut checked = 0;
+    let mut check = |word: &str, generated: &str, serialised: Value| {
+        assert_eq!(generated, word);
+        assert_eq!(serialised, json!(word));
+        checked += 1;
+    };
+    for k in rt::Kind::ALL {
+        let t = types::CapabilityKind::from(*k);
+        check(
+            k.as_str(),
+            t.as_str(),
+            serde_json::to_value(t).expect("serialises"),
+        );
+    }
+    for e in rt::Effect::ALL {
+        let t = types::Effect::from(*e);
+        check(
+            e.as_str(),
+            t.as_str(),
+            serde_json::to_value(t).expect("serialises"),
+        );
+        let filter = types::McpProjectionInputEffect::from(*e);
+        check(
+            e.as_str(),
+            types::Effect::from(filter).as_str(),
+            serde_json::to_value(filter).expect("serialises"),
+        );
+    }
+    for d in rt::Determinism::ALL {
+        let t = types::Determinism::from(*d);
+        check(
+            d.as_str(),
+            t.as_str(),
+            serde_json::to_value(t).expect("serialises"),
+        );
+    }
+    for m in rt::Method::ALL {
+        let t = types::HttpMethod::from(*m);
+        check(
+            m.as_str(),
+            t.as_str(),
+            serde_json::to_value(t).expect("serialises"),
+        );
+    }
+    assert_eq!(checked, 2 + 6 + 3 + 2);
+}

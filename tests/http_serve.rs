@@ -634,7 +634,7 @@ fn a_live_session_is_a_peer_and_counts_as_an_http_session() {
     let peers = peers.as_array().expect("peers");
     assert_eq!(peers.len(), 1, "{peers:?}");
     assert_eq!(peers[0]["transport"], "http");
-    assert_eq!(peers[0]["client"], "peer-under-test");
+    assert_eq!(peers[0]["client_supplied"]["client"], "peer-under-test");
     assert_eq!(http_sessions(), 1, "one http session while it lives");
 
     served.request("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");

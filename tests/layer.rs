@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use majordomus::layer::{
-    self, build, default_sources_yaml, find_root, Discovery, Index, IndexState, LayerError,
-    LiveIndex, Severity,
+    self, build, default_sources_yaml, find_root, Discovery, Field, Found, Index, IndexState,
+    LayerError, LiveIndex, QueryError, Request, Severity,
 };
 use tempfile::TempDir;
 
@@ -980,6 +980,21 @@ fn searchable_repo() -> Repo {
     repo
 }
 
+/// `query` searched in `index` for at most `limit` objects of `kind`.
+fn search(
+    index: &Index,
+    query: &str,
+    kind: Option<&str>,
+    limit: usize,
+) -> Result<Found, QueryError> {
+    index.search(Request {
+        query,
+        kind,
+        tag: None,
+        limit,
+    })
+}
+
 #[test]
 fn search_answers_the_same_before_and_after_prepare_search() {
     let repo = searchable_repo();
@@ -994,13 +1009,15 @@ fn search_answers_the_same_before_and_after_prepare_search() {
         "tabs@2",
         "absent",
         "code word",
+        "\"code word\" carries",
         "Do errors",
         "  ",
+        "?!",
     ];
     let kinds = [None, Some("rule"), Some("prompt")];
     let scanned: Vec<_> = queries
         .iter()
-        .flat_map(|q| kinds.iter().map(|k| index.search(q, *k, 3)))
+        .flat_map(|q| kinds.iter().map(|k| search(&index, q, *k, 3)))
         .collect();
     assert!(
         !index.search_is_prepared(),
@@ -1009,29 +1026,37 @@ fn search_answers_the_same_before_and_after_prepare_search() {
     index.prepare_search();
     index.prepare_search();
     assert!(index.search_is_prepared());
-    let filtered: Vec<_> = queries
+    let prepared: Vec<_> = queries
         .iter()
-        .flat_map(|q| kinds.iter().map(|k| index.search(q, *k, 3)))
+        .flat_map(|q| kinds.iter().map(|k| search(&index, q, *k, 3)))
         .collect();
-    assert_eq!(filtered, scanned);
-    assert_eq!(index.search("formatter", None, 10).total, 2);
+    assert_eq!(prepared, scanned);
+    assert_eq!(
+        search(&index, "formatter", None, 10).map(|f| f.total),
+        Ok(2)
+    );
+    assert!(
+        scanned
+            .iter()
+            .filter(|f| f.as_ref().is_ok_and(|f| f.total > 0))
+            .count()
+            >= 16,
+        "most of the queries find something, so the comparison compares answers"
+    );
 }
 
 #[test]
-fn a_word_only_in_an_identity_is_found() {
+fn a_word_in_an_identity_ranks_its_object_first() {
     let repo = searchable_repo();
     let index = repo.index();
     index.prepare_search();
     let naming = index
         .get("majordomus://rule/naming@2")
         .expect("the naming rule");
-    assert!(
-        !naming.content.contains("naming@2"),
-        "the identity joins fields the text holds apart"
-    );
-    let found = index.search("NAMING@2", None, 10);
-    assert_eq!(found.total, 1);
-    assert_eq!(index.objects[found.hits[0].position].uri, naming.uri);
+    let found = search(&index, "NAMING@2", None, 10).expect("a search");
+    let best = &found.hits[0];
+    assert_eq!(index.objects[best.position].uri, naming.uri);
+    assert_eq!(best.matched[..2], [Field::Identity, Field::Title]);
 }
 
 #[test]
@@ -1053,7 +1078,11 @@ fn only_a_live_index_asked_to_prepares_search_and_then_every_generation() {
     let late = wait_for(&live, "a new generation prepared", |i| {
         i.get("majordomus://rule/late@1").is_some() && i.search_is_prepared()
     });
-    assert_eq!(late.search("LATE@1", None, 10).total, 1);
+    let found = search(&late, "LATE@1", None, 10).expect("a search");
+    assert_eq!(
+        late.objects[found.hits[0].position].uri,
+        "majordomus://rule/late@1"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -65,8 +65,15 @@ mod applicable;
 /// The instructions carry the layer's blocking rules and skills (SPEC §8.1).
 mod mcp_layer_instructions;
 
+/// Search that answers questions (SPEC §16): relevance over a layer written for it, bad queries.
+mod search;
+
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
 mod properties;
+
+/// The validator decides what JSON Schema decides (against the `jsonschema` crate), `1.0` is an
+/// integer, and a `pattern` must read alike in ECMA-262 and here.
+mod validator;
 
 /// Every tool name in prose is one the registry projects (SPEC §14).
 mod mcp_prose;
@@ -100,5 +107,21 @@ mod mcp_conformance;
 
 /// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
 mod busy;
+/// The hostile corpus of issue 13 through the real binary: bounded parsing, configuration read
+/// like objects, no credential served, bounded pages, the smaller holes.
+mod hostile;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
+
+/// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
+mod peers_board;
+
+/// The surface's classification: one row per rule of SPEC §17.
+mod surface_diff;
+
+/// `majordomus surface`, `surface diff` and `surface check` through the real binary.
+mod surface;
+
+// The surface generator, compiled here as build.rs compiles it.
+#[path = "../src/registry/surface.rs"]
+mod surface_gen;

@@ -433,17 +433,26 @@ fn an_announcement_is_recorded_on_the_session_named_by_its_client() {
         tool_of("peers.announce"),
         json!({ "intent": "write the tests", "paths": ["tests/", "src/mcp"] }),
     );
-    assert_eq!(announced["peer"]["client"], "announcing-client");
-    assert_eq!(announced["peer"]["intent"], "write the tests");
-    assert_eq!(announced["peer"]["paths"], json!(["tests/", "src/mcp"]));
+    assert_eq!(
+        announced["peer"]["client_supplied"]["client"],
+        "announcing-client"
+    );
+    assert_eq!(
+        announced["peer"]["client_supplied"]["intent"],
+        "write the tests"
+    );
+    assert_eq!(
+        announced["peer"]["client_supplied"]["paths"],
+        json!(["tests/", "src/mcp"])
+    );
     assert_eq!(announced["overlaps"], json!([]), "nobody else is attached");
     let peers = server.call_ok(tool_of("peers.list"), json!({}));
     assert_eq!(peers["count"], 1, "{peers}");
     let me = &peers["peers"][0];
-    assert_eq!(me["client"], "announcing-client");
+    assert_eq!(me["client_supplied"]["client"], "announcing-client");
     assert_eq!(me["transport"], "stdio");
     assert_eq!(me["protocol_version"], VERSIONS[0]);
-    assert_eq!(me["intent"], "write the tests");
+    assert_eq!(me["client_supplied"]["intent"], "write the tests");
 }
 
 #[test]

@@ -194,6 +194,13 @@ impl McpServer {
             command.env_remove(var);
         }
         command.env_remove("MAJORDOMUS_LOG");
+        // A server on this checkout stays off the board in git's common directory, which the
+        // checkout may share with others; a fixture's board is the fixture's own.
+        if repo == this_checkout() {
+            command.env("MAJORDOMUS_BOARD", "off");
+        } else {
+            command.env_remove("MAJORDOMUS_BOARD");
+        }
         for (key, value) in env {
             command.env(key, value);
         }
@@ -389,6 +396,17 @@ impl McpServer {
     /// Stops reading stdout: the reader thread drops the pipe at the next line it reads.
     pub fn drop_stdout(&mut self) {
         self.lines = None;
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the server with SIGKILL and reaps it: no chance to clean up after itself.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("the server can be killed");
+        self.child.wait().expect("the killed server is reaped");
     }
 
     /// Whether the server has exited, without waiting.

@@ -3,10 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::convert;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::registry::rt::{Descriptor, Method};
+use crate::registry::rt::Descriptor;
 use crate::registry::types::capabilities::{
     DescribeInput, DescribeOutput, ListInput, ListOutput, ProjectionsInput, ProjectionsOutput,
 };
@@ -25,16 +24,8 @@ pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityEr
     let all = registry::all();
     let capabilities: Vec<types::CapabilitySummary> = all
         .iter()
-        .filter(|d| {
-            input
-                .kind
-                .is_none_or(|k| convert::kind(d.kind) == kind_of(k))
-        })
-        .filter(|d| {
-            input
-                .effect
-                .is_none_or(|e| convert::effect(d.effect) == effect_of(e))
-        })
+        .filter(|d| input.kind.is_none_or(|k| k.as_str() == d.kind.as_str()))
+        .filter(|d| input.effect.is_none_or(|e| e.as_str() == d.effect.as_str()))
         .filter(|d| input.exposure.is_none_or(|e| exposed(d, e)))
         .filter(|d| input.namespace.as_deref().is_none_or(|n| d.namespace == n))
         .filter(|d| {
@@ -44,7 +35,7 @@ pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityEr
                     || d.description.to_lowercase().contains(t)
             })
         })
-        .map(convert::summary)
+        .map(summary)
         .collect();
     Ok(ListOutput {
         total: all.len() as i64,
@@ -53,18 +44,42 @@ pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityEr
     })
 }
 
-fn kind_of(k: types::CapabilitiesListInputKind) -> types::CapabilityKind {
-    match k {
-        types::CapabilitiesListInputKind::Query => types::CapabilityKind::Query,
-        types::CapabilitiesListInputKind::Command => types::CapabilityKind::Command,
+/// One capability as `capabilities.list` lists it.
+fn summary(d: &Descriptor) -> types::CapabilitySummary {
+    types::CapabilitySummary {
+        id: d.id.to_string(),
+        namespace: d.namespace.to_string(),
+        title: d.title.to_string(),
+        description: d.description.to_string(),
+        kind: d.kind.into(),
+        effect: d.effect.into(),
+        determinism: d.determinism.into(),
+        tool: d.tool.map(str::to_string),
+        resource: resource(d),
+        route: d.route.map(|r| types::Route {
+            method: r.method.into(),
+            path: r.path.to_string(),
+        }),
+        cli: d.cli_words(),
+        tags: d.tags.iter().map(|t| t.to_string()).collect(),
     }
 }
 
-fn effect_of(e: types::CapabilitiesListInputEffect) -> types::Effect {
-    match e {
-        types::CapabilitiesListInputEffect::Read => types::Effect::Read,
-        types::CapabilitiesListInputEffect::ProcessState => types::Effect::ProcessState,
-        types::CapabilitiesListInputEffect::RepositoryMutation => types::Effect::RepositoryMutation,
+fn resource(d: &Descriptor) -> Option<types::ResourceExposure> {
+    d.resource.map(|r| types::ResourceExposure {
+        uri: r.uri.to_string(),
+        name: r.name.to_string(),
+    })
+}
+
+/// What a caller may assume of `d`, as the answers that describe a tool carry it.
+pub(crate) fn hints(d: &Descriptor) -> types::Hints {
+    let h = d.hints();
+    types::Hints {
+        read_only: h.read_only,
+        destructive: h.destructive,
+        idempotent: h.idempotent,
+        open_world: h.open_world,
     }
 }
 
@@ -90,10 +105,10 @@ pub fn describe(_ctx: &Context, input: DescribeInput) -> Result<DescribeOutput, 
         name: d.name.to_string(),
         title: d.title.to_string(),
         description: d.description.to_string(),
-        kind: convert::kind(d.kind),
-        effect: convert::effect(d.effect),
-        determinism: convert::determinism(d.determinism),
-        hints: convert::hints(d),
+        kind: d.kind.into(),
+        effect: d.effect.into(),
+        determinism: d.determinism.into(),
+        hints: hints(d),
         input_schema: as_object(d.input_json()),
         output_schema: as_object(d.output_json()),
         examples: d
@@ -109,9 +124,9 @@ pub fn describe(_ctx: &Context, input: DescribeInput) -> Result<DescribeOutput, 
                 name: name.to_string(),
                 annotations: as_object(annotations(d)),
             }),
-            resource: convert::resource(d),
+            resource: resource(d),
             route: d.route.map(|r| RouteProjection {
-                method: convert::route_method(r.method),
+                method: r.method.into(),
                 path: r.path.to_string(),
                 operation_id: d.id.to_string(),
             }),
@@ -161,17 +176,11 @@ pub fn projections(
         .iter()
         .map(|d| Row {
             id: d.id.to_string(),
-            kind: convert::kind(d.kind),
-            effect: convert::effect(d.effect),
+            kind: d.kind.into(),
+            effect: d.effect.into(),
             tool: d.tool.map(str::to_string),
             resource: d.resource.map(|r| r.uri.to_string()),
-            route: d.route.map(|r| {
-                let method = match r.method {
-                    Method::Get => "GET",
-                    Method::Post => "POST",
-                };
-                format!("{method} {}", r.path)
-            }),
+            route: d.route.map(|r| format!("{} {}", r.method.as_str(), r.path)),
             cli: d.cli_words(),
         })
         .collect();

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::convert;
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::mcp::protocol;
@@ -75,17 +74,13 @@ pub fn projection(
     }
     let tools = projected
         .iter()
-        .filter(|d| {
-            input
-                .effect
-                .is_none_or(|e| convert::effect(d.effect) == convert::effect_of_filter(e))
-        })
+        .filter(|d| input.effect.is_none_or(|e| e.as_str() == d.effect.as_str()))
         .filter_map(|d| {
             Some(ToolView {
                 name: d.tool?.to_string(),
                 capability: d.id.to_string(),
-                effect: convert::effect(d.effect),
-                hints: convert::hints(d),
+                effect: d.effect.into(),
+                hints: super::capabilities::hints(d),
             })
         })
         .collect();
@@ -131,6 +126,7 @@ pub fn projection(
                 .join("\n"),
         });
     }
+    let everyone = super::peers::everyone(ctx).ok();
     Ok(ProjectionOutput {
         server: ServerView {
             name: "majordomus".into(),
@@ -145,11 +141,13 @@ pub fn projection(
                 ctx,
                 Transport::Stdio,
                 "majordomus mcp (one JSON-RPC message per line on stdin/stdout)",
+                everyone.as_ref(),
             ),
             transport(
                 ctx,
                 Transport::Http,
                 "POST /mcp on majordomus serve (Streamable HTTP: legacy sessions by Mcp-Session-Id, modern requests stateless)",
+                everyone.as_ref(),
             ),
         ],
         serving: Serving {
@@ -261,8 +259,18 @@ fn approval_seen(root: &std::path::Path, client: &Client, server: &str) -> bool 
 
 /// One transport and the sessions attached over it: every session is a legacy one (the modern
 /// era is stateless).
-fn transport(ctx: &Context, which: Transport, how: &str) -> TransportView {
+fn transport(
+    ctx: &Context,
+    which: Transport,
+    how: &str,
+    everyone: Option<&crate::board::BoardView>,
+) -> TransportView {
     let legacy = ctx.peers().count(which) as i64;
+    // Every process's sessions, this one's included; this one's alone when the board is unread.
+    let board_sessions = match everyone {
+        Some(v) => v.peers.iter().filter(|p| p.transport == which).count() as i64,
+        None => legacy,
+    };
     TransportView {
         name: match which {
             Transport::Stdio => TransportName::Stdio,
@@ -271,6 +279,7 @@ fn transport(ctx: &Context, which: Transport, how: &str) -> TransportView {
         how: how.into(),
         sessions: legacy,
         sessions_by_era: SessionsByEra { legacy, modern: 0 },
+        board_sessions,
     }
 }
 

@@ -12,5 +12,15 @@ pub mod perf;
 pub mod plan;
 pub mod recover;
 pub mod repository;
+pub mod surface;
 
-pub(crate) mod convert;
+/// A writer's refused place: outside `.ai/` or through a symlink is the caller's refusal; an
+/// I/O failure on the way is internal.
+pub(crate) fn place_error(e: crate::write::PlaceError) -> crate::error::CapabilityError {
+    match e {
+        crate::write::PlaceError::Io { .. } => {
+            crate::error::CapabilityError::internal(e.to_string())
+        }
+        _ => crate::error::CapabilityError::refused(e.to_string()),
+    }
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::layer::Object;
+use crate::layer::{Field, Object, Request};
 use crate::registry::types::objects::{
     ApplicableInput, ApplicableOutput, GetInput, GetOutput, ListInput, ListOutput, SearchInput,
     SearchOutput,
@@ -14,8 +14,8 @@ use crate::registry::types::{
     ApplicableReason, ObjectSummary,
     ObjectsApplicableOutputInstructionsItem as ApplicableInstructions,
     ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsSearchOutputHitsItem as Hit,
-    Provenance, ResourceView, ResourceViewBuiltinKind, ResourceViewBuiltinMediaType,
-    ResourceViewBuiltinProvenance,
+    ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
+    ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
 };
 use crate::resolve::{self, Resolution};
 
@@ -137,20 +137,18 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
 }
 
 pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, CapabilityError> {
-    if input.query.trim().is_empty() {
-        return Err(CapabilityError::invalid_input(
-            "`query`: is blank; give at least one word to search for",
-        ));
-    }
     let index = ctx.index()?;
     if let Some(kind) = &input.kind {
         check_kind(&index.counts_by_kind(), kind)?;
     }
-    let found = index.search(
-        &input.query,
-        input.kind.as_deref(),
-        input.limit.max(1) as usize,
-    );
+    let found = index
+        .search(Request {
+            query: &input.query,
+            kind: input.kind.as_deref(),
+            tag: input.tag.as_deref(),
+            limit: input.limit.max(1) as usize,
+        })
+        .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
     Ok(SearchOutput {
         query: input.query,
         total: found.total as i64,
@@ -166,6 +164,7 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     title: o.title.clone(),
                     score: h.score as i64,
                     snippet: h.snippet,
+                    matched: h.matched.iter().map(|f| matched(*f)).collect(),
                 }
             })
             .collect(),
@@ -239,4 +238,15 @@ pub fn applicable(
         rules,
         instructions,
     })
+}
+
+fn matched(field: Field) -> Matched {
+    match field {
+        Field::Identity => Matched::Identity,
+        Field::Title => Matched::Title,
+        Field::Tags => Matched::Tags,
+        Field::Description => Matched::Description,
+        Field::Statement => Matched::Statement,
+        Field::Body => Matched::Body,
+    }
 }

@@ -202,8 +202,8 @@ pub fn transition(
     }
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
-    let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(super::convert::place_error)?;
+    let target =
+        crate::write::place_in_layer(&index.root, &relative).map_err(super::place_error)?;
     let text =
         std::fs::read_to_string(&target).map_err(|e| CapabilityError::io("read", &relative, &e))?;
     let at = crate::write::now_rfc3339();
@@ -251,7 +251,7 @@ const LEDGER: &str = ".ai/local/state/ledger.jsonl";
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())
-        .map_err(super::convert::place_error)
+        .map_err(super::place_error)
 }
 
 #[cfg(test)]

@@ -31,7 +31,11 @@ pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result
             state = index.state().as_str(),
             "serving MCP over stdio"
         );
-        return stdio::serve(&Server::new(ctx)).map_err(internal);
+        // On the repository's board from the start, so every other process sees this one.
+        ctx.peers().join(&index.root);
+        let served = stdio::serve(&Server::new(ctx.clone()));
+        ctx.peers().leave();
+        return served.map_err(internal);
     }
     let projection = ctx
         .execute("mcp.projection", json!({}))

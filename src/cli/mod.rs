@@ -5,6 +5,7 @@
 
 pub mod line;
 mod mcp;
+mod surface;
 mod tree;
 mod validate;
 
@@ -123,7 +124,8 @@ pub fn command() -> Command {
         .subcommand(
             Command::new("manpage")
                 .about("Print the man page (roff), generated from this command tree"),
-        );
+        )
+        .subcommand(surface::command());
     tree::attach(root)
 }
 
@@ -264,6 +266,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
         "mcp" => mcp::run(options, sub.get_flag("inspect"), format),
+        "surface" => surface::run(sub, format, &options.start),
         "serve" => {
             let bind = crate::http::Bind {
                 host: sub
@@ -277,8 +280,11 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 ..options
             });
             ctx.layer().map_err(Failure::from)?;
-            ctx.index().map_err(Failure::from)?;
-            crate::http::serve(ctx, bind).map_err(|e| Failure {
+            let root = ctx.index().map_err(Failure::from)?.root.clone();
+            ctx.peers().join(&root);
+            let served = crate::http::serve(ctx.clone(), bind);
+            ctx.peers().leave();
+            served.map_err(|e| Failure {
                 code: exit::INTERNAL,
                 message: e.to_string(),
             })

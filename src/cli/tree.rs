@@ -10,7 +10,8 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value};
 
 use super::{exit, Failure};
-use crate::registry::lang::{Schema, Type};
+use crate::registry::lang::cli::{CliAction, CliValue};
+use crate::registry::lang::{self, Schema, Type};
 use crate::registry::rt::Descriptor;
 use crate::registry::{self};
 
@@ -75,124 +76,47 @@ fn build(word: &'static str, node: &Node) -> Command {
 
 /// A property name as its flag: `older_than_seconds` → `older-than-seconds`.
 pub(super) fn kebab(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c == '_' {
-            out.push('-');
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    lang::cli::kebab(name)
 }
 
-/// The help of `--no-<name>`, which sets a boolean that defaults to true to false: what false
-/// does. A description shaped `<true does> (true) or <false does> (false)` gives the second half;
-/// any other says which value the flag sets.
-fn negated_help(name: &str, description: Option<&str>) -> String {
-    let description = description.unwrap_or_default();
-    let when_false = description
-        .split_once(" (true) or ")
-        .and_then(|(_, rest)| rest.trim_end().strip_suffix("(false)"))
-        .map(str::trim)
-        .filter(|text| !text.is_empty());
-    match when_false {
-        Some(text) => {
-            let mut chars = text.chars();
-            chars
-                .next()
-                .map(|first| first.to_uppercase().chain(chars).collect())
-                .unwrap_or_default()
-        }
-        None => format!("Set `{name}` to false (it is true unless given): {description}"),
-    }
-}
-
-/// The clap arguments of one capability, from its input schema.
+/// The clap arguments of one capability: `lang::cli::cli_args` (which the surface publishes too)
+/// turned into clap's vocabulary, and nothing added.
 pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {
-    let input = d.input();
-    let mut args = Vec::new();
-    for (name, schema) in &input.properties {
-        let required = input.is_required(name);
-        let help = schema.description.clone().unwrap_or_default();
-        let positional = d.cli_positionals.contains(&name.as_str());
-        let mut arg = Arg::new(name.clone()).help(help);
-        if !positional {
-            arg = arg.long(kebab(name));
-        }
-        match (schema.ty, schema.items.as_deref()) {
-            (Some(Type::Boolean), _) => {
-                if schema.default == Some(Value::Bool(true)) {
-                    arg = arg
-                        .long(format!("no-{}", kebab(name)))
-                        .help(negated_help(name, schema.description.as_deref()))
-                        .action(ArgAction::SetFalse);
-                } else {
-                    arg = arg.action(ArgAction::SetTrue);
-                }
+    lang::cli::cli_args(d.input(), d.cli_positionals)
+        .into_iter()
+        .map(|a| {
+            let mut arg = Arg::new(a.name).help(a.help);
+            if let Some(long) = a.long {
+                arg = arg.long(long);
             }
-            (Some(Type::Array), Some(items)) => {
-                arg = typed(arg, items).action(ArgAction::Append);
+            arg = match a.value {
+                CliValue::None => arg,
+                CliValue::Integer { min, max } => arg
+                    .value_parser(clap::value_parser!(i64).range(min..=max))
+                    .value_name("INTEGER"),
+                CliValue::Number => arg
+                    .value_parser(clap::value_parser!(f64))
+                    .value_name("NUMBER"),
+                CliValue::Text => arg.value_name("TEXT"),
+                CliValue::Choice(words) => arg.value_parser(PossibleValuesParser::new(words)),
+                CliValue::Json => arg
+                    .value_parser(|text: &str| {
+                        serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON: {e}"))
+                    })
+                    .value_name("JSON"),
+            };
+            arg = arg.action(match a.action {
+                CliAction::Set => ArgAction::Set,
+                CliAction::Append => ArgAction::Append,
+                CliAction::SetTrue => ArgAction::SetTrue,
+                CliAction::SetFalse => ArgAction::SetFalse,
+            });
+            if a.required {
+                arg = arg.required(true);
             }
-            _ => {
-                arg = typed(arg, schema).action(ArgAction::Set);
-            }
-        }
-        if required && schema.ty != Some(Type::Boolean) {
-            arg = arg.required(true);
-        }
-        if let Some(default) = &schema.default {
-            if schema.ty != Some(Type::Boolean) {
-                let text = match default {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                arg = arg.help(format!(
-                    "{} [default: {text}]",
-                    schema.description.clone().unwrap_or_default()
-                ));
-            }
-        }
-        args.push(arg);
-    }
-    args
-}
-
-/// Gives `arg` a value parser and a value name from a scalar schema.
-fn typed(arg: Arg, schema: &Schema) -> Arg {
-    match schema.ty {
-        Some(Type::Integer) => {
-            let min = schema
-                .minimum
-                .as_ref()
-                .and_then(|n| n.as_i64())
-                .unwrap_or(i64::MIN);
-            let max = schema
-                .maximum
-                .as_ref()
-                .and_then(|n| n.as_i64())
-                .unwrap_or(i64::MAX);
-            arg.value_parser(clap::value_parser!(i64).range(min..=max))
-                .value_name("INTEGER")
-        }
-        Some(Type::Number) => arg
-            .value_parser(clap::value_parser!(f64))
-            .value_name("NUMBER"),
-        Some(Type::String) => match &schema.enumeration {
-            Some(words) => arg.value_parser(PossibleValuesParser::new(words.clone())),
-            None => arg.value_name("TEXT"),
-        },
-        _ => arg
-            .value_parser(|text: &str| {
-                serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON: {e}"))
-            })
-            .value_name("JSON"),
-    }
+            arg
+        })
+        .collect()
 }
 
 /// Builds the JSON input of a capability from parsed arguments. Only what the user typed is

@@ -87,7 +87,9 @@ pub fn render(markdown: &str, resolve: &dyn Fn(&str) -> Option<String>) -> Strin
     // when it has none of its own, or `None` when the anchor was dropped.
     let mut anchors: Vec<Option<(usize, String)>> = Vec::new();
     let mut events: Vec<Event<'_>> = Vec::new();
-    for event in Parser::new_ext(markdown, options) {
+    // A render abandoned by its client stops here (the page is never sent).
+    for event in Parser::new_ext(markdown, options).take_while(|_| !super::render_bound::stopped())
+    {
         match event {
             Event::Html(text) | Event::InlineHtml(text) => events.push(Event::Text(text)),
             Event::Start(Tag::Heading {

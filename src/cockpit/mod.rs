@@ -4,6 +4,7 @@
 //! module serves it and adds the headers. It knows no HTTP library.
 
 mod markdown;
+pub mod render_bound;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -54,12 +55,15 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("object.html", include_str!("../../templates/object.html")),
     ("search.html", include_str!("../../templates/search.html")),
     ("mcp.html", include_str!("../../templates/mcp.html")),
+    ("peers.html", include_str!("../../templates/peers.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
 ];
 
 /// Objects per page of the objects listing.
 const PAGE_SIZE: i64 = 100;
+/// The largest offset the objects pager asks for; larger ones are saturated to it.
+const MAX_PAGER_OFFSET: i64 = 1 << 40;
 
 fn short_hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)[..6]
@@ -109,6 +113,7 @@ fn environment() -> &'static Environment<'static> {
         let mut env = Environment::new();
         env.add_filter("ticks", ticks);
         env.add_filter("wbr", wbr);
+        env.add_filter("marked", marked);
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!("template {name} does not compile: {e}");
@@ -152,6 +157,21 @@ fn ticks(text: &str) -> Jinja {
             escape_html(part, &mut out);
         }
         inside = !inside;
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `marked` filter: a search snippet, escaped, with its marked terms in `<mark>`.
+fn marked(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (part, mark) in crate::layer::snippet_parts(text) {
+        if mark {
+            out.push_str("<mark>");
+            escape_html(&part, &mut out);
+            out.push_str("</mark>");
+        } else {
+            escape_html(&part, &mut out);
+        }
     }
     Jinja::from_safe_string(out)
 }
@@ -217,6 +237,7 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/object", false) => object(ctx, &params),
         ("/search", false) => search(ctx, &params),
         ("/mcp", false) => mcp(ctx, &params),
+        ("/peers", false) => peers(ctx),
         ("/api", false) => api(ctx),
         (path, post) => match path.strip_prefix("/capabilities/") {
             Some(rest) => {
@@ -237,6 +258,15 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
     match result {
         Ok((template, page_context, status)) => page(ctx, template, page_context, status),
         Err(f) => error_page(ctx, f),
+    }
+}
+
+/// A render stopped because its client went away or its deadline passed.
+fn abandoned() -> Failure {
+    Failure {
+        status: 503,
+        code: "timeout".into(),
+        message: "the page was not finished: its request timed out or its client went away".into(),
     }
 }
 
@@ -290,6 +320,7 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         "objects.html" | "object.html" => "Objects",
         "search.html" => "Search",
         "mcp.html" => "MCP",
+        "peers.html" => "Peers",
         "api.html" => "API",
         _ => "",
     };
@@ -299,6 +330,7 @@ fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
         ("Objects", "/cockpit/objects"),
         ("Search", "/cockpit/search"),
         ("MCP", "/cockpit/mcp"),
+        ("Peers", "/cockpit/peers"),
         ("API", "/cockpit/api"),
     ]
     .iter()
@@ -710,7 +742,9 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
                 message: format!("`offset`: \"{text}\" is not a non-negative integer"),
             })?,
         None => 0,
-    };
+    }
+    // Saturated far above any layer: the pager's sums below cannot overflow.
+    .min(MAX_PAGER_OFFSET);
     input.insert("offset".into(), json!(offset));
     input.insert("limit".into(), json!(PAGE_SIZE));
     let list = run(ctx, "objects.list", Value::Object(input))?;
@@ -734,11 +768,13 @@ fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
             serde_urlencoded::to_string(&pairs).unwrap_or_default()
         )
     };
+    // An offset past the end is on the last page, and its previous page is the one before.
+    let last = (pages - 1) * PAGE_SIZE;
     let pager = (pages > 1).then(|| {
         json!({
-            "page": offset / PAGE_SIZE + 1,
+            "page": (offset / PAGE_SIZE + 1).min(pages),
             "pages": pages,
-            "previous": (offset > 0).then(|| link((offset - PAGE_SIZE).max(0))),
+            "previous": (offset > 0).then(|| link((offset.min(last + PAGE_SIZE) - PAGE_SIZE).max(0))),
             "next": (offset + PAGE_SIZE < total).then(|| link(offset + PAGE_SIZE)),
         })
     });
@@ -762,6 +798,11 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         message: "`uri`: name the object to show (?uri=majordomus://...)".into(),
     })?;
     let view = run(ctx, "objects.get", json!({ "uri": uri }))?;
+    let content = view["content"].as_str().unwrap_or_default();
+    let _slot = match content.len() >= render_bound::LARGE_DOCUMENT_BYTES {
+        true => Some(render_bound::large_slot().ok_or_else(abandoned)?),
+        false => None,
+    };
     let rendered = (view["source"] == "declarative"
         && view["media_type"]
             .as_str()
@@ -769,12 +810,19 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
     .then(|| {
         let from = view["provenance"]["path"].as_str().unwrap_or_default();
         let objects = std::cell::OnceCell::new();
-        let resolve = |link: &str| object_page_of(ctx, &objects, from, link);
-        markdown::render(
-            markdown::body(view["content"].as_str().unwrap_or_default()),
-            &resolve,
-        )
+        let resolved = std::cell::Cell::new(0usize);
+        let resolve = |link: &str| {
+            if resolved.get() >= render_bound::MAX_RESOLVED_LINKS {
+                return None;
+            }
+            resolved.set(resolved.get() + 1);
+            object_page_of(ctx, &objects, from, link)
+        };
+        markdown::render(markdown::body(content), &resolve)
     });
+    if render_bound::stopped() {
+        return Err(abandoned());
+    }
     let title = view["title"].as_str().unwrap_or_default().to_string();
     let answer_text = serde_json::to_string_pretty(&view["answer"]).unwrap_or_default();
     let metadata: Vec<Value> = view["metadata"]
@@ -794,14 +842,18 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
 }
 
 /// The object page of the file a relative link in the document at `from` names, when the layer
-/// holds that file as an object. `objects` is the layer's object list, asked for at most once
-/// per page and only when a document has a relative link.
+/// holds that file as an object. `objects` maps each object's path to its URI: asked for at
+/// most once per page and only when a document has a relative link, so a page of many links
+/// costs one look-up per link (a list searched per link cost 24 s for 4 MB of links).
 fn object_page_of(
     ctx: &Context,
-    objects: &std::cell::OnceCell<Vec<Value>>,
+    objects: &std::cell::OnceCell<std::collections::HashMap<String, String>>,
     from: &str,
     link: &str,
 ) -> Option<String> {
+    if render_bound::stopped() {
+        return None;
+    }
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in link.split('/') {
@@ -814,12 +866,18 @@ fn object_page_of(
         }
     }
     let path = parts.join("/");
-    let objects = objects.get_or_init(|| all_objects(ctx));
-    let uri = objects
-        .iter()
-        .find(|o| o["path"] == path.as_str())?
-        .get("uri")?
-        .as_str()?;
+    let objects = objects.get_or_init(|| {
+        all_objects(ctx)
+            .into_iter()
+            .filter_map(|o| {
+                Some((
+                    o["path"].as_str()?.to_string(),
+                    o["uri"].as_str()?.to_string(),
+                ))
+            })
+            .collect()
+    });
+    let uri = objects.get(&path)?;
     let query = serde_urlencoded::to_string([("uri", uri)]).ok()?;
     Some(format!("/cockpit/object?{query}"))
 }
@@ -854,6 +912,7 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .unwrap_or_default();
     let query = param(params, "q");
     let kind = param(params, "kind");
+    let tag = param(params, "tag");
     let mut found = None;
     let mut error = None;
     let mut status = 200;
@@ -861,6 +920,9 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
         let mut input = json!({ "query": q, "limit": 50 });
         if let Some(k) = kind {
             input["kind"] = json!(k);
+        }
+        if let Some(t) = tag {
+            input["tag"] = json!(t);
         }
         // A refused search keeps its form, with the refusal shown, under its status.
         match run(ctx, "objects.search", input) {
@@ -880,7 +942,7 @@ fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
             found => found,
             error => error,
             kinds => kinds,
-            filters => json!({ "kind": kind }),
+            filters => json!({ "kind": kind, "tag": tag }),
             search_query => query.unwrap_or_default(),
         },
         status,
@@ -901,6 +963,12 @@ fn mcp(ctx: &Context, params: &[(String, String)]) -> Rendered {
     ))
 }
 
+/// Every session of every process on the repository's board (`peers.list`).
+fn peers(ctx: &Context) -> Rendered {
+    let list = run(ctx, "peers.list", json!({}))?;
+    Ok(("peers.html", context! { list => list }, 200))
+}
+
 fn api(ctx: &Context) -> Rendered {
     let projections = run(ctx, "capabilities.projections", json!({}))?;
     let routes: Vec<Value> = projections["rows"]
@@ -910,5 +978,10 @@ fn api(ctx: &Context) -> Rendered {
         .filter(|r| r["route"].is_string())
         .map(|r| json!({ "route": r["route"], "id": r["id"], "effect": r["effect"] }))
         .collect();
-    Ok(("api.html", context! { routes => routes }, 200))
+    let changes = run(ctx, "surface.changes", json!({}))?;
+    Ok((
+        "api.html",
+        context! { routes => routes, changes => changes },
+        200,
+    ))
 }

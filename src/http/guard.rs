@@ -1,7 +1,8 @@
 //! The guards every request passes before any handler (SPEC §11): a `Host` that is not
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
 //! request from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
-//! past a bound of requests in flight, `503 busy` with `Retry-After`.
+//! past a bound of requests in flight, `503 busy` with `Retry-After`. Every answer carries
+//! `X-Content-Type-Options: nosniff`.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -16,24 +17,64 @@ use axum::response::{IntoResponse, Response};
 use super::writers::{Scope, SCOPE};
 use super::{error_response, AppState, MAX_BODY_BYTES, REQUEST_TIMEOUT};
 
-/// The host part of a `Host` (or `Origin` authority): without port, IPv6 brackets kept off.
-fn host_name(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or_default();
-    }
-    authority.rsplit_once(':').map_or(authority, |(h, port)| {
-        if port.chars().all(|c| c.is_ascii_digit()) {
-            h
-        } else {
-            authority
+/// The host part of a `Host` (or `Origin` authority) when the whole is well formed: a name of
+/// letters, digits, `-` and `.`, an IPv4 literal, or a bracketed IPv6 literal, then at most a
+/// port of 1 to 5 digits up to 65535. `None` for anything else (`evil.com:80.localhost`, an
+/// unclosed `[::1`, a port out of range), which no browser sends for a page it fetched.
+fn host_name(authority: &str) -> Option<&str> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (literal, after) = rest.split_once(']')?;
+        literal.parse::<std::net::Ipv6Addr>().ok()?;
+        let port = match after {
+            "" => None,
+            _ => Some(after.strip_prefix(':')?),
+        };
+        (literal, port)
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
         }
-    })
+    };
+    if let Some(port) = port {
+        let digits =
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+        if !digits || port.parse::<u32>().ok()? > 65_535 {
+            return None;
+        }
+    }
+    let name = authority.starts_with('[')
+        || (!host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'));
+    name.then_some(host)
 }
 
 /// Whether a `Host` names this machine the way a local tool is reached.
 pub fn allowed_host(authority: &str) -> bool {
-    let host = host_name(authority).to_ascii_lowercase();
+    let Some(host) = host_name(authority) else {
+        return false;
+    };
+    let host = host.to_ascii_lowercase();
     host == "localhost" || host.ends_with(".localhost") || host.parse::<IpAddr>().is_ok()
+}
+
+/// The one `Host` of a request when it is allowed: a request with two `Host` headers, or with
+/// an absolute-form target (`GET http://a/ HTTP/1.1`) whose authority is not its `Host`, is
+/// refused whatever the names.
+fn the_host(request: &Request<Body>) -> Option<String> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = hosts.next()?.to_str().ok()?.to_string();
+    if hosts.next().is_some() || !allowed_host(&host) {
+        return None;
+    }
+    if let Some(target) = request.uri().authority() {
+        if !target.as_str().eq_ignore_ascii_case(&host) {
+            return None;
+        }
+    }
+    Some(host)
 }
 
 fn state_changing(method: &Method) -> bool {
@@ -55,7 +96,18 @@ fn same_origin(origin: &str, host: &str, fetch_site: Option<&str>) -> bool {
     authority.eq_ignore_ascii_case(host)
 }
 
+/// Every answer, JSON or not, says its type is not to be sniffed: a JSON body holding a
+/// document's text is never rendered as HTML.
 pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: Next) -> Response {
+    let mut response = guarded(state, request, next).await;
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Response {
     if let Some(PeerAddr(peer)) = request.extensions().get::<PeerAddr>() {
         let ip = peer.ip();
         let local = ip.is_loopback()
@@ -68,18 +120,14 @@ pub async fn guard(State(state): State<AppState>, request: Request<Body>, next: 
             );
         }
     }
-    let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_string);
-    let Some(host) = host.filter(|h| allowed_host(h)) else {
+    let Some(host) = the_host(&request) else {
         return error_response(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "the Host header must name localhost, a *.localhost name or an IP address",
+            "the request must carry one Host header naming localhost, a *.localhost name or an IP address (with a port up to 65535), and an absolute target must name the same host",
         );
     };
+    let headers = request.headers();
     if state_changing(request.method()) {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
@@ -166,6 +214,8 @@ mod tests {
             "127.0.0.1",
             "127.0.0.1:8741",
             "[::1]:8741",
+            "[::1]",
+            "localhost:65535",
             "10.1.2.3",
         ] {
             assert!(allowed_host(ok), "{ok} should pass");
@@ -176,6 +226,20 @@ mod tests {
             "localhost.evil.example",
             "127.0.0.1.nip.io",
             "",
+            "evil.com:80.localhost",
+            "evil.com:80.localhost:8741",
+            "[::1",
+            "[::1:8741",
+            "[::1]x",
+            "[evil.com]:80",
+            "localhost:65536",
+            "localhost:99999999999999999999",
+            "localhost:",
+            "localhost:-1",
+            "localhost:+80",
+            "local host",
+            "localhost/x",
+            "evil.com@localhost",
         ] {
             assert!(!allowed_host(bad), "{bad} should be refused");
         }

@@ -154,6 +154,10 @@ pub async fn post(
 /// reports failures: the body's `_meta`, the version header against it, the version, the
 /// method header, the method, the name header.
 fn check(headers: &HeaderMap, message: &Value, id: &Value) -> Option<Response> {
+    if !message.is_object() {
+        // The dispatcher names what a message that is no request object is (-32600).
+        return None;
+    }
     if headers.contains_key(SESSION_HEADER) {
         return Some(refuse(
             StatusCode::BAD_REQUEST,

@@ -267,6 +267,16 @@ fn cockpit_headers(response: &mut Response, cache: &'static str) {
     );
 }
 
+/// Sets its flag when dropped: the handler's future is dropped when its answer is abandoned.
+#[derive(Default)]
+struct AbandonOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 async fn cockpit_page(
     State(state): State<AppState>,
     method: axum::http::Method,
@@ -302,6 +312,11 @@ async fn cockpit_page(
     let post = method == axum::http::Method::POST;
     let path = path.to_string();
     let query = uri.query().map(str::to_string);
+    // Dropped when this answer is (its client went away, or the guard's deadline passed): the
+    // render on the blocking thread then stops instead of burning a core for nobody.
+    let abandoned = AbandonOnDrop::default();
+    let flag = std::sync::Arc::clone(&abandoned.0);
+    let deadline = std::time::Instant::now() + REQUEST_TIMEOUT;
     let render = move |state: AppState| {
         let request = crate::cockpit::Request {
             path: &path,
@@ -310,7 +325,9 @@ async fn cockpit_page(
             post,
             host: &host,
         };
-        crate::cockpit::render(&state.ctx, &request)
+        crate::cockpit::render_bound::run(flag, deadline, || {
+            crate::cockpit::render(&state.ctx, &request)
+        })
     };
     let respond = |page: crate::cockpit::Page| {
         let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -380,6 +397,10 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/openapi.json",
             get(|| async { json_response(registry::OPENAPI_JSON.to_string()) }),
+        )
+        .route(
+            "/surface.json",
+            get(|| async { json_response(registry::SURFACE_JSON.to_string()) }),
         )
         .route(
             "/healthz",

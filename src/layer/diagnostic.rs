@@ -85,6 +85,8 @@ pub mod codes {
     pub const SYMLINK: &str = "symlink";
     pub const OVERSIZED: &str = "oversized";
     pub const INVALID_UTF8: &str = "invalid_utf8";
+    pub const TOO_DEEP: &str = "too_deep";
+    pub const CONTAINS_CREDENTIAL: &str = "contains_credential";
     pub const IGNORE_PATTERN: &str = "ignore_pattern";
 }
 
@@ -159,12 +161,22 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
     (
         codes::OVERSIZED,
         Severity::Error,
-        "a claimed file is larger than 4 MiB and was not read",
+        "a claimed file is larger than 4 MiB and was not read, or its YAML (front matter or document) is larger than 1 MiB and was not parsed",
     ),
     (
         codes::INVALID_UTF8,
         Severity::Error,
         "a claimed file (or its path) is not valid UTF-8",
+    ),
+    (
+        codes::TOO_DEEP,
+        Severity::Error,
+        "a claimed file's YAML nests more than 32 levels deep and was not parsed (nesting that deep costs a parser more than linear time)",
+    ),
+    (
+        codes::CONTAINS_CREDENTIAL,
+        Severity::Error,
+        "a claimed file holds a credential shape (SPEC §10); the diagnostic names the line and the shape, never the value, and the file is not served",
     ),
     (
         codes::IGNORE_PATTERN,

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::diagnostic::{codes, Diagnostic};
+use super::yaml_bound::Refusal;
 use super::MAX_FILE_BYTES;
 
 /// What reading a claimed path gave.
@@ -301,31 +302,118 @@ pub(crate) fn split_front_matter(text: &str) -> FrontMatterBlock<'_> {
     FrontMatterBlock::Unclosed
 }
 
-/// Parses one YAML document into JSON-compatible data, through the conversion the registry
-/// also uses (`registry::lang::yaml`).
-pub(crate) fn yaml_to_json(text: &str) -> Result<Value, String> {
-    crate::registry::lang::yaml::to_json(text).map_err(|e| e.to_string())
+/// Why a YAML document was not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum YamlError {
+    /// Refused before any parser saw it: too deep or too large (see `yaml_bound`).
+    Bound(Refusal),
+    /// The parser refused it, JSON cannot hold it, or it is not what was asked for; the message
+    /// reads after the document's name (`is not valid YAML: …`, `must be a mapping …`).
+    Invalid(String),
+}
+
+impl YamlError {
+    /// The diagnostic code of a bound refusal; `None` for a document that is simply broken.
+    pub(crate) fn bound_code(&self) -> Option<&'static str> {
+        match self {
+            YamlError::Bound(Refusal::TooDeep { .. }) => Some(codes::TOO_DEEP),
+            YamlError::Bound(Refusal::Oversized { .. }) => Some(codes::OVERSIZED),
+            YamlError::Invalid(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            YamlError::Bound(refusal) => refusal.fmt(f),
+            YamlError::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
+/// Parses one YAML document into JSON-compatible data, keeping key order. Refused: documents
+/// past the size or depth bound (before parsing), duplicate keys, non-string keys, YAML tags,
+/// and numbers JSON cannot hold (NaN, infinities).
+pub(crate) fn yaml_to_json(text: &str) -> Result<Value, YamlError> {
+    check_bound(text)?;
+    parse(text)
+}
+
+fn check_bound(text: &str) -> Result<(), YamlError> {
+    super::yaml_bound::check(text).map_err(YamlError::Bound)
+}
+
+/// The one call of the YAML parser, on a document within the bound.
+fn parse(text: &str) -> Result<Value, YamlError> {
+    #[cfg(test)]
+    parser_calls::count();
+    let invalid = |e: String| YamlError::Invalid(format!("is not valid YAML: {e}"));
+    // The conversion the registry also uses (`registry::lang::yaml`).
+    crate::registry::lang::yaml::to_json(text).map_err(|e| invalid(e.to_string()))
+}
+
+/// How often this thread called the parser, so tests can count the work a document costs.
+#[cfg(test)]
+pub(crate) mod parser_calls {
+    use std::cell::Cell;
+
+    thread_local! {
+        static CALLS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub(super) fn count() {
+        CALLS.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Calls made on this thread so far.
+    pub(crate) fn so_far() -> usize {
+        CALLS.with(Cell::get)
+    }
 }
 
 /// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
-/// mapping. The plain shape most front matter has is read without the parser (same result).
-pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, String> {
+/// mapping. The plain shape most front matter has is read without the parser (same result):
+/// `plain_yaml` reads line by line and nests at most a list deep, so after the size check only
+/// what it declines needs the depth scan.
+pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, YamlError> {
+    if text.len() > super::yaml_bound::MAX_BYTES {
+        return Err(YamlError::Bound(Refusal::Oversized { bytes: text.len() }));
+    }
     match super::plain_yaml::mapping(text) {
         Some(map) => Ok(map),
-        None => yaml_mapping_with_parser(text),
+        None => {
+            check_bound(text)?;
+            as_mapping(parse(text)?)
+        }
     }
 }
 
 /// [`yaml_mapping`] through serde_yaml alone.
-pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>, String> {
-    match yaml_to_json(text)? {
+#[cfg(test)]
+pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>, YamlError> {
+    check_bound(text)?;
+    as_mapping(parse(text)?)
+}
+
+fn as_mapping(value: Value) -> Result<Map<String, Value>, YamlError> {
+    match value {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
-        other => Err(format!(
+        other => Err(YamlError::Invalid(format!(
             "is {}, not a mapping of keys to values",
             describe_json(&other)
-        )),
+        ))),
     }
+}
+
+/// Words in backticks, comma-separated, for messages.
+pub(crate) fn backticked(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn describe_json(value: &Value) -> &'static str {
@@ -383,8 +471,8 @@ pub(crate) fn unknown_keys(
     Err(format!(
         "{prefix}unknown key{} {} (known: {})",
         if unknown.len() == 1 { "" } else { "s" },
-        super::manifest::backticked(&unknown),
-        super::manifest::backticked(known)
+        backticked(&unknown),
+        backticked(known)
     ))
 }
 
@@ -394,16 +482,20 @@ pub(crate) fn versioned_mapping(
     text: &str,
     known: &[&str],
     shape: &str,
-) -> Result<Map<String, Value>, String> {
-    let doc = yaml_to_json(text).map_err(|e| format!("is not valid YAML: {e}"))?;
+) -> Result<Map<String, Value>, YamlError> {
+    let doc = yaml_to_json(text)?;
     let Value::Object(file) = doc else {
-        return Err(format!("must be a mapping with {shape}"));
+        return Err(YamlError::Invalid(format!(
+            "must be a mapping with {shape}"
+        )));
     };
-    unknown_keys(&file, known, "")?;
+    unknown_keys(&file, known, "").map_err(YamlError::Invalid)?;
     match file.get("version") {
         Some(v) if v.as_u64() == Some(1) => Ok(file),
-        Some(v) => Err(format!("`version` is {v}; only `1` is read")),
-        None => Err("`version: 1` is required".to_string()),
+        Some(v) => Err(YamlError::Invalid(format!(
+            "`version` is {v}; only `1` is read"
+        ))),
+        None => Err(YamlError::Invalid("`version: 1` is required".to_string())),
     }
 }
 

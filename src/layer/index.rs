@@ -1,5 +1,6 @@
 //! The index: one generation of the layer's objects and diagnostics, built in one pass and never
-//! changed afterwards (a newer generation replaces it whole; see `live`).
+//! changed afterwards (a newer generation replaces it whole; see `live`), and its freshness stamp:
+//! what the build examined, which `live` compares with what it examines now.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
 use super::parallel;
-use super::search::{self, Found, Signatures};
+use super::search::{self, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -51,11 +52,11 @@ pub struct Index {
     pub(crate) stamp: [u8; 32],
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
-    /// The objects' trigram sets, once [`Index::prepare_search`] built them; until then a search
-    /// reads every object.
-    search_signatures: OnceLock<Signatures>,
     /// The scopes of the active rules and instructions, built on first use.
     scopes: OnceLock<super::scope::ScopeTable>,
+    /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
+    /// search reads the objects.
+    search_signatures: OnceLock<Prepared>,
 }
 
 impl IndexState {
@@ -109,24 +110,23 @@ impl Index {
             .collect()
     }
 
-    /// Objects holding every word of `query`, best first (see [`search::search`]). Uses the
-    /// trigram sets when they are built, and never waits for them: the answer is the same.
-    pub fn search(&self, query: &str, kind: Option<&str>, limit: usize) -> Found {
-        search::search(
-            &self.objects,
-            self.search_signatures.get(),
-            query,
-            kind,
-            limit,
-        )
+    /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
+    /// postings when they are built, and never waits for them: the answer is the same.
+    pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
+        search::search(&self.objects, self.search_signatures.get(), request)
     }
 
-    /// Builds the trigram sets that let [`Index::search`] skip most objects (512 bytes per
-    /// object); does nothing when they are built. For a long-running process, off the request
-    /// path: a one-shot command would pay more to build them than its one search saves.
+    /// Builds the postings that let [`Index::search`] read only its terms' objects; does
+    /// nothing when they are built. For a long-running process, off the request path: a
+    /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
         self.search_signatures
-            .get_or_init(|| Signatures::build(&self.objects));
+            .get_or_init(|| Prepared::build(&self.objects));
+    }
+
+    /// The bytes the prepared postings hold, once built.
+    pub fn search_heap_bytes(&self) -> Option<usize> {
+        self.search_signatures.get().map(Prepared::heap_bytes)
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
@@ -249,7 +249,7 @@ pub(crate) fn build_with(
     };
     // The configuration is stamped as it is before it is read: an edit made during the build
     // moves the next stamp.
-    let configuration = super::live::examine_configuration(root);
+    let configuration = examine_configuration(root);
     let (manifest, manifest_bytes) = read_manifest(root)?;
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
@@ -272,7 +272,7 @@ pub(crate) fn build_with(
     // build moves the next stamp.
     let stamp = {
         let in_order: Vec<&Read> = reads.iter().flatten().collect();
-        super::live::stamp_with(root, &plan, &configuration, |i| in_order[i].1.clone())
+        stamp_with(root, &plan, &configuration, |i| in_order[i].1.clone())
     };
 
     // Entries of files that will not be objects; objects' own are taken lazily.
@@ -563,4 +563,68 @@ fn fingerprint(mut entries: Vec<(String, u64, [u8; 32])>) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The stamp of an already discovered plan, each path examined now.
+pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
+    stamp_with(root, plan, &examine_configuration(root), |claim| {
+        std::fs::symlink_metadata(root.join(&plan.claims[claim].path)).ok()
+    })
+}
+
+/// The metadata of the layer's configuration files (manifest, sources, kinds), in that order.
+pub(crate) fn examine_configuration(root: &Path) -> [Option<std::fs::Metadata>; 3] {
+    [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
+        .map(|path| std::fs::symlink_metadata(root.join(path)).ok())
+}
+
+/// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
+/// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
+/// file, before reading it, so a change made during the build moves the next stamp; for an
+/// unchanged file it is what [`stamp_of_plan`] sees, so an idle layer is never rebuilt.
+pub(crate) fn stamp_with(
+    root: &Path,
+    plan: &Plan,
+    configuration: &[Option<std::fs::Metadata>; 3],
+    claimed: impl Fn(usize) -> Option<std::fs::Metadata>,
+) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    let examined = |path: &str| std::fs::symlink_metadata(root.join(path)).ok();
+    for (path, meta) in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
+        .into_iter()
+        .zip(configuration)
+    {
+        stamp_entry(&mut hasher, path, meta.as_ref());
+    }
+    for (i, claim) in plan.claims.iter().enumerate() {
+        stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
+    }
+    for (path, _) in &plan.non_utf8 {
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
+    }
+    hasher.finalize().into()
+}
+
+/// One path's part of a stamp: the path, then its length, modification time, inode and mode.
+fn stamp_entry(hasher: &mut Sha256, path: &str, meta: Option<&std::fs::Metadata>) {
+    hasher.update(path.as_bytes());
+    hasher.update([0]);
+    let Some(meta) = meta else {
+        hasher.update(b"absent");
+        return;
+    };
+    hasher.update(meta.len().to_le_bytes());
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.update(modified.to_le_bytes());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        hasher.update(meta.ino().to_le_bytes());
+        hasher.update(meta.mode().to_le_bytes());
+    }
 }

@@ -178,14 +178,13 @@ impl Kinds {
     pub(crate) fn for_repository(root: &Path) -> Result<(Kinds, Option<Vec<u8>>), LayerError> {
         let mut kinds = Kinds::builtin()?;
         let path = root.join(REPOSITORY_KINDS_PATH);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match super::config::read(root, REPOSITORY_KINDS_PATH) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kinds, None)),
-            Err(e) => {
-                return Err(LayerError::Kinds {
-                    path,
-                    message: format!("cannot be read: {e}"),
-                })
+            Err(super::config::ConfigRead::Missing) => return Ok((kinds, None)),
+            Err(why) => {
+                return Err(super::config::error(path, why, |path, message| {
+                    LayerError::Kinds { path, message }
+                }))
             }
         };
         let text = std::str::from_utf8(&bytes).map_err(|_| LayerError::Kinds {
@@ -238,7 +237,12 @@ fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>
         path: PathBuf::from(path),
         message,
     };
-    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(&fail)?;
+    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(|e| {
+        super::config::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Kinds {
+            path,
+            message,
+        })
+    })?;
     let Some(Value::Object(entries)) = file.get("kinds") else {
         return Err(fail(
             "`kinds` is required: a mapping from kind name to its definition".to_string(),
@@ -381,6 +385,11 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
             "`schema` refers to `{r}`; kind schemas are self-contained (no `$ref`)"
         ));
     }
+    if let Some((at, error)) = uncompilable_pattern(&declared, "") {
+        return Err(format!(
+            "`schema` has a `pattern` at `{at}` that cannot be compiled ({error}); a constraint is never skipped, so write one the `regex` crate compiles"
+        ));
+    }
     if format == KindFormat::Text && !identity.is_empty() {
         return Err("a `text` kind has no metadata, so its identity must be empty".to_string());
     }
@@ -410,6 +419,52 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
         schema: schema_json,
         compiled,
     })
+}
+
+/// The first `pattern` of `schema` that parses but does not compile (too large once
+/// compiled, say), with where it is: `spec::validate` would skip it on every file.
+fn uncompilable_pattern(schema: &Schema, at: &str) -> Option<(String, String)> {
+    if let Some(pattern) = &schema.pattern {
+        if let Err(e) = regex::Regex::new(pattern) {
+            let what = match e {
+                regex::Error::CompiledTooBig(limit) => {
+                    format!("compiled, it is larger than {limit} bytes")
+                }
+                _ => "it is not a valid regular expression".to_string(),
+            };
+            let place = if at.is_empty() { "(top level)" } else { at };
+            return Some((place.to_string(), what));
+        }
+    }
+    let join = |key: &str| {
+        if at.is_empty() {
+            key.to_string()
+        } else {
+            format!("{at}.{key}")
+        }
+    };
+    let children = schema
+        .properties
+        .iter()
+        .map(|(name, p)| (join(&format!("properties.{name}")), p))
+        .chain(schema.items.as_deref().map(|i| (join("items"), i)))
+        .chain(match &schema.additional {
+            Additional::Map(m) => Some((join("additionalProperties"), m.as_ref())),
+            _ => None,
+        })
+        .chain(
+            schema
+                .one_of
+                .iter()
+                .flat_map(|o| o.variants.iter().enumerate())
+                .map(|(i, v)| (join(&format!("oneOf[{i}]")), v)),
+        );
+    for (place, child) in children {
+        if let Some(found) = uncompilable_pattern(child, &place) {
+            return Some(found);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -462,6 +517,25 @@ mod tests {
         assert!(messages.iter().any(|m| m.starts_with("`id`")));
         assert!(messages.iter().any(|m| m.starts_with("`date`")));
         assert!(messages.iter().any(|m| m.starts_with("`supersedes[1]`")));
+    }
+
+    #[test]
+    fn a_pattern_that_parses_but_does_not_compile_is_refused_by_place() {
+        // See: issue 13, point 6 — such a pattern was silently skipped on every file.
+        let mut kinds = Kinds::builtin().unwrap();
+        let text = |pattern: &str| {
+            format!("version: 1\nkinds:\n  runbook:\n    format: markdown\n    schema:\n      type: object\n      additionalProperties: false\n      properties:\n        tags:\n          type: array\n          items: {{ type: string, pattern: '{pattern}' }}\n")
+        };
+        let e = kinds
+            .extend(&text("([a-z]{1000}){1000}"), Path::new("k.yaml"))
+            .unwrap_err();
+        assert_eq!(e.code(), "invalid_kinds");
+        let message = e.to_string();
+        assert!(message.contains("`properties.tags.items`"), "{message}");
+        assert!(message.contains("larger than"), "{message}");
+        kinds
+            .extend(&text("^[a-z]{1,10}$"), Path::new("k.yaml"))
+            .unwrap();
     }
 
     #[test]

@@ -13,13 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
-
 use super::events::{Notifications, WatchSet};
-use super::index::{build, build_with, plan, Index, Plan};
-use super::kinds::REPOSITORY_KINDS_PATH;
-use super::manifest::MANIFEST_PATH;
-use super::sources::SOURCES_PATH;
+use super::index::{build, build_with, plan, stamp_of_plan, Index};
 use super::{Discovery, LayerError};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
@@ -465,68 +460,4 @@ fn prepare_in_background(index: Arc<Index>) {
 fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32], LayerError> {
     let plan = plan(root, discovery, &current.sources)?;
     Ok(stamp_of_plan(root, &plan))
-}
-
-/// The stamp of an already discovered plan, each path examined now.
-pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
-    stamp_with(root, plan, &examine_configuration(root), |claim| {
-        std::fs::symlink_metadata(root.join(&plan.claims[claim].path)).ok()
-    })
-}
-
-/// The metadata of the layer's configuration files (manifest, sources, kinds), in that order.
-pub(crate) fn examine_configuration(root: &Path) -> [Option<std::fs::Metadata>; 3] {
-    [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
-        .map(|path| std::fs::symlink_metadata(root.join(path)).ok())
-}
-
-/// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
-/// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
-/// file, before reading it, so a change made during the build moves the next stamp; for an
-/// unchanged file it is what [`stamp_of_plan`] sees, so an idle layer is never rebuilt.
-pub(crate) fn stamp_with(
-    root: &Path,
-    plan: &Plan,
-    configuration: &[Option<std::fs::Metadata>; 3],
-    claimed: impl Fn(usize) -> Option<std::fs::Metadata>,
-) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    let examined = |path: &str| std::fs::symlink_metadata(root.join(path)).ok();
-    for (path, meta) in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
-        .into_iter()
-        .zip(configuration)
-    {
-        stamp_entry(&mut hasher, path, meta.as_ref());
-    }
-    for (i, claim) in plan.claims.iter().enumerate() {
-        stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
-    }
-    for (path, _) in &plan.non_utf8 {
-        stamp_entry(&mut hasher, path, examined(path).as_ref());
-    }
-    hasher.finalize().into()
-}
-
-/// One path's part of a stamp: the path, then its length, modification time, inode and mode.
-fn stamp_entry(hasher: &mut Sha256, path: &str, meta: Option<&std::fs::Metadata>) {
-    hasher.update(path.as_bytes());
-    hasher.update([0]);
-    let Some(meta) = meta else {
-        hasher.update(b"absent");
-        return;
-    };
-    hasher.update(meta.len().to_le_bytes());
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    hasher.update(modified.to_le_bytes());
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        hasher.update(meta.ino().to_le_bytes());
-        hasher.update(meta.mode().to_le_bytes());
-    }
 }

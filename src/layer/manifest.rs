@@ -35,7 +35,11 @@ impl Manifest {
             path: path.to_path_buf(),
             message,
         };
-        let doc = yaml_to_json(text).map_err(|e| fail(format!("is not valid YAML: {e}")))?;
+        let doc = yaml_to_json(text).map_err(|e| {
+            super::config::yaml_error(path.to_path_buf(), e, |path, message| {
+                LayerError::Manifest { path, message }
+            })
+        })?;
         let Value::Object(map) = doc else {
             return Err(fail(
                 "must be a mapping with `schema` and `sections`".to_string(),
@@ -125,29 +129,21 @@ fn normalise_section_path(dir: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-pub(crate) fn backticked(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| format!("`{w}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Reads and validates `<root>/.ai/manifest.yaml`; its bytes come back too, for the fingerprint.
+/// Reads and validates `<root>/.ai/manifest.yaml` (never through a link, only a regular file,
+/// bounded); its bytes come back too, for the fingerprint.
 pub(crate) fn read_manifest(root: &Path) -> Result<(Manifest, Vec<u8>), LayerError> {
     let path = root.join(MANIFEST_PATH);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match super::config::read(root, MANIFEST_PATH) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(super::config::ConfigRead::Missing) => {
             return Err(LayerError::NoLayer {
                 start: root.to_path_buf(),
             })
         }
-        Err(e) => {
-            return Err(LayerError::Manifest {
-                path,
-                message: format!("cannot be read: {e}"),
-            })
+        Err(why) => {
+            return Err(super::config::error(path, why, |path, message| {
+                LayerError::Manifest { path, message }
+            }))
         }
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| LayerError::Manifest {

@@ -11,6 +11,7 @@
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
 //! object file only excludes that file, with a [`Diagnostic`].
 
+mod config;
 mod diagnostic;
 mod discovery;
 mod events;
@@ -28,6 +29,7 @@ mod scope;
 mod search;
 mod sources;
 mod walk;
+mod yaml_bound;
 
 use std::path::PathBuf;
 
@@ -38,8 +40,12 @@ pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
-pub use search::{Found, Hit};
+pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
+pub use yaml_bound::{
+    check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
+    MAX_DEPTH as MAX_YAML_DEPTH,
+};
 
 /// Files larger than this are refused (`oversized`) without being read.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -109,6 +115,12 @@ pub enum LayerError {
     /// `git ls-files` could not list the repository.
     #[error("{message}; use `--discovery filesystem` to walk the directory instead")]
     GitUnusable { message: String },
+    /// A configuration file's YAML nests too deep to be parsed in linear time.
+    #[error("`{}`: {message}", path.display())]
+    TooDeep { path: PathBuf, message: String },
+    /// A configuration file is larger than a YAML document may be.
+    #[error("`{}`: {message}", path.display())]
+    Oversized { path: PathBuf, message: String },
     /// Reading the layer's configuration or walking the root failed.
     #[error("`{}`: {message}", path.display())]
     Io { path: PathBuf, message: String },
@@ -120,9 +132,11 @@ impl LayerError {
     pub fn exit_code(&self) -> u8 {
         match self {
             LayerError::NoLayer { .. } => 12,
-            LayerError::Manifest { .. } | LayerError::Sources { .. } | LayerError::Kinds { .. } => {
-                10
-            }
+            LayerError::Manifest { .. }
+            | LayerError::Sources { .. }
+            | LayerError::Kinds { .. }
+            | LayerError::TooDeep { .. }
+            | LayerError::Oversized { .. } => 10,
             LayerError::GitUnusable { .. } | LayerError::Io { .. } => 13,
         }
     }
@@ -134,6 +148,8 @@ impl LayerError {
             LayerError::Manifest { .. } => "invalid_manifest",
             LayerError::Sources { .. } => "invalid_sources",
             LayerError::Kinds { .. } => "invalid_kinds",
+            LayerError::TooDeep { .. } => "too_deep",
+            LayerError::Oversized { .. } => "oversized",
             LayerError::GitUnusable { .. } => "git_unusable",
             LayerError::Io { .. } => "io",
         }

@@ -125,6 +125,18 @@ pub(crate) fn make_object_or_return(
     section: &str,
     text: String,
 ) -> Result<Object, (Vec<Diagnostic>, String)> {
+    // SPEC §10: a file holding a credential is never served, whatever else it is.
+    if let Some(found) = crate::secrets::find(&text) {
+        let refusal = Diagnostic::error(
+            codes::CONTAINS_CREDENTIAL,
+            path,
+            format!(
+                "holds what looks like {} at line {}; a file holding a credential is never served (remove the credential, or keep the file out of the sources)",
+                found.shape, found.line
+            ),
+        );
+        return Err((vec![refusal], text));
+    }
     let parts = match parts_of(kind, kinds, path, &text) {
         Ok(parts) => parts,
         Err(problems) => return Err((problems, text)),
@@ -184,8 +196,8 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
                 Ok(map) => (map, body),
                 Err(e) => {
                     return Err(fail(
-                        codes::MALFORMED_FRONT_MATTER,
-                        format!("the front matter {}", front_matter_reason(&e)),
+                        e.bound_code().unwrap_or(codes::MALFORMED_FRONT_MATTER),
+                        format!("the front matter {e}"),
                     ))
                 }
             },
@@ -194,8 +206,8 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
             Ok(map) => (map, ""),
             Err(e) => {
                 return Err(fail(
-                    codes::MALFORMED_YAML,
-                    format!("the document {}", front_matter_reason(&e)),
+                    e.bound_code().unwrap_or(codes::MALFORMED_YAML),
+                    format!("the document {e}"),
                 ))
             }
         },
@@ -347,15 +359,6 @@ fn parent_name(path: &str) -> &str {
     let mut parts = path.rsplit('/');
     parts.next();
     parts.next().unwrap_or("")
-}
-
-/// serde_yaml's messages describe a document; they read as the reason a block is broken.
-fn front_matter_reason(error: &str) -> String {
-    if error.starts_with("is ") {
-        error.to_string()
-    } else {
-        format!("is not valid YAML: {error}")
-    }
 }
 
 #[cfg(test)]

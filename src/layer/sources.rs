@@ -8,9 +8,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::file::backticked;
 use super::file::{describe_json, unknown_keys, versioned_mapping};
 use super::kinds::Kinds;
-use super::manifest::backticked;
 use super::LayerError;
 
 /// Where the sources are declared, relative to the root.
@@ -88,7 +88,11 @@ impl Sources {
             message,
         };
         let file =
-            versioned_mapping(text, FILE_KEYS, "`version: 1` and `sources`").map_err(&fail)?;
+            versioned_mapping(text, FILE_KEYS, "`version: 1` and `sources`").map_err(|e| {
+                super::config::yaml_error(path.to_path_buf(), e, |path, message| {
+                    LayerError::Sources { path, message }
+                })
+            })?;
         let Some(Value::Array(entries)) = file.get("sources") else {
             return Err(fail(
                 "`sources` is required: a list of `{id, kind, pathspec, required}`".to_string(),
@@ -186,16 +190,13 @@ impl Sources {
         kinds: &Kinds,
     ) -> Result<(Sources, Option<Vec<u8>>), LayerError> {
         let path = root.join(SOURCES_PATH);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match super::config::read(root, SOURCES_PATH) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((Self::defaults(kinds)?, None))
-            }
-            Err(e) => {
-                return Err(LayerError::Sources {
-                    path,
-                    message: format!("cannot be read: {e}"),
-                })
+            Err(super::config::ConfigRead::Missing) => return Ok((Self::defaults(kinds)?, None)),
+            Err(why) => {
+                return Err(super::config::error(path, why, |path, message| {
+                    LayerError::Sources { path, message }
+                }))
             }
         };
         let text = std::str::from_utf8(&bytes).map_err(|_| LayerError::Sources {

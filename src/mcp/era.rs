@@ -168,15 +168,17 @@ pub fn result_fields(hint: Option<CacheHint>, with_meta: bool) -> String {
     }
     if with_meta {
         fields.push_str("\"_meta\":{");
-        fields.push_str(&server_info_entry());
+        fields.push_str(server_info_entry());
         fields.push_str("},");
     }
     fields
 }
 
 /// `"io.modelcontextprotocol/serverInfo": {...}` as one object member.
-pub fn server_info_entry() -> String {
-    format!("\"{}\":{}", protocol::META_SERVER_INFO, server_info())
+pub fn server_info_entry() -> &'static str {
+    // Written once: every modern result carries it.
+    static ENTRY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ENTRY.get_or_init(|| format!("\"{}\":{}", protocol::META_SERVER_INFO, server_info()))
 }
 
 /// Who answers: the same identity `initialize` reports.

@@ -35,6 +35,15 @@ pub const MODERN_METHODS: &[&str] = &[
 /// Notifications accepted (and, like every notification, never answered).
 pub const NOTIFICATIONS: &[&str] = &["notifications/initialized"];
 
+/// Notifications a modern request may send (none: a modern request is stateless).
+pub const MODERN_NOTIFICATIONS: &[&str] = &[];
+
+/// Extensions declared under `capabilities.extensions`, both eras.
+pub const EXTENSIONS: &[&str] = &[];
+
+/// Every resource template served, and what it names (`resources/templates/list`).
+pub const TEMPLATES: &[(&str, &str)] = &[(OBJECT_URI_TEMPLATE, "every object of the layer")];
+
 /// Methods of the protocol this server deliberately does not serve, and why: `mcp.projection`
 /// reports them so a client need not discover them from -32601.
 pub const NOT_SERVED: &[(&str, &str)] = &[

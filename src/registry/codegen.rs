@@ -116,6 +116,8 @@ struct Types<'a> {
     /// Type name → the file that made it, to refuse two schemas generating one name.
     taken: BTreeMap<String, String>,
     violations: Vec<Violation>,
+    /// Every generated string enum with its words, for the bridges between them.
+    string_enums: Vec<(String, Vec<String>)>,
 }
 
 impl Types<'_> {
@@ -294,11 +296,22 @@ impl Types<'_> {
             })
             .collect();
         let doc = doc_attr(schema.description.as_deref());
+        let arms = words.iter().map(|w| {
+            let vid = type_ident(&pascal(w));
+            quote!(Self::#vid => #w,)
+        });
         self.items.push(quote! {
             #doc
             #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema)]
             pub enum #ident { #(#variants)* }
+            impl #ident {
+                /// The declared word of this value.
+                pub fn as_str(self) -> &'static str {
+                    match self { #(#arms)* }
+                }
+            }
         });
+        self.string_enums.push((name.to_string(), words.to_vec()));
         quote!(#ident)
     }
 
@@ -392,6 +405,7 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
         items: Vec::new(),
         taken: BTreeMap::new(),
         violations: Vec::new(),
+        string_enums: Vec::new(),
     };
     for (name, schema) in &registry.schemas {
         let file = format!("{}/{name}.yaml", crate::lang::naming::SCHEMA_DIR);
@@ -443,6 +457,7 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
     if !types.violations.is_empty() {
         return Err(types.violations);
     }
+    types.items.extend(bridges(registry, &types.string_enums));
     let items = &types.items;
     let ns_mods = namespaces.iter().map(|(ns, aliases)| {
         let ns_ident = format_ident!("{}", ns);
@@ -592,6 +607,72 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
     }
 }
 
+/// `From` between enums of the same words, so no handler matches one onto another by hand: from
+/// each word enum of the run time (`rt::Kind`, `rt::Effect`, `rt::Determinism`, `rt::Method`) to
+/// every generated enum of its words, and from an enum declared inline to a named schema's enum
+/// of the same words. A word enum's variants are the words in Pascal case, as generated ones are.
+fn bridges(registry: &Registry, enums: &[(String, Vec<String>)]) -> Vec<TokenStream> {
+    use crate::lang::{Determinism, Effect, Kind, Method};
+    let set = |words: &[String]| words.iter().cloned().collect::<BTreeSet<String>>();
+    let word_enums: [(&str, Vec<String>); 4] = [
+        (
+            "Kind",
+            Kind::ALL.iter().map(|v| v.as_str().to_string()).collect(),
+        ),
+        (
+            "Effect",
+            Effect::ALL.iter().map(|v| v.as_str().to_string()).collect(),
+        ),
+        (
+            "Determinism",
+            Determinism::ALL
+                .iter()
+                .map(|v| v.as_str().to_string())
+                .collect(),
+        ),
+        (
+            "Method",
+            Method::ALL.iter().map(|v| v.as_str().to_string()).collect(),
+        ),
+    ];
+    let mut out = Vec::new();
+    let from = |source: TokenStream, target: &str, words: &[String]| {
+        let target = type_ident(target);
+        let arms = words.iter().map(|w| {
+            let v = type_ident(&pascal(w));
+            quote!(#source::#v => Self::#v,)
+        });
+        quote! {
+            impl From<#source> for #target {
+                fn from(value: #source) -> Self {
+                    match value { #(#arms)* }
+                }
+            }
+        }
+    };
+    for (target, words) in enums {
+        for (rt_name, rt_words) in &word_enums {
+            if set(words) == set(rt_words) {
+                let rt_ident = type_ident(rt_name);
+                out.push(from(quote!(super::rt::#rt_ident), target, words));
+            }
+        }
+        if !registry.schemas.contains_key(target) {
+            continue;
+        }
+        for (source, source_words) in enums {
+            if source != target
+                && !registry.schemas.contains_key(source)
+                && set(source_words) == set(words)
+            {
+                let source_ident = type_ident(source);
+                out.push(from(quote!(#source_ident), target, words));
+            }
+        }
+    }
+    out
+}
+
 /// The run time parses each published schema back into the subset model (`rt::Parsed`); a
 /// schema that would not read is refused here, so it never has to be guessed at there.
 fn published_schemas_read_back(c: &Capability, registry: &Registry, out: &mut Vec<Violation>) {
@@ -657,6 +738,17 @@ fn tools_list(registry: &Registry, read_only: bool) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // OpenAPI
+
+/// The error codes a route of this kind may answer with, as the OpenAPI document and the
+/// surface publish them.
+pub fn route_error_codes(kind: Kind) -> Vec<&'static str> {
+    let mut codes = vec!["invalid_input", "forbidden", "not_found"];
+    if kind == Kind::Command {
+        codes.push("refused");
+    }
+    codes.extend(["internal", "busy"]);
+    codes
+}
 
 fn error_response(code: &str) -> Value {
     json!({ "$ref": format!("#/components/responses/{}", pascal(code)) })
@@ -742,12 +834,7 @@ fn openapi(registry: &Registry, version: &str) -> String {
                 "content": { "application/json": { "schema": c.output.to_json(Refs::Components) } },
             }),
         );
-        let mut codes = vec!["invalid_input", "forbidden", "not_found"];
-        if c.kind == Kind::Command {
-            codes.push("refused");
-        }
-        codes.extend(["internal", "busy"]);
-        for code in codes {
+        for code in route_error_codes(c.kind) {
             if let Some((_, status)) = ERROR_CODES.iter().find(|(c, _)| *c == code) {
                 responses.insert(status.to_string(), error_response(code));
             }

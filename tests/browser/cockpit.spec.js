@@ -198,6 +198,7 @@ async function mainPages(browser, base) {
     ['object', objectHref || '/cockpit/objects'],
     ['search with results', '/cockpit/search?q=rule'],
     ['MCP', '/cockpit/mcp'],
+    ['peers', '/cockpit/peers'],
     ['API', '/cockpit/api'],
     ['not found', '/cockpit/no-such-page', 404],
   ];

@@ -2,10 +2,12 @@
 //! the run-time half the crate also compiles (`mod.rs`) and the loader half only they need.
 
 pub mod capability;
+pub mod cli;
 pub mod handlers;
 pub mod load;
 pub mod marks;
 pub mod naming;
+pub mod pattern;
 pub mod publish;
 pub mod schema;
 pub mod validate;

@@ -3,6 +3,8 @@
 //! The loader half (capability files, cross-file checks, handler pairing, naming, publishing) is
 //! compiled only by `build.rs` and the test crate, through `full.rs`, so the binary never links it.
 
+pub mod cli;
+pub mod pattern;
 pub mod schema;
 pub mod validate;
 pub mod violation;
@@ -10,6 +12,6 @@ pub mod words;
 pub mod yaml;
 
 pub use schema::{schema_from_json, Additional, OneOf, Schema, Type};
-pub use validate::{validate, Problem, ProblemKind};
+pub use validate::{normalize, validate, Problem, ProblemKind};
 pub use violation::Violation;
 pub use words::{Determinism, Effect, Hints, Kind, Method, ERROR_CODES};

@@ -8,7 +8,9 @@ pub const FIXED_COMMANDS: &[&[&str]] = &[
     &["openapi"],
     &["init"],
     &["completions"],
+    &["manpage"],
     &["capabilities", "validate"],
+    &["surface"],
 ];
 
 /// Longest tool name we accept: clients prefix the server name, and the combined name must stay

@@ -243,14 +243,11 @@ impl Schema {
         }
         if let Some(p) = map.get("pattern") {
             match p.as_str() {
-                // Parsing checks the syntax at a fraction of a compile's cost; the pattern is
-                // compiled once, on first use, by `validate`.
-                Some(p) => match regex_syntax::Parser::new().parse(p) {
-                    Ok(_) => schema.pattern = Some(p.to_string()),
-                    Err(e) => sink.push(
-                        &join(field, "pattern"),
-                        format!("is not a valid regular expression: {e}"),
-                    ),
+                // Checking the syntax costs a fraction of a compile; the pattern is compiled
+                // once, on first use, by `validate`.
+                Some(p) => match super::pattern::problem(p) {
+                    None => schema.pattern = Some(p.to_string()),
+                    Some(why) => sink.push(&join(field, "pattern"), why),
                 },
                 None => sink.push(&join(field, "pattern"), "must be a string"),
             }

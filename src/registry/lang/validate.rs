@@ -2,10 +2,11 @@
 //! with the path of the value. Compiled by the crate (every input, every layer object) and by
 //! `build.rs` (examples and defaults).
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Number, Value};
 
 use super::schema::{Additional, Schema, Type};
 use super::violation::join;
@@ -92,7 +93,9 @@ pub fn validate(
             Type::Object => value.is_object(),
             Type::Array => value.is_array(),
             Type::String => value.is_string(),
-            Type::Integer => value.is_i64() || value.is_u64(),
+            // JSON Schema's integer is a number without a fraction: `1.0` is one (`normalize`
+            // turns it into `1` before a typed handler sees it).
+            Type::Integer => value.as_number().is_some_and(is_integral),
             Type::Number => value.is_number(),
             Type::Boolean => value.is_boolean(),
         };
@@ -110,7 +113,7 @@ pub fn validate(
         }
     }
     if let Some(c) = &schema.constant {
-        if value != c {
+        if !same_value(value, c) {
             errors.push(Problem::new(
                 ProblemKind::Constraint,
                 format!("{}: must be {c}", at(path)),
@@ -160,9 +163,9 @@ pub fn validate(
             }
         }
     }
-    if let Some(n) = value.as_f64().filter(|_| value.is_number()) {
-        if let Some(min) = schema.minimum.as_ref().and_then(serde_json::Number::as_f64) {
-            if n < min {
+    if let Some(n) = value.as_number() {
+        if let Some(min) = &schema.minimum {
+            if compare(n, min) == Ordering::Less {
                 errors.push(Problem::new(
                     ProblemKind::Constraint,
                     format!(
@@ -177,8 +180,8 @@ pub fn validate(
                 ));
             }
         }
-        if let Some(max) = schema.maximum.as_ref().and_then(serde_json::Number::as_f64) {
-            if n > max {
+        if let Some(max) = &schema.maximum {
+            if compare(n, max) == Ordering::Greater {
                 errors.push(Problem::new(
                     ProblemKind::Constraint,
                     format!(
@@ -200,6 +203,18 @@ pub fn validate(
                 validate(items, item, &format!("{path}[{i}]"), named, errors);
             }
         }
+    }
+    if schema.one_of.is_some() && !value.is_object() {
+        // Every variant is an object, so nothing else is one of them.
+        errors.push(Problem::new(
+            ProblemKind::Type,
+            format!(
+                "{}: expected object, found {}",
+                at(path),
+                describe_value(value)
+            ),
+        ));
+        return;
     }
     if let Some(map) = value.as_object() {
         if let Some(one_of) = &schema.one_of {
@@ -269,6 +284,113 @@ pub fn validate(
                 },
             }
         }
+    }
+}
+
+/// Whether `n` has no fraction (`1`, `1.0`, `-3e2`).
+fn is_integral(n: &Number) -> bool {
+    n.is_i64()
+        || n.is_u64()
+        || n.as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// `n` as an exact integer, when it has no fraction and fits.
+fn as_integer(n: &Number) -> Option<i128> {
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = n.as_f64()?;
+    // 2^100 is far beyond any bound a schema writes and still exact in both types.
+    (f.is_finite() && f.fract() == 0.0 && f.abs() < 1.3e30).then_some(f as i128)
+}
+
+/// Numbers compared by value, exactly when both are integers (`9007199254740993` is above
+/// `9007199254740992`, which two `f64`s cannot tell).
+fn compare(a: &Number, b: &Number) -> Ordering {
+    match (as_integer(a), as_integer(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => {
+            let (x, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    }
+}
+
+/// JSON equality as JSON Schema has it: `1` and `1.0` are the same number.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare(x, y) == Ordering::Equal,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Rewrites every integer a valid `value` holds as a number with a zero fraction (`1.0`) into
+/// the integer it is, so a typed handler reads it; JSON Schema accepts both spellings, Rust's
+/// integer types only one. Call it after `validate` found no problem.
+pub fn normalize(schema: &Schema, value: &mut Value, named: &BTreeMap<String, Schema>) {
+    let mut schema = schema;
+    // Follow bare references, at most as many as there are named schemas.
+    for _ in 0..=named.len() {
+        match schema.reference.as_ref().and_then(|r| named.get(r)) {
+            Some(s) => schema = s,
+            None => break,
+        }
+    }
+    match value {
+        Value::Number(n) if schema.ty == Some(Type::Integer) && !(n.is_i64() || n.is_u64()) => {
+            if let Some(i) = as_integer(n) {
+                if let Ok(i) = i64::try_from(i) {
+                    *value = Value::from(i);
+                } else if let Ok(u) = u64::try_from(i) {
+                    *value = Value::from(u);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = &schema.items {
+                items.iter_mut().for_each(|v| normalize(item, v, named));
+            }
+        }
+        Value::Object(map) => {
+            if let Some(one_of) = &schema.one_of {
+                let tag = map.get(&one_of.tag).cloned();
+                let variant = one_of.variants.iter().find(|v| {
+                    v.properties
+                        .iter()
+                        .any(|(p, s)| *p == one_of.tag && s.constant == tag)
+                });
+                if let Some(v) = variant {
+                    normalize(v, value, named);
+                }
+                return;
+            }
+            for (key, item) in map.iter_mut() {
+                match schema.properties.iter().find(|(p, _)| p == key) {
+                    Some((_, sub)) => normalize(sub, item, named),
+                    None => {
+                        if let Additional::Map(sub) = &schema.additional {
+                            normalize(sub, item, named);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
 

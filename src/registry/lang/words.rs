@@ -19,6 +19,17 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("unavailable", 503),
 ];
 
+/// The CLI exit code of each code word a capability can fail with (SPEC §13). The HTTP guards'
+/// own words are not here: no command answers with them.
+pub const EXIT_CODES: &[(&str, u8)] = &[
+    ("invalid_input", 10),
+    ("not_found", 12),
+    ("refused", 10),
+    ("forbidden", 10),
+    ("internal", 13),
+    ("unavailable", 13),
+];
+
 macro_rules! word_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
         $(#[$meta])*

@@ -1,0 +1,367 @@
+//! The peer board every majordomus process of one repository shares (SPEC §15; ADR 0008): a
+//! directory, under git's common directory (or the root's `.ai/local/` without git), holding one
+//! record per process, written atomically, named by the process's identity and seq, and kept
+//! alive by a lock the process holds for its whole life. This module finds the directory, joins
+//! it and writes this process's record (`read` reads every other live one); it knows nothing of
+//! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
+
+pub mod process;
+mod read;
+pub mod record;
+mod view;
+
+pub use view::{sessions_of, view, BoardView};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::write;
+use process::{Identity, LifeLock, Watch};
+use record::{Record, RecordError, SessionRecord};
+
+/// Setting this variable to `off` keeps this process off every board; to a directory, puts the
+/// board there instead of under git's common directory.
+pub const BOARD_VAR: &str = "MAJORDOMUS_BOARD";
+
+/// Where a repository's board is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// The board's directory, and how many of its ancestors the board made for itself (and
+    /// removes again when the last process leaves): `majordomus/peers` under git's common
+    /// directory, `peers` under `.ai/local/`, none of a directory named by `MAJORDOMUS_BOARD`.
+    Dir(PathBuf, usize),
+    Off,
+}
+
+/// The board of the repository whose layer root is `root`.
+pub fn locate(root: &Path) -> Location {
+    match std::env::var_os(BOARD_VAR) {
+        Some(v) if v == "off" => return Location::Off,
+        Some(v) if !v.is_empty() => return Location::Dir(PathBuf::from(v), 0),
+        _ => {}
+    }
+    match git_common_dir(root) {
+        Some(common) => Location::Dir(common.join("majordomus").join("peers"), 2),
+        None => Location::Dir(root.join(".ai").join("local").join("peers"), 1),
+    }
+}
+
+/// Git's common directory for the worktree holding `root`: the `.git` directory of a main
+/// worktree, or what a linked worktree's `.git` file and `commondir` point at. Read from the
+/// files, without running git.
+pub fn git_common_dir(root: &Path) -> Option<PathBuf> {
+    for dir in root.ancestors() {
+        let dotgit = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dotgit) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return dotgit.canonicalize().ok();
+        }
+        let text = std::fs::read_to_string(&dotgit).ok()?;
+        let gitdir = dir.join(text.trim().strip_prefix("gitdir:")?.trim());
+        let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+            Ok(c) => gitdir.join(c.trim()),
+            Err(_) => gitdir,
+        };
+        return common.canonicalize().ok();
+    }
+    None
+}
+
+/// How this process stands with the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// This process is on the board.
+    Joined,
+    /// This process reads the board but is not on it (a one-shot command).
+    Reading,
+    /// The board cannot be used; the process serves its own sessions only.
+    Unavailable,
+    /// `MAJORDOMUS_BOARD=off`.
+    Off,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Joined => "joined",
+            State::Reading => "reading",
+            State::Unavailable => "unavailable",
+            State::Off => "off",
+        }
+    }
+}
+
+/// Why the board cannot be used; one code word each.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    #[error("cannot write the board at `{path}`: {reason}")]
+    Unwritable { path: String, reason: String },
+    #[error("cannot read the board at `{path}`: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("the board's directory `{path}` is a symbolic link; the board is never followed out of where it belongs")]
+    Linked { path: String },
+}
+
+impl BoardError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unwritable { .. } => "board_unwritable",
+            Self::Unreadable { .. } => "board_unreadable",
+            Self::Linked { .. } => "board_linked",
+        }
+    }
+}
+
+/// A file on the board that was not read as a live process's record, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ignored {
+    pub file: String,
+    pub code: &'static str,
+    pub reason: String,
+}
+
+/// What one reading of the board found.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    pub state: State,
+    pub location: Option<PathBuf>,
+    /// Why the board is unavailable, when it is.
+    pub reason: Option<String>,
+    /// The records of every other live process, by identity.
+    pub others: Vec<Arc<Record>>,
+    pub ignored: Vec<Ignored>,
+}
+
+/// This process's place on the board.
+#[derive(Debug, Default)]
+struct Joined {
+    lock: Option<LifeLock>,
+    seq: u64,
+    /// The file name of the record last written.
+    current: Option<String>,
+    failure: Option<BoardError>,
+}
+
+/// What was read of a record file; a file's content never changes under its name.
+#[derive(Debug)]
+enum Seen {
+    Live { record: Arc<Record>, watch: Watch },
+    Ignored(RecordError),
+}
+
+/// One repository's board, as this process sees it.
+#[derive(Debug)]
+pub struct Board {
+    location: Location,
+    worktree: String,
+    me: Identity,
+    joined: Mutex<Joined>,
+    seen: Mutex<HashMap<String, Seen>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    // "Permission denied (os error 13)" reads as "permission denied".
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    text.to_lowercase()
+}
+
+impl Board {
+    /// The board of the repository at layer root `root`, opened without creating anything.
+    pub fn open(root: &Path) -> Board {
+        Board {
+            location: locate(root),
+            worktree: root.display().to_string(),
+            me: Identity::me(),
+            joined: Mutex::new(Joined::default()),
+            seen: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn me(&self) -> &Identity {
+        &self.me
+    }
+
+    pub fn worktree(&self) -> &str {
+        &self.worktree
+    }
+
+    /// Refuses a board whose directory, or one the board makes for itself above it, is a
+    /// symbolic link (a `.ai/local/peers` link committed to point elsewhere).
+    fn check_not_linked(&self) -> Result<(), BoardError> {
+        let Location::Dir(dir, made) = &self.location else {
+            return Ok(());
+        };
+        for d in dir.ancestors().take((*made).max(1)) {
+            if std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(BoardError::Linked {
+                    path: d.display().to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn dir(&self) -> Option<&Path> {
+        match &self.location {
+            Location::Dir(d, _) => Some(d),
+            Location::Off => None,
+        }
+    }
+
+    /// Puts this process on the board: creates the directory, takes the life lock, clears what
+    /// dead processes left and writes a first record with `sessions`. On failure the process
+    /// serves on, and every reading says why the board is unavailable.
+    pub fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+        let Some(dir) = self.dir() else {
+            return Ok(());
+        };
+        let mut joined = lock(&self.joined);
+        if joined.lock.is_some() {
+            return Ok(());
+        }
+        let unwritable = |e: &std::io::Error| BoardError::Unwritable {
+            path: dir.display().to_string(),
+            reason: io_reason(e),
+        };
+        let taken = self
+            .check_not_linked()
+            .and_then(|()| write::board_dir(dir).map_err(|e| unwritable(&e)))
+            .and_then(|()| {
+                let path = dir.join(record::lock_name(&self.me.stem()));
+                let mut tries = 0;
+                loop {
+                    match LifeLock::take(&path) {
+                        Ok(l) => break Ok(l),
+                        // A reader checking whether the lock is held takes it for an instant.
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < 50 => {
+                            tries += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                        }
+                        // The last process to leave removed the empty directory meanwhile.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 50 => {
+                            tries += 1;
+                            write::board_dir(dir).map_err(|e| unwritable(&e))?;
+                        }
+                        Err(e) => break Err(unwritable(&e)),
+                    }
+                }
+            });
+        match taken {
+            Ok(l) => {
+                joined.lock = Some(l);
+                joined.failure = None;
+            }
+            Err(e) => {
+                tracing::warn!("{e}; serving this process's sessions only");
+                joined.failure = Some(e.clone());
+                return Err(e);
+            }
+        }
+        let written = self.write(&mut joined, sessions);
+        drop(joined);
+        read::sweep_orphan_locks(dir, &self.me.stem());
+        let _ = self.read();
+        written
+    }
+
+    /// Writes this process's record anew with `sessions`, when it is on the board.
+    pub fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+        let mut joined = lock(&self.joined);
+        if joined.lock.is_none() {
+            return Ok(());
+        }
+        self.write(&mut joined, sessions)
+    }
+
+    fn write(&self, joined: &mut Joined, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+        let Some(dir) = self.dir() else {
+            return Ok(());
+        };
+        joined.seq += 1;
+        let record = Record {
+            format: record::FORMAT,
+            boot: self.me.boot.clone(),
+            pid: self.me.pid,
+            start: self.me.start,
+            seq: joined.seq,
+            worktree: self.worktree.clone(),
+            sessions,
+        };
+        let name = record::file_name(&self.me, joined.seq);
+        let temp = dir.join(format!(".{}.{}.tmp", self.me.stem(), joined.seq));
+        let result = serde_json::to_vec(&record)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| write::board_record(&temp, &dir.join(&name), &bytes));
+        match result {
+            Ok(()) => {
+                if let Some(previous) = joined.current.replace(name) {
+                    write::board_remove(&dir.join(previous));
+                }
+                joined.failure = None;
+                Ok(())
+            }
+            Err(e) => {
+                let e = BoardError::Unwritable {
+                    path: dir.display().to_string(),
+                    reason: io_reason(&e),
+                };
+                tracing::warn!("{e}");
+                joined.failure = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes this process off the board (at a clean exit; a process that dies otherwise is
+    /// noticed by its readers).
+    pub fn leave(&self) {
+        let mut joined = lock(&self.joined);
+        let Some(dir) = self.dir() else { return };
+        if let Some(current) = joined.current.take() {
+            write::board_remove(&dir.join(current));
+        }
+        if joined.lock.take().is_some() {
+            write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
+            // The last to leave leaves no directory behind (removing one that is not empty fails).
+            if let Location::Dir(_, made) = &self.location {
+                for d in dir.ancestors().take(*made) {
+                    if !write::board_remove_empty_dir(d) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_worktree_finds_the_common_directory_of_its_repository() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let main = dir.path().join("main");
+        let gitdir = main.join(".git/worktrees/second");
+        std::fs::create_dir_all(&gitdir).expect("gitdir");
+        std::fs::write(gitdir.join("commondir"), "../..\n").expect("commondir");
+        let second = dir.path().join("second");
+        std::fs::create_dir_all(second.join("sub")).expect("worktree");
+        std::fs::write(
+            second.join(".git"),
+            "gitdir: ../main/.git/worktrees/second\n",
+        )
+        .expect(".git file");
+        let common = main.join(".git").canonicalize().expect("common");
+        assert_eq!(git_common_dir(&main), Some(common.clone()));
+        assert_eq!(git_common_dir(&second.join("sub")), Some(common));
+    }
+}

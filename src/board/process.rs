@@ -1,0 +1,209 @@
+//! Which process wrote a board record, and whether that very process still lives: its pid, its
+//! start time (field 22 of `/proc/<pid>/stat`) and the boot it started in, the lock it holds on
+//! its `.lock` file for its whole life, and a pidfd per peer process so one `poll` tells which of
+//! them exited. Knows nothing of records or of sessions.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+/// A process, named so that a pid the kernel hands out again is another process.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    pub pid: u32,
+    /// Clock ticks after boot at which it started (0 where the system does not say).
+    pub start: u64,
+    /// The kernel's boot id (empty where the system does not say).
+    pub boot: String,
+}
+
+impl Identity {
+    /// This process.
+    pub fn me() -> Identity {
+        let pid = std::process::id();
+        Identity {
+            pid,
+            start: start_time(pid).unwrap_or(0),
+            boot: boot_id(),
+        }
+    }
+
+    /// The stem its files are named by: `<pid>-<start>`.
+    pub fn stem(&self) -> String {
+        format!("{}-{}", self.pid, self.start)
+    }
+}
+
+/// The kernel's id of this boot: a record from an earlier boot names no process of this one.
+pub fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Field 22 of `/proc/<pid>/stat` (the fields after the command, which may hold spaces and
+/// parentheses, are read after its last `)`); `None` when no such process is running, or it is
+/// a zombie.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after.split_ascii_whitespace();
+    // Field 3 is the state; fields 4..=21 come before the start time.
+    let state = fields.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
+}
+
+/// Whether the process `id` names is running now: the pid is alive with the same start time in
+/// the same boot. Where `/proc` says nothing, a pid that answers signal 0 counts.
+pub fn is_running(id: &Identity) -> bool {
+    let boot = boot_id();
+    if !boot.is_empty() && id.boot != boot {
+        return false;
+    }
+    match start_time(id.pid) {
+        Some(start) => start == id.start,
+        None if Path::new("/proc/self/stat").exists() => false,
+        // SAFETY: kill with signal 0 sends nothing; it only asks whether the pid exists.
+        None => i32::try_from(id.pid).is_ok_and(|pid| unsafe { libc::kill(pid, 0) } == 0),
+    }
+}
+
+/// The lock a process holds on its own `.lock` file from joining the board until it exits; the
+/// kernel lets it go when the process dies, however it dies.
+#[derive(Debug)]
+pub struct LifeLock {
+    _file: File,
+}
+
+impl LifeLock {
+    /// Creates `path` if needed and locks it exclusively, never waiting.
+    pub fn take(path: &Path) -> std::io::Result<LifeLock> {
+        let file = crate::write::board_lock_file(path)?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(LifeLock { _file: file })
+    }
+}
+
+/// Whether some process holds the lock on `path` now. A file that is missing, or whose lock
+/// anyone can take, belongs to no living process.
+pub fn is_held(path: &Path) -> bool {
+    let Ok(file) = open_to_read(path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this function owns; closing it drops a lock it took.
+    let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    !free
+}
+
+/// Opens a board file to read: never through a link, and never waiting on something that is not
+/// a file (a FIFO planted under a record's name).
+pub fn open_to_read(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(std::io::Error::from)?;
+    Ok(File::from(fd))
+}
+
+/// A handle on one process that becomes readable when it exits (Linux 5.3 and later).
+#[derive(Debug)]
+pub struct Watch {
+    fd: Option<OwnedFd>,
+}
+
+impl Watch {
+    /// A watch on `pid`, or none where the kernel offers no pidfd (then `exited` asks `/proc`).
+    pub fn open(pid: u32) -> Watch {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+            if fd >= 0 {
+                // SAFETY: the descriptor was just returned to this process and nothing else owns it.
+                return Watch {
+                    fd: Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }),
+                };
+            }
+        }
+        let _ = pid;
+        Watch { fd: None }
+    }
+
+    pub fn has_fd(&self) -> bool {
+        self.fd.is_some()
+    }
+}
+
+/// Which of `watches` name a process that has exited, in one `poll` for all those with a pidfd;
+/// the others are asked through `is_running`.
+pub fn exited(watches: &[(&Watch, &Identity)]) -> Vec<bool> {
+    let mut polled: Vec<libc::pollfd> = watches
+        .iter()
+        .filter_map(|(w, _)| w.fd.as_ref())
+        .map(|fd| libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    if !polled.is_empty() {
+        // SAFETY: `polled` is a valid array of `len` pollfd structures; a 0 timeout never waits.
+        let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 0) };
+        if n < 0 {
+            for p in &mut polled {
+                p.revents = 0;
+            }
+        }
+    }
+    let mut next = polled.iter();
+    watches
+        .iter()
+        .map(|(w, id)| {
+            if w.has_fd() {
+                next.next().is_some_and(|p| {
+                    p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+                })
+            } else {
+                !is_running(id)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_running_and_a_reused_pid_with_another_start_is_not() {
+        let me = Identity::me();
+        assert!(is_running(&me));
+        let reused = Identity {
+            start: me.start + 1,
+            ..me.clone()
+        };
+        assert!(!is_running(&reused));
+        let other_boot = Identity {
+            boot: "another-boot".into(),
+            ..me
+        };
+        assert!(!is_running(&other_boot));
+    }
+
+    #[test]
+    fn a_lock_is_held_while_its_holder_keeps_it_and_free_after() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("p.lock");
+        assert!(!is_held(&path), "no file, no holder");
+        let lock = LifeLock::take(&path).expect("lock");
+        assert!(is_held(&path));
+        drop(lock);
+        assert!(!is_held(&path));
+    }
+}

@@ -1,0 +1,257 @@
+//! Search that answers questions (SPEC §16) through the real binary: the relevance of answers
+//! to plain-language questions over a layer written for it, and bad queries answered or refused
+//! clearly, the same in every process.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+
+const RELEVANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/relevance");
+
+/// Copies `from` into the repository: `ai/` becomes `.ai/`, the rest keeps its path. Returns
+/// how many files were copied.
+fn copy_layer(fixture: &Fixture, from: &Path, prefix: &str) -> usize {
+    let mut copied = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .expect("the relevance fixture")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).expect("a name");
+        let name = if prefix.is_empty() && name == "ai" {
+            ".ai"
+        } else {
+            name
+        };
+        let target = format!("{prefix}{name}");
+        if path.is_dir() {
+            copied += copy_layer(fixture, &path, &format!("{target}/"));
+        } else if prefix.is_empty() {
+            continue; // the questions, beside the layer
+        } else {
+            fixture.write(&target, std::fs::read(&path).expect("a fixture file"));
+            copied += 1;
+        }
+    }
+    copied
+}
+
+/// The relevance layer in a repository of its own, beside what `majordomus init` scaffolds.
+fn relevance_repository() -> (Fixture, usize) {
+    let fixture = Fixture::new();
+    let copied = copy_layer(&fixture, Path::new(RELEVANCE), "");
+    fixture.commit("the relevance layer");
+    (fixture, copied)
+}
+
+/// The questions and the URI of the object that answers each.
+fn questions() -> Vec<(String, String)> {
+    std::fs::read_to_string(format!("{RELEVANCE}/questions.tsv"))
+        .expect("the questions")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (q, uri) = l.split_once('\t').expect("a question, a tab, a URI");
+            (q.to_string(), uri.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn plain_language_questions_find_their_answer_in_the_top_five() {
+    let (fixture, objects) = relevance_repository();
+    assert!(
+        objects >= 30,
+        "a layer of at least 30 objects, not {objects}"
+    );
+    let questions = questions();
+    assert!(
+        questions.len() >= 20,
+        "at least 20 questions, not {}",
+        questions.len()
+    );
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let mut reciprocal = 0.0;
+    let mut misses = Vec::new();
+    for (question, answer) in &questions {
+        let found = server.call_ok(
+            "majordomus_search",
+            json!({ "query": question, "limit": 5 }),
+        );
+        let uris: Vec<&str> = found["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter_map(|h| h["uri"].as_str())
+            .collect();
+        match uris.iter().position(|u| u == answer) {
+            Some(rank) => reciprocal += 1.0 / (rank + 1) as f64,
+            None => misses.push(format!("{question:?}: {answer} not in {uris:?}")),
+        }
+        if uris.first() != Some(&answer.as_str()) {
+            println!(
+                "{question:?}: {answer} ranked {:?} in {uris:?}",
+                uris.iter().position(|u| u == answer).map(|r| r + 1)
+            );
+        }
+    }
+    server.close();
+    let mrr = reciprocal / questions.len() as f64;
+    println!(
+        "MRR@5 = {mrr:.3} over {} questions and {objects} objects",
+        questions.len()
+    );
+    assert!(mrr >= 0.8, "MRR@5 {mrr:.3} < 0.8; missed: {misses:#?}");
+}
+
+/// `objects search` in a fresh process, as JSON, with its exit code.
+fn search_cli(root: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["objects", "search"];
+    all.extend_from_slice(args);
+    let out = run_in(root, &all);
+    (out.status.code(), stdout(&out), stderr(&out))
+}
+
+#[test]
+fn bad_queries_are_answered_or_refused_clearly_alike_in_every_process() {
+    let (fixture, _) = relevance_repository();
+    let long = "backup ".repeat(1_430);
+    let cases: Vec<(&str, Vec<&str>, &str)> = vec![
+        (
+            "a 10,000-character query",
+            vec![long.as_str()],
+            "refused:`query`",
+        ),
+        (
+            "only punctuation",
+            vec!["?!.,;:()[]{}"],
+            "refused:only punctuation",
+        ),
+        (
+            "only common words",
+            vec!["how do I do it"],
+            "refused:only common words",
+        ),
+        (
+            "an unbalanced quote",
+            vec!["\"restore a backup"],
+            "answered",
+        ),
+        ("Chinese", vec!["恢复数据库备份"], "answered"),
+        ("Arabic", vec!["استعادة قاعدة البيانات"], "answered"),
+        (
+            "regex metacharacters",
+            vec![".*(backup|restore)[a-z]+\\d{2}$^"],
+            "answered",
+        ),
+    ];
+    for (name, args, expected) in cases {
+        let first = search_cli(fixture.root(), &args);
+        let second = search_cli(fixture.root(), &args);
+        assert_eq!(first, second, "{name}: the same answer in every process");
+        let (code, out, err) = first;
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        match expected.split_once(':') {
+            None => {
+                assert_eq!(code, Some(0), "{name}: {err}");
+                let answer: Value = serde_json::from_str(&out).expect("a JSON answer");
+                assert!(answer["hits"].is_array(), "{name}: {out}");
+            }
+            Some((_, says)) => {
+                assert_eq!(code, Some(10), "{name}: {out}{err}");
+                assert!(err.contains("invalid_input"), "{name}: {err}");
+                assert!(err.contains(says), "{name}: {err}");
+                assert!(out.is_empty(), "{name}: nothing on stdout, not {out}");
+            }
+        }
+    }
+    // A limit out of range is refused by the command line before anything runs, and by the
+    // capability on every other surface.
+    for limit in ["0", "1000000000"] {
+        let (code, out, err) = search_cli(fixture.root(), &["backup", "--limit", limit]);
+        assert_eq!(code, Some(2), "{limit}: {out}{err}");
+        assert!(
+            err.contains("--limit") && err.contains("1..=200"),
+            "{limit}: {err}"
+        );
+    }
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    for limit in [0, 1_000_000_000] {
+        let result = server.call(
+            "majordomus_search",
+            json!({ "query": "backup", "limit": limit }),
+        );
+        assert_eq!(result["isError"], true, "{limit}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("invalid_input") && text.contains("`limit`"),
+            "{limit}: {text}"
+        );
+    }
+    server.close();
+    // What the answered ones found, through the binary: the open quote is a plain word, and
+    // regex syntax is text, not a pattern.
+    let (_, out, _) = search_cli(fixture.root(), &["\"restore a backup"]);
+    let answer: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        answer["hits"][0]["uri"], "majordomus://knowledge/restore-database-backup",
+        "{out}"
+    );
+    let (_, out, _) = search_cli(fixture.root(), &["(backup|restore)"]);
+    let answer: Value = serde_json::from_str(&out).expect("JSON");
+    assert!(answer["total"].as_i64() > Some(1), "{out}");
+}
+
+#[test]
+fn a_hit_shows_its_matched_fields_and_a_marked_sentence_of_its_body() {
+    let (fixture, _) = relevance_repository();
+    let (code, out, err) = search_cli(
+        fixture.root(),
+        &["can I print the auth token in debug output", "--limit", "1"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).expect("JSON");
+    let hit = &answer["hits"][0];
+    assert_eq!(hit["uri"], "majordomus://rule/no-secrets-in-logs@1");
+    let snippet = hit["snippet"].as_str().expect("a snippet");
+    assert!(snippet.contains("**debug** **output**"), "{snippet}");
+    assert!(
+        !snippet.contains("id:") && !snippet.contains("---"),
+        "never front matter: {snippet}"
+    );
+    let matched: Vec<&str> = hit["matched"]
+        .as_array()
+        .expect("matched")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        matched.contains(&"statement") && matched.contains(&"body"),
+        "{matched:?}"
+    );
+    // `key` is in the caching notes (tagged cache) and the key rotation runbook (payments).
+    let uris = |args: &[&str]| -> Vec<String> {
+        let (_, out, _) = search_cli(fixture.root(), args);
+        let answer: Value = serde_json::from_str(&out).expect("JSON");
+        answer["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter_map(|h| h["uri"].as_str().map(String::from))
+            .collect()
+    };
+    let caching = "majordomus://knowledge/caching-strategy".to_string();
+    let rotation = "majordomus://knowledge/rotate-api-keys".to_string();
+    let all = uris(&["key"]);
+    assert!(all.contains(&caching) && all.contains(&rotation), "{all:?}");
+    let tagged = uris(&["key", "--tag", "payments"]);
+    assert!(
+        tagged.contains(&rotation) && !tagged.contains(&caching),
+        "{tagged:?}"
+    );
+}
