@@ -71,6 +71,8 @@ pub struct Report {
     pub root: String,
     pub created: Vec<String>,
     pub gitignore: String,
+    /// The agent files found, one source class added for each kind of them (SPEC §4.1).
+    pub instructions: Vec<crate::init_agents::Found>,
 }
 
 /// Why `init` did nothing.
@@ -133,7 +135,8 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
             root: root.to_path_buf(),
         });
     }
-    let sources = sources_for(root);
+    let instructions = crate::init_agents::find(root);
+    let sources = crate::init_agents::sources_yaml(&sources_for(root), &instructions);
     let files = [
         (MANIFEST_PATH, MANIFEST),
         (SOURCES_PATH, sources.as_str()),
@@ -180,5 +183,6 @@ pub fn init(root: &Path) -> Result<Report, InitError> {
         root: root.display().to_string(),
         created,
         gitignore: gitignore_state.to_string(),
+        instructions,
     })
 }

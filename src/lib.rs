@@ -12,6 +12,7 @@ pub mod executor;
 pub mod git;
 pub mod http;
 pub mod init;
+pub mod init_agents;
 pub mod layer;
 pub mod logging;
 pub mod mcp;

@@ -59,6 +59,12 @@ mod mcp_stdio;
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
+/// Agent files as `instructions` objects and `objects.applicable` (SPEC §4.1, §5).
+mod applicable;
+
+/// The instructions carry the layer's blocking rules and skills (SPEC §8.1).
+mod mcp_layer_instructions;
+
 /// Search that answers questions (SPEC §16): relevance over a layer written for it, bad queries.
 mod search;
 

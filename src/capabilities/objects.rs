@@ -7,10 +7,13 @@ use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::layer::{Field, Object, Request};
 use crate::registry::types::objects::{
-    GetInput, GetOutput, ListInput, ListOutput, SearchInput, SearchOutput,
+    ApplicableInput, ApplicableOutput, GetInput, GetOutput, ListInput, ListOutput, SearchInput,
+    SearchOutput,
 };
 use crate::registry::types::{
-    ObjectSummary, ObjectsSearchOutputHitsItem as Hit,
+    ApplicableReason, ObjectSummary,
+    ObjectsApplicableOutputInstructionsItem as ApplicableInstructions,
+    ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsSearchOutputHitsItem as Hit,
     ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
     ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
 };
@@ -197,6 +200,75 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                 }
             })
             .collect(),
+    })
+}
+
+/// The most paths one `objects.applicable` call may ask about (SPEC §5).
+const MAX_APPLICABLE_PATHS: usize = 100;
+
+pub fn applicable(
+    ctx: &Context,
+    input: ApplicableInput,
+) -> Result<ApplicableOutput, CapabilityError> {
+    if input.paths.is_empty() || input.paths.len() > MAX_APPLICABLE_PATHS {
+        return Err(CapabilityError::invalid_input(format!(
+            "`paths`: give 1 to {MAX_APPLICABLE_PATHS} paths, not {}",
+            input.paths.len()
+        )));
+    }
+    let mut paths = Vec::with_capacity(input.paths.len());
+    for (i, path) in input.paths.iter().enumerate() {
+        let checked = crate::layer::check_path(path)
+            .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
+        paths.push(checked);
+    }
+    let index = ctx.index()?;
+    let found = index.scopes().applicable(&index.objects, &paths);
+    let because = |reasons: &[crate::layer::Reason]| -> Vec<ApplicableReason> {
+        reasons
+            .iter()
+            .map(|r| ApplicableReason {
+                reason: r.reason.to_string(),
+                pattern: (!r.pattern.is_empty()).then(|| r.pattern.clone()),
+                paths: r.paths.clone(),
+            })
+            .collect()
+    };
+    let text = |o: &Object, key: &str| {
+        o.metadata
+            .get(key)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let mut rules = Vec::new();
+    let mut instructions = Vec::new();
+    for a in &found {
+        let o = a.object;
+        if o.kind == "rule" {
+            rules.push(ApplicableRule {
+                uri: o.uri.clone(),
+                identity: o.identity.clone(),
+                title: o.title.clone(),
+                class: text(o, "class"),
+                statement: text(o, "statement"),
+                because: because(&a.reasons),
+            });
+        } else {
+            instructions.push(ApplicableInstructions {
+                uri: o.uri.clone(),
+                path: o.provenance.path.clone(),
+                provider: crate::layer::provider(&o.provenance.path).to_string(),
+                title: o.title.clone(),
+                because: because(&a.reasons),
+            });
+        }
+    }
+    // Stable: identity order stays within each class.
+    rules.sort_by_key(|r| r.class != "blocking");
+    Ok(ApplicableOutput {
+        paths,
+        rules,
+        instructions,
     })
 }
 

@@ -75,6 +75,7 @@ pub mod codes {
     pub const MISSING_FIELD: &str = "missing_field";
     pub const UNKNOWN_KEY: &str = "unknown_key";
     pub const SCHEMA_VIOLATION: &str = "schema_violation";
+    pub const INVALID_GLOB: &str = "invalid_glob";
     pub const KIND_MISMATCH: &str = "kind_mismatch";
     pub const IDENTITY_MISMATCH: &str = "identity_mismatch";
     pub const DUPLICATE_IDENTITY: &str = "duplicate_identity";
@@ -93,6 +94,11 @@ pub mod codes {
 /// Every code the index can report, with its severity and what it means; the one table docs and
 /// the Cockpit render.
 pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
+    (
+        codes::INVALID_GLOB,
+        Severity::Error,
+        "a rule's `applies_to`, or an instructions file's `applyTo` or `globs`, is not a list of valid globs",
+    ),
     (
         codes::MALFORMED_FRONT_MATTER,
         Severity::Error,

@@ -52,6 +52,8 @@ pub struct Index {
     pub(crate) stamp: [u8; 32],
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
+    /// The scopes of the active rules and instructions, built on first use.
+    scopes: OnceLock<super::scope::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
@@ -135,6 +137,12 @@ impl Index {
     /// The bytes the prepared postings hold, once built.
     pub fn search_heap_bytes(&self) -> Option<usize> {
         self.search_signatures.get().map(Prepared::heap_bytes)
+    }
+
+    /// The scopes of this generation's active rules and instructions (`objects.applicable`).
+    pub fn scopes(&self) -> &super::scope::ScopeTable {
+        self.scopes
+            .get_or_init(|| super::scope::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -383,6 +391,7 @@ pub(crate) fn build_with(
         sources,
         search_signatures: OnceLock::new(),
         skills,
+        scopes: OnceLock::new(),
     })
 }
 

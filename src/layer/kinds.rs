@@ -43,6 +43,10 @@ const BUILTIN_SCHEMAS: &[(&str, &str)] = &[
         "prompt",
         include_str!("../../share/schemas/prompt.schema.json"),
     ),
+    (
+        "instructions",
+        include_str!("../../share/schemas/instructions.schema.json"),
+    ),
     ("rule", include_str!("../../share/schemas/rule.schema.json")),
     (
         "skill",
@@ -490,6 +494,7 @@ mod tests {
             [
                 "adr",
                 "document",
+                "instructions",
                 "issue",
                 "knowledge",
                 "prompt",

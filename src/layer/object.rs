@@ -249,6 +249,11 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
         };
         diagnostics.push(Diagnostic::error(code, path, problem.message));
     }
+    if let Value::Object(map) = &metadata {
+        if let Err(bad) = super::scope::scope_of(&kind.name, path, map) {
+            diagnostics.extend(bad);
+        }
+    }
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }

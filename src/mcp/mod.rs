@@ -3,6 +3,7 @@
 
 pub mod caching;
 pub mod era;
+pub mod layer_instructions;
 pub mod paging;
 pub mod protocol;
 pub mod server;

@@ -637,8 +637,6 @@ pub fn instructions(ctx: &Context) -> String {
     text.push_str(&format!(
         ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
     ));
-    if let Ok(index) = ctx.index() {
-        text.push_str(&super::skills::instructions(&index));
-    }
+    super::layer_instructions::append(ctx, &mut text);
     text
 }

@@ -154,39 +154,3 @@ pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<Stri
     }
     Ok(json!({ "resources": children }).to_string())
 }
-
-/// The most bytes the skills' part of the instructions takes (SPEC §8.1 bounds the whole at
-/// 16 KiB; the rest is the server's own sentences and the rules).
-const INSTRUCTIONS_BUDGET: usize = 8 * 1024;
-
-/// What an agent learns of the skills at its first call: each skill's name and description, in
-/// name order, until the budget; then how many were left out and where they are listed. Empty
-/// for a layer without skills.
-pub fn instructions(index: &crate::layer::Index) -> String {
-    if index.skills.is_empty() {
-        return String::new();
-    }
-    let mut text = format!(
-        " Skills ({}; each is skill://<name>/SKILL.md with its files beside it, listed by skills/list):",
-        index.skills.len()
-    );
-    for (shown, skill) in index.skills.iter().enumerate() {
-        let description = index
-            .get(&skill.object_uri)
-            .and_then(|o| o.description.clone())
-            .unwrap_or_default();
-        let line = format!(" {}: {}", skill.name, description.trim());
-        if text.len() + line.len() > INSTRUCTIONS_BUDGET {
-            text.push_str(&format!(
-                " … and {} more skills (see skills/list).",
-                index.skills.len() - shown
-            ));
-            return text;
-        }
-        text.push_str(&line);
-        if !line.ends_with('.') {
-            text.push(';');
-        }
-    }
-    text
-}

@@ -1,0 +1,101 @@
+//! The part of the `initialize` and `server/discover` instructions that carries the layer itself
+//! (SPEC §8.1): the statement of every active blocking rule and each skill with its description,
+//! so a client that defers tool definitions still learns them, bounded at [`MAX_INSTRUCTIONS`]
+//! bytes with a sentence saying what was left out and which tool lists it. Advisory rules are a
+//! tool call away and stay out.
+
+use crate::context::Context;
+use crate::registry;
+
+/// The most bytes the whole instructions text may have.
+pub const MAX_INSTRUCTIONS: usize = 16 * 1024;
+
+/// The sentences to append to `head` (today's instructions), keeping the whole within
+/// [`MAX_INSTRUCTIONS`].
+pub fn append(ctx: &Context, head: &mut String) {
+    let Ok(index) = ctx.index() else {
+        return;
+    };
+    let list = registry::by_id("objects.list")
+        .and_then(|(_, d)| d.tool)
+        .unwrap_or("tools/list");
+    let applicable = registry::by_id("objects.applicable").and_then(|(_, d)| d.tool);
+    let mut rules = Vec::new();
+    let mut skills = Vec::new();
+    for o in &index.objects {
+        let text = |key: &str| {
+            o.metadata
+                .get(key)
+                .and_then(|v| v.as_str().map(str::to_string))
+        };
+        match o.kind.as_str() {
+            "rule"
+                if text("class").as_deref() == Some("blocking")
+                    && text("status").as_deref() == Some("active") =>
+            {
+                let scope = match o.metadata.get("applies_to") {
+                    Some(serde_json::Value::Array(globs)) => {
+                        let globs: Vec<&str> = globs.iter().filter_map(|g| g.as_str()).collect();
+                        format!(" (for {})", globs.join(", "))
+                    }
+                    _ => String::new(),
+                };
+                let statement = text("statement").unwrap_or_default();
+                rules.push(format!(" {}{scope}: {}", o.identity, statement.trim()));
+            }
+            "skill" => skills.push(format!(
+                " {}: {}",
+                o.identity,
+                o.description.as_deref().unwrap_or("").trim()
+            )),
+            _ => {}
+        }
+    }
+    let total = (rules.len(), skills.len());
+    let mut shown = (0, 0);
+    let reserve = 400;
+    let mut body = String::new();
+    let push_all = |body: &mut String, title: &str, items: &[String], count: &mut usize| {
+        if items.is_empty() {
+            return;
+        }
+        let mut section = format!(" {title}:");
+        for item in items {
+            if head.len() + body.len() + section.len() + item.len() + 1 + reserve > MAX_INSTRUCTIONS
+            {
+                break;
+            }
+            section.push_str(item);
+            section.push(';');
+            *count += 1;
+        }
+        if *count > 0 {
+            section.pop();
+            section.push('.');
+            body.push_str(&section);
+        }
+    };
+    push_all(
+        &mut body,
+        "Blocking rules (follow them; each names its scope when it has one)",
+        &rules,
+        &mut shown.0,
+    );
+    push_all(&mut body, "Skills", &skills, &mut shown.1);
+    head.push_str(&body);
+    if shown != total {
+        head.push_str(&format!(
+            " Left out for length: {} of {} blocking rules and {} of {} skills; {list} with kind rule or skill lists them all",
+            total.0 - shown.0,
+            total.0,
+            total.1 - shown.1,
+            total.1
+        ));
+        if let Some(applicable) = applicable {
+            head.push_str(&format!(
+                ", and {applicable} names the rules for the paths you edit"
+            ));
+        }
+        head.push('.');
+    }
+}

@@ -1,0 +1,243 @@
+//! The agent files a repository already has and what applies to a path (SPEC §4.1 `instructions`,
+//! `applies_to`; §5 `objects.applicable`), through the real binary: `init` adding their sources,
+//! the answer alike on the CLI, MCP over stdio and HTTP, and bad input named.
+
+use serde_json::{json, Value};
+
+use crate::serve_support::Served;
+use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+
+const SCOPED_RULE: &str = "---
+id: rust-files
+version: 1
+kind: rule
+title: Rust files are formatted
+description: Rust sources pass rustfmt.
+statement: Run cargo fmt before committing a Rust file.
+status: active
+class: blocking
+applies_to: [\"src/**/*.rs\"]
+---
+";
+
+/// A git repository with agent files of several providers, initialised after they exist, and a
+/// scoped blocking rule beside the scaffold's unscoped advisory one.
+fn repository() -> Fixture {
+    let f = Fixture::bare();
+    f.git(&["init", "-q"]);
+    f.write("AGENTS.md", "# Everywhere\n");
+    f.write("src/db/AGENTS.md", "# The database\n");
+    f.write("CLAUDE.md", "# Claude\n");
+    f.write(
+        ".github/instructions/ts.instructions.md",
+        "---\napplyTo: \"web/**/*.ts\"\n---\n# TypeScript\n",
+    );
+    f.write(
+        ".cursor/rules/rust.mdc",
+        "---\ndescription: Rust style\nglobs: src/**/*.rs\nalwaysApply: false\n---\n# Rust\n",
+    );
+    let out = run_in(f.root(), &["init"]);
+    assert!(out.status.success(), "init: {}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let sources: Vec<&str> = report["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "agents-md",
+            "claude-md",
+            "copilot-path-instructions",
+            "cursor-rules"
+        ],
+        "init names each kind of agent file it found: {report}"
+    );
+    f.write(".ai/repo/rules/rust-files.md", SCOPED_RULE);
+    f.commit("agent files and a layer");
+    f
+}
+
+fn cli(f: &Fixture, args: &[&str]) -> Value {
+    let out = run_in(f.root(), args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// (uri, reasons as `reason pattern`) of each entry of `list`.
+fn shape(list: &Value) -> Vec<(String, Vec<String>)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let why = e["because"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{} {} {}",
+                        b["reason"].as_str().unwrap(),
+                        b["pattern"].as_str().unwrap_or("-"),
+                        b["paths"].as_array().unwrap().len()
+                    )
+                })
+                .collect();
+            (e["uri"].as_str().unwrap().to_string(), why)
+        })
+        .collect()
+}
+
+#[test]
+fn init_adds_no_instructions_source_to_a_repository_without_agent_files() {
+    let f = Fixture::new();
+    let info = cli(&f, &["objects", "list"]);
+    assert!(info["kinds"].get("instructions").is_none(), "{info}");
+    let sources =
+        std::fs::read_to_string(f.root().join(".ai/repo/knowledge/sources.yaml")).unwrap();
+    assert!(!sources.contains("kind: instructions"), "{sources}");
+}
+
+#[test]
+fn each_agent_file_is_an_object_with_its_front_matter_kept() {
+    let f = repository();
+    let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
+    assert_eq!(list["total"], 5, "{list}");
+    let mdc = cli(
+        &f,
+        &[
+            "objects",
+            "get",
+            "majordomus://instructions/.cursor/rules/rust.mdc",
+        ],
+    );
+    let text = mdc.to_string();
+    assert!(
+        text.contains("alwaysApply") && text.contains("src/**/*.rs"),
+        "{mdc}"
+    );
+}
+
+#[test]
+fn applicable_names_what_applies_and_why_alike_on_every_surface() {
+    let f = repository();
+    let paths = ["src/db/pool.rs", "web/app.ts", "README.md"];
+    let mut args = vec!["objects", "applicable"];
+    for p in &paths {
+        args.extend(["--paths", p]);
+    }
+    let answer = cli(&f, &args);
+    let rules = shape(&answer["rules"]);
+    assert_eq!(
+        rules,
+        [
+            (
+                "majordomus://rule/rust-files@1".to_string(),
+                vec!["glob src/**/*.rs 1".to_string()]
+            ),
+            (
+                "majordomus://rule/describe-changes-in-commits@1".to_string(),
+                vec!["always - 3".to_string()]
+            ),
+        ],
+        "blocking first, each with its reason: {answer}"
+    );
+    let instructions = shape(&answer["instructions"]);
+    let expect = |uri: &str, why: &str| {
+        (
+            format!("majordomus://instructions/{uri}"),
+            vec![why.to_string()],
+        )
+    };
+    assert_eq!(
+        instructions,
+        [
+            expect(".cursor/rules/rust.mdc", "glob src/**/*.rs 1"),
+            expect(
+                ".github/instructions/ts.instructions.md",
+                "glob web/**/*.ts 1"
+            ),
+            expect("AGENTS.md", "always - 3"),
+            expect("CLAUDE.md", "always - 3"),
+            expect("src/db/AGENTS.md", "directory src/db/ 1"),
+        ],
+        "{answer}"
+    );
+
+    let mut mcp = McpServer::start(f.root());
+    mcp.initialize();
+    let over_mcp = mcp.call_ok("majordomus_applicable", json!({ "paths": paths }));
+    assert_eq!(over_mcp, answer, "MCP answers as the CLI does");
+
+    let served = Served::start(f.root());
+    let query: Vec<String> = paths.iter().map(|p| format!("paths={p}")).collect();
+    let reply = served.get(&format!("/api/v1/applicable?{}", query.join("&")));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json(), answer, "HTTP answers as the CLI does");
+}
+
+#[test]
+fn a_path_outside_the_repository_is_invalid_input_naming_it() {
+    let f = repository();
+    for (path, said) in [
+        ("/etc/passwd", "absolute"),
+        ("src/../../x", "`..`"),
+        ("", "empty"),
+    ] {
+        let out = run_in(f.root(), &["objects", "applicable", "--paths", path]);
+        assert_eq!(out.status.code(), Some(10), "{path}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("invalid_input") && err.contains(said),
+            "{path}: {err}"
+        );
+    }
+    let mut mcp = McpServer::start(f.root());
+    mcp.initialize();
+    let many: Vec<String> = (0..10_000).map(|i| format!("src/f{i}.rs")).collect();
+    let result = mcp.call("majordomus_applicable", json!({ "paths": many }));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.to_string().contains("1 to 100 paths"), "{result}");
+}
+
+#[test]
+fn bad_scopes_are_diagnostics_naming_the_glob_and_the_rest_is_served() {
+    let f = repository();
+    f.write(".cursor/rules/number.mdc", "---\nglobs: 3\n---\n# n\n");
+    f.write(
+        ".cursor/rules/broken.mdc",
+        "---\nglobs: [unclosed\n---\n# b\n",
+    );
+    f.write(
+        ".github/instructions/bad.instructions.md",
+        "---\napplyTo: \"src/[x.rs\"\n---\n# bad\n",
+    );
+    f.write(
+        ".ai/repo/rules/bad-scope.md",
+        SCOPED_RULE
+            .replace("rust-files", "bad-scope")
+            .replace("src/**/*.rs", "src/{a.rs"),
+    );
+    f.commit("bad scopes");
+    let info = cli(&f, &["repository", "info"]);
+    let text = info["diagnostics"].to_string();
+    for (path, said) in [
+        (".cursor/rules/number.mdc", "`globs` is a number"),
+        (".cursor/rules/broken.mdc", "front matter"),
+        (".github/instructions/bad.instructions.md", "`src/[x.rs`"),
+        (".ai/repo/rules/bad-scope.md", "`src/{a.rs`"),
+    ] {
+        assert!(
+            info["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["path"] == path && d["message"].as_str().unwrap().contains(said)),
+            "{path} {said}: {text}"
+        );
+    }
+    let answer = cli(&f, &["objects", "applicable", "--paths", "src/a.rs"]);
+    assert_eq!(answer["rules"][0]["identity"], "rust-files@1", "{answer}");
+}
