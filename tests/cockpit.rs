@@ -314,6 +314,26 @@ fn search_hits_mark_their_terms_and_escape_the_rest() {
 }
 
 #[test]
+fn the_search_form_resubmits_as_it_was_filled() {
+    // See: the search page's form came back with `value="None"` in its empty Tag field, so a
+    // second search from that form filtered by a tag named `None` and found nothing.
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/marks.md",
+        "---\nid: marks\ntitle: Chat hygiene\n---\n\nNever paste tokens into a shared chat.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let first = cockpit.ok("/search?q=tokens");
+    assert!(
+        first.contains(r#"id="f-tag" name="tag" value="""#),
+        "an empty tag stays empty: {first}"
+    );
+    // What the browser sends when the form is submitted again unchanged.
+    let again = cockpit.ok("/search?q=tokens&kind=&tag=");
+    assert!(again.contains("<mark>tokens</mark>"), "{again}");
+}
+
+#[test]
 fn markdown_in_a_layer_file_is_shown_never_run() {
     let fixture = Fixture::with_objects();
     fixture.write(
