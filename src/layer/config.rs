@@ -34,7 +34,7 @@ pub(crate) fn read(root: &Path, relative: &str) -> Result<Vec<u8>, ConfigRead> {
     if !meta.is_file() {
         return Err(ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            describe(&meta)
+            super::file::describe_type(&meta)
         )));
     }
     if meta.len() > MAX_BYTES as u64 {
@@ -63,7 +63,7 @@ fn refusal_of_open(full: &Path, e: std::io::Error) -> ConfigRead {
         ),
         Ok(meta) if !meta.is_file() => ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            describe(&meta)
+            super::file::describe_type(&meta)
         )),
         _ => ConfigRead::Refused(format!("cannot be opened: {e}")),
     }
@@ -87,27 +87,6 @@ fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
         return Err(std::io::Error::other("is not a regular file"));
     }
     std::fs::File::open(full)
-}
-
-fn describe(meta: &std::fs::Metadata) -> &'static str {
-    let ty = meta.file_type();
-    if ty.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ty.is_fifo() {
-            return "a named pipe";
-        }
-        if ty.is_socket() {
-            return "a socket";
-        }
-        if ty.is_block_device() || ty.is_char_device() {
-            return "a device";
-        }
-    }
-    "not a file"
 }
 
 /// The `LayerError` for a configuration file that was refused: a bound refusal has its own

@@ -237,7 +237,8 @@ fn read_open(file: &mut std::fs::File, meta: &std::fs::Metadata, path: &str) -> 
     }
 }
 
-fn describe_type(meta: &std::fs::Metadata) -> &'static str {
+/// What a path that is not a regular file is, in words (`a named pipe`), for a refusal.
+pub(super) fn describe_type(meta: &std::fs::Metadata) -> &'static str {
     let ty = meta.file_type();
     if ty.is_dir() {
         return "a directory";
