@@ -403,49 +403,11 @@ fn links(html: &str) -> Vec<String> {
         .skip(1)
         .filter_map(|rest| rest.split('"').next())
         .map(|raw| {
-            let decoded = decode_entities(raw);
+            let decoded = crate::support::decode_entities(raw);
             decoded.split('#').next().unwrap_or_default().to_string()
         })
         .filter(|target| target.starts_with('/'))
         .collect()
-}
-
-/// `&amp;`, `&quot;`, `&lt;`, `&gt;` and numeric references, as a browser reads them in an
-/// attribute.
-fn decode_entities(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let Some(end) = rest.find(';') else { break };
-        let entity = &rest[1..end];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "quot" => Some('"'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "apos" => Some('\''),
-            _ => entity
-                .strip_prefix("#x")
-                .or_else(|| entity.strip_prefix("#X"))
-                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The most Cockpit pages a crawl fetches.

@@ -121,48 +121,11 @@ fn form_of(d: &Descriptor, input: &Map<String, Value>) -> String {
     serde_urlencoded::to_string(&pairs).expect("an encodable form")
 }
 
-/// Undoes an HTML text's escapes (named and numeric character references).
-fn unescape(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let Some(end) = rest.find(';') else { break };
-        let entity = &rest[1..end];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            _ => entity
-                .strip_prefix("#x")
-                .or_else(|| entity.strip_prefix("#X"))
-                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The text between `open` and the next `close` after it, unescaped.
 fn between(html: &str, open: &str, close: &str) -> Option<String> {
     let start = html.find(open)? + open.len();
     let end = html[start..].find(close)? + start;
-    Some(unescape(&html[start..end]))
+    Some(crate::support::decode_entities(&html[start..end]))
 }
 
 /// What a surface answered: an answer, or a refusal by its code word.
