@@ -160,7 +160,17 @@ pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, Place
         current.push(name);
         shown.push(name);
         if !check(&current, &shown)? {
-            fs::create_dir(&current).map_err(io)?;
+            match fs::create_dir(&current) {
+                Ok(()) => {}
+                // Another process made it between the look and the `mkdir`: it is checked like
+                // one that was there (a link put there instead is still refused).
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if !check(&current, &shown)? {
+                        return Err(io(e));
+                    }
+                }
+                Err(e) => return Err(io(e)),
+            }
         }
     }
     Ok(current)

@@ -41,10 +41,7 @@ impl Context {
 
 /// Opens (creating) the checkout's lock file and waits for its exclusive lock.
 fn lock_checkout(root: &Path) -> Result<File, CapabilityError> {
-    // Another process may create the directory between this one's look and its `mkdir`.
-    let made = crate::write::ensure_dir_in_layer(root, LOCK_DIR)
-        .or_else(|_| crate::write::ensure_dir_in_layer(root, LOCK_DIR));
-    made.map_err(|e| match e {
+    crate::write::ensure_dir_in_layer(root, LOCK_DIR).map_err(|e| match e {
         crate::write::PlaceError::Io { .. } => {
             // The directory could not be made: a read-only or full file system says so here.
             match crate::write::create_dirs_plainly(root, LOCK_DIR) {
