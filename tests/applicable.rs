@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::serve_support::Served;
-use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+use crate::support::{decode_entities, run_in, stderr, stdout, Fixture, McpServer};
 
 const SCOPED_RULE: &str = "---
 id: rust-files
@@ -324,4 +324,84 @@ fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
         "{elsewhere}"
     );
     assert_eq!(elsewhere["total"], 2, "{elsewhere}");
+}
+
+#[test]
+fn listings_filter_agent_files_by_provider_and_object_pages_show_what_they_apply_to() {
+    let f = repository();
+    let cursor = cli(
+        &f,
+        &[
+            "objects",
+            "list",
+            "--kind",
+            "instructions",
+            "--provider",
+            "cursor",
+        ],
+    );
+    assert_eq!(cursor["total"], 1, "{cursor}");
+    assert_eq!(cursor["objects"][0]["path"], ".cursor/rules/rust.mdc");
+    assert_eq!(cursor["objects"][0]["provider"], "cursor");
+    assert_eq!(
+        cursor["providers"],
+        json!({ "agents": 2, "claude": 1, "copilot": 1, "cursor": 1 }),
+        "the counts are the whole layer's: {cursor}"
+    );
+    let out = run_in(f.root(), &["objects", "list", "--provider", "emacs"]);
+    assert_eq!(out.status.code(), Some(10));
+    assert!(
+        stderr(&out).contains("no provider \"emacs\"") && stderr(&out).contains("cursor"),
+        "{}",
+        stderr(&out)
+    );
+
+    let scope = |uri: &str| cli(&f, &["objects", "get", uri])["scope"].clone();
+    assert_eq!(
+        scope("majordomus://instructions/src/db/AGENTS.md"),
+        json!({ "applies": "directory", "patterns": ["src/db/"], "provider": "agents" })
+    );
+    assert_eq!(
+        scope("majordomus://rule/rust-files@1"),
+        json!({ "applies": "globs", "patterns": ["src/**/*.rs"] })
+    );
+    assert_eq!(
+        scope("majordomus://rule/describe-changes-in-commits@1"),
+        json!({ "applies": "always", "patterns": [] })
+    );
+
+    let found = cli(
+        &f,
+        &["objects", "search", "database", "--kind", "instructions"],
+    );
+    assert_eq!(
+        found["hits"][0]["uri"], "majordomus://instructions/src/db/AGENTS.md",
+        "search finds an agent file by its text: {found}"
+    );
+
+    let served = Served::start(f.root());
+    let page = served.get("/cockpit/objects?kind=instructions&provider=cursor");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = decode_entities(&page.text());
+    assert!(
+        html.contains("rust.mdc") && !html.contains("CLAUDE.md"),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<option value="cursor" selected>cursor (1)</option>"#),
+        "the filter offers the layer's providers: {html}"
+    );
+    let page =
+        served.get("/cockpit/object?uri=majordomus%3A%2F%2Finstructions%2Fsrc%2Fdb%2FAGENTS.md");
+    assert_eq!(page.status, 200);
+    let html = decode_entities(&page.text());
+    assert!(
+        html.contains(
+            "<dt>Applies to</dt><dd>every path under <code>src/<wbr>db/<wbr></code> (directory)"
+        ),
+        "{html}"
+    );
+    let page = served.get("/cockpit/object?uri=majordomus%3A%2F%2Frule%2Frust-files%401");
+    let html = decode_entities(&page.text());
+    assert!(html.contains("paths matching <code>"), "{html}");
 }
