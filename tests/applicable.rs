@@ -405,3 +405,60 @@ fn listings_filter_agent_files_by_provider_and_object_pages_show_what_they_apply
     let html = decode_entities(&page.text());
     assert!(html.contains("paths matching <code>"), "{html}");
 }
+
+#[test]
+fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_the_rest_is_served()
+{
+    let f = Fixture::bare();
+    f.git(&["init", "-q"]);
+    f.write("GEMINI.md", "# Gemini\n");
+    f.write("web/AGENTS.md", "# Web\n");
+    f.write("AGENTS.md", "# Big\n".repeat(5 * 1024 * 1024 / 6 + 1));
+    let outside = tempfile::TempDir::new().unwrap();
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "# outside-the-repository\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), f.root().join("CLAUDE.md"))
+        .unwrap();
+    let out = run_in(f.root(), &["init"]);
+    assert!(out.status.success(), "init: {}", stderr(&out));
+    f.commit("agent files");
+    let info = cli(&f, &["repository", "info"]);
+    let diagnostics = info["diagnostics"].as_array().unwrap();
+    for (path, code) in [("AGENTS.md", "oversized"), ("CLAUDE.md", "symlink")] {
+        assert!(
+            diagnostics
+                .iter()
+                .any(|d| d["path"] == path && d["code"] == code),
+            "{path} is `{code}`: {}",
+            info["diagnostics"]
+        );
+    }
+    let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
+    let paths: Vec<&str> = list["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["GEMINI.md", "web/AGENTS.md"],
+        "the rest is served: {list}"
+    );
+    let answer = cli(&f, &["objects", "applicable", "--paths", "web/a.ts"]);
+    let applying: Vec<&str> = answer["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(applying, ["GEMINI.md", "web/AGENTS.md"], "{answer}");
+    let found = cli(&f, &["objects", "search", "outside"]);
+    assert_eq!(
+        found["total"], 0,
+        "nothing outside the repository is read: {found}"
+    );
+}
