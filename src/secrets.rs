@@ -171,6 +171,8 @@ pub const REDACTED: &str = "[redacted]";
 /// milliseconds at start).
 struct Compiled {
     by_byte: Vec<Vec<Cue>>,
+    /// Every byte something is cued by, `=` and `:` among them, three to a search.
+    cue_bytes: Vec<[u8; 3]>,
     names: Option<AhoCorasick>,
     /// The shape each of `names` belongs to, by its pattern id.
     name_shape: Vec<usize>,
@@ -233,23 +235,34 @@ impl Compiled {
 
     /// The shapes `text` is cued for: an anchor anywhere, or for an assignment an anchor in the
     /// name before a `=` or `:` (and the blanks and the quote a pattern allows between them).
-    /// One look at each byte; a shape `text` is not cued for has no match in it.
+    /// The cue bytes are found three at a time by `memchr3`; a shape `text` is not cued for has
+    /// no match in it.
     fn cued(&self, text: &[u8]) -> ShapeSet {
         let mut shapes = ShapeSet::NONE;
-        for (i, &b) in text.iter().enumerate() {
-            if b == b'=' || b == b':' {
-                shapes = shapes.union(self.named_before(&text[..i]));
+        for &[a, b, c] in &self.cue_bytes {
+            for i in memchr::memchr3_iter(a, b, c, text) {
+                shapes = shapes.union(self.cued_at(text, i));
             }
-            for cue in &self.by_byte[usize::from(b)] {
-                let Some(start) = i.checked_sub(cue.at) else {
-                    continue;
-                };
-                let Some(seen) = text.get(start..start + cue.anchor.len()) else {
-                    continue;
-                };
-                if seen == cue.anchor || (cue.any_case && seen.eq_ignore_ascii_case(cue.anchor)) {
-                    shapes.insert(cue.shape);
-                }
+        }
+        shapes
+    }
+
+    /// The shapes cued by the byte at `i` of `text`.
+    fn cued_at(&self, text: &[u8], i: usize) -> ShapeSet {
+        let b = text[i];
+        let mut shapes = ShapeSet::NONE;
+        if b == b'=' || b == b':' {
+            shapes = self.named_before(&text[..i]);
+        }
+        for cue in &self.by_byte[usize::from(b)] {
+            let Some(start) = i.checked_sub(cue.at) else {
+                continue;
+            };
+            let Some(seen) = text.get(start..start + cue.anchor.len()) else {
+                continue;
+            };
+            if seen == cue.anchor || (cue.any_case && seen.eq_ignore_ascii_case(cue.anchor)) {
+                shapes.insert(cue.shape);
             }
         }
         shapes
@@ -334,8 +347,17 @@ fn compiled() -> &'static Compiled {
                 }
             }
         }
+        let mut bytes: Vec<u8> = (0..=u8::MAX)
+            .filter(|&b| !by_byte[usize::from(b)].is_empty() || b == b'=' || b == b':')
+            .collect();
+        // A search for fewer than three bytes repeats its last.
+        while let (Some(&last), false) = (bytes.last(), bytes.len() % 3 == 0) {
+            bytes.push(last);
+        }
+        let cue_bytes = bytes.chunks(3).map(|c| [c[0], c[1], c[2]]).collect();
         Compiled {
             by_byte,
+            cue_bytes,
             names: AhoCorasick::builder()
                 .ascii_case_insensitive(true)
                 .build(names)
@@ -363,13 +385,17 @@ pub struct Found {
     pub line: usize,
 }
 
-/// The first credential shape in `text` (by position), if any. Each line is matched alone, and
-/// only against the patterns it is cued for. That finds what a search of the whole text finds:
+/// The first credential shape in `text` (by position), if any. A text cued for nothing (most
+/// are) is answered by the one pass; otherwise each line is matched alone, and only against
+/// the patterns it is cued for. That finds what a search of the whole text finds:
 /// no pattern crosses a line end except the private key block's, which also matches a block
 /// cut short by the end of the text; a line's end reads as the text's end does to `\b` and
 /// `(?m)^`; and every earlier line was looked at first.
 pub fn find(text: &str) -> Option<Found> {
     let compiled = compiled();
+    if compiled.cued(text.as_bytes()) == ShapeSet::NONE {
+        return None;
+    }
     let mut start = 0;
     for (number, end) in memchr::memchr_iter(b'\n', text.as_bytes())
         .chain(std::iter::once(text.len()))
@@ -751,7 +777,15 @@ mod tests {
             let part = |of: &'static [&'static str]| proptest::sample::select(of.to_vec());
             (
                 part(&["", "export ", " ", "db.", "MY_", "x-"]),
-                part(&["password", "TOKEN", "Api_Key", "secret", "name", "PRIVATE_KEY", "pwd"]),
+                part(&[
+                    "password",
+                    "TOKEN",
+                    "Api_Key",
+                    "secret",
+                    "name",
+                    "PRIVATE_KEY",
+                    "pwd",
+                ]),
                 part(&["", "_FILE", "s", "\"", "'", "."]),
                 part(&["", " ", "\t", "  "]),
                 part(&["=", ":", "", "=>"]),
