@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::executor::Executor;
+use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
@@ -438,6 +438,20 @@ impl Context {
     /// Repository writes by this process.
     pub fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
+    }
+}
+
+impl Host for Context {
+    fn pinned(&self) -> Self {
+        Context::pinned(self)
+    }
+
+    fn pinned_generation(&self) -> u64 {
+        Context::pinned_generation(self)
+    }
+
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError> {
+        (descriptor.handler)(self, input)
     }
 }
 
