@@ -187,9 +187,10 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
         hits: found
             .hits
             .into_iter()
-            .map(|h| {
-                let o = &index.objects[h.position];
-                Hit {
+            .filter_map(|h| {
+                // A hit names an object or a skill's file of the generation it was found in.
+                let o = index.searched(h.position)?;
+                Some(Hit {
                     uri: o.uri.clone(),
                     kind: o.kind.clone(),
                     identity: o.identity.clone(),
@@ -197,7 +198,7 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     score: h.score as i64,
                     snippet: h.snippet,
                     matched: h.matched.iter().map(|f| matched(*f)).collect(),
-                }
+                })
             })
             .collect(),
     })

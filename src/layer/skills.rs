@@ -100,6 +100,45 @@ impl SkillFile {
     }
 }
 
+/// The text files of every skill but its `SKILL.md` (an object already), each as an object a
+/// search ranks: kind `skill_file`, its `skill://` URI, `<name>/<path>` as identity, the path as
+/// title and the whole text as body (searched as plain text whatever its format: a YAML file's
+/// words are its words). Sorted by URI, so positions keep URI order.
+pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object> {
+    let mut searched = Vec::new();
+    for skill in skills {
+        let Some(source) = objects
+            .binary_search_by(|o| o.uri.as_str().cmp(&skill.object_uri))
+            .ok()
+            .map(|i| &objects[i].provenance)
+        else {
+            continue;
+        };
+        for f in skill.files.iter().filter(|f| f.path != "SKILL.md") {
+            let Some(text) = f.text() else { continue };
+            searched.push(Object {
+                kind: super::search::SKILL_FILE_KIND.to_string(),
+                identity: format!("{}/{}", skill.name, f.path),
+                uri: f.uri.clone(),
+                title: f.path.clone(),
+                description: None,
+                metadata: Default::default(),
+                content: text.to_string(),
+                media_type: "text/plain".to_string(),
+                tags: Vec::new(),
+                provenance: super::object::Provenance {
+                    path: format!("{}/{}", skill.directory, f.path),
+                    section: source.section.clone(),
+                    source_class: source.source_class.clone(),
+                    bytes: f.bytes.len() as u64,
+                },
+            });
+        }
+    }
+    searched.sort_by(|a, b| a.uri.cmp(&b.uri));
+    searched
+}
+
 /// Collects the files of every skill object. A skill whose directory breaks a bound, holds a
 /// symlink or anything but files and directories, or cannot be read, is refused whole: its
 /// object is removed and a diagnostic names what is wrong (an entry's file list is complete or
