@@ -97,3 +97,54 @@ fn a_word_only_a_skills_file_holds_finds_that_file() {
     let served = server.call_ok("majordomus_search", json!({ "query": "quillwort" }));
     assert_eq!(served, found, "the tool answers as the CLI");
 }
+
+#[test]
+fn objects_list_and_the_cockpits_skill_page_show_every_file_as_skills_get_lists_it() {
+    let fixture = with_skill();
+    let mut server = crate::support::McpServer::start(fixture.root());
+    server.initialize();
+    let entry = server.result("skills/get", json!({ "uri": "skill://pdf-tools/SKILL.md" }));
+    let resources = entry["skill"]["resources"].clone();
+    assert_eq!(
+        resources.as_array().map(Vec::len),
+        Some(4),
+        "every file once: {entry:#}"
+    );
+
+    let listed = json_of(&fixture, &["objects", "list", "--kind", "skill"]);
+    let pdf = listed["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .find(|o| o["identity"] == "pdf-tools")
+        .unwrap_or_else(|| panic!("pdf-tools is listed: {listed:#}"));
+    assert_eq!(
+        pdf["files"], resources,
+        "objects list shows the entry's files"
+    );
+    let got = json_of(
+        &fixture,
+        &["objects", "get", "majordomus://skill/pdf-tools"],
+    );
+    assert_eq!(got["files"], resources, "objects get shows them too");
+    // Objects of other kinds carry no file list.
+    let rules = json_of(&fixture, &["objects", "list", "--kind", "rule"]);
+    assert!(
+        rules["objects"][0].get("files").is_none(),
+        "{:#}",
+        rules["objects"][0]
+    );
+
+    let served = crate::serve_support::Served::start(fixture.root());
+    let page = served
+        .get("/cockpit/object?uri=majordomus%3A%2F%2Fskill%2Fpdf-tools")
+        .text();
+    for r in resources.as_array().expect("resources") {
+        let digest = r["digest"].as_str().expect("digest");
+        assert!(page.contains(digest), "the skill page shows {digest}");
+        let size = format!("<td>{} bytes</td>", r["size"]);
+        assert!(page.contains(&size), "the skill page shows {size}");
+    }
+    let objects = served.get("/cockpit/objects?kind=skill").text();
+    assert!(objects.contains("4 files,"), "{objects}");
+}

@@ -75,10 +75,29 @@ pub struct SkillFile {
     pub digest: String,
 }
 
+/// One line of a skill's file list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkillResource<'a> {
+    pub uri: &'a str,
+    pub digest: &'a str,
+    pub size: usize,
+}
+
 impl Skill {
     /// `skill://<name>/SKILL.md`: the URI the skill is named by.
     pub fn uri(&self) -> String {
         format!("{SKILL_SCHEME}{}/SKILL.md", self.name)
+    }
+
+    /// Every file once, in path order, as the extension's entry lists it: its URI, the digest and
+    /// the size of exactly the bytes a read returns. `skills/get`, `objects.list` and
+    /// `objects.get` all list a skill's files from here.
+    pub fn resources(&self) -> impl Iterator<Item = SkillResource<'_>> {
+        self.files.iter().map(|f| SkillResource {
+            uri: &f.uri,
+            digest: &f.digest,
+            size: f.bytes.len(),
+        })
     }
 
     pub fn file(&self, path: &str) -> Option<&SkillFile> {
