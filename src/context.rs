@@ -211,6 +211,8 @@ struct Shared {
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
+    /// Every client listening for the layer's changes (SPEC §8.4).
+    listeners: crate::listeners::Listeners,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -247,6 +249,7 @@ impl Context {
                 writes: AtomicU64::new(0),
                 resources_listing: Mutex::new(None),
                 writing: Mutex::new(()),
+                listeners: crate::listeners::Listeners::default(),
             }),
             caller: None,
             pinned: None,
@@ -302,6 +305,11 @@ impl Context {
         &self.shared.executor
     }
 
+    /// The clients listening for the layer's changes.
+    pub fn listeners(&self) -> &crate::listeners::Listeners {
+        &self.shared.listeners
+    }
+
     pub fn peers(&self) -> &Peers {
         &self.shared.peers
     }
@@ -329,6 +337,8 @@ impl Context {
                     }
                     // A server searches many times per generation: worth the signatures.
                     live.prepare_search_in_background();
+                    let listeners = self.shared.listeners.clone();
+                    live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
                 }
                 Ok(live)
             })

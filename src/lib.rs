@@ -14,6 +14,7 @@ pub mod http;
 pub mod init;
 pub mod init_agents;
 pub mod layer;
+pub mod listeners;
 pub mod logging;
 pub mod mcp;
 pub mod registry;
