@@ -46,21 +46,7 @@ impl Default for Options {
 /// A peer's number on the board.
 pub type PeerId = u64;
 
-/// How a peer reached this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Transport {
-    Stdio,
-    Http,
-}
-
-impl Transport {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Http => "http",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// A session attached to this process, named by its `clientInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
