@@ -294,3 +294,55 @@ fn a_file_git_ignores_is_never_part_of_a_skill() {
         "an ignored directory is not a directory of the skill: {listed:#}"
     );
 }
+
+#[test]
+fn a_skill_files_meta_keys_carry_the_extensions_prefix_on_the_listing_and_the_read() {
+    let fixture = with_skill();
+    let mut server = crate::support::McpServer::start(fixture.root());
+    server.initialize();
+    let entry = server.result("skills/get", json!({ "uri": "skill://pdf-tools/SKILL.md" }));
+    let digests: std::collections::HashMap<String, String> = entry["skill"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| (r["uri"].to_string(), r["digest"].to_string()))
+        .collect();
+    let listed: Vec<Value> = server.result("resources/list", json!({}))["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter(|r| {
+            r["uri"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("skill://pdf-tools/"))
+        })
+        .cloned()
+        .collect();
+    assert_eq!(listed.len(), 4, "{listed:#?}");
+    for resource in &listed {
+        let uri = resource["uri"].as_str().expect("uri");
+        let meta = resource["_meta"].as_object().expect("a _meta");
+        assert!(
+            meta.keys()
+                .all(|k| k.starts_with("io.modelcontextprotocol.skills/")),
+            "{uri}: {meta:?}"
+        );
+        assert_eq!(meta["io.modelcontextprotocol.skills/skill"], "pdf-tools");
+        assert_eq!(
+            format!(
+                "skill://pdf-tools/{}",
+                meta["io.modelcontextprotocol.skills/path"]
+                    .as_str()
+                    .unwrap_or_default()
+            ),
+            uri
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol.skills/digest"].to_string(),
+            digests[&resource["uri"].to_string()],
+            "{uri}: the digest the entry lists"
+        );
+        let read = server.result("resources/read", json!({ "uri": uri }));
+        assert_eq!(read["contents"][0]["_meta"], resource["_meta"], "{uri}");
+    }
+}
