@@ -53,7 +53,7 @@ pub struct Index {
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
     /// The scopes of the active rules and instructions, built on first use.
-    scopes: OnceLock<super::scope::ScopeTable>,
+    scopes: OnceLock<super::scope_table::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
@@ -155,9 +155,9 @@ impl Index {
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
-    pub fn scopes(&self) -> &super::scope::ScopeTable {
+    pub fn scopes(&self) -> &super::scope_table::ScopeTable {
         self.scopes
-            .get_or_init(|| super::scope::ScopeTable::build(&self.objects))
+            .get_or_init(|| super::scope_table::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
