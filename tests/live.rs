@@ -151,6 +151,38 @@ fn stdio_subscriptions_and_listens_hear_edits_on_one_writer_and_end_as_the_spec_
 }
 
 #[test]
+fn a_generation_that_changes_nothing_visible_notifies_nothing() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    server.result("resources/subscribe", json!({ "uri": RULE_URI }));
+    let generations = |server: &mut McpServer| {
+        server.call_ok(tool_of("perf.counters"), json!({}))["index_generations"]
+            .as_u64()
+            .expect("a count")
+    };
+    let before = generations(&mut server);
+    // The same bytes written again: the stamp moves, a generation is built, nothing differs.
+    let same = std::fs::read(fixture.root().join(RULE)).expect("the rule reads");
+    std::thread::sleep(Duration::from_millis(20));
+    fixture.write(RULE, &same);
+    poll(PATIENCE, "a generation is built for the rewrite", || {
+        (generations(&mut server) > before).then_some(())
+    });
+    assert!(
+        server.notifications.is_empty(),
+        "nothing owed: {:?}",
+        server.notifications
+    );
+    knowledge(&fixture, "visible");
+    assert_eq!(
+        method(&server.notification()),
+        "notifications/resources/list_changed",
+        "the next thing heard is the next visible change"
+    );
+}
+
+#[test]
 fn bad_subscriptions_and_listens_are_clear_refusals_and_the_session_goes_on() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
