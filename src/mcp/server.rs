@@ -328,7 +328,7 @@ impl Server {
             // A notification is never answered, whatever it is.
             if method == "notifications/cancelled" {
                 // Ends a listen (stdio); a cancelled request that already answered is no-op.
-                let request = map.get("params").and_then(|p| p.get("requestId"));
+                let request = params.as_ref().and_then(|p| p.get("requestId"));
                 let ended = request.is_some_and(|id| session.live.cancel(id));
                 tracing::debug!(method, ended, "notification");
             } else if NOTIFICATIONS.contains(&method) {
