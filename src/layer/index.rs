@@ -16,7 +16,7 @@ use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
 use super::parallel;
-use super::search::{self, Found, Prepared, QueryError, Request};
+use super::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -59,6 +59,8 @@ pub struct Index {
     search_signatures: OnceLock<Prepared>,
     /// Every skill's files (SPEC §8.5), sorted by skill name.
     pub skills: Vec<super::skills::Skill>,
+    /// The skills' text files as searched objects, made on first search.
+    skill_search: OnceLock<Vec<Object>>,
 }
 
 impl IndexState {
@@ -123,7 +125,20 @@ impl Index {
     /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
     /// postings when they are built, and never waits for them: the answer is the same.
     pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
-        search::search(&self.objects, self.search_signatures.get(), request)
+        search::search(self.corpus(), self.search_signatures.get(), request)
+    }
+
+    /// What a search ranks: the objects, then the skills' text files (`skill_file`, SPEC §8.5).
+    fn corpus(&self) -> Corpus<'_> {
+        let files = self
+            .skill_search
+            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        Corpus::new(&self.objects, files)
+    }
+
+    /// The object a search hit's `position` names: one of [`Index::objects`], or a skill's file.
+    pub fn searched(&self, position: usize) -> Option<&Object> {
+        self.corpus().get(position)
     }
 
     /// Builds the postings that let [`Index::search`] read only its terms' objects; does
@@ -131,7 +146,7 @@ impl Index {
     /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
         self.search_signatures
-            .get_or_init(|| Prepared::build(&self.objects));
+            .get_or_init(|| Prepared::build(self.corpus()));
     }
 
     /// The bytes the prepared postings hold, once built.
@@ -172,6 +187,9 @@ pub(crate) struct Plan {
     /// Claimed paths that are not UTF-8 (lossy); refused.
     pub non_utf8: Vec<(String, usize)>,
     pub listing_diagnostics: Vec<Diagnostic>,
+    /// Every listed file under a claimed skill's directory, and the names there that are not
+    /// UTF-8: the skill's files are what discovery lists, so an ignored file is never one.
+    pub skill_files: super::skills::Listed,
 }
 
 pub(crate) fn plan(
@@ -185,17 +203,33 @@ pub(crate) fn plan(
 /// The plan of an already known listing.
 fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, LayerError> {
     let mut scratch = Vec::new();
-    let mut claims = Vec::new();
-    for path in listing.paths {
-        sources.matching(&path, &mut scratch);
+    let mut matched = Vec::new();
+    for (i, path) in listing.paths.iter().enumerate() {
+        sources.matching(path, &mut scratch);
         if let Some((&class, rest)) = scratch.split_first() {
-            claims.push(Claim {
-                special: listing.special.contains(&path),
-                path,
-                class,
-                also: rest.to_vec(),
-            });
+            matched.push((i, class, rest.to_vec()));
         }
+    }
+    let skill_files = super::skills::Listed::of(
+        &listing.paths,
+        &listing.non_utf8,
+        matched
+            .iter()
+            .filter(|(_, class, _)| sources.classes[*class].kind == super::skills::SKILL_KIND)
+            .map(|(i, _, _)| listing.paths[*i].as_str()),
+    );
+    let mut claims = Vec::with_capacity(matched.len());
+    let mut matched = matched.into_iter().peekable();
+    for (i, path) in listing.paths.into_iter().enumerate() {
+        let Some((_, class, also)) = matched.next_if(|(at, _, _)| *at == i) else {
+            continue;
+        };
+        claims.push(Claim {
+            special: listing.special.contains(&path),
+            path,
+            class,
+            also,
+        });
     }
     let mut non_utf8 = Vec::new();
     for path in listing.non_utf8 {
@@ -208,6 +242,7 @@ fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, Lay
         claims,
         non_utf8,
         listing_diagnostics: listing.diagnostics,
+        skill_files,
     })
 }
 
@@ -337,7 +372,9 @@ pub(crate) fn build_with(
             Err(problems) => diagnostics.extend(problems),
         }
     }
-    let claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
+    // A rebuild from the known paths lists the skills' files too.
+    let mut claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
+    claimed.extend(plan.skill_files.paths.iter().cloned());
     for (path, class) in &plan.non_utf8 {
         matched[*class] += 1;
         settled.push((path.clone(), 0, [0; 32]));
@@ -363,7 +400,8 @@ pub(crate) fn build_with(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, skill_entries) = super::skills::collect(root, &mut objects, &mut diagnostics);
+    let (skills, skill_entries) =
+        super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     settled.extend(skill_entries);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -391,6 +429,7 @@ pub(crate) fn build_with(
         sources,
         search_signatures: OnceLock::new(),
         skills,
+        skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
 }
@@ -615,6 +654,16 @@ pub(crate) fn stamp_with(
         stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
     }
     for (path, _) in &plan.non_utf8 {
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
+    }
+    // Every file of a skill, examined now: a build reads them after this, so an edit made while
+    // it reads moves the next stamp.
+    for path in plan
+        .skill_files
+        .paths
+        .iter()
+        .chain(&plan.skill_files.non_utf8)
+    {
         stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
     hasher.finalize().into()
