@@ -11,6 +11,7 @@
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
 //! object file only excludes that file, with a [`Diagnostic`].
 
+mod changes;
 mod config;
 mod diagnostic;
 mod discovery;
@@ -34,10 +35,11 @@ mod yaml_bound;
 
 use std::path::PathBuf;
 
+pub use changes::Changes;
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
 pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
-pub use live::LiveIndex;
+pub use live::{ChangeHook, LiveIndex};
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
