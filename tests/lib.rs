@@ -131,3 +131,5 @@ mod surface_gen;
 
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
+/// A skill's files beyond the extension: search, listings, freshness, ignored files.
+mod skills_files;
