@@ -231,7 +231,8 @@ impl Listener {
         self.epoch.load(Ordering::SeqCst)
     }
 
-    fn ring(&self) {
+    /// Rings its wake: what drains it looks now.
+    pub fn ring(&self) {
         let wake = Arc::clone(&lock(&self.wake));
         wake();
     }
@@ -286,7 +287,8 @@ impl std::fmt::Debug for Listeners {
 
 impl Listeners {
     /// Takes on a listener; its first note, for a listen, is its acknowledgement. `None` while
-    /// the server shuts down.
+    /// the server shuts down. Its wake is first rung when it gains a note: a caller that files
+    /// it somewhere its drainer looks rings it once that is done.
     pub fn add(
         &self,
         transport: Transport,
@@ -315,7 +317,6 @@ impl Listeners {
             epoch: AtomicU64::new(0),
         });
         lock(&self.inner.list).push(Arc::clone(&listener));
-        listener.ring();
         Some(listener)
     }
 

@@ -56,6 +56,9 @@ mod first_hour;
 /// MCP over stdio (SPEC §8) through the real binary and real pipes.
 mod mcp_stdio;
 
+/// A live layer (SPEC §8.4): subscriptions, listens and event streams on both transports.
+mod live;
+
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 

@@ -158,25 +158,76 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
     searched
 }
 
-/// Collects the files of every skill object. A skill whose directory breaks a bound, holds a
-/// symlink or anything but files and directories, or cannot be read, is refused whole: its
-/// object is removed and a diagnostic names what is wrong (an entry's file list is complete or
-/// absent, never truncated). Returns the skills sorted by name and the fingerprint entries of
-/// their files other than `SKILL.md` (which is an object and fingerprinted as one).
+/// The kind whose objects are skills.
+pub(crate) const SKILL_KIND: &str = "skill";
+
+/// What discovery listed under the directories of the claimed skills: a skill's files are these
+/// and no others, so a file git ignores (or, outside `.ai/`, one it does not track) is never part
+/// of a skill, as it is never an object.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    /// Sorted, root-relative, `SKILL.md` files among them.
+    pub paths: Vec<String>,
+    /// Listed names there that are not UTF-8 (shown lossily), sorted.
+    pub non_utf8: Vec<String>,
+}
+
+impl Listed {
+    /// The listed paths under the directory of each claimed `<dir>/SKILL.md` in `skill_mds`;
+    /// `paths` and `non_utf8` are discovery's sorted listing.
+    pub(crate) fn of<'a>(
+        paths: &[String],
+        non_utf8: &[String],
+        skill_mds: impl Iterator<Item = &'a str>,
+    ) -> Listed {
+        let mut listed = Listed::default();
+        for md in skill_mds {
+            let Some(directory) = md.strip_suffix("SKILL.md").filter(|d| d.ends_with('/')) else {
+                continue;
+            };
+            listed.paths.extend(under(paths, directory).iter().cloned());
+            listed.non_utf8.extend(
+                non_utf8
+                    .iter()
+                    .filter(|p| p.starts_with(directory))
+                    .cloned(),
+            );
+        }
+        listed.paths.sort_unstable();
+        listed.paths.dedup();
+        listed.non_utf8.sort_unstable();
+        listed.non_utf8.dedup();
+        listed
+    }
+}
+
+/// The run of sorted `paths` that lie under `prefix` (which ends with `/`).
+fn under<'a>(paths: &'a [String], prefix: &str) -> &'a [String] {
+    let start = paths.partition_point(|p| p.as_str() < prefix);
+    let len = paths[start..].partition_point(|p| p.starts_with(prefix));
+    &paths[start..start + len]
+}
+
+/// Collects the files of every skill object from what discovery listed. A skill whose files break
+/// a bound, include a symlink or anything but regular files, or cannot be read, is refused
+/// whole: its object is removed and a diagnostic names what is wrong (an entry's file list is
+/// complete or absent, never truncated). Returns the skills sorted by name and the fingerprint
+/// entries of their files other than `SKILL.md` (which is an object and fingerprinted as one).
 pub(crate) fn collect(
     root: &Path,
+    listed: &Listed,
     objects: &mut Vec<Object>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Skill>, Vec<Entry>) {
     let mut skills = Vec::new();
     let mut entries = Vec::new();
     let mut refused = Vec::new();
-    for object in objects.iter().filter(|o| o.kind == "skill") {
+    for object in objects.iter().filter(|o| o.kind == SKILL_KIND) {
         let path = &object.provenance.path;
         let Some(directory) = path.strip_suffix("/SKILL.md") else {
             continue;
         };
-        match read_skill(root, directory, &object.identity) {
+        match read_skill(root, listed, directory, &object.identity) {
             Ok(files) => {
                 for f in files.iter().filter(|f| f.path != "SKILL.md") {
                     entries.push((
@@ -209,111 +260,120 @@ type Refusal = (&'static str, String);
 /// A fingerprint entry: (path, length, SHA-256 of the bytes).
 type Entry = (String, u64, [u8; 32]);
 
-fn read_skill(root: &Path, directory: &str, name: &str) -> Result<Vec<SkillFile>, Refusal> {
-    let base = root.join(directory);
-    match std::fs::symlink_metadata(&base) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
+fn read_skill(
+    root: &Path,
+    listed: &Listed,
+    directory: &str,
+    name: &str,
+) -> Result<Vec<SkillFile>, Refusal> {
+    let prefix = format!("{directory}/");
+    if let Some(bad) = listed.non_utf8.iter().find(|p| p.starts_with(&prefix)) {
+        return Err((
+            codes::INVALID_UTF8,
+            format!("the name of `{bad}` is not valid UTF-8, so the skill `{name}` is refused; rename the file"),
+        ));
+    }
+    let paths = under(&listed.paths, &prefix);
+    if paths.len() > MAX_SKILL_FILES {
+        return Err((
+            codes::SKILL_TOO_LARGE,
+            format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
+        ));
+    }
+    // Every file is examined before any is read: a skill past a bound costs no reading.
+    let mut total = 0u64;
+    let mut present = Vec::with_capacity(paths.len());
+    for path in paths {
+        let meta = match std::fs::symlink_metadata(root.join(path)) {
+            Ok(meta) => meta,
+            // A tracked file deleted from the working tree is listed, and is not there.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err((
+                    codes::UNREADABLE,
+                    format!(
+                        "`{path}` cannot be examined ({}), so the skill is refused",
+                        e.kind()
+                    ),
+                ))
+            }
+        };
+        if meta.file_type().is_symlink() {
             return Err((
                 codes::SYMLINK,
-                format!(
-                "the skill directory `{directory}` is not a directory; links are never followed"
-            ),
-            ))
+                format!("`{path}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
+            ));
         }
-        Err(e) => {
+        if !meta.is_file() {
             return Err((
                 codes::UNREADABLE,
-                format!("the skill directory `{directory}` cannot be read: {e}"),
-            ))
+                format!("`{path}` is not a regular file, so the skill is refused"),
+            ));
         }
-    }
-    let mut found: Vec<(String, u64)> = Vec::new();
-    let mut total = 0u64;
-    let mut pending = vec![(base.clone(), String::new())];
-    while let Some((dir, prefix)) = pending.pop() {
-        let listing = std::fs::read_dir(&dir).map_err(|e| {
-            (
-                codes::UNREADABLE,
-                format!("`{directory}/{prefix}` cannot be listed: {e}"),
-            )
-        })?;
-        for entry in listing {
-            let entry = entry.map_err(|e| {
-                (
-                    codes::UNREADABLE,
-                    format!("`{directory}/{prefix}` cannot be listed: {e}"),
-                )
-            })?;
-            let Some(file_name) = entry.file_name().to_str().map(str::to_string) else {
-                return Err((
-                    codes::INVALID_UTF8,
-                    format!(
-                        "a file name under `{directory}/{prefix}` is not valid UTF-8; rename it"
-                    ),
-                ));
-            };
-            let relative = format!("{prefix}{file_name}");
-            let meta = std::fs::symlink_metadata(entry.path()).map_err(|e| {
-                (
-                    codes::UNREADABLE,
-                    format!("`{directory}/{relative}` cannot be read: {e}"),
-                )
-            })?;
-            if meta.file_type().is_symlink() {
-                return Err((
-                    codes::SYMLINK,
-                    format!("`{directory}/{relative}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
-                ));
-            }
-            if meta.is_dir() {
-                pending.push((entry.path(), format!("{relative}/")));
-                continue;
-            }
-            if !meta.is_file() {
-                return Err((
-                    codes::UNREADABLE,
-                    format!(
-                        "`{directory}/{relative}` is not a regular file, so the skill is refused"
-                    ),
-                ));
-            }
-            total += meta.len();
-            if found.len() >= MAX_SKILL_FILES {
-                return Err((
-                    codes::SKILL_TOO_LARGE,
-                    format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
-                ));
-            }
-            if total > MAX_SKILL_BYTES {
-                return Err((
-                    codes::SKILL_TOO_LARGE,
-                    format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{directory}/{relative}` passes it); it is refused whole"),
-                ));
-            }
-            found.push((relative, meta.len()));
+        total += meta.len();
+        if total > MAX_SKILL_BYTES {
+            return Err((
+                codes::SKILL_TOO_LARGE,
+                format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{path}` passes it); it is refused whole"),
+            ));
         }
+        present.push(path);
     }
-    found.sort();
-    let mut files = Vec::with_capacity(found.len());
-    for (relative, _) in found {
-        let bytes = std::fs::read(base.join(&relative)).map_err(|e| {
-            (
-                codes::UNREADABLE,
-                format!("`{directory}/{relative}` cannot be read: {e}"),
-            )
-        })?;
+    let mut dirs = super::file::Directories::default();
+    let mut files = Vec::with_capacity(present.len());
+    for path in present {
+        let Some(bytes) = read_file(root, path, &mut dirs)? else {
+            continue;
+        };
+        let relative = &path[prefix.len()..];
         let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
         files.push(SkillFile {
             uri: format!("{SKILL_SCHEME}{name}/{relative}"),
-            media_type: media_type(&relative, is_text),
+            media_type: media_type(relative, is_text),
             digest: format!("sha256:{}", hex(&Sha256::digest(&bytes))),
             bytes: Arc::new(bytes),
             is_text,
-            path: relative,
+            path: relative.to_string(),
         });
     }
     Ok(files)
+}
+
+/// One file's bytes, opened without following a link and read through the handle for the size
+/// it reports there; `None` when it is gone.
+fn read_file(
+    root: &Path,
+    path: &str,
+    dirs: &mut super::file::Directories,
+) -> Result<Option<Vec<u8>>, Refusal> {
+    use std::io::Read;
+    let refuse = |what: &str, e: std::io::Error| {
+        (
+            codes::UNREADABLE,
+            format!(
+                "`{path}` cannot be {what} ({}), so the skill is refused",
+                e.kind()
+            ),
+        )
+    };
+    let mut file = match dirs.open_no_follow(root, path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refuse("opened", e)),
+    };
+    let meta = file.metadata().map_err(|e| refuse("examined", e))?;
+    if !meta.is_file() || meta.len() > MAX_SKILL_BYTES {
+        return Err((
+            codes::UNREADABLE,
+            format!("`{path}` changed while it was read, so the skill is refused"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&mut file)
+        .take(meta.len())
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse("read", e))?;
+    Ok(Some(bytes))
 }
 
 /// The media type guessed from a file's extension; unknown extensions are `text/plain` or

@@ -312,7 +312,9 @@ pub fn listen(
         )
         .ok_or_else(stopping)?;
     live.registry = Some(ctx.listeners().clone());
-    lock(&live.listeners).push(listener);
+    lock(&live.listeners).push(Arc::clone(&listener));
+    // Now where the session's writer looks: its acknowledgement is due.
+    listener.ring();
     Ok(())
 }
 
