@@ -14,7 +14,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::events::{Notifications, WatchSet};
-use super::index::{build, build_with, plan, stamp_of_plan, Index};
+use super::incremental;
+use super::index::{build, Index};
 use super::{Discovery, LayerError};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
@@ -282,7 +283,7 @@ impl LiveIndex {
     /// nothing.
     pub fn prepare_search_in_background(&self) {
         self.prepare_search.store(true, Ordering::Relaxed);
-        prepare_in_background(self.current());
+        prepare_in_background(self.current(), None);
     }
 
     /// Like [`LiveIndex::refresh_now`], for a writer that knows what it wrote: the build lists
@@ -335,30 +336,36 @@ impl LiveIndex {
         self.refreshed.notify_all();
     }
 
-    /// Builds and publishes the next generation when the stamp moved (or when `forced`).
+    /// Builds and publishes the next generation when a stamp moved (or when `forced`): an edit
+    /// generation, reading again only the files whose stamps moved (see `incremental`).
     fn poll(&self, forced: bool) {
         let mut builder = lock(&self.builder);
+        let base = self.current();
+        let written = std::mem::take(&mut *lock(&self.written));
+        let examined = if forced && !written.is_empty() {
+            Ok(incremental::examine_after_write(
+                &self.root, &base, &written,
+            ))
+        } else {
+            incremental::examine(&self.root, self.discovery, &base)
+        };
+        let examined = match examined {
+            Ok(examined) => examined,
+            Err(e) => {
+                *lock(&self.last_error) = Some(e);
+                return;
+            }
+        };
         if !forced {
             self.polls.fetch_add(1, Ordering::Relaxed);
-            let base = self.current();
-            match stamp(&self.root, self.discovery, &base) {
-                Ok(stamp) if stamp == builder.stamp => return,
-                Ok(stamp) => builder.stamp = stamp,
-                Err(e) => {
-                    *lock(&self.last_error) = Some(e);
-                    return;
-                }
+            if !examined.differs(&self.root, &base, &builder.stamp) {
+                return;
             }
+            builder.stamp = examined.stamp;
         }
         let generation = builder.next_generation;
         builder.next_generation += 1;
-        let written = std::mem::take(&mut *lock(&self.written));
-        let known = (forced && !written.is_empty()).then(|| {
-            let mut paths = self.current().claimed.clone();
-            paths.extend(written);
-            paths
-        });
-        match build_with(&self.root, self.discovery, generation, known) {
+        match incremental::rebuild(&self.root, self.discovery, &base, generation, examined) {
             Ok(index) => {
                 // The build stamped each file as it opened it, before reading it, so a change
                 // made during the build moves the next stamp and is picked up by the next poll.
@@ -368,7 +375,7 @@ impl LiveIndex {
                 // After the swap: a writer waiting for this generation must not also wait for
                 // its signatures.
                 if self.prepare_search.load(Ordering::Relaxed) {
-                    prepare_in_background(index);
+                    prepare_in_background(index, Some(base));
                 }
                 self.generations_built.fetch_add(1, Ordering::Relaxed);
                 *lock(&self.last_error) = None;
@@ -442,22 +449,19 @@ fn next_signals(
     Ok(signals)
 }
 
-/// Builds `index`'s search signatures on a new thread, which holds the generation until done.
-fn prepare_in_background(index: Arc<Index>) {
+/// Builds `index`'s search signatures on a new thread, which holds the generation (and the one
+/// before, whose postings it starts from) until done.
+fn prepare_in_background(index: Arc<Index>, previous: Option<Arc<Index>>) {
     if index.search_is_prepared() {
         return;
     }
     let spawned = std::thread::Builder::new()
         .name("majordomus-search-prepare".to_string())
-        .spawn(move || index.prepare_search());
+        .spawn(move || match previous {
+            Some(previous) => index.prepare_search_after(&previous),
+            None => index.prepare_search(),
+        });
     if let Err(e) = spawned {
         tracing::warn!("cannot prepare the search signatures: {e}; searches read every object");
     }
-}
-
-/// A digest of what the next build would read, without reading it: the configuration files and
-/// every path the current sources claim, each with its length, modification time and inode.
-fn stamp(root: &Path, discovery: Discovery, current: &Index) -> Result<[u8; 32], LayerError> {
-    let plan = plan(root, discovery, &current.sources)?;
-    Ok(stamp_of_plan(root, &plan))
 }

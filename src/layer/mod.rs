@@ -18,6 +18,7 @@ mod events;
 mod file;
 mod gitdir;
 mod gitindex;
+mod incremental;
 mod index;
 mod kinds;
 mod live;

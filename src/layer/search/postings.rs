@@ -13,6 +13,8 @@ use super::terms;
 use crate::layer::object::Object;
 use crate::layer::parallel;
 
+mod update;
+
 /// One object holding one term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Posting {
@@ -44,7 +46,7 @@ impl Posting {
 }
 
 /// The inverted index of one generation's objects, in `Index::objects` order.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Prepared {
     /// Every term, sorted, end to end.
     terms: Box<str>,
