@@ -11,8 +11,8 @@
 //! code a full build uses, so an edit generation is what a full build of the same files gives.
 //! This module knows nothing of the watcher's timing or of notifications.
 
-use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -111,8 +111,12 @@ impl FileStamp {
 /// What one generation examined, file by file.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Files {
-    /// The claims it read, with the listing's own findings.
-    pub(crate) plan: Plan,
+    /// The claims it read, with the listing's own findings; shared by the generations after it
+    /// while no file is added or removed.
+    pub(crate) plan: Arc<Plan>,
+    /// Each claim's object, when it became one (excluded duplicates and refused skills
+    /// included), aligned with `plan.claims`; shared with the index's own list.
+    pub(crate) objects: Vec<Option<Object>>,
     /// Each claim's stamp as it was opened (`None`: gone), aligned with `plan.claims`.
     pub(crate) stamps: Vec<Option<FileStamp>>,
     /// The manifest's, sources' and kinds' stamps.
@@ -126,7 +130,7 @@ pub(crate) struct Files {
 /// What the watcher's check saw: the plan it would build, each claim's stamp and the digest of
 /// them all.
 pub(crate) struct Examined {
-    plan: Plan,
+    plan: Arc<Plan>,
     stamps: Vec<Option<FileStamp>>,
     configuration: [Option<FileStamp>; 3],
     /// Taken before anything was examined.
@@ -135,66 +139,15 @@ pub(crate) struct Examined {
     pub(crate) stamp: [u8; 32],
 }
 
-/// The check: discovery, then one `lstat` of every claimed file and configuration file, split
-/// across the cores; nothing is opened.
+/// The full check: discovery, then one `lstat` of every claimed file and configuration file,
+/// split across the cores; nothing is opened.
 pub(crate) fn examine(
     root: &Path,
     discovery: Discovery,
     base: &Index,
 ) -> Result<Examined, LayerError> {
-    let plan = super::index::plan(root, discovery, &base.sources)?;
-    Ok(examined(root, &base.sources, plan))
-}
-
-/// The check after a write that names what it wrote: the previous generation's claims plus the
-/// written paths the sources claim, without discovery (no `git` process). A claim no longer
-/// there is dropped, as a listing would drop it.
-pub(crate) fn examine_after_write(root: &Path, base: &Index, written: &[String]) -> Examined {
-    let mut plan = base.files.plan.clone();
-    let mut scratch = Vec::new();
-    let mut added = false;
-    for path in written {
-        if plan
-            .claims
-            .binary_search_by(|c| c.path.as_str().cmp(path))
-            .is_ok()
-        {
-            continue;
-        }
-        base.sources.matching(path, &mut scratch);
-        if let Some((&class, rest)) = scratch.split_first() {
-            plan.claims.push(Claim {
-                path: path.clone(),
-                class,
-                also: rest.to_vec(),
-                special: false,
-            });
-            added = true;
-        }
-    }
-    if added {
-        plan.claims.sort_by(|a, b| a.path.cmp(&b.path));
-        plan.claims.dedup_by(|a, b| a.path == b.path);
-    }
-    let mut examined = examined(root, &base.sources, plan);
-    if examined.stamps.iter().any(Option::is_none) {
-        let mut kept = examined.stamps.iter().map(Option::is_some);
-        examined
-            .plan
-            .claims
-            .retain(|_| kept.next().unwrap_or(false));
-        examined.stamps.retain(Option::is_some);
-        let stamp = stamp_with(root, &examined.plan, &examined.configuration, |i| {
-            examined.stamps[i]
-        });
-        examined.stamp = with_skills(stamp, root, &examined.plan, &base.sources);
-    }
-    examined
-}
-
-fn examined(root: &Path, sources: &Sources, plan: Plan) -> Examined {
     let at = SystemTime::now();
-    let configuration = examine_configuration(root);
+    let plan = Arc::new(super::index::plan(root, discovery, &base.sources)?);
     let stamps: Vec<Option<FileStamp>> = parallel::in_parts(
         &plan.claims,
         parallel::threads_for(plan.claims.len(), 4096),
@@ -206,11 +159,74 @@ fn examined(root: &Path, sources: &Sources, plan: Plan) -> Examined {
         },
     )
     .concat();
+    Ok(finish(root, base, plan, stamps, at))
+}
+
+/// The check of named paths only (what a writer wrote, what the file system reported modified):
+/// the previous generation's plan, with only those paths examined again; no discovery, no
+/// `git` process. A path no source claimed yet is added to the plan when `add` (a writer's new
+/// file); otherwise the answer is `None`, and only the full check can say what changed. A
+/// named claim no longer there is dropped, as a listing would drop it.
+pub(crate) fn examine_paths(
+    root: &Path,
+    base: &Index,
+    paths: &[String],
+    add: bool,
+) -> Option<Examined> {
+    let at = SystemTime::now();
+    let mut plan = Arc::clone(&base.files.plan);
+    let mut stamps = base.files.stamps.clone();
+    let mut scratch = Vec::new();
+    let mut gone = false;
+    for path in paths {
+        let found = plan.claims.binary_search_by(|c| c.path.as_str().cmp(path));
+        let at = match found {
+            Ok(at) => at,
+            Err(at) => {
+                base.sources.matching(path, &mut scratch);
+                let (&class, rest) = scratch.split_first().filter(|_| add)?;
+                let claim = Claim {
+                    path: path.clone(),
+                    class,
+                    also: rest.to_vec(),
+                    special: false,
+                };
+                Arc::make_mut(&mut plan).claims.insert(at, claim);
+                stamps.insert(at, None);
+                at
+            }
+        };
+        stamps[at] = FileStamp::examine(&root.join(path));
+        gone |= stamps[at].is_none();
+    }
+    if gone {
+        let named: std::collections::HashSet<&str> = paths.iter().map(String::as_str).collect();
+        let keep: Vec<bool> = (plan.claims.iter().zip(&stamps))
+            .map(|(c, s)| s.is_some() || !named.contains(c.path.as_str()))
+            .collect();
+        let mut kept = keep.iter();
+        Arc::make_mut(&mut plan)
+            .claims
+            .retain(|_| *kept.next().unwrap_or(&true));
+        let mut kept = keep.iter();
+        stamps.retain(|_| *kept.next().unwrap_or(&true));
+    }
+    Some(finish(root, base, plan, stamps, at))
+}
+
+fn finish(
+    root: &Path,
+    base: &Index,
+    plan: Arc<Plan>,
+    stamps: Vec<Option<FileStamp>>,
+    at: SystemTime,
+) -> Examined {
+    let configuration = examine_configuration(root);
     let stamp = with_skills(
         stamp_with(root, &plan, &configuration, |i| stamps[i]),
         root,
         &plan,
-        sources,
+        &base.sources,
     );
     Examined {
         plan,
@@ -290,21 +306,12 @@ fn racy_files_unchanged(root: &Path, base: &Index) -> bool {
             return false;
         }
     }
-    let racy: Vec<&Claim> = base
-        .files
-        .plan
-        .claims
-        .iter()
-        .zip(&base.files.stamps)
-        .filter(|(_, s)| s.is_some_and(|s| s.racy(started)))
-        .map(|(c, _)| c)
-        .collect();
-    if racy.is_empty() {
-        return true;
-    }
-    let objects = objects_by_path(&base.objects);
+    let files = &base.files;
     let mut dirs = Directories::default();
-    racy.into_iter().all(|claim| {
+    let mut racy =
+        (files.stamps.iter().enumerate()).filter(|(_, s)| s.is_some_and(|s| s.racy(started)));
+    racy.all(|(j, _)| {
+        let claim = &files.plan.claims[j];
         let (outcome, _) = read_one(
             root,
             claim,
@@ -317,9 +324,7 @@ fn racy_files_unchanged(root: &Path, base: &Index) -> bool {
             Outcome::Gone => false,
             Outcome::File {
                 result: Ok(object), ..
-            } => objects
-                .get(claim.path.as_str())
-                .is_some_and(|&i| base.objects[i as usize] == object),
+            } => files.objects[j].as_ref() == Some(&object),
             Outcome::File {
                 digest: Some(digest),
                 len,
@@ -345,15 +350,6 @@ fn settled_entry(base: &Index, path: &str) -> Option<(u64, [u8; 32])> {
         .iter()
         .find(|(p, _, _)| p == path)
         .map(|(_, len, digest)| (*len, *digest))
-}
-
-/// Each object's position, by the path it came from.
-fn objects_by_path(objects: &[Object]) -> HashMap<&str, u32> {
-    objects
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (o.provenance.path.as_str(), i as u32))
-        .collect()
 }
 
 /// Builds generation `generation` after `base` from what the check examined: a full build when
@@ -417,26 +413,23 @@ impl Reuse<'_> {
         read: &ReadFn<'_>,
     ) -> (Vec<Vec<Read>>, Vec<String>) {
         let previous = self.reusable(claims);
-        let positions: Vec<usize> = (0..claims.len()).collect();
-        let fresh = claims
-            .iter()
-            .zip(&previous)
+        let fresh = (claims.iter().zip(&previous))
             .filter(|(_, p)| p.is_none())
             .map(|(c, _)| c.path.clone())
             .collect();
+        let positions: Vec<usize> = (0..claims.len()).collect();
         let parts = parallel::in_parts(
             &positions,
-            parallel::threads_for(claims.len(), 2048),
+            parallel::threads_for(fresh_count(&previous), 32),
             |part| {
                 let mut dirs = Directories::default();
                 part.iter()
-                    .map(|&i| match previous[i] {
-                        Some(at) => {
-                            let object = self.base.objects[at as usize].clone();
+                    .map(|&i| match &previous[i] {
+                        Some(object) => {
                             let outcome = Outcome::File {
                                 digest: None,
                                 len: object.content.len() as u64,
-                                result: Ok(object),
+                                result: Ok(Object::clone(object)),
                             };
                             (outcome, self.stamps[i])
                         }
@@ -448,38 +441,38 @@ impl Reuse<'_> {
         (parts, fresh)
     }
 
-    /// For each claim, the position of the previous generation's object to take for it, when
-    /// one may be taken.
-    fn reusable(&self, claims: &[Claim]) -> Vec<Option<u32>> {
+    /// For each claim, the previous generation's object to take for it, when one may be taken:
+    /// the claims of both are sorted by path, so one walk pairs them.
+    fn reusable(&self, claims: &[Claim]) -> Vec<Option<&Object>> {
         let base = &self.base.files;
         let Some(started) = base.started else {
             return vec![None; claims.len()];
         };
-        let objects = objects_by_path(&self.base.objects);
-        let before: HashMap<&str, usize> = base
-            .plan
-            .claims
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.path.as_str(), i))
-            .collect();
+        let before = &base.plan.claims;
+        let mut j = 0;
         claims
             .iter()
             .zip(&self.stamps)
             .map(|(claim, now)| {
-                let &j = before.get(claim.path.as_str())?;
-                let was = &base.plan.claims[j];
+                while j < before.len() && before[j].path < claim.path {
+                    j += 1;
+                }
+                let was = before.get(j).filter(|was| was.path == claim.path)?;
                 let then = base.stamps[j]?;
                 let same = *now == Some(then)
                     && !then.racy(started)
                     && was.class == claim.class
                     && was.also == claim.also
                     && was.special == claim.special;
-                same.then(|| objects.get(claim.path.as_str()).copied())
-                    .flatten()
+                base.objects[j].as_ref().filter(|_| same)
             })
             .collect()
     }
+}
+
+/// How many claims are read anew: what decides whether reading them is worth more threads.
+fn fresh_count(previous: &[Option<&Object>]) -> usize {
+    previous.iter().filter(|p| p.is_none()).count()
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ impl Index {
 
     /// Like [`Index::prepare_search`], for the generation after `previous`: when this is an edit
     /// generation and `previous` has its postings, only the objects read anew are tokenized.
-    pub(crate) fn prepare_search_after(&self, previous: &Index) {
+    pub fn prepare_search_after(&self, previous: &Index) {
         let (Some(fresh), Some(before)) = (&self.files.fresh, previous.search_signatures.get())
         else {
             return self.prepare_search();
@@ -272,7 +272,7 @@ pub(crate) enum ListingFrom {
     /// A rebuild after a write: the previous generation's claims plus the written paths.
     Known(Vec<String>),
     /// An edit generation: the plan the watcher's check just made.
-    Planned(Plan),
+    Planned(std::sync::Arc<Plan>),
 }
 
 /// Builds from `known` paths instead of discovering them, when given: after a write, the
@@ -325,7 +325,7 @@ pub(crate) fn build_from(
     };
     let plan = match listing {
         Ok(plan) => plan,
-        Err(listing) => plan_from(listing, &sources)?,
+        Err(listing) => std::sync::Arc::new(plan_from(listing, &sources)?),
     };
     let planned_at = started.elapsed();
     let (reads, fresh) = match reuse {
@@ -368,6 +368,8 @@ pub(crate) fn build_from(
 
     let mut diagnostics = plan.listing_diagnostics.clone();
     let mut objects = Vec::with_capacity(plan.claims.len());
+    // Each claim's object, shared with `objects`, for the next edit generation to take.
+    let mut parsed: Vec<Option<Object>> = Vec::with_capacity(plan.claims.len());
     let mut matched = vec![0usize; sources.classes.len()];
     // The readers' parts are consumed where they lie: copying ten thousand outcomes into one
     // vector first cost more than the loop itself.
@@ -378,6 +380,7 @@ pub(crate) fn build_from(
             result,
         } = outcome
         else {
+            parsed.push(None);
             continue;
         };
         if let Some(digest) = digest {
@@ -398,8 +401,14 @@ pub(crate) fn build_from(
             ));
         }
         match result {
-            Ok(object) => objects.push(object),
-            Err(problems) => diagnostics.extend(problems),
+            Ok(object) => {
+                parsed.push(Some(object.clone()));
+                objects.push(object);
+            }
+            Err(problems) => {
+                parsed.push(None);
+                diagnostics.extend(problems);
+            }
         }
     }
     for (path, class) in &plan.non_utf8 {
@@ -444,6 +453,7 @@ pub(crate) fn build_from(
         stamp,
         files: Files {
             plan,
+            objects: parsed,
             stamps,
             configuration,
             started: Some(started_at),

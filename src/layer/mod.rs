@@ -40,7 +40,7 @@ pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
 pub use live::LiveIndex;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
+pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
 pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use skills::{base64, Skill, SkillFile, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME};
