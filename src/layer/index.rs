@@ -444,6 +444,7 @@ pub(crate) fn build_from(
     tracing::debug!(
         generation,
         files = plan.claims.len(),
+        read = fresh.as_ref().map_or(plan.claims.len(), Vec::len),
         objects = objects.len(),
         "index built in {:.1} ms (listed and planned in {:.1} ms)",
         started.elapsed().as_secs_f64() * 1e3,

@@ -394,9 +394,11 @@ impl LiveIndex {
     /// generation, reading again only the files whose stamps moved (see `incremental`).
     fn poll(&self, check: Check) {
         let mut builder = lock(&self.builder);
+        let started = Instant::now();
         let base = self.current();
         let written = std::mem::take(&mut *lock(&self.written));
         let forced = matches!(check, Check::Forced);
+        let named = matches!(check, Check::Paths(_)) || !written.is_empty();
         let examined = match check {
             Check::Forced if !written.is_empty() => {
                 incremental::examine_paths(&self.root, &base, &written, true)
@@ -417,7 +419,14 @@ impl LiveIndex {
         };
         if !forced {
             self.polls.fetch_add(1, Ordering::Relaxed);
-            if !examined.differs(&self.root, &base, &builder.stamp) {
+            let differs = examined.differs(&self.root, &base, &builder.stamp);
+            tracing::debug!(
+                named,
+                differs,
+                "layer checked in {:.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            if !differs {
                 return;
             }
             builder.stamp = examined.stamp;
