@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::executor::Executor;
+use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
@@ -46,21 +46,7 @@ impl Default for Options {
 /// A peer's number on the board.
 pub type PeerId = u64;
 
-/// How a peer reached this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Transport {
-    Stdio,
-    Http,
-}
-
-impl Transport {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Http => "http",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// A session attached to this process, named by its `clientInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,6 +184,9 @@ impl Peers {
     }
 }
 
+/// One value [`Context::per_generation`] keeps: its type, its generation, the value.
+type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
+
 /// The process-wide state behind every `Context`.
 #[derive(Debug)]
 struct Shared {
@@ -208,9 +197,13 @@ struct Shared {
     writes: AtomicU64,
     /// The `resources/list` pages of one index generation.
     resources_listing: Mutex<Option<(u64, Arc<crate::resolve::Pages>)>>,
+    /// What [`Context::per_generation`] keeps: one value of each type, for one generation.
+    per_generation: Mutex<Vec<Memo>>,
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
+    /// Every client listening for the layer's changes (SPEC §8.4).
+    listeners: crate::listeners::Listeners,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -246,7 +239,9 @@ impl Context {
                 peers: Peers::default(),
                 writes: AtomicU64::new(0),
                 resources_listing: Mutex::new(None),
+                per_generation: Mutex::new(Vec::new()),
                 writing: Mutex::new(()),
+                listeners: crate::listeners::Listeners::default(),
             }),
             caller: None,
             pinned: None,
@@ -302,6 +297,11 @@ impl Context {
         &self.shared.executor
     }
 
+    /// The clients listening for the layer's changes.
+    pub fn listeners(&self) -> &crate::listeners::Listeners {
+        &self.shared.listeners
+    }
+
     pub fn peers(&self) -> &Peers {
         &self.shared.peers
     }
@@ -329,6 +329,8 @@ impl Context {
                     }
                     // A server searches many times per generation: worth the signatures.
                     live.prepare_search_in_background();
+                    let listeners = self.shared.listeners.clone();
+                    live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
                 }
                 Ok(live)
             })
@@ -421,6 +423,31 @@ impl Context {
         Ok(text)
     }
 
+    /// The value of type `T` made from generation `generation`, made by `make` once per
+    /// generation and shared (the skills extension's answers: `mcp::skills`). A newer
+    /// generation replaces it.
+    pub fn per_generation<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        make: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let id = std::any::TypeId::of::<T>();
+        let mut slots = self
+            .shared
+            .per_generation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, value)) = slots.iter().find(|(t, g, _)| *t == id && *g == generation) {
+            if let Ok(value) = Arc::clone(value).downcast::<T>() {
+                return value;
+            }
+        }
+        let value = Arc::new(make());
+        slots.retain(|(t, _, _)| *t != id);
+        slots.push((id, generation, Arc::clone(&value) as Arc<_>));
+        value
+    }
+
     /// Serialises the writers of this process: the returned guard is held from a writer's
     /// check to its refreshed index.
     pub fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -438,6 +465,20 @@ impl Context {
     /// Repository writes by this process.
     pub fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
+    }
+}
+
+impl Host for Context {
+    fn pinned(&self) -> Self {
+        Context::pinned(self)
+    }
+
+    fn pinned_generation(&self) -> u64 {
+        Context::pinned_generation(self)
+    }
+
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError> {
+        (descriptor.handler)(self, input)
     }
 }
 

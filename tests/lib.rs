@@ -56,6 +56,9 @@ mod first_hour;
 /// MCP over stdio (SPEC §8) through the real binary and real pipes.
 mod mcp_stdio;
 
+/// A live layer (SPEC §8.4): subscriptions, listens and event streams on both transports.
+mod live;
+
 /// One URI, one answer (SPEC §7) over MCP and the CLI.
 mod objects;
 
@@ -93,6 +96,9 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// Hygiene of the module graph: the cycles issue 12 broke stay broken, no new pair names each other.
+mod module_graph;
+
 /// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
 mod runner;
 
@@ -128,3 +134,5 @@ mod surface_gen;
 
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
+/// A skill's files beyond the extension: search, listings, freshness, ignored files.
+mod skills_files;

@@ -1,7 +1,8 @@
 // Enhancements only: every page works without this script.
 // - a theme button that overrides the system's light/dark choice (remembered);
 // - "/" focuses the search box;
-// - a table too wide for the screen, which scrolls in its own box, can be scrolled from the keyboard.
+// - a table too wide for the screen, which scrolls in its own box, can be scrolled from the keyboard;
+// - a banner with a reload link once the layer changed while the page was open (/cockpit/events).
 (function () {
   "use strict";
   var root = document.documentElement;
@@ -49,4 +50,24 @@
     var search = document.getElementById("site-search");
     if (search) { event.preventDefault(); search.focus(); }
   });
+
+  // The layer changed since this page was rendered: say so once, with a link that reloads it.
+  var main = document.querySelector("main");
+  if (window.EventSource && main) {
+    var events = new EventSource("/cockpit/events");
+    events.addEventListener("changed", function () {
+      if (document.getElementById("layer-changed")) { return; }
+      var banner = document.createElement("p");
+      banner.id = "layer-changed";
+      banner.className = "notice";
+      banner.setAttribute("role", "status");
+      banner.appendChild(document.createTextNode("The layer changed since this page was loaded. "));
+      var reload = document.createElement("a");
+      reload.href = window.location.href;
+      reload.textContent = "Reload the page";
+      banner.appendChild(reload);
+      main.insertBefore(banner, main.firstChild);
+    });
+    window.addEventListener("pagehide", function () { events.close(); });
+  }
 })();

@@ -27,7 +27,7 @@ use super::kinds::REPOSITORY_KINDS_PATH;
 use super::manifest::MANIFEST_PATH;
 use super::object::Object;
 use super::parallel;
-use super::sources::{Sources, SOURCES_PATH};
+use super::sources::SOURCES_PATH;
 use super::{discovery, Discovery, LayerError};
 
 /// How close to the build's start a modification time makes a stamp untrustworthy, on a file
@@ -159,7 +159,7 @@ pub(crate) fn examine(
         },
     )
     .concat();
-    Ok(finish(root, base, plan, stamps, at))
+    Ok(finish(root, plan, stamps, at))
 }
 
 /// The check of named paths only (what a writer wrote, what the file system reported modified):
@@ -211,23 +211,17 @@ pub(crate) fn examine_paths(
         let mut kept = keep.iter();
         stamps.retain(|_| *kept.next().unwrap_or(&true));
     }
-    Some(finish(root, base, plan, stamps, at))
+    Some(finish(root, plan, stamps, at))
 }
 
 fn finish(
     root: &Path,
-    base: &Index,
     plan: Arc<Plan>,
     stamps: Vec<Option<FileStamp>>,
     at: SystemTime,
 ) -> Examined {
     let configuration = examine_configuration(root);
-    let stamp = with_skills(
-        stamp_with(root, &plan, &configuration, |i| stamps[i]),
-        root,
-        &plan,
-        &base.sources,
-    );
+    let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i]);
     Examined {
         plan,
         stamps,
@@ -235,53 +229,6 @@ fn finish(
         at,
         stamp,
     }
-}
-
-/// `stamp` with every file of every claimed skill's directory (path and stamp) hashed in: a
-/// skill's other files are read by every build but claimed by no source.
-pub(crate) fn with_skills(
-    stamp: [u8; 32],
-    root: &Path,
-    plan: &Plan,
-    sources: &Sources,
-) -> [u8; 32] {
-    let mut skills = plan.claims.iter().filter_map(|c| {
-        let skill = sources.classes[c.class].kind == "skill";
-        c.path.strip_suffix("/SKILL.md").filter(|_| skill)
-    });
-    let Some(first) = skills.next() else {
-        return stamp;
-    };
-    let mut hasher = Sha256::new();
-    hasher.update(stamp);
-    for directory in std::iter::once(first).chain(skills) {
-        let mut pending = vec![root.join(directory)];
-        let mut found = Vec::new();
-        while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                found.push((dir, None));
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let stamp = FileStamp::examine(&path);
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    pending.push(path.clone());
-                }
-                found.push((path, stamp));
-            }
-        }
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        for (path, stamp) in found {
-            hasher.update(path.as_os_str().as_encoded_bytes());
-            hasher.update([0]);
-            match stamp {
-                Some(stamp) => stamp.hash_into(&mut hasher),
-                None => hasher.update(b"absent"),
-            }
-        }
-    }
-    hasher.finalize().into()
 }
 
 impl Examined {

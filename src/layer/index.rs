@@ -17,7 +17,7 @@ use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
 use super::parallel;
-use super::search::{self, Found, Prepared, QueryError, Request};
+use super::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -55,12 +55,14 @@ pub struct Index {
     /// generation to tell which files to read again (see `incremental`).
     pub(crate) files: Files,
     /// The scopes of the active rules and instructions, built on first use.
-    scopes: OnceLock<super::scope::ScopeTable>,
+    scopes: OnceLock<super::scope_table::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
     /// Every skill's files (SPEC §8.5), sorted by skill name.
     pub skills: Vec<super::skills::Skill>,
+    /// The skills' text files as searched objects, made on first search.
+    skill_search: OnceLock<Vec<Object>>,
 }
 
 impl IndexState {
@@ -125,7 +127,20 @@ impl Index {
     /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
     /// postings when they are built, and never waits for them: the answer is the same.
     pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
-        search::search(&self.objects, self.search_signatures.get(), request)
+        search::search(self.corpus(), self.search_signatures.get(), request)
+    }
+
+    /// What a search ranks: the objects, then the skills' text files (`skill_file`, SPEC §8.5).
+    fn corpus(&self) -> Corpus<'_> {
+        let files = self
+            .skill_search
+            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        Corpus::new(&self.objects, files)
+    }
+
+    /// The object a search hit's `position` names: one of [`Index::objects`], or a skill's file.
+    pub fn searched(&self, position: usize) -> Option<&Object> {
+        self.corpus().get(position)
     }
 
     /// Builds the postings that let [`Index::search`] read only its terms' objects; does
@@ -133,7 +148,7 @@ impl Index {
     /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
         self.search_signatures
-            .get_or_init(|| Prepared::build(&self.objects));
+            .get_or_init(|| Prepared::build(self.corpus()));
     }
 
     /// Like [`Index::prepare_search`], for the generation after `previous`: when this is an edit
@@ -144,11 +159,20 @@ impl Index {
             return self.prepare_search();
         };
         let fresh: std::collections::HashSet<&str> = fresh.iter().map(String::as_str).collect();
+        let skill_files = self
+            .skill_search
+            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
         self.search_signatures.get_or_init(|| {
-            before.updated(&previous.objects, &self.objects, |o| {
+            before.updated(&previous.objects, &self.objects, skill_files, |o| {
                 fresh.contains(o.provenance.path.as_str())
             })
         });
+    }
+
+    /// The postings a full build makes of this generation's corpus.
+    #[cfg(test)]
+    pub(crate) fn prepared_from_scratch(&self) -> Prepared {
+        Prepared::build(self.corpus())
     }
 
     #[cfg(test)]
@@ -167,9 +191,9 @@ impl Index {
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
-    pub fn scopes(&self) -> &super::scope::ScopeTable {
+    pub fn scopes(&self) -> &super::scope_table::ScopeTable {
         self.scopes
-            .get_or_init(|| super::scope::ScopeTable::build(&self.objects))
+            .get_or_init(|| super::scope_table::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -201,6 +225,9 @@ pub(crate) struct Plan {
     /// Claimed paths that are not UTF-8 (lossy); refused.
     pub non_utf8: Vec<(String, usize)>,
     pub listing_diagnostics: Vec<Diagnostic>,
+    /// Every listed file under a claimed skill's directory, and the names there that are not
+    /// UTF-8: the skill's files are what discovery lists, so an ignored file is never one.
+    pub skill_files: super::skills::Listed,
 }
 
 pub(crate) fn plan(
@@ -217,17 +244,33 @@ pub(crate) fn plan_from(
     sources: &Sources,
 ) -> Result<Plan, LayerError> {
     let mut scratch = Vec::new();
-    let mut claims = Vec::new();
-    for path in listing.paths {
-        sources.matching(&path, &mut scratch);
+    let mut matched = Vec::new();
+    for (i, path) in listing.paths.iter().enumerate() {
+        sources.matching(path, &mut scratch);
         if let Some((&class, rest)) = scratch.split_first() {
-            claims.push(Claim {
-                special: listing.special.contains(&path),
-                path,
-                class,
-                also: rest.to_vec(),
-            });
+            matched.push((i, class, rest.to_vec()));
         }
+    }
+    let skill_files = super::skills::Listed::of(
+        &listing.paths,
+        &listing.non_utf8,
+        matched
+            .iter()
+            .filter(|(_, class, _)| sources.classes[*class].kind == super::skills::SKILL_KIND)
+            .map(|(i, _, _)| listing.paths[*i].as_str()),
+    );
+    let mut claims = Vec::with_capacity(matched.len());
+    let mut matched = matched.into_iter().peekable();
+    for (i, path) in listing.paths.into_iter().enumerate() {
+        let Some((_, class, also)) = matched.next_if(|(at, _, _)| *at == i) else {
+            continue;
+        };
+        claims.push(Claim {
+            special: listing.special.contains(&path),
+            path,
+            class,
+            also,
+        });
     }
     let mut non_utf8 = Vec::new();
     for path in listing.non_utf8 {
@@ -240,6 +283,7 @@ pub(crate) fn plan_from(
         claims,
         non_utf8,
         listing_diagnostics: listing.diagnostics,
+        skill_files,
     })
 }
 
@@ -343,12 +387,7 @@ pub(crate) fn build_from(
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
     let stamps: Vec<Option<FileStamp>> = reads.iter().flatten().map(|r| r.1).collect();
-    let stamp = super::incremental::with_skills(
-        stamp_with(root, &plan, &configuration, |i| stamps[i]),
-        root,
-        &plan,
-        &sources,
-    );
+    let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i]);
 
     // Entries of files that will not be objects; objects' own are taken lazily.
     let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
@@ -436,7 +475,8 @@ pub(crate) fn build_from(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, skill_entries) = super::skills::collect(root, &mut objects, &mut diagnostics);
+    let (skills, skill_entries) =
+        super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     settled.extend(skill_entries);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -472,6 +512,7 @@ pub(crate) fn build_from(
         sources,
         search_signatures: OnceLock::new(),
         skills,
+        skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
 }
@@ -686,6 +727,16 @@ pub(crate) fn stamp_with(
         stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
     }
     for (path, _) in &plan.non_utf8 {
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
+    }
+    // Every file of a skill, examined now: a build reads them after this, so an edit made while
+    // it reads moves the next stamp.
+    for path in plan
+        .skill_files
+        .paths
+        .iter()
+        .chain(&plan.skill_files.non_utf8)
+    {
         stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
     hasher.finalize().into()

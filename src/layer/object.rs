@@ -28,6 +28,12 @@ impl std::ops::Deref for Object {
     }
 }
 
+impl From<ObjectFields> for Object {
+    fn from(fields: ObjectFields) -> Object {
+        Object(Arc::new(fields))
+    }
+}
+
 impl PartialEq for Object {
     fn eq(&self, other: &Object) -> bool {
         Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
@@ -119,6 +125,15 @@ impl Metadata {
     /// The mapping as compact JSON (`{"id":"a",...}`), ready to embed in an answer.
     pub fn as_json(&self) -> &str {
         &self.json
+    }
+}
+
+/// No metadata: `{}`.
+impl Default for Metadata {
+    fn default() -> Metadata {
+        Metadata {
+            json: "{}".to_string(),
+        }
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Session {
     pub protocol_version: Option<&'static str>,
     /// How the era of each request is told (SPEC §8.3).
     pub opened: Opened,
+    /// Its subscriptions and listens (SPEC §8.4).
+    pub live: super::subscriptions::SessionLive,
 }
 
 impl Session {
@@ -35,6 +37,7 @@ impl Session {
             peer: None,
             protocol_version: None,
             opened: Opened::ByMessage,
+            live: Default::default(),
         }
     }
 }
@@ -86,6 +89,8 @@ pub struct Body {
     own_meta: bool,
     /// A modern result's own fields, written before the members of the text.
     lead: String,
+    /// Bytes of an owned text left unwritten: its opening brace, when `lead` opened the result.
+    skip: usize,
     /// How long the result stays fresh and for whom, when its method's results are cacheable.
     hint: Option<CacheHint>,
 }
@@ -109,14 +114,15 @@ impl Body {
             after: after.into(),
             own_meta: false,
             lead: String::new(),
+            skip: 0,
             hint: None,
         }
     }
 
     fn parts(&self) -> [&str; 3] {
         let text = match &self.text {
-            Text::Owned(s) => s.as_str(),
-            Text::Static(s) => s,
+            Text::Owned(s) => &s[self.skip..],
+            Text::Static(s) => &s[self.skip..],
             Text::Page(pages, page) => pages.pages[*page].text.as_str(),
         };
         [self.before, text, &self.after]
@@ -131,11 +137,6 @@ impl Body {
     /// brace), then this result's own members.
     fn modern(mut self, hint: Option<CacheHint>) -> Self {
         const META: &str = "\"_meta\":{";
-        if let Text::Static(text) = self.text {
-            if self.before.is_empty() {
-                self.text = Text::Owned(text.to_string());
-            }
-        }
         let mut meta_merged = false;
         if self.own_meta {
             if let Text::Owned(text) = &mut self.text {
@@ -147,20 +148,23 @@ impl Body {
         }
         let mut lead = era::result_fields(hint, !meta_merged);
         // The result's own opening brace gives way to the frame head's.
+        // It is skipped when written, not removed: a large result is not copied.
         let rest = if self.before.is_empty() {
-            match &mut self.text {
-                Text::Owned(text) => {
-                    text.replace_range(..1, "");
-                    text.as_str()
-                }
-                Text::Static(text) => text,
+            match &self.text {
+                Text::Owned(text) => &text[1..],
+                Text::Static(text) => &text[1..],
                 Text::Page(..) => "",
             }
         } else {
-            self.before = &self.before[1..];
-            self.before
+            &self.before[1..]
         };
-        if rest.starts_with('}') {
+        let closes = rest.starts_with('}');
+        if self.before.is_empty() {
+            self.skip = 1;
+        } else {
+            self.before = &self.before[1..];
+        }
+        if closes {
             lead.pop();
         }
         self.lead = lead;
@@ -283,7 +287,7 @@ impl Server {
         message: Value,
         raw_id: Option<String>,
     ) -> Option<Frame> {
-        let Value::Object(map) = message else {
+        let Value::Object(mut map) = message else {
             let what = if message.is_array() {
                 "batches are not supported; send one JSON-RPC object per message"
             } else {
@@ -299,7 +303,10 @@ impl Server {
         let id = map
             .get("id")
             .map(|v| raw_id.unwrap_or_else(|| v.to_string()));
-        let method = map.get("method");
+        // Taken out, not borrowed: the params are then owned without a copy (a modern request's
+        // `_meta` is most of it).
+        let method = map.remove("method");
+        let params = map.remove("params");
         if method.is_none() && (map.contains_key("result") || map.contains_key("error")) {
             // A response to a request we never send; nothing to answer.
             return None;
@@ -311,7 +318,7 @@ impl Server {
                 &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
             ));
         }
-        let Some(method) = method.and_then(Value::as_str) else {
+        let Some(method) = method.as_ref().and_then(Value::as_str) else {
             return Some(Frame::error(
                 reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
@@ -319,14 +326,19 @@ impl Server {
         };
         let Some(id) = id else {
             // A notification is never answered, whatever it is.
-            if NOTIFICATIONS.contains(&method) {
+            if method == "notifications/cancelled" {
+                // Ends a listen (stdio); a cancelled request that already answered is no-op.
+                let request = params.as_ref().and_then(|p| p.get("requestId"));
+                let ended = request.is_some_and(|id| session.live.cancel(id));
+                tracing::debug!(method, ended, "notification");
+            } else if NOTIFICATIONS.contains(&method) {
                 tracing::debug!(method, "notification");
             } else {
                 tracing::debug!(method, "ignored an unknown notification");
             }
             return None;
         };
-        let era = match era::classify(method, map.get("params"), session.opened) {
+        let era = match era::classify(method, params.as_ref(), session.opened) {
             Ok(era) => era,
             Err(e) => return Some(Frame::error(&id, &e)),
         };
@@ -344,9 +356,9 @@ impl Server {
                 ),
             ));
         }
-        let params = match map.get("params") {
+        let params = match params {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
+            Some(Value::Object(p)) => p,
             Some(_) => {
                 return Some(Frame::error(
                     &id,
@@ -368,7 +380,33 @@ impl Server {
                         .hinted(caching::COMPILED),
                 )
             }
-            "tools/call" => self.call_tool(session, &params),
+            "tools/call" => self.call_tool(session, params),
+            "resources/subscribe" => super::subscriptions::subscribe(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                &params,
+            )
+            .map(Body::owned),
+            "resources/unsubscribe" => super::subscriptions::unsubscribe(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                &params,
+            )
+            .map(Body::owned),
+            // Answered at its end (shutdown); its acknowledgement is its listener's first note.
+            "subscriptions/listen" => match super::subscriptions::listen(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                era,
+                &id,
+                &params,
+            ) {
+                Ok(()) => return None,
+                Err(e) => Err(e),
+            },
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
@@ -428,6 +466,8 @@ impl Server {
             version,
         );
         session.peer = Some(peer);
+        // A legacy session hears `list_changed` from now on (its transport delivers it).
+        let _ = session.live.legacy(&self.ctx, session.transport);
         tracing::info!(client = name, protocol = version, "initialized");
         let result = json!({
             "protocolVersion": version,
@@ -442,16 +482,17 @@ impl Server {
         Ok(Body::owned(result.to_string()))
     }
 
-    fn call_tool(&self, session: &Session, params: &Map<String, Value>) -> Answer {
+    fn call_tool(&self, session: &Session, mut params: Map<String, Value>) -> Answer {
+        let arguments = params.remove("arguments");
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::new(
                 protocol::INVALID_PARAMS,
                 "`name` must name a tool (a string)",
             ));
         };
-        let arguments = match params.get("arguments") {
+        let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(v @ Value::Object(_)) => v.clone(),
+            Some(v @ Value::Object(_)) => v,
             Some(_) => {
                 return Err(RpcError::new(
                     protocol::INVALID_PARAMS,

@@ -13,7 +13,6 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::layer::index::build;
-use crate::layer::search::Prepared;
 
 const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
 
@@ -224,7 +223,7 @@ fn run(edits: &[Vec<Edit>]) {
         edited.prepare_search_after(&base);
         let prepared = edited.search_signatures_for_tests().expect("prepared");
         assert!(
-            *prepared == Prepared::build(&edited.objects),
+            *prepared == edited.prepared_from_scratch(),
             "the updated postings differ from a fresh build after {batch:?}"
         );
         known = edited.stamp;

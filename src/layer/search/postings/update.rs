@@ -10,25 +10,27 @@ use crate::layer::object::Object;
 use crate::layer::search::fields;
 
 impl Prepared {
-    /// The postings of `after`, from these postings of `before` (both sorted by URI, as an
-    /// index holds them). An object of `after` for which `fresh` is false must be one of
-    /// `before`, unchanged; the others are tokenized.
+    /// The postings of the corpus `after` then `more`, from these postings of a corpus whose
+    /// objects were `before` (both sorted by URI, as an index holds them). An object of `after`
+    /// for which `fresh` is false must be one of `before`, unchanged; the others, and every
+    /// one of `more` (a skill's files, few), are tokenized.
     pub fn updated(
         &self,
         before: &[Object],
         after: &[Object],
+        more: &[Object],
         fresh: impl Fn(&Object) -> bool,
     ) -> Prepared {
         // Where each object of `before` went, when it was carried over (u32::MAX: it was not).
-        let mut moved = vec![u32::MAX; before.len()];
-        let mut body_len = Vec::with_capacity(after.len());
+        let mut moved = vec![u32::MAX; self.len()];
+        let mut body_len = Vec::with_capacity(after.len() + more.len());
         let mut added: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut i = 0;
         for (position, object) in after.iter().enumerate() {
             while i < before.len() && before[i].uri < object.uri {
                 i += 1;
             }
-            let carried = self.len() == before.len()
+            let carried = self.len() >= before.len()
                 && i < before.len()
                 && before[i].uri == object.uri
                 && !fresh(object);
@@ -38,6 +40,16 @@ impl Prepared {
                 i += 1;
                 continue;
             }
+            body_len.push(fields::body_len(object) as u32);
+            for (term, counts) in object_terms(object) {
+                added
+                    .entry(term)
+                    .or_default()
+                    .push(Posting::new(position, &counts));
+            }
+        }
+        for (position, object) in more.iter().enumerate() {
+            let position = after.len() + position;
             body_len.push(fields::body_len(object) as u32);
             for (term, counts) in object_terms(object) {
                 added
