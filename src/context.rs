@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::executor::Executor;
+use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
@@ -46,21 +46,7 @@ impl Default for Options {
 /// A peer's number on the board.
 pub type PeerId = u64;
 
-/// How a peer reached this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Transport {
-    Stdio,
-    Http,
-}
-
-impl Transport {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Http => "http",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// A session attached to this process, named by its `clientInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,6 +197,8 @@ struct Shared {
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
+    /// Every client listening for the layer's changes (SPEC §8.4).
+    listeners: crate::listeners::Listeners,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -247,6 +235,7 @@ impl Context {
                 writes: AtomicU64::new(0),
                 resources_listing: Mutex::new(None),
                 writing: Mutex::new(()),
+                listeners: crate::listeners::Listeners::default(),
             }),
             caller: None,
             pinned: None,
@@ -302,6 +291,11 @@ impl Context {
         &self.shared.executor
     }
 
+    /// The clients listening for the layer's changes.
+    pub fn listeners(&self) -> &crate::listeners::Listeners {
+        &self.shared.listeners
+    }
+
     pub fn peers(&self) -> &Peers {
         &self.shared.peers
     }
@@ -329,6 +323,8 @@ impl Context {
                     }
                     // A server searches many times per generation: worth the signatures.
                     live.prepare_search_in_background();
+                    let listeners = self.shared.listeners.clone();
+                    live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
                 }
                 Ok(live)
             })
@@ -438,6 +434,20 @@ impl Context {
     /// Repository writes by this process.
     pub fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
+    }
+}
+
+impl Host for Context {
+    fn pinned(&self) -> Self {
+        Context::pinned(self)
+    }
+
+    fn pinned_generation(&self) -> u64 {
+        Context::pinned_generation(self)
+    }
+
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError> {
+        (descriptor.handler)(self, input)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod http;
 pub mod init;
 pub mod init_agents;
 pub mod layer;
+pub mod listeners;
 pub mod logging;
 pub mod mcp;
 pub mod registry;
@@ -21,6 +22,7 @@ pub mod resolve;
 pub mod secrets;
 pub mod standing;
 pub mod surface;
+pub mod transport;
 pub mod write;
 pub mod write_lock;
 

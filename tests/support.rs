@@ -170,6 +170,8 @@ pub struct McpServer {
     lines: Option<Receiver<String>>,
     stderr: Option<JoinHandle<Vec<u8>>>,
     next_id: u64,
+    /// Notifications that arrived while a request waited for its answer, oldest first.
+    pub notifications: std::collections::VecDeque<Value>,
 }
 
 impl McpServer {
@@ -228,6 +230,7 @@ impl McpServer {
             lines: Some(lines),
             stderr: Some(stderr),
             next_id: 0,
+            notifications: Default::default(),
         }
     }
 
@@ -282,12 +285,33 @@ impl McpServer {
             .unwrap_or_else(|e| panic!("stdout carries JSON frames only ({e}): {line:?}"))
     }
 
+    /// The next frame that is not a notification; notifications on the way are kept in
+    /// [`McpServer::notifications`] (the layer's changes arrive between answers).
+    pub fn answer(&mut self) -> Value {
+        loop {
+            let frame = self.recv();
+            if frame.get("id").is_none() && frame.get("method").is_some() {
+                self.notifications.push_back(frame);
+                continue;
+            }
+            return frame;
+        }
+    }
+
+    /// The next notification, kept or still to come.
+    pub fn notification(&mut self) -> Value {
+        match self.notifications.pop_front() {
+            Some(frame) => frame,
+            None => self.recv(),
+        }
+    }
+
     /// Sends a request with the next numeric id and returns its frame, checking the id.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send_json(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        let frame = self.recv();
+        let frame = self.answer();
         assert_eq!(
             frame["id"],
             json!(id),

@@ -21,6 +21,7 @@ use crate::registry::types::{
     McpProjectionOutputServer as ServerView, McpProjectionOutputServing as Serving,
     McpProjectionOutputServingNotServedItem as NotServed, McpProjectionOutputToolsItem as ToolView,
     McpProjectionOutputTransportsItem as TransportView,
+    McpProjectionOutputTransportsItemLive as TransportLive,
     McpProjectionOutputTransportsItemName as TransportName,
     McpProjectionOutputTransportsItemSessionsByEra as SessionsByEra,
 };
@@ -280,6 +281,34 @@ fn transport(
         sessions: legacy,
         sessions_by_era: SessionsByEra { legacy, modern: 0 },
         board_sessions,
+        live: live_view(ctx, which),
+    }
+}
+
+/// The listeners attached over `which` now (SPEC §8.4), from the fan-out itself.
+fn live_view(ctx: &Context, which: Transport) -> TransportLive {
+    use crate::listeners::Role;
+    let listeners = ctx.listeners();
+    let sessions = listeners.count(which, |r| *r == Role::Session);
+    let listens = listeners.count(which, |r| matches!(r, Role::Listen { .. }));
+    let pages = listeners.count(which, |r| *r == Role::Page);
+    let (deepest, collapsed) = listeners
+        .all()
+        .iter()
+        .filter(|l| l.transport == which)
+        .map(|l| l.depth())
+        .fold((0, 0), |(deepest, collapsed), (_, d, c)| {
+            (deepest.max(d), collapsed + c)
+        });
+    TransportLive {
+        sessions: sessions.listeners as i64,
+        subscriptions: sessions.subscriptions as i64,
+        listens: listens.listeners as i64,
+        listen_subscriptions: listens.subscriptions as i64,
+        pages: pages.listeners as i64,
+        queue_bound: crate::listeners::QUEUE_BOUND as i64,
+        deepest_queue: deepest as i64,
+        collapsed: collapsed as i64,
     }
 }
 

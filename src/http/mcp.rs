@@ -205,11 +205,17 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
     }
 }
 
-pub async fn get() -> Response {
+/// `GET /mcp` naming a legacy session is its event stream (SPEC §8.4); without one there is
+/// nothing to stream (the modern era listens with `subscriptions/listen`).
+pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        let session_id = session_id.to_string();
+        return super::events::session(state, &session_id).await;
+    }
     let mut response = super::error_response(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        "this server opens no server-to-client stream; POST JSON-RPC messages to /mcp",
+        "GET streams a legacy session's notifications: name it with Mcp-Session-Id (a modern client sends subscriptions/listen)",
     );
     response
         .headers_mut()

@@ -137,7 +137,12 @@ pub async fn post(
     super::offload(move || {
         let mut session = Session::new(Transport::Http);
         session.opened = Opened::Modern;
-        match server.handle(&mut session, &body) {
+        let frame = server.handle(&mut session, &body);
+        // A listen that opened is answered with its stream (SPEC §8.4).
+        if let Some(listener) = session.live.take_listens().pop() {
+            return super::events::listen(&state.ctx, listener);
+        }
+        match frame {
             Some(frame) => (
                 StatusCode::OK,
                 [(header::CONTENT_TYPE, "application/json")],

@@ -4,6 +4,7 @@
 
 mod accept;
 pub mod binding;
+mod events;
 mod guard;
 pub mod mcp;
 mod mcp_modern;
@@ -241,7 +242,7 @@ async fn method_not_allowed() -> Response {
 }
 
 /// The Cockpit's policy: nothing but this server's own stylesheet and script, no framing.
-const COCKPIT_CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const COCKPIT_CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 fn cockpit_headers(response: &mut Response, cache: &'static str) {
     let headers = response.headers_mut();
@@ -407,6 +408,7 @@ pub fn router(state: AppState) -> Router {
             get(|| async { json_response(json!({ "status": "ok" }).to_string()) }),
         )
         .route("/mcp", post(mcp::post).delete(mcp::delete).get(mcp::get))
+        .route("/cockpit/events", get(events::cockpit))
         .route("/cockpit", get(cockpit_page).post(cockpit_page))
         .route("/cockpit/", get(cockpit_page).post(cockpit_page))
         .route("/cockpit/{*rest}", get(cockpit_page).post(cockpit_page));
@@ -551,6 +553,8 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         while connections.try_join_next().is_some() {}
     }
     eprintln!("majordomus: stopping; letting requests in flight finish");
+    // Every stream ends, a listen with its graceful result, so connections can close.
+    state.ctx.listeners().shut_down();
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(10), async {
         while connections.join_next().await.is_some() {}

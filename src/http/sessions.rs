@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::context::{PeerId, Peers};
+use crate::listeners::Listener;
 use crate::mcp::Session;
 
 /// How long a session may stay idle.
@@ -27,6 +28,8 @@ pub struct Slot {
     session: Mutex<Session>,
     /// The peer this session put on the board at `initialize`; fixed for its life.
     peer: Option<PeerId>,
+    /// Its notifications (SPEC §8.4), drained by its `GET` stream; closed when it ends.
+    listener: Option<Arc<Listener>>,
     busy: AtomicUsize,
 }
 
@@ -129,6 +132,13 @@ impl std::ops::Deref for InUse {
     }
 }
 
+impl InUse {
+    /// The session's listener, for its event stream.
+    pub fn listener(&self) -> Option<Arc<Listener>> {
+        self.slot.listener.clone()
+    }
+}
+
 impl Drop for InUse {
     fn drop(&mut self) {
         self.slot.busy.fetch_sub(1, Ordering::SeqCst);
@@ -182,6 +192,7 @@ impl Sessions {
                 let seen = table.stamp(now);
                 let slot = Arc::new(Slot {
                     peer: session.peer,
+                    listener: session.live.session_listener(),
                     session: Mutex::new(session),
                     busy: AtomicUsize::new(0),
                 });
@@ -191,6 +202,7 @@ impl Sessions {
             } else {
                 ended.push(Arc::new(Slot {
                     peer: session.peer,
+                    listener: session.live.session_listener(),
                     session: Mutex::new(session),
                     busy: AtomicUsize::new(0),
                 }));
@@ -253,6 +265,10 @@ impl Sessions {
 fn detach(ended: &[Arc<Slot>], peers: &Peers) {
     for peer in ended.iter().filter_map(|slot| slot.peer) {
         peers.detach(peer);
+    }
+    // An ended session's stream ends with it, even while the stream still holds the slot.
+    for listener in ended.iter().filter_map(|slot| slot.listener.as_ref()) {
+        listener.close(false);
     }
 }
 

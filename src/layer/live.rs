@@ -13,6 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::changes::Changes;
 use super::events::{Notifications, WatchSet};
 use super::index::{build, build_with, plan, stamp_of_plan, Index};
 use super::{Discovery, LayerError};
@@ -67,7 +68,12 @@ pub struct LiveIndex {
     written: Mutex<Vec<String>>,
     /// Whether every published generation gets its search signatures built in the background.
     prepare_search: AtomicBool,
+    /// Told what each published generation changed (see `changes`), when someone listens.
+    on_change: RwLock<Option<ChangeHook>>,
 }
+
+/// What [`LiveIndex::on_change`] calls, on the watcher's thread: it must not block.
+pub type ChangeHook = Arc<dyn Fn(Arc<Changes>) + Send + Sync>;
 
 struct Builder {
     /// The stamp the current generation (or the last failed attempt) was built from.
@@ -123,6 +129,7 @@ impl LiveIndex {
             refreshed: Condvar::new(),
             written: Mutex::new(Vec::new()),
             prepare_search: AtomicBool::new(false),
+            on_change: RwLock::new(None),
         }))
     }
 
@@ -285,6 +292,13 @@ impl LiveIndex {
         prepare_in_background(self.current());
     }
 
+    /// Calls `hook` with what each generation published from now on changed, computed once per
+    /// generation; a generation that changes nothing visible is not reported. Replaces any
+    /// earlier hook.
+    pub fn on_change(&self, hook: ChangeHook) {
+        *self.on_change.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    }
+
     /// Like [`LiveIndex::refresh_now`], for a writer that knows what it wrote: the build lists
     /// the previous generation's claimed paths plus `written` instead of discovering files
     /// again (no `git` process), so a write is seen at once. The watcher's next poll still
@@ -364,7 +378,21 @@ impl LiveIndex {
                 // made during the build moves the next stamp and is picked up by the next poll.
                 builder.stamp = index.stamp;
                 let index = Arc::new(index);
-                *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&index);
+                let old = std::mem::replace(
+                    &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+                    Arc::clone(&index),
+                );
+                let hook = self
+                    .on_change
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                if let Some(hook) = hook {
+                    let changes = Changes::between(&old, &index);
+                    if !changes.is_empty() {
+                        hook(Arc::new(changes));
+                    }
+                }
                 // After the swap: a writer waiting for this generation must not also wait for
                 // its signatures.
                 if self.prepare_search.load(Ordering::Relaxed) {

@@ -11,6 +11,7 @@
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
 //! object file only excludes that file, with a [`Diagnostic`].
 
+mod changes;
 mod config;
 mod diagnostic;
 mod discovery;
@@ -34,15 +35,18 @@ mod yaml_bound;
 
 use std::path::PathBuf;
 
+pub use changes::Changes;
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
 pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
-pub use live::LiveIndex;
+pub use live::{ChangeHook, LiveIndex};
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
-pub use skills::{base64, Skill, SkillFile, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME};
+pub use skills::{
+    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 pub use yaml_bound::{
     check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,

@@ -191,11 +191,12 @@ pub fn server_info() -> Value {
 }
 
 /// The capabilities both eras declare: tools (compiled in, so never changing) and resources;
-/// the skills extension (SPEC §8.5); no prompts. Nothing is pushed to a client yet, so no list-change or subscription is offered.
+/// the skills extension (SPEC §8.5); no prompts. The layer's changes reach clients (SPEC §8.4):
+/// resources offer subscriptions and list changes.
 pub fn capabilities() -> Value {
     json!({
         "tools": { "listChanged": false },
-        "resources": { "listChanged": false, "subscribe": false },
+        "resources": { "listChanged": true, "subscribe": true },
         "extensions": { (super::skills::EXTENSION): super::skills::capability() },
     })
 }

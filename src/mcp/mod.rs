@@ -9,5 +9,6 @@ pub mod protocol;
 pub mod server;
 pub mod skills;
 pub mod stdio;
+pub mod subscriptions;
 
 pub use server::{instructions, Server, Session};

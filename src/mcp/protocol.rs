@@ -19,13 +19,15 @@ pub const METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
     "skills/list",
     "skills/get",
     "resources/directory/read",
 ];
 
-/// Modern requests served: stateless, each carrying `_meta` (SPEC §8.3). Live subscriptions
-/// (`subscriptions/listen`) join this list when they are served.
+/// Modern requests served: stateless, each carrying `_meta` (SPEC §8.3); `subscriptions/listen`
+/// opens a stream of the layer's changes (SPEC §8.4).
 pub const MODERN_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -33,16 +35,18 @@ pub const MODERN_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "subscriptions/listen",
     "skills/list",
     "skills/get",
     "resources/directory/read",
 ];
 
 /// Notifications accepted (and, like every notification, never answered).
-pub const NOTIFICATIONS: &[&str] = &["notifications/initialized"];
+pub const NOTIFICATIONS: &[&str] = &["notifications/initialized", "notifications/cancelled"];
 
-/// Notifications a modern request may send (none: a modern request is stateless).
-pub const MODERN_NOTIFICATIONS: &[&str] = &[];
+/// Notifications a modern client may send: over stdio, `notifications/cancelled` ends a listen
+/// (over HTTP, closing its stream does).
+pub const MODERN_NOTIFICATIONS: &[&str] = &["notifications/cancelled"];
 
 /// Extensions declared under `capabilities.extensions`, both eras.
 pub const EXTENSIONS: &[&str] = &[];
@@ -58,7 +62,6 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
         "prompt assets render checkout-local context; served unrendered they would read as finished, so they are resources",
     ),
     ("prompts/get", "prompts are not served (see prompts/list)"),
-    ("resources/subscribe", "resources change with the repository; clients re-read"),
     ("completion/complete", "no argument completion is offered"),
     ("logging/setLevel", "logs go to stderr, filtered by the environment"),
 ];
@@ -73,10 +76,9 @@ pub const MODERN_NOT_SERVED: &[(&str, &str)] = &[
     ("ping", "removed in 2026-07-28; any request answers whether the server is up"),
     (
         "resources/subscribe",
-        "removed in 2026-07-28 (subscriptions/listen replaces it); not served yet",
+        "removed in 2026-07-28: subscriptions/listen names the URIs to hear of",
     ),
     ("resources/unsubscribe", "removed in 2026-07-28, with resources/subscribe"),
-    ("subscriptions/listen", "live notifications are not served yet; clients re-read when ttlMs runs out"),
     (
         "prompts/list",
         "prompt assets render checkout-local context; served unrendered they would read as finished, so they are resources",

@@ -26,6 +26,8 @@ pub struct Session {
     pub protocol_version: Option<&'static str>,
     /// How the era of each request is told (SPEC §8.3).
     pub opened: Opened,
+    /// Its subscriptions and listens (SPEC §8.4).
+    pub live: super::subscriptions::SessionLive,
 }
 
 impl Session {
@@ -35,6 +37,7 @@ impl Session {
             peer: None,
             protocol_version: None,
             opened: Opened::ByMessage,
+            live: Default::default(),
         }
     }
 }
@@ -323,7 +326,12 @@ impl Server {
         };
         let Some(id) = id else {
             // A notification is never answered, whatever it is.
-            if NOTIFICATIONS.contains(&method) {
+            if method == "notifications/cancelled" {
+                // Ends a listen (stdio); a cancelled request that already answered is no-op.
+                let request = params.as_ref().and_then(|p| p.get("requestId"));
+                let ended = request.is_some_and(|id| session.live.cancel(id));
+                tracing::debug!(method, ended, "notification");
+            } else if NOTIFICATIONS.contains(&method) {
                 tracing::debug!(method, "notification");
             } else {
                 tracing::debug!(method, "ignored an unknown notification");
@@ -373,6 +381,32 @@ impl Server {
                 )
             }
             "tools/call" => self.call_tool(session, params),
+            "resources/subscribe" => super::subscriptions::subscribe(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                &params,
+            )
+            .map(Body::owned),
+            "resources/unsubscribe" => super::subscriptions::unsubscribe(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                &params,
+            )
+            .map(Body::owned),
+            // Answered at its end (shutdown); its acknowledgement is its listener's first note.
+            "subscriptions/listen" => match super::subscriptions::listen(
+                &self.ctx,
+                &mut session.live,
+                session.transport,
+                era,
+                &id,
+                &params,
+            ) {
+                Ok(()) => return None,
+                Err(e) => Err(e),
+            },
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
@@ -432,6 +466,8 @@ impl Server {
             version,
         );
         session.peer = Some(peer);
+        // A legacy session hears `list_changed` from now on (its transport delivers it).
+        let _ = session.live.legacy(&self.ctx, session.transport);
         tracing::info!(client = name, protocol = version, "initialized");
         let result = json!({
             "protocolVersion": version,

@@ -1,13 +1,17 @@
 //! MCP over stdio: one JSON-RPC message per line in, one frame per line out. stdout carries
 //! protocol frames only; logs go to stderr. EOF on stdin, or a closed stdout, ends the session
-//! cleanly.
+//! cleanly. The session's notifications (SPEC §8.4) are written by a thread of their own, on
+//! the same writer as the answers, whole lines only.
 
 use std::io::{self, BufRead, Write};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::protocol::{self, MAX_MESSAGE_BYTES};
 use super::server::{Frame, Server, Session};
+use super::subscriptions;
 use crate::context::Transport;
+use crate::listeners::Listener;
 
 /// One line read under the size bound.
 enum Line {
@@ -64,12 +68,27 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::
 }
 
 /// Serves one session on the process's stdin and stdout until EOF or a closed stdout.
+/// Answers and the session's notifications (SPEC §8.4) share one writer, a line at a time.
 pub fn serve(server: &Server) -> io::Result<()> {
     let stdin = io::stdin();
     let mut reader = io::BufReader::with_capacity(64 * 1024, stdin.lock());
-    let stdout = io::stdout();
-    let mut writer = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let writer = Arc::new(Mutex::new(io::BufWriter::with_capacity(
+        64 * 1024,
+        io::stdout(),
+    )));
     let mut session = Session::new(Transport::Stdio);
+    let bell = Arc::new(Bell::default());
+    let ring = Arc::clone(&bell);
+    session.live.set_wake(Arc::new(move || ring.ring()));
+    let notifier = Notifier {
+        bell: Arc::clone(&bell),
+        listeners: session.live.shared(),
+        writer: Arc::clone(&writer),
+    };
+    let notifying = std::thread::Builder::new()
+        .name("majordomus-mcp-notify".to_string())
+        .spawn(move || notifier.run())
+        .ok();
     let mut buf = Vec::new();
     let result = loop {
         if reader.buffer().is_empty() {
@@ -92,10 +111,11 @@ pub fn serve(server: &Server) -> io::Result<()> {
             }
             Err(e) => break Err(e),
         };
+        let mut out = lock(&writer);
         if let Some(frame) = frame {
             let written = frame
-                .write_to(&mut writer)
-                .and_then(|()| writer.write_all(b"\n"));
+                .write_to(&mut *out)
+                .and_then(|()| out.write_all(b"\n"));
             if let Err(e) = written {
                 break closed_or(e);
             }
@@ -104,16 +124,99 @@ pub fn serve(server: &Server) -> io::Result<()> {
         // write, and an answer is never held back by a message that has only partly arrived
         // (its sender may be waiting for this answer before it writes the rest).
         if memchr::memchr(b'\n', reader.buffer()).is_none() {
-            if let Err(e) = writer.flush() {
+            if let Err(e) = out.flush() {
                 break closed_or(e);
             }
         }
     };
+    // The session ends: each open listen gets its graceful result after what it was owed.
+    bell.stop();
+    if let Some(notifying) = notifying {
+        let _ = notifying.join();
+    }
     if let Some(peer) = session.peer {
         server.context().peers().detach(peer);
     }
-    let _ = writer.flush();
+    let _ = lock(&writer).flush();
     result
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Rung when one of the session's listeners has something to say, or the session ends.
+#[derive(Default)]
+struct Bell {
+    state: Mutex<(bool, bool)>,
+    rung: Condvar,
+}
+
+impl Bell {
+    fn ring(&self) {
+        lock(&self.state).0 = true;
+        self.rung.notify_one();
+    }
+
+    fn stop(&self) {
+        lock(&self.state).1 = true;
+        self.rung.notify_one();
+    }
+
+    /// Waits for a ring; true when the session ended.
+    fn wait(&self) -> bool {
+        let mut state = lock(&self.state);
+        while !state.0 && !state.1 {
+            state = self.rung.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.0 = false;
+        state.1
+    }
+}
+
+/// Writes the session's notifications as they are owed, on the writer answers use.
+struct Notifier {
+    bell: Arc<Bell>,
+    listeners: Arc<Mutex<Vec<Arc<Listener>>>>,
+    writer: Arc<Mutex<io::BufWriter<io::Stdout>>>,
+}
+
+impl Notifier {
+    fn run(self) {
+        loop {
+            let ended = self.bell.wait();
+            if self.write_owed(ended).is_err() || ended {
+                return;
+            }
+        }
+    }
+
+    /// Writes every note waiting; at the session's end, each listen's graceful result too.
+    fn write_owed(&self, ended: bool) -> io::Result<()> {
+        let listeners = lock(&self.listeners).clone();
+        let mut lines = Vec::new();
+        for listener in &listeners {
+            let drained = listener.drain();
+            lines.extend(
+                drained
+                    .notes
+                    .iter()
+                    .filter_map(|note| subscriptions::frame(listener, note)),
+            );
+            if ended || drained.graceful {
+                lines.extend(subscriptions::graceful(listener));
+            }
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut out = lock(&self.writer);
+        for line in &lines {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
 }
 
 /// How long the loop keeps looking for the next message after answering before it blocks.

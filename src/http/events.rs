@@ -1,0 +1,198 @@
+//! Server-sent event streams of a live layer (SPEC §8.4): a legacy session's `GET /mcp`, a
+//! modern `subscriptions/listen` answered as a stream, and the Cockpit's `/cockpit/events`.
+//! Each stream attaches to one listener of `crate::listeners`, drains it when woken and writes
+//! each note as one event (`X-Accel-Buffering: no`, a keep-alive comment every 15 s). A stream
+//! whose client went away is dropped by hyper, which ends a listen or a page's listener; a
+//! session's listener outlives its streams, and a newer `GET` replaces an older one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use tokio::sync::Notify;
+
+use super::mcp::SESSION_HEADER;
+use super::AppState;
+use crate::context::{Context, Transport};
+use crate::listeners::{Filter, Listener, Listeners, Note, Role};
+use crate::mcp::subscriptions;
+
+/// How long a quiet stream waits before it sends a keep-alive comment.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// One open stream: its listener, its wake-up, and what it keeps alive.
+struct Stream {
+    listener: Arc<Listener>,
+    registry: Listeners,
+    notify: Arc<Notify>,
+    epoch: u64,
+    ctx: Context,
+    /// A comment first, so the client sees the stream open before any event.
+    greeted: bool,
+    done: bool,
+    /// Held for the stream's life (a legacy session stays in use while its stream is open).
+    _hold: Option<super::sessions::InUse>,
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // A listen or a page lives as long as its stream; a session's listener outlives it.
+        if self.listener.role != Role::Session {
+            self.registry.remove(&self.listener);
+        }
+    }
+}
+
+impl Stream {
+    /// The events for `notes`, in order.
+    fn events(&self, notes: &[Note], out: &mut String) {
+        for note in notes {
+            let data = match (&self.listener.role, note) {
+                (Role::Page, Note::Changed) => {
+                    let generation = self.ctx.index().map_or(0, |i| i.generation);
+                    out.push_str("event: changed\ndata: ");
+                    out.push_str(&json!({ "generation": generation }).to_string());
+                    out.push_str("\n\n");
+                    continue;
+                }
+                _ => subscriptions::frame(&self.listener, note),
+            };
+            if let Some(data) = data {
+                out.push_str("event: message\ndata: ");
+                out.push_str(&data);
+                out.push_str("\n\n");
+            }
+        }
+    }
+
+    /// The next chunk of the stream; `None` once it ended.
+    async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Stream)> {
+        if self.done {
+            return None;
+        }
+        if !self.greeted {
+            self.greeted = true;
+            if !matches!(self.listener.role, Role::Listen { .. }) {
+                return Some((Ok(Bytes::from_static(b": listening\n\n")), self));
+            }
+        }
+        loop {
+            let drained = self.listener.drain();
+            let mut out = String::new();
+            self.events(&drained.notes, &mut out);
+            if drained.closed || self.listener.epoch() != self.epoch {
+                if drained.graceful {
+                    if let Some(result) = subscriptions::graceful(&self.listener) {
+                        out.push_str("event: message\ndata: ");
+                        out.push_str(&result);
+                        out.push_str("\n\n");
+                    }
+                }
+                self.done = true;
+                return (!out.is_empty()).then(|| (Ok(Bytes::from(out)), self));
+            }
+            if !out.is_empty() {
+                return Some((Ok(Bytes::from(out)), self));
+            }
+            let notify = Arc::clone(&self.notify);
+            tokio::select! {
+                _ = notify.notified() => continue,
+                _ = tokio::time::sleep(KEEP_ALIVE) => {
+                    return Some((Ok(Bytes::from_static(b":\n\n")), self));
+                }
+            }
+        }
+    }
+}
+
+/// An event-stream response draining `listener` from now on.
+fn stream(
+    ctx: &Context,
+    listener: Arc<Listener>,
+    hold: Option<super::sessions::InUse>,
+    session: Option<&str>,
+) -> Response {
+    let notify = Arc::new(Notify::new());
+    let ring = Arc::clone(&notify);
+    let epoch = listener.attach(Arc::new(move || ring.notify_one()));
+    let state = Stream {
+        listener,
+        registry: ctx.listeners().clone(),
+        notify,
+        epoch,
+        ctx: ctx.clone(),
+        greeted: false,
+        done: false,
+        _hold: hold,
+    };
+    let body = Body::from_stream(futures_util::stream::unfold(state, Stream::next));
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    if let Some(id) = session.and_then(|id| HeaderValue::from_str(id).ok()) {
+        headers.insert(SESSION_HEADER, id);
+    }
+    response
+}
+
+/// A modern `subscriptions/listen`, opened by the dispatcher: its stream, acknowledgement
+/// first.
+pub fn listen(ctx: &Context, listener: Arc<Listener>) -> Response {
+    stream(ctx, listener, None, None)
+}
+
+fn stopping() -> Response {
+    super::error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        "the server is shutting down and opens no new stream",
+    )
+}
+
+/// `GET /mcp` naming a legacy session: that session's notifications. A second GET replaces the
+/// first (which ends); `DELETE` of the session ends it.
+pub async fn session(state: AppState, session_id: &str) -> Response {
+    let Some(entry) = state.sessions.checkout(session_id, state.ctx.peers()) else {
+        return super::error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "unknown or expired session; initialize a new one",
+        );
+    };
+    let Some(listener) = entry.listener() else {
+        return stopping();
+    };
+    stream(&state.ctx, listener, Some(entry), Some(session_id))
+}
+
+/// `GET /cockpit/events`: one `changed` event whenever the layer changed visibly, for the
+/// Cockpit's banner.
+pub async fn cockpit(State(state): State<AppState>, _headers: HeaderMap) -> Response {
+    let filter = Filter {
+        any_change: true,
+        ..Filter::default()
+    };
+    let Some(listener) =
+        state
+            .ctx
+            .listeners()
+            .add(Transport::Http, Role::Page, filter, Arc::new(|| {}))
+    else {
+        return stopping();
+    };
+    let mut response = stream(&state.ctx, listener, None, None);
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}

@@ -1,0 +1,115 @@
+//! What changed between two generations of the index (SPEC §8.4): the URIs added, the URIs
+//! removed and the URIs whose content changed, computed once per published generation and read
+//! by everything that tells clients about it. It compares what a read of each URI answers (an
+//! object as `resolve` serves it, a skill file's digest); it knows nothing of who is told.
+
+use std::cmp::Ordering;
+
+use super::index::Index;
+
+/// The difference between two generations, each list sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The generation compared against.
+    pub from: u64,
+    /// The generation that is now served.
+    pub to: u64,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// URIs in both generations whose read answers differently.
+    pub changed: Vec<String>,
+}
+
+impl Changes {
+    /// Compares `old` with `new`: a merge of the two URI-sorted object lists, then of their
+    /// skill files. Linear in the objects; equal objects cost one comparison of their fields.
+    pub fn between(old: &Index, new: &Index) -> Changes {
+        let mut changes = Changes {
+            from: old.generation,
+            to: new.generation,
+            ..Changes::default()
+        };
+        merge(
+            &old.objects,
+            &new.objects,
+            |o| o.uri.as_str(),
+            |a, b| a == b,
+            &mut changes,
+        );
+        merge(
+            &files(old),
+            &files(new),
+            |f| f.0,
+            |a, b| a.1 == b.1,
+            &mut changes,
+        );
+        changes.added.sort_unstable();
+        changes.removed.sort_unstable();
+        changes.changed.sort_unstable();
+        changes
+    }
+
+    /// Nothing a client can see changed: no notification is owed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// The set of URIs changed (`notifications/resources/list_changed`).
+    pub fn list_changed(&self) -> bool {
+        !self.added.is_empty() || !self.removed.is_empty()
+    }
+
+    /// Whether a subscriber to `uri` is owed `notifications/resources/updated`: its content
+    /// changed or it disappeared.
+    pub fn touches(&self, uri: &str) -> bool {
+        let has = |list: &[String]| list.binary_search_by(|u| u.as_str().cmp(uri)).is_ok();
+        has(&self.changed) || has(&self.removed)
+    }
+}
+
+/// Every skill file of `index` with its digest, sorted by URI.
+fn files(index: &Index) -> Vec<(&str, &str)> {
+    let mut files: Vec<(&str, &str)> = index
+        .skills
+        .iter()
+        .flat_map(|s| s.files.iter())
+        .map(|f| (f.uri.as_str(), f.digest.as_str()))
+        .collect();
+    files.sort_unstable();
+    files
+}
+
+/// Walks two lists sorted by `key`, filing each URI as added, removed or changed.
+fn merge<T>(
+    old: &[T],
+    new: &[T],
+    key: impl Fn(&T) -> &str,
+    same: impl Fn(&T, &T) -> bool,
+    changes: &mut Changes,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => key(a).cmp(key(b)),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Less => {
+                changes.removed.push(key(&old[i]).to_string());
+                i += 1;
+            }
+            Ordering::Greater => {
+                changes.added.push(key(&new[j]).to_string());
+                j += 1;
+            }
+            Ordering::Equal => {
+                if !same(&old[i], &new[j]) {
+                    changes.changed.push(key(&new[j]).to_string());
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+}
