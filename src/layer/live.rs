@@ -567,11 +567,30 @@ fn prepare_in_background(index: Arc<Index>, previous: Option<Arc<Index>>) {
     }
     let spawned = std::thread::Builder::new()
         .name("majordomus-search-prepare".to_string())
-        .spawn(move || match previous {
-            Some(previous) => index.prepare_search_after(&previous),
-            None => index.prepare_search(),
+        .spawn(move || {
+            yield_to_serving();
+            match previous {
+                Some(previous) => index.prepare_search_after(&previous),
+                None => index.prepare_search(),
+            }
         });
     if let Err(e) = spawned {
         tracing::warn!("cannot prepare the search signatures: {e}; searches read every object");
     }
 }
+
+/// Lowers the calling thread's priority: the preparation is an optimisation that takes a core
+/// for a second or more at 10,000 objects, and on a busy machine it must not take it from the
+/// requests being answered meanwhile (they are answered alike without it, only searches scan).
+#[cfg(target_os = "linux")]
+fn yield_to_serving() {
+    // SAFETY: `gettid` takes no arguments; `setpriority` on this thread's id changes only its
+    // own nice value (Linux keeps one per thread). A refusal leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn yield_to_serving() {}
