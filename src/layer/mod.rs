@@ -44,7 +44,7 @@ pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_
 pub use live::{ChangeHook, LiveIndex};
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
-pub use scope::{check_path, provider, Scope};
+pub use scope::{check_path, provider, scope_of_object, Scope, PROVIDERS};
 pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use skills::{
