@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::executor::Executor;
+use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
@@ -46,21 +46,7 @@ impl Default for Options {
 /// A peer's number on the board.
 pub type PeerId = u64;
 
-/// How a peer reached this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Transport {
-    Stdio,
-    Http,
-}
-
-impl Transport {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Http => "http",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// A session attached to this process, named by its `clientInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -448,6 +434,20 @@ impl Context {
     /// Repository writes by this process.
     pub fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
+    }
+}
+
+impl Host for Context {
+    fn pinned(&self) -> Self {
+        Context::pinned(self)
+    }
+
+    fn pinned_generation(&self) -> u64 {
+        Context::pinned_generation(self)
+    }
+
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError> {
+        (descriptor.handler)(self, input)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The executor: the one path from "run capability X with this JSON" to its answer, for every
 //! projection. It looks the capability up, validates the input against the declared schema,
-//! consults the capability's cache, runs the handler and counts each step.
+//! consults the capability's cache, runs the handler and counts each step. It knows the context
+//! a handler runs in only as a [`Host`]: the `Context` owns the executor, so the executor never
+//! names the `Context`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,9 +10,19 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::registry::{self, lang};
+use crate::registry::{self, lang, rt::Descriptor};
+
+/// What the executor needs of the context it runs a capability in (the `Context` is the one
+/// host): one generation pinned for a whole execution, and the call of a handler.
+pub trait Host: Sized {
+    /// The same context with every read of the index pinned to one generation.
+    fn pinned(&self) -> Self;
+    /// The generation a pinned context has read (0 before its first read).
+    fn pinned_generation(&self) -> u64;
+    /// Runs `descriptor`'s handler on a validated input.
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError>;
+}
 
 /// Counters of one capability.
 #[derive(Debug, Default)]
@@ -103,7 +115,12 @@ impl Default for Executor {
 
 impl Executor {
     /// Runs the capability `id` on `input`. An unknown id is `not_found`.
-    pub fn execute(&self, ctx: &Context, id: &str, input: Value) -> Result<Value, CapabilityError> {
+    pub fn execute(
+        &self,
+        ctx: &impl Host,
+        id: &str,
+        input: Value,
+    ) -> Result<Value, CapabilityError> {
         let (index, _) = registry::by_id(id)
             .ok_or_else(|| CapabilityError::not_found(format!("no capability `{id}`")))?;
         self.execute_at(ctx, index, input)
@@ -112,7 +129,7 @@ impl Executor {
     /// Runs the capability at `index` of the table on `input`.
     pub fn execute_at(
         &self,
-        ctx: &Context,
+        ctx: &impl Host,
         index: usize,
         input: Value,
     ) -> Result<Value, CapabilityError> {
@@ -143,7 +160,7 @@ impl Executor {
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-            return (descriptor.handler)(ctx, input);
+            return ctx.run(descriptor, input);
         };
         // The generation is read once: the key names the generation the handler then reads
         // (pinned for the whole execution), so an answer is never filed under another one.
@@ -158,7 +175,7 @@ impl Executor {
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = (descriptor.handler)(&ctx, input)?;
+        let answer = ctx.run(descriptor, input)?;
         lock(cache).put(key(ctx.pinned_generation()), answer.clone());
         Ok(answer)
     }

@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::context::Transport;
 use crate::layer::Changes;
+use crate::transport::Transport;
 
 /// The most notes one listener's queue holds; past it the queue collapses (see [`Listener`]).
 pub const QUEUE_BOUND: usize = 256;

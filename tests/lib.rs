@@ -96,6 +96,9 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
+/// Hygiene of the module graph: the cycles issue 12 broke stay broken, no new pair names each other.
+mod module_graph;
+
 /// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
 mod runner;
 
@@ -131,3 +134,5 @@ mod surface_gen;
 
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
+/// A skill's files beyond the extension: search, listings, freshness, ignored files.
+mod skills_files;

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use crate::support::this_checkout;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -58,7 +58,7 @@ fn every_rust_file_opens_with_a_module_comment() {
 
 /// The module path of a Rust file under `src/` or `tests/` (`src/layer/plain_yaml.rs` →
 /// `layer::plain_yaml`, `src/http/mod.rs` → `http`).
-fn module_path(root: &Path, file: &Path) -> Vec<String> {
+pub(crate) fn module_path(root: &Path, file: &Path) -> Vec<String> {
     let relative = file
         .strip_prefix(root.join("src"))
         .or_else(|_| file.strip_prefix(root.join("tests")))

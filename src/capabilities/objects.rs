@@ -16,11 +16,32 @@ use crate::registry::types::{
     ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsSearchOutputHitsItem as Hit,
     ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
     ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
+    SkillResource,
 };
 use crate::resolve::{self, Resolution};
 
-fn summary(o: &Object) -> ObjectSummary {
+/// A skill's files as the extension's entry lists them (`Skill::resources`); `None` for every
+/// other object.
+fn skill_files(index: &crate::layer::Index, o: &Object) -> Option<Vec<SkillResource>> {
+    if o.kind != "skill" {
+        return None;
+    }
+    let skill = index.skill(&o.identity)?;
+    Some(
+        skill
+            .resources()
+            .map(|r| SkillResource {
+                uri: r.uri.to_string(),
+                digest: r.digest.to_string(),
+                size: r.size as i64,
+            })
+            .collect(),
+    )
+}
+
+fn summary(index: &crate::layer::Index, o: &Object) -> ObjectSummary {
     ObjectSummary {
+        files: skill_files(index, o),
         uri: o.uri.clone(),
         kind: o.kind.clone(),
         identity: o.identity.clone(),
@@ -71,7 +92,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         .iter()
         .skip(input.offset.max(0) as usize)
         .take(input.limit.max(0) as usize)
-        .map(|o| summary(o))
+        .map(|o| summary(&index, o))
         .collect();
     Ok(ListOutput {
         total: matching.len() as i64,
@@ -140,9 +161,10 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                     None => crate::layer::base64(&f.bytes),
                 },
                 tags: Vec::new(),
+                files: None,
             }
         }
-        Resolution::Declarative { .. } => {
+        Resolution::Declarative { index, .. } => {
             let o = resolution.object().ok_or_else(|| {
                 CapabilityError::internal(format!("`{}` vanished from its generation", input.uri))
             })?;
@@ -163,6 +185,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                 media_type: o.media_type.clone(),
                 content: o.content.clone(),
                 tags: o.tags.clone(),
+                files: skill_files(index, o),
             }
         }
     })
@@ -187,9 +210,10 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
         hits: found
             .hits
             .into_iter()
-            .map(|h| {
-                let o = &index.objects[h.position];
-                Hit {
+            .filter_map(|h| {
+                // A hit names an object or a skill's file of the generation it was found in.
+                let o = index.searched(h.position)?;
+                Some(Hit {
                     uri: o.uri.clone(),
                     kind: o.kind.clone(),
                     identity: o.identity.clone(),
@@ -197,7 +221,7 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     score: h.score as i64,
                     snippet: h.snippet,
                     matched: h.matched.iter().map(|f| matched(*f)).collect(),
-                }
+                })
             })
             .collect(),
     })

@@ -16,7 +16,7 @@ use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
 use super::parallel;
-use super::search::{self, Found, Prepared, QueryError, Request};
+use super::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
 
@@ -59,6 +59,8 @@ pub struct Index {
     search_signatures: OnceLock<Prepared>,
     /// Every skill's files (SPEC §8.5), sorted by skill name.
     pub skills: Vec<super::skills::Skill>,
+    /// The skills' text files as searched objects, made on first search.
+    skill_search: OnceLock<Vec<Object>>,
 }
 
 impl IndexState {
@@ -123,7 +125,20 @@ impl Index {
     /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
     /// postings when they are built, and never waits for them: the answer is the same.
     pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
-        search::search(&self.objects, self.search_signatures.get(), request)
+        search::search(self.corpus(), self.search_signatures.get(), request)
+    }
+
+    /// What a search ranks: the objects, then the skills' text files (`skill_file`, SPEC §8.5).
+    fn corpus(&self) -> Corpus<'_> {
+        let files = self
+            .skill_search
+            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        Corpus::new(&self.objects, files)
+    }
+
+    /// The object a search hit's `position` names: one of [`Index::objects`], or a skill's file.
+    pub fn searched(&self, position: usize) -> Option<&Object> {
+        self.corpus().get(position)
     }
 
     /// Builds the postings that let [`Index::search`] read only its terms' objects; does
@@ -131,7 +146,7 @@ impl Index {
     /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
         self.search_signatures
-            .get_or_init(|| Prepared::build(&self.objects));
+            .get_or_init(|| Prepared::build(self.corpus()));
     }
 
     /// The bytes the prepared postings hold, once built.
@@ -391,6 +406,7 @@ pub(crate) fn build_with(
         sources,
         search_signatures: OnceLock::new(),
         skills,
+        skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
 }

@@ -44,7 +44,9 @@ pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
 pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
-pub use skills::{base64, Skill, SkillFile, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME};
+pub use skills::{
+    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 pub use yaml_bound::{
     check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,

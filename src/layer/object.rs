@@ -88,6 +88,15 @@ impl Metadata {
     }
 }
 
+/// No metadata: `{}`.
+impl Default for Metadata {
+    fn default() -> Metadata {
+        Metadata {
+            json: "{}".to_string(),
+        }
+    }
+}
+
 impl std::fmt::Debug for Metadata {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.json)

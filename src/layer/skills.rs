@@ -75,10 +75,29 @@ pub struct SkillFile {
     pub digest: String,
 }
 
+/// One line of a skill's file list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkillResource<'a> {
+    pub uri: &'a str,
+    pub digest: &'a str,
+    pub size: usize,
+}
+
 impl Skill {
     /// `skill://<name>/SKILL.md`: the URI the skill is named by.
     pub fn uri(&self) -> String {
         format!("{SKILL_SCHEME}{}/SKILL.md", self.name)
+    }
+
+    /// Every file once, in path order, as the extension's entry lists it: its URI, the digest and
+    /// the size of exactly the bytes a read returns. `skills/get`, `objects.list` and
+    /// `objects.get` all list a skill's files from here.
+    pub fn resources(&self) -> impl Iterator<Item = SkillResource<'_>> {
+        self.files.iter().map(|f| SkillResource {
+            uri: &f.uri,
+            digest: &f.digest,
+            size: f.bytes.len(),
+        })
     }
 
     pub fn file(&self, path: &str) -> Option<&SkillFile> {
@@ -98,6 +117,45 @@ impl SkillFile {
             None
         }
     }
+}
+
+/// The text files of every skill but its `SKILL.md` (an object already), each as an object a
+/// search ranks: kind `skill_file`, its `skill://` URI, `<name>/<path>` as identity, the path as
+/// title and the whole text as body (searched as plain text whatever its format: a YAML file's
+/// words are its words). Sorted by URI, so positions keep URI order.
+pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object> {
+    let mut searched = Vec::new();
+    for skill in skills {
+        let Some(source) = objects
+            .binary_search_by(|o| o.uri.as_str().cmp(&skill.object_uri))
+            .ok()
+            .map(|i| &objects[i].provenance)
+        else {
+            continue;
+        };
+        for f in skill.files.iter().filter(|f| f.path != "SKILL.md") {
+            let Some(text) = f.text() else { continue };
+            searched.push(Object {
+                kind: super::search::SKILL_FILE_KIND.to_string(),
+                identity: format!("{}/{}", skill.name, f.path),
+                uri: f.uri.clone(),
+                title: f.path.clone(),
+                description: None,
+                metadata: Default::default(),
+                content: text.to_string(),
+                media_type: "text/plain".to_string(),
+                tags: Vec::new(),
+                provenance: super::object::Provenance {
+                    path: format!("{}/{}", skill.directory, f.path),
+                    section: source.section.clone(),
+                    source_class: source.source_class.clone(),
+                    bytes: f.bytes.len() as u64,
+                },
+            });
+        }
+    }
+    searched.sort_by(|a, b| a.uri.cmp(&b.uri));
+    searched
 }
 
 /// Collects the files of every skill object. A skill whose directory breaks a bound, holds a

@@ -22,9 +22,8 @@ pub fn capability() -> Value {
 /// and size of exactly the bytes `resources/read` returns.
 pub fn entry(skill: &Skill, frontmatter: Map<String, Value>) -> Value {
     let resources: Vec<Value> = skill
-        .files
-        .iter()
-        .map(|f| json!({ "uri": f.uri, "digest": f.digest, "size": f.bytes.len() }))
+        .resources()
+        .map(|r| json!({ "uri": r.uri, "digest": r.digest, "size": r.size }))
         .collect();
     json!({ "uri": skill.uri(), "frontmatter": frontmatter, "resources": resources })
 }

@@ -11,11 +11,13 @@
 //! body lengths, so scores and order are the same to the last bit; ties go by position, which
 //! is URI order.
 
+mod corpus;
 mod fields;
 mod postings;
 mod snippet;
 mod terms;
 
+pub use corpus::{Corpus, SKILL_FILE_KIND};
 pub use fields::Field;
 pub use postings::Prepared;
 pub use snippet::parts as snippet_parts;
@@ -26,7 +28,6 @@ use std::borrow::Cow;
 use fields::{Counts, Matcher, Texts, FIELDS};
 use terms::Unit;
 
-use super::object::Object;
 use super::parallel;
 
 /// BM25's saturation and body-length normalisation, at their usual values.
@@ -45,7 +46,7 @@ pub struct Request<'a> {
 /// One object that matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hit {
-    /// The object's position in `Index::objects`.
+    /// The object's position in the searched [`Corpus`]: `Index::objects`, then the skills' files.
     pub position: usize,
     /// The relevance in thousandths, rounded: what the order is decided by.
     pub score: u64,
@@ -91,7 +92,11 @@ fn unit_score(idf: f64, counts: &Counts, body_len: u32, avg_body: f64) -> f64 {
 }
 
 /// The objects holding each unit, found through the prepared postings.
-fn holders_prepared(objects: &[Object], prepared: &Prepared, matchers: &[Matcher]) -> Vec<Holders> {
+fn holders_prepared(
+    objects: Corpus<'_>,
+    prepared: &Prepared,
+    matchers: &[Matcher],
+) -> Vec<Holders> {
     matchers
         .iter()
         .map(|m| match &m.unit {
@@ -127,7 +132,7 @@ fn holders_prepared(objects: &[Object], prepared: &Prepared, matchers: &[Matcher
 
 /// The objects holding each unit, found by reading them: only those a substring search cannot
 /// rule out are counted word by word. Thousands are split across the cores.
-fn holders_scanned(objects: &[Object], matchers: &[Matcher]) -> Vec<Holders> {
+fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> Vec<Holders> {
     let positions: Vec<u32> = (0..objects.len() as u32).collect();
     let scan = |part: &[u32]| -> Vec<Holders> {
         let mut found: Vec<Holders> = vec![Vec::new(); matchers.len()];
@@ -160,11 +165,12 @@ fn holders_scanned(objects: &[Object], matchers: &[Matcher]) -> Vec<Holders> {
 /// Objects holding at least one of the query's units, best first (score, then position). With
 /// `prepared` (built from these same `objects`) only the postings of the query's terms are
 /// read; the answer is the same without it.
-pub fn search(
-    objects: &[Object],
+pub fn search<'a>(
+    objects: impl Into<Corpus<'a>>,
     prepared: Option<&Prepared>,
     request: Request<'_>,
 ) -> Result<Found, QueryError> {
+    let objects: Corpus<'a> = objects.into();
     let matchers: Vec<Matcher> = terms::parse(request.query)?
         .into_iter()
         .map(Matcher::new)
@@ -206,7 +212,7 @@ pub fn search(
         .into_iter()
         .filter(|&p| {
             let o = &objects[p as usize];
-            request.kind.is_none_or(|k| o.kind == k)
+            request.kind.is_none_or(|k| corpus::of_kind(o, k))
                 && request.tag.is_none_or(|t| o.tags.iter().any(|x| x == t))
         })
         .map(|p| ((score[p as usize] * 1000.0).round() as u64, p))

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use super::corpus::Corpus;
 use super::fields::{Counts, Field, Texts, FIELDS};
 use super::terms;
 use crate::layer::object::Object;
@@ -43,7 +44,7 @@ impl Posting {
     }
 }
 
-/// The inverted index of one generation's objects, in `Index::objects` order.
+/// The inverted index of one generation's searched objects, in [`Corpus`] order.
 #[derive(Clone)]
 pub struct Prepared {
     /// Every term, sorted, end to end.
@@ -88,7 +89,8 @@ fn object_terms(o: &Object) -> Vec<(String, Counts)> {
 }
 
 impl Prepared {
-    pub fn build(objects: &[Object]) -> Prepared {
+    pub fn build<'a>(objects: impl Into<Corpus<'a>>) -> Prepared {
+        let objects: Corpus<'a> = objects.into();
         let positions: Vec<usize> = (0..objects.len()).collect();
         let threads = parallel::threads_for(objects.len(), 512);
         // Each part: its terms, with the postings of its objects in order.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::layer::kinds::Kinds;
-use crate::layer::object::make_object;
+use crate::layer::object::{make_object, Object};
 
 /// An object of `kind` (`rule`, `knowledge`, `issue`, …) made from `text` as its file.
 fn object(kind: &str, path: &str, text: &str) -> Object {
@@ -224,11 +224,37 @@ fn a_yaml_object_is_searched_by_its_values() {
 #[test]
 fn postings_of_another_object_list_are_not_used() {
     let objects = vec![knowledge("a", "Alpha", "x", "alpha beta")];
-    let other = Prepared::build(&[]);
+    let other = Prepared::build(&Vec::new());
     assert_eq!(
         ask(&objects, Some(&other), "alpha"),
         ask(&objects, None, "alpha")
     );
+}
+
+#[test]
+fn a_second_list_is_ranked_after_the_objects_and_the_postings_answer_alike() {
+    let objects = vec![knowledge("a", "Alpha", "x", "alpha beta")];
+    let more = vec![knowledge("b", "Bravo", "x", "beta gamma")];
+    let corpus = Corpus::new(&objects, &more);
+    let prepared = Prepared::build(corpus);
+    let request = Request {
+        query: "gamma beta",
+        kind: None,
+        tag: None,
+        limit: 10,
+    };
+    let scanned = search(corpus, None, request).expect("a query");
+    assert_eq!(
+        search(corpus, Some(&prepared), request),
+        Ok(scanned.clone())
+    );
+    let positions: Vec<usize> = scanned.hits.iter().map(|h| h.position).collect();
+    assert_eq!(
+        positions,
+        [1, 0],
+        "the second list's object holds both terms"
+    );
+    assert_eq!(corpus[1].identity, "b");
 }
 
 mod properties {
