@@ -135,8 +135,37 @@ struct Entry<'a> {
 }
 
 #[derive(serde::Serialize)]
-struct Meta<'a> {
-    majordomus: MetaBody<'a>,
+#[serde(untagged)]
+enum Meta<'a> {
+    Majordomus {
+        majordomus: MetaBody<'a>,
+    },
+    /// A skill's file: keys under the extension's prefix only (SEP-2640 SHOULDs it; ADR 0017).
+    Skill(SkillMeta<'a>),
+}
+
+/// A skill file's `_meta`, on the listing and on the read alike.
+#[derive(serde::Serialize)]
+struct SkillMeta<'a> {
+    /// The skill's name.
+    #[serde(rename = "io.modelcontextprotocol.skills/skill")]
+    skill: &'a str,
+    /// The file's path within the skill.
+    #[serde(rename = "io.modelcontextprotocol.skills/path")]
+    path: &'a str,
+    /// `sha256:<hex>` of exactly the bytes the read returns, as the skill's entry lists it.
+    #[serde(rename = "io.modelcontextprotocol.skills/digest")]
+    digest: &'a str,
+}
+
+impl<'a> SkillMeta<'a> {
+    fn of(skill: &'a crate::layer::Skill, f: &'a crate::layer::SkillFile) -> SkillMeta<'a> {
+        SkillMeta {
+            skill: &skill.name,
+            path: &f.path,
+            digest: &f.digest,
+        }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -166,7 +195,7 @@ fn builtin_entry(d: &'static Descriptor) -> Option<Entry<'static>> {
         mime_type: "application/json",
         // A query's answer has no size until it runs.
         size: None,
-        meta: Meta {
+        meta: Meta::Majordomus {
             majordomus: MetaBody {
                 id: IdOf(d.namespace, d.name),
                 kind: "query",
@@ -184,7 +213,7 @@ fn object_entry(o: &Object) -> Entry<'_> {
         description: o.description.as_deref(),
         mime_type: &o.media_type,
         size: Some(o.content.len() as u64),
-        meta: Meta {
+        meta: Meta::Majordomus {
             majordomus: MetaBody {
                 id: IdOf(&o.kind, &o.identity),
                 kind: &o.kind,
@@ -207,13 +236,7 @@ fn skill_file_entry<'a>(
         description: skill.description.as_deref().filter(|_| is_skill_md),
         mime_type: f.media_type,
         size: Some(f.bytes.len() as u64),
-        meta: Meta {
-            majordomus: MetaBody {
-                id: IdOf("skill", &skill.name),
-                kind: "skill_file",
-                path: &skill.directory,
-            },
-        },
+        meta: Meta::Skill(SkillMeta::of(skill, f)),
     }
 }
 
@@ -358,13 +381,9 @@ pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
             let (skill, f) = resolution
                 .skill_file()
                 .ok_or_else(|| CapabilityError::internal(format!("`{uri}` vanished")))?;
-            // The same `_meta.majordomus` a layer object's read carries, so a client finds the
-            // skill's directory on the read as on the listing.
-            let meta = json!({ "majordomus": {
-                "id": format!("skill.{}", skill.name),
-                "kind": "skill_file",
-                "provenance": { "path": skill.directory, "file": f.path },
-            } });
+            // The same `_meta` as the listing's: the skill, the path in it and the digest.
+            let meta = serde_json::to_value(SkillMeta::of(skill, f))
+                .map_err(|e| CapabilityError::internal(format!("`{uri}`: {e}")))?;
             match f.text() {
                 Some(text) => {
                     json!({ "uri": f.uri, "mimeType": f.media_type, "text": text, "_meta": meta })

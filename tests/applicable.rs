@@ -66,7 +66,7 @@ fn cli(f: &Fixture, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(&out)).unwrap()
 }
 
-/// (uri, reasons as `reason pattern`) of each entry of `list`.
+/// (uri, reasons as `reason pattern paths`) of each entry of `list`; `always` names no path.
 fn shape(list: &Value) -> Vec<(String, Vec<String>)> {
     list.as_array()
         .unwrap()
@@ -81,7 +81,9 @@ fn shape(list: &Value) -> Vec<(String, Vec<String>)> {
                         "{} {} {}",
                         b["reason"].as_str().unwrap(),
                         b["pattern"].as_str().unwrap_or("-"),
-                        b["paths"].as_array().unwrap().len()
+                        b["paths"]
+                            .as_array()
+                            .map_or("all".to_string(), |p| p.len().to_string())
                     )
                 })
                 .collect();
@@ -139,7 +141,7 @@ fn applicable_names_what_applies_and_why_alike_on_every_surface() {
             ),
             (
                 "majordomus://rule/describe-changes-in-commits@1".to_string(),
-                vec!["always - 3".to_string()]
+                vec!["always - all".to_string()]
             ),
         ],
         "blocking first, each with its reason: {answer}"
@@ -159,8 +161,8 @@ fn applicable_names_what_applies_and_why_alike_on_every_surface() {
                 ".github/instructions/ts.instructions.md",
                 "glob web/**/*.ts 1"
             ),
-            expect("AGENTS.md", "always - 3"),
-            expect("CLAUDE.md", "always - 3"),
+            expect("AGENTS.md", "always - all"),
+            expect("CLAUDE.md", "always - all"),
             expect("src/db/AGENTS.md", "directory src/db/ 1"),
         ],
         "{answer}"
@@ -240,4 +242,86 @@ fn bad_scopes_are_diagnostics_naming_the_glob_and_the_rest_is_served() {
     }
     let answer = cli(&f, &["objects", "applicable", "--paths", "src/a.rs"]);
     assert_eq!(answer["rules"][0]["identity"], "rust-files@1", "{answer}");
+}
+
+#[test]
+fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
+    let f = repository();
+    f.write(
+        ".ai/repo/rules/a-scoped.md",
+        SCOPED_RULE
+            .replace("rust-files", "a-scoped")
+            .replace("class: blocking", "class: advisory")
+            .replace("src/**/*.rs", "src/**"),
+    );
+    f.write(
+        ".ai/repo/rules/b-everywhere.md",
+        SCOPED_RULE
+            .replace("rust-files", "b-everywhere")
+            .replace("applies_to: [\"src/**/*.rs\"]\n", ""),
+    );
+    f.commit("two more rules");
+    let identities = |answer: &Value| -> Vec<String> {
+        answer["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["identity"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = cli(&f, &["objects", "applicable", "--paths", "src/a.rs"]);
+    assert_eq!(
+        identities(&all),
+        [
+            "rust-files@1",
+            "b-everywhere@1",
+            "a-scoped@1",
+            "describe-changes-in-commits@1"
+        ],
+        "{all}"
+    );
+    assert_eq!(all["total"], 4, "{all}");
+    let page = cli(
+        &f,
+        &[
+            "objects",
+            "applicable",
+            "--paths",
+            "src/a.rs",
+            "--limit",
+            "2",
+            "--offset",
+            "1",
+        ],
+    );
+    assert_eq!(
+        identities(&page),
+        ["b-everywhere@1", "a-scoped@1"],
+        "the page is a slice of the same order: {page}"
+    );
+    assert_eq!(page["total"], 4, "{page}");
+    assert_eq!(
+        page["instructions"], all["instructions"],
+        "instructions are not paged"
+    );
+    let past = cli(
+        &f,
+        &[
+            "objects",
+            "applicable",
+            "--paths",
+            "src/a.rs",
+            "--offset",
+            "10",
+        ],
+    );
+    assert_eq!(identities(&past), Vec::<String>::new(), "{past}");
+    assert_eq!(past["total"], 4, "{past}");
+    let elsewhere = cli(&f, &["objects", "applicable", "--paths", "README.md"]);
+    assert_eq!(
+        identities(&elsewhere),
+        ["b-everywhere@1", "describe-changes-in-commits@1"],
+        "{elsewhere}"
+    );
+    assert_eq!(elsewhere["total"], 2, "{elsewhere}");
 }

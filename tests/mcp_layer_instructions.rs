@@ -1,10 +1,12 @@
 //! The instructions carry the layer (SPEC §8.1), through `majordomus mcp` over real pipes: every
 //! active blocking rule's statement and each skill's description, no advisory rule, and at most
-//! 16 KiB with a sentence naming what was left out and the tool that lists it.
+//! 16 KiB with a sentence naming what was left out and the tool that lists it; `mcp.projection`
+//! and the Cockpit's MCP page show that text and its size.
 
 use serde_json::json;
 
-use crate::support::{Fixture, McpServer};
+use crate::serve_support::Served;
+use crate::support::{decode_entities, Fixture, McpServer};
 use majordomus::mcp::protocol;
 
 fn rule(id: &str, class: &str, statement: &str) -> String {
@@ -75,5 +77,36 @@ fn the_instructions_stay_within_16_kib_and_say_what_they_left_out() {
     assert!(
         text.contains("Left out for length") && text.contains("majordomus_list"),
         "{text}"
+    );
+}
+
+#[test]
+fn the_projection_and_the_cockpit_show_the_instructions_a_client_receives() {
+    let f = Fixture::new();
+    f.write(
+        ".ai/repo/rules/gate.md",
+        rule("gate", "blocking", "Never merge a red build."),
+    );
+    f.commit("a blocking rule");
+    let text = instructions(&f);
+    let mut mcp = McpServer::start(f.root());
+    mcp.initialize();
+    let projection = mcp.call_ok("majordomus_mcp", json!({}));
+    assert_eq!(
+        projection["instructions"],
+        json!([{ "eras": ["legacy", "modern"], "text": text, "bytes": text.len() }]),
+        "one entry: both eras carry the text initialize gave"
+    );
+    let served = Served::start(f.root());
+    let page = served.get("/cockpit/mcp");
+    assert_eq!(page.status, 200);
+    let html = decode_entities(&page.text());
+    assert!(
+        html.contains(&format!("legacy and modern: {} bytes", text.len())),
+        "the page names the eras and the size"
+    );
+    assert!(
+        html.contains(&text) && html.contains("gate@1: Never merge a red build."),
+        "the page shows the text itself"
     );
 }

@@ -136,6 +136,14 @@ pub fn projection(
         },
         protocol_versions: protocol::VERSIONS.iter().map(|v| v.to_string()).collect(),
         eras: eras(),
+        instructions: crate::mcp::layer_instructions::by_era(ctx)
+            .into_iter()
+            .map(|(eras, text)| crate::registry::types::EraInstructions {
+                eras: eras.into_iter().map(str::to_string).collect(),
+                bytes: text.len() as i64,
+                text,
+            })
+            .collect(),
         read_only: ctx.read_only(),
         transports: vec![
             transport(

@@ -247,50 +247,49 @@ pub fn applicable(
         paths.push(checked);
     }
     let index = ctx.index()?;
-    let found = index.scopes().applicable(&index.objects, &paths);
+    let page = crate::layer::Page {
+        offset: usize::try_from(input.offset).unwrap_or(0),
+        limit: usize::try_from(input.limit).unwrap_or(1).max(1),
+    };
+    let found = index.scopes().applicable(&index.objects, &paths, page);
     let because = |reasons: &[crate::layer::Reason]| -> Vec<ApplicableReason> {
         reasons
             .iter()
             .map(|r| ApplicableReason {
                 reason: r.reason.to_string(),
                 pattern: (!r.pattern.is_empty()).then(|| r.pattern.clone()),
-                paths: r.paths.clone(),
+                // `always` names no path: it stands for every path asked.
+                paths: (!r.paths.is_empty()).then(|| r.paths.clone()),
             })
             .collect()
     };
-    let text = |o: &Object, key: &str| {
-        o.metadata
-            .get(key)
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
-    };
-    let mut rules = Vec::new();
-    let mut instructions = Vec::new();
-    for a in &found {
-        let o = a.object;
-        if o.kind == "rule" {
-            rules.push(ApplicableRule {
-                uri: o.uri.clone(),
-                identity: o.identity.clone(),
-                title: o.title.clone(),
-                class: text(o, "class"),
-                statement: text(o, "statement"),
-                because: because(&a.reasons),
-            });
-        } else {
-            instructions.push(ApplicableInstructions {
-                uri: o.uri.clone(),
-                path: o.provenance.path.clone(),
-                provider: crate::layer::provider(&o.provenance.path).to_string(),
-                title: o.title.clone(),
-                because: because(&a.reasons),
-            });
-        }
-    }
-    // Stable: identity order stays within each class.
-    rules.sort_by_key(|r| r.class != "blocking");
+    // The table answers in the declared order.
+    let rules = found
+        .rules
+        .iter()
+        .map(|a| ApplicableRule {
+            uri: a.object.uri.clone(),
+            identity: a.object.identity.clone(),
+            title: a.object.title.clone(),
+            class: a.class.to_string(),
+            statement: a.statement.to_string(),
+            because: because(&a.reasons),
+        })
+        .collect();
+    let instructions = found
+        .instructions
+        .iter()
+        .map(|a| ApplicableInstructions {
+            uri: a.object.uri.clone(),
+            path: a.object.provenance.path.clone(),
+            provider: crate::layer::provider(&a.object.provenance.path).to_string(),
+            title: a.object.title.clone(),
+            because: because(&a.reasons),
+        })
+        .collect();
     Ok(ApplicableOutput {
         paths,
+        total: found.total_rules as i64,
         rules,
         instructions,
     })

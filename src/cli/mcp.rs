@@ -122,6 +122,14 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             .collect();
         line(format!("    not served: {}", not_served.join(", ")));
     }
+    for i in p["instructions"].as_array().into_iter().flatten() {
+        line(format!(
+            "instructions ({}, {} bytes):",
+            words(&i["eras"]),
+            i["bytes"]
+        ));
+        line(format!("  {}", i["text"].as_str().unwrap_or_default()));
+    }
     line("transports:".into());
     for t in p["transports"].as_array().into_iter().flatten() {
         line(format!(

@@ -800,7 +800,14 @@ fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let view = run(ctx, "objects.get", json!({ "uri": uri }))?;
     let content = view["content"].as_str().unwrap_or_default();
     let _slot = match content.len() >= render_bound::LARGE_DOCUMENT_BYTES {
-        true => Some(render_bound::large_slot().ok_or_else(abandoned)?),
+        true => Some(render_bound::large_slot().map_err(|no| match no {
+            render_bound::NoSlot::Stopped => abandoned(),
+            render_bound::NoSlot::Busy => Failure {
+                status: 503,
+                code: "busy".into(),
+                message: "too many large pages are being rendered; retry shortly".into(),
+            },
+        })?),
         false => None,
     };
     let rendered = (view["source"] == "declarative"

@@ -169,7 +169,11 @@ impl Directories {
     /// instead), without waiting for a writer if it is a named pipe, and never as a controlling
     /// terminal.
     #[cfg(unix)]
-    fn open_no_follow(&mut self, root: &Path, path: &str) -> std::io::Result<std::fs::File> {
+    pub(crate) fn open_no_follow(
+        &mut self,
+        root: &Path,
+        path: &str,
+    ) -> std::io::Result<std::fs::File> {
         use rustix::fs::{Mode, OFlags};
         let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
         let cached = matches!(&self.open, Some((dir, _)) if dir == parent);
@@ -194,7 +198,11 @@ impl Directories {
     }
 
     #[cfg(not(unix))]
-    fn open_no_follow(&mut self, root: &Path, path: &str) -> std::io::Result<std::fs::File> {
+    pub(crate) fn open_no_follow(
+        &mut self,
+        root: &Path,
+        path: &str,
+    ) -> std::io::Result<std::fs::File> {
         let full = root.join(path);
         let meta = std::fs::symlink_metadata(&full)?;
         if meta.file_type().is_symlink() {

@@ -53,7 +53,7 @@ pub struct Index {
     /// Every path a source claimed, for a rebuild that knows what changed.
     pub(crate) claimed: Vec<String>,
     /// The scopes of the active rules and instructions, built on first use.
-    scopes: OnceLock<super::scope::ScopeTable>,
+    scopes: OnceLock<super::scope_table::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
@@ -155,9 +155,9 @@ impl Index {
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
-    pub fn scopes(&self) -> &super::scope::ScopeTable {
+    pub fn scopes(&self) -> &super::scope_table::ScopeTable {
         self.scopes
-            .get_or_init(|| super::scope::ScopeTable::build(&self.objects))
+            .get_or_init(|| super::scope_table::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -187,6 +187,9 @@ pub(crate) struct Plan {
     /// Claimed paths that are not UTF-8 (lossy); refused.
     pub non_utf8: Vec<(String, usize)>,
     pub listing_diagnostics: Vec<Diagnostic>,
+    /// Every listed file under a claimed skill's directory, and the names there that are not
+    /// UTF-8: the skill's files are what discovery lists, so an ignored file is never one.
+    pub skill_files: super::skills::Listed,
 }
 
 pub(crate) fn plan(
@@ -200,17 +203,33 @@ pub(crate) fn plan(
 /// The plan of an already known listing.
 fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, LayerError> {
     let mut scratch = Vec::new();
-    let mut claims = Vec::new();
-    for path in listing.paths {
-        sources.matching(&path, &mut scratch);
+    let mut matched = Vec::new();
+    for (i, path) in listing.paths.iter().enumerate() {
+        sources.matching(path, &mut scratch);
         if let Some((&class, rest)) = scratch.split_first() {
-            claims.push(Claim {
-                special: listing.special.contains(&path),
-                path,
-                class,
-                also: rest.to_vec(),
-            });
+            matched.push((i, class, rest.to_vec()));
         }
+    }
+    let skill_files = super::skills::Listed::of(
+        &listing.paths,
+        &listing.non_utf8,
+        matched
+            .iter()
+            .filter(|(_, class, _)| sources.classes[*class].kind == super::skills::SKILL_KIND)
+            .map(|(i, _, _)| listing.paths[*i].as_str()),
+    );
+    let mut claims = Vec::with_capacity(matched.len());
+    let mut matched = matched.into_iter().peekable();
+    for (i, path) in listing.paths.into_iter().enumerate() {
+        let Some((_, class, also)) = matched.next_if(|(at, _, _)| *at == i) else {
+            continue;
+        };
+        claims.push(Claim {
+            special: listing.special.contains(&path),
+            path,
+            class,
+            also,
+        });
     }
     let mut non_utf8 = Vec::new();
     for path in listing.non_utf8 {
@@ -223,6 +242,7 @@ fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, Lay
         claims,
         non_utf8,
         listing_diagnostics: listing.diagnostics,
+        skill_files,
     })
 }
 
@@ -352,7 +372,9 @@ pub(crate) fn build_with(
             Err(problems) => diagnostics.extend(problems),
         }
     }
-    let claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
+    // A rebuild from the known paths lists the skills' files too.
+    let mut claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
+    claimed.extend(plan.skill_files.paths.iter().cloned());
     for (path, class) in &plan.non_utf8 {
         matched[*class] += 1;
         settled.push((path.clone(), 0, [0; 32]));
@@ -378,7 +400,8 @@ pub(crate) fn build_with(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, skill_entries) = super::skills::collect(root, &mut objects, &mut diagnostics);
+    let (skills, skill_entries) =
+        super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     settled.extend(skill_entries);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -631,6 +654,16 @@ pub(crate) fn stamp_with(
         stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
     }
     for (path, _) in &plan.non_utf8 {
+        stamp_entry(&mut hasher, path, examined(path).as_ref());
+    }
+    // Every file of a skill, examined now: a build reads them after this, so an edit made while
+    // it reads moves the next stamp.
+    for path in plan
+        .skill_files
+        .paths
+        .iter()
+        .chain(&plan.skill_files.non_utf8)
+    {
         stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
     hasher.finalize().into()

@@ -438,7 +438,13 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
 /// The first `pattern` of `schema` that parses but does not compile (too large once
 /// compiled, say), with where it is: `spec::validate` would skip it on every file.
 fn uncompilable_pattern(schema: &Schema, at: &str) -> Option<(String, String)> {
-    if let Some(pattern) = &schema.pattern {
+    // Compiled into the cache validation reads from, so a pattern several kinds share (or one
+    // the first object needs) is compiled once per process; compiled again only to say why not.
+    let uncompiled = schema
+        .pattern
+        .as_deref()
+        .filter(|p| lang::validate::compiled_pattern(p).is_none());
+    if let Some(pattern) = uncompiled {
         if let Err(e) = regex::Regex::new(pattern) {
             let what = match e {
                 regex::Error::CompiledTooBig(limit) => {

@@ -27,6 +27,7 @@ mod object;
 mod parallel;
 mod plain_yaml;
 mod scope;
+mod scope_table;
 mod search;
 mod skills;
 mod sources;
@@ -42,7 +43,8 @@ pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_
 pub use live::{ChangeHook, LiveIndex};
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, Provenance, URI_SCHEME};
-pub use scope::{check_path, provider, Applicable, Reason, Scope, ScopeTable};
+pub use scope::{check_path, provider, Scope};
+pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use skills::{
     base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,

@@ -1,13 +1,13 @@
 //! Scopes: which paths a rule (`applies_to`) or an `instructions` object (a nested `AGENTS.md`'s
 //! directory, Copilot's `applyTo`, Cursor's `globs` and `alwaysApply`) applies to, the provider an
-//! agent file belongs to, the `invalid_glob` diagnostics, and the per-generation table that
-//! answers `objects.applicable` (SPEC §4.1, §5).
+//! agent file belongs to, the `invalid_glob` diagnostics and the check of a path asked about
+//! (SPEC §4.1, §5). The per-generation table that answers `objects.applicable` is
+//! `scope_table.rs`.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder};
 use serde_json::{Map, Value};
 
 use super::diagnostic::{codes, Diagnostic};
-use super::object::Object;
 
 /// What an object applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ fn kind_of(value: &Value) -> &'static str {
 }
 
 /// A glob where `*` and `?` never cross `/`, as the sources read them.
-fn glob(pattern: &str) -> Result<Glob, globset::Error> {
+pub(super) fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
@@ -162,153 +162,6 @@ pub(crate) fn scope_of(
             }))
         }
         _ => Ok(None),
-    }
-}
-
-/// Why an object applies to some of the paths asked about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reason {
-    /// `always`, `glob` or `directory`.
-    pub reason: &'static str,
-    /// The glob or the directory; empty for `always`.
-    pub pattern: String,
-    /// The paths it applies to for this reason, in the order asked.
-    pub paths: Vec<String>,
-}
-
-/// One object that applies, with every reason it does.
-#[derive(Clone, Debug)]
-pub struct Applicable<'a> {
-    pub object: &'a Object,
-    pub scope: &'a Scope,
-    pub reasons: Vec<Reason>,
-}
-
-/// The scopes of one generation's active rules and instructions, with every glob compiled into
-/// one set: built once per index, asked many times.
-#[derive(Clone, Debug)]
-pub struct ScopeTable {
-    /// (object position in the index, its scope), in index order.
-    entries: Vec<(usize, Scope)>,
-    set: GlobSet,
-    /// For each glob of `set`: the entry it belongs to and the glob as written.
-    globs: Vec<(usize, String)>,
-    /// The entries scoped to a directory.
-    directories: Vec<usize>,
-}
-
-impl ScopeTable {
-    pub(crate) fn build(objects: &[Object]) -> ScopeTable {
-        let mut entries = Vec::new();
-        for (i, o) in objects.iter().enumerate() {
-            let active = o.kind != "rule"
-                || o.metadata.get("status") == Some(Value::String("active".into()));
-            if !active {
-                continue;
-            }
-            if let Ok(Some(scope)) = scope_of(&o.kind, &o.provenance.path, &o.metadata.to_map()) {
-                entries.push((i, scope));
-            }
-        }
-        let mut builder = GlobSetBuilder::new();
-        let mut globs = Vec::new();
-        for (e, (_, scope)) in entries.iter().enumerate() {
-            if let Scope::Globs(list) = scope {
-                for g in list {
-                    // Every glob was checked when the object was made.
-                    if let Ok(compiled) = glob(g) {
-                        builder.add(compiled);
-                        globs.push((e, g.clone()));
-                    }
-                }
-            }
-        }
-        let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
-        let directories = entries
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, s))| matches!(s, Scope::Directory(_)))
-            .map(|(e, _)| e)
-            .collect();
-        ScopeTable {
-            entries,
-            set,
-            globs,
-            directories,
-        }
-    }
-
-    /// The scope of the object at `position` in the index, when it has one.
-    pub fn scope(&self, position: usize) -> Option<&Scope> {
-        self.entries
-            .binary_search_by_key(&position, |(i, _)| *i)
-            .ok()
-            .map(|e| &self.entries[e].1)
-    }
-
-    /// The objects applying to any of `paths` (already checked to be repository-relative), in
-    /// index order, each with its reasons.
-    pub fn applicable<'a>(
-        &'a self,
-        objects: &'a [Object],
-        paths: &[String],
-    ) -> Vec<Applicable<'a>> {
-        let mut reasons: Vec<Vec<Reason>> = vec![Vec::new(); self.entries.len()];
-        let add_all = |list: &mut Vec<Reason>, paths: &[String]| {
-            list.push(Reason {
-                reason: "always",
-                pattern: String::new(),
-                paths: paths.to_vec(),
-            })
-        };
-        for (e, (_, scope)) in self.entries.iter().enumerate() {
-            if *scope == Scope::Always {
-                add_all(&mut reasons[e], paths);
-            }
-        }
-        let mut add = |entry: usize, reason: &'static str, pattern: &str, path: &str| {
-            let list = &mut reasons[entry];
-            match list
-                .iter_mut()
-                .find(|r| r.reason == reason && r.pattern == pattern)
-            {
-                Some(r) => {
-                    if r.paths.last().map(String::as_str) != Some(path) {
-                        r.paths.push(path.to_string())
-                    }
-                }
-                None => list.push(Reason {
-                    reason,
-                    pattern: pattern.to_string(),
-                    paths: vec![path.to_string()],
-                }),
-            }
-        };
-        let mut scratch = Vec::new();
-        for path in paths {
-            for &e in &self.directories {
-                if let Scope::Directory(dir) = &self.entries[e].1 {
-                    if path.starts_with(dir.as_str()) {
-                        add(e, "directory", dir, path)
-                    }
-                }
-            }
-            self.set.matches_into(path, &mut scratch);
-            for &g in &scratch {
-                let (e, pattern) = &self.globs[g];
-                add(*e, "glob", pattern, path);
-            }
-        }
-        self.entries
-            .iter()
-            .zip(reasons)
-            .filter(|(_, r)| !r.is_empty())
-            .map(|((i, scope), reasons)| Applicable {
-                object: &objects[*i],
-                scope,
-                reasons,
-            })
-            .collect()
     }
 }
 

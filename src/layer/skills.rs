@@ -73,6 +73,8 @@ pub struct SkillFile {
     pub media_type: &'static str,
     /// `sha256:<hex>` of exactly the bytes a read returns.
     pub digest: String,
+    /// The same digest as bytes, for the fingerprint.
+    pub sha256: [u8; 32],
 }
 
 /// One line of a skill's file list.
@@ -158,31 +160,90 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
     searched
 }
 
-/// Collects the files of every skill object. A skill whose directory breaks a bound, holds a
-/// symlink or anything but files and directories, or cannot be read, is refused whole: its
-/// object is removed and a diagnostic names what is wrong (an entry's file list is complete or
-/// absent, never truncated). Returns the skills sorted by name and the fingerprint entries of
-/// their files other than `SKILL.md` (which is an object and fingerprinted as one).
+/// The kind whose objects are skills.
+pub(crate) const SKILL_KIND: &str = "skill";
+
+/// What discovery listed under the directories of the claimed skills: a skill's files are these
+/// and no others, so a file git ignores (or, outside `.ai/`, one it does not track) is never part
+/// of a skill, as it is never an object.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    /// Sorted, root-relative, `SKILL.md` files among them.
+    pub paths: Vec<String>,
+    /// Listed names there that are not UTF-8 (shown lossily), sorted.
+    pub non_utf8: Vec<String>,
+}
+
+impl Listed {
+    /// The listed paths under the directory of each claimed `<dir>/SKILL.md` in `skill_mds`;
+    /// `paths` and `non_utf8` are discovery's sorted listing.
+    pub(crate) fn of<'a>(
+        paths: &[String],
+        non_utf8: &[String],
+        skill_mds: impl Iterator<Item = &'a str>,
+    ) -> Listed {
+        let mut listed = Listed::default();
+        for md in skill_mds {
+            let Some(directory) = md.strip_suffix("SKILL.md").filter(|d| d.ends_with('/')) else {
+                continue;
+            };
+            listed.paths.extend(under(paths, directory).iter().cloned());
+            listed.non_utf8.extend(
+                non_utf8
+                    .iter()
+                    .filter(|p| p.starts_with(directory))
+                    .cloned(),
+            );
+        }
+        listed.paths.sort_unstable();
+        listed.paths.dedup();
+        listed.non_utf8.sort_unstable();
+        listed.non_utf8.dedup();
+        listed
+    }
+}
+
+/// The run of sorted `paths` that lie under `prefix` (which ends with `/`).
+fn under<'a>(paths: &'a [String], prefix: &str) -> &'a [String] {
+    let start = paths.partition_point(|p| p.as_str() < prefix);
+    let len = paths[start..].partition_point(|p| p.starts_with(prefix));
+    &paths[start..start + len]
+}
+
+/// Collects the files of every skill object from what discovery listed. A skill whose files break
+/// a bound, include a symlink or anything but regular files, or cannot be read, is refused
+/// whole: its object is removed and a diagnostic names what is wrong (an entry's file list is
+/// complete or absent, never truncated). Returns the skills sorted by name and the fingerprint
+/// entries of their files other than `SKILL.md` (which is an object and fingerprinted as one).
 pub(crate) fn collect(
     root: &Path,
+    listed: &Listed,
     objects: &mut Vec<Object>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Skill>, Vec<Entry>) {
+    let claimed: Vec<(&Object, &str)> = objects
+        .iter()
+        .filter(|o| o.kind == SKILL_KIND)
+        .filter_map(|o| Some((o, o.provenance.path.strip_suffix("/SKILL.md")?)))
+        .collect();
+    // Skills are read side by side, a core's share each: thousands of small files.
+    let threads = super::parallel::threads_for(claimed.len(), 16);
+    let reads = super::parallel::in_parts(&claimed, threads, |part| {
+        part.iter()
+            .map(|(o, directory)| read_skill(root, listed, directory, &o.identity))
+            .collect::<Vec<_>>()
+    });
     let mut skills = Vec::new();
     let mut entries = Vec::new();
     let mut refused = Vec::new();
-    for object in objects.iter().filter(|o| o.kind == "skill") {
-        let path = &object.provenance.path;
-        let Some(directory) = path.strip_suffix("/SKILL.md") else {
-            continue;
-        };
-        match read_skill(root, directory, &object.identity) {
+    for ((object, directory), read) in claimed.iter().zip(reads.into_iter().flatten()) {
+        match read {
             Ok(files) => {
                 for f in files.iter().filter(|f| f.path != "SKILL.md") {
                     entries.push((
                         format!("{directory}/{}", f.path),
                         f.bytes.len() as u64,
-                        Sha256::digest(&*f.bytes).into(),
+                        f.sha256,
                     ));
                 }
                 skills.push(Skill {
@@ -194,7 +255,11 @@ pub(crate) fn collect(
                 });
             }
             Err((code, message)) => {
-                diagnostics.push(Diagnostic::error(code, path.clone(), message));
+                diagnostics.push(Diagnostic::error(
+                    code,
+                    object.provenance.path.clone(),
+                    message,
+                ));
                 refused.push(object.uri.clone());
             }
         }
@@ -209,111 +274,99 @@ type Refusal = (&'static str, String);
 /// A fingerprint entry: (path, length, SHA-256 of the bytes).
 type Entry = (String, u64, [u8; 32]);
 
-fn read_skill(root: &Path, directory: &str, name: &str) -> Result<Vec<SkillFile>, Refusal> {
-    let base = root.join(directory);
-    match std::fs::symlink_metadata(&base) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err((
-                codes::SYMLINK,
-                format!(
-                "the skill directory `{directory}` is not a directory; links are never followed"
-            ),
-            ))
-        }
-        Err(e) => {
-            return Err((
-                codes::UNREADABLE,
-                format!("the skill directory `{directory}` cannot be read: {e}"),
-            ))
-        }
+fn read_skill(
+    root: &Path,
+    listed: &Listed,
+    directory: &str,
+    name: &str,
+) -> Result<Vec<SkillFile>, Refusal> {
+    let prefix = format!("{directory}/");
+    if let Some(bad) = listed.non_utf8.iter().find(|p| p.starts_with(&prefix)) {
+        return Err((
+            codes::INVALID_UTF8,
+            format!("the name of `{bad}` is not valid UTF-8, so the skill `{name}` is refused; rename the file"),
+        ));
     }
-    let mut found: Vec<(String, u64)> = Vec::new();
+    let paths = under(&listed.paths, &prefix);
+    if paths.len() > MAX_SKILL_FILES {
+        return Err((
+            codes::SKILL_TOO_LARGE,
+            format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
+        ));
+    }
+    let mut dirs = super::file::Directories::default();
+    let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
-    let mut pending = vec![(base.clone(), String::new())];
-    while let Some((dir, prefix)) = pending.pop() {
-        let listing = std::fs::read_dir(&dir).map_err(|e| {
-            (
+    for path in paths {
+        // Each file is opened without following a link and examined through the handle, and
+        // the running total is checked before its bytes are read: past the bound, nothing more
+        // is read.
+        let Some(mut file) = open(root, path, &mut dirs)? else {
+            continue;
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| unreadable(path, "examined", &e))?;
+        if !meta.is_file() {
+            return Err((
                 codes::UNREADABLE,
-                format!("`{directory}/{prefix}` cannot be listed: {e}"),
-            )
-        })?;
-        for entry in listing {
-            let entry = entry.map_err(|e| {
-                (
-                    codes::UNREADABLE,
-                    format!("`{directory}/{prefix}` cannot be listed: {e}"),
-                )
-            })?;
-            let Some(file_name) = entry.file_name().to_str().map(str::to_string) else {
-                return Err((
-                    codes::INVALID_UTF8,
-                    format!(
-                        "a file name under `{directory}/{prefix}` is not valid UTF-8; rename it"
-                    ),
-                ));
-            };
-            let relative = format!("{prefix}{file_name}");
-            let meta = std::fs::symlink_metadata(entry.path()).map_err(|e| {
-                (
-                    codes::UNREADABLE,
-                    format!("`{directory}/{relative}` cannot be read: {e}"),
-                )
-            })?;
-            if meta.file_type().is_symlink() {
-                return Err((
-                    codes::SYMLINK,
-                    format!("`{directory}/{relative}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
-                ));
-            }
-            if meta.is_dir() {
-                pending.push((entry.path(), format!("{relative}/")));
-                continue;
-            }
-            if !meta.is_file() {
-                return Err((
-                    codes::UNREADABLE,
-                    format!(
-                        "`{directory}/{relative}` is not a regular file, so the skill is refused"
-                    ),
-                ));
-            }
-            total += meta.len();
-            if found.len() >= MAX_SKILL_FILES {
-                return Err((
-                    codes::SKILL_TOO_LARGE,
-                    format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
-                ));
-            }
-            if total > MAX_SKILL_BYTES {
-                return Err((
-                    codes::SKILL_TOO_LARGE,
-                    format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{directory}/{relative}` passes it); it is refused whole"),
-                ));
-            }
-            found.push((relative, meta.len()));
+                format!("`{path}` is not a regular file, so the skill is refused"),
+            ));
         }
-    }
-    found.sort();
-    let mut files = Vec::with_capacity(found.len());
-    for (relative, _) in found {
-        let bytes = std::fs::read(base.join(&relative)).map_err(|e| {
-            (
-                codes::UNREADABLE,
-                format!("`{directory}/{relative}` cannot be read: {e}"),
-            )
-        })?;
+        total += meta.len();
+        if total > MAX_SKILL_BYTES {
+            return Err((
+                codes::SKILL_TOO_LARGE,
+                format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{path}` passes it); it is refused whole"),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, meta.len()), &mut bytes)
+            .map_err(|e| unreadable(path, "read", &e))?;
+        let relative = &path[prefix.len()..];
         let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
+        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
         files.push(SkillFile {
             uri: format!("{SKILL_SCHEME}{name}/{relative}"),
-            media_type: media_type(&relative, is_text),
-            digest: format!("sha256:{}", hex(&Sha256::digest(&bytes))),
+            media_type: media_type(relative, is_text),
+            digest: format!("sha256:{}", hex(&sha256)),
+            sha256,
             bytes: Arc::new(bytes),
             is_text,
-            path: relative,
+            path: relative.to_string(),
         });
     }
     Ok(files)
+}
+
+fn unreadable(path: &str, what: &str, e: &std::io::Error) -> Refusal {
+    (
+        codes::UNREADABLE,
+        format!(
+            "`{path}` cannot be {what} ({}), so the skill is refused",
+            e.kind()
+        ),
+    )
+}
+
+/// `path` opened without following a link; `None` when it is gone (a tracked file deleted from
+/// the work tree is listed, and is not there). A link is refused as a link.
+fn open(
+    root: &Path,
+    path: &str,
+    dirs: &mut super::file::Directories,
+) -> Result<Option<std::fs::File>, Refusal> {
+    match dirs.open_no_follow(root, path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => match std::fs::symlink_metadata(root.join(path)) {
+            Ok(meta) if meta.file_type().is_symlink() => Err((
+                codes::SYMLINK,
+                format!("`{path}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
+            )),
+            _ => Err(unreadable(path, "opened", &e)),
+        },
+    }
 }
 
 /// The media type guessed from a file's extension; unknown extensions are `text/plain` or

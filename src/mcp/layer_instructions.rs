@@ -7,6 +7,22 @@
 use crate::context::Context;
 use crate::registry;
 
+/// The instructions each era carries as a client receives them (legacy: the `initialize` result,
+/// modern: `server/discover`'s), eras carrying the same text grouped: `(eras, text)`.
+pub fn by_era(ctx: &Context) -> Vec<(Vec<&'static str>, String)> {
+    let legacy = super::server::instructions(ctx);
+    let modern = match super::era::discover(super::server::instructions(ctx)).remove("instructions")
+    {
+        Some(serde_json::Value::String(text)) => text,
+        _ => String::new(),
+    };
+    if legacy == modern {
+        vec![(vec!["legacy", "modern"], legacy)]
+    } else {
+        vec![(vec!["legacy"], legacy), (vec!["modern"], modern)]
+    }
+}
+
 /// The most bytes the whole instructions text may have.
 pub const MAX_INSTRUCTIONS: usize = 16 * 1024;
 

@@ -89,6 +89,8 @@ pub struct Body {
     own_meta: bool,
     /// A modern result's own fields, written before the members of the text.
     lead: String,
+    /// Bytes of an owned text left unwritten: its opening brace, when `lead` opened the result.
+    skip: usize,
     /// How long the result stays fresh and for whom, when its method's results are cacheable.
     hint: Option<CacheHint>,
 }
@@ -112,14 +114,15 @@ impl Body {
             after: after.into(),
             own_meta: false,
             lead: String::new(),
+            skip: 0,
             hint: None,
         }
     }
 
     fn parts(&self) -> [&str; 3] {
         let text = match &self.text {
-            Text::Owned(s) => s.as_str(),
-            Text::Static(s) => s,
+            Text::Owned(s) => &s[self.skip..],
+            Text::Static(s) => &s[self.skip..],
             Text::Page(pages, page) => pages.pages[*page].text.as_str(),
         };
         [self.before, text, &self.after]
@@ -134,11 +137,6 @@ impl Body {
     /// brace), then this result's own members.
     fn modern(mut self, hint: Option<CacheHint>) -> Self {
         const META: &str = "\"_meta\":{";
-        if let Text::Static(text) = self.text {
-            if self.before.is_empty() {
-                self.text = Text::Owned(text.to_string());
-            }
-        }
         let mut meta_merged = false;
         if self.own_meta {
             if let Text::Owned(text) = &mut self.text {
@@ -150,20 +148,23 @@ impl Body {
         }
         let mut lead = era::result_fields(hint, !meta_merged);
         // The result's own opening brace gives way to the frame head's.
+        // It is skipped when written, not removed: a large result is not copied.
         let rest = if self.before.is_empty() {
-            match &mut self.text {
-                Text::Owned(text) => {
-                    text.replace_range(..1, "");
-                    text.as_str()
-                }
-                Text::Static(text) => text,
+            match &self.text {
+                Text::Owned(text) => &text[1..],
+                Text::Static(text) => &text[1..],
                 Text::Page(..) => "",
             }
         } else {
-            self.before = &self.before[1..];
-            self.before
+            &self.before[1..]
         };
-        if rest.starts_with('}') {
+        let closes = rest.starts_with('}');
+        if self.before.is_empty() {
+            self.skip = 1;
+        } else {
+            self.before = &self.before[1..];
+        }
+        if closes {
             lead.pop();
         }
         self.lead = lead;
@@ -286,7 +287,7 @@ impl Server {
         message: Value,
         raw_id: Option<String>,
     ) -> Option<Frame> {
-        let Value::Object(map) = message else {
+        let Value::Object(mut map) = message else {
             let what = if message.is_array() {
                 "batches are not supported; send one JSON-RPC object per message"
             } else {
@@ -302,7 +303,10 @@ impl Server {
         let id = map
             .get("id")
             .map(|v| raw_id.unwrap_or_else(|| v.to_string()));
-        let method = map.get("method");
+        // Taken out, not borrowed: the params are then owned without a copy (a modern request's
+        // `_meta` is most of it).
+        let method = map.remove("method");
+        let params = map.remove("params");
         if method.is_none() && (map.contains_key("result") || map.contains_key("error")) {
             // A response to a request we never send; nothing to answer.
             return None;
@@ -314,7 +318,7 @@ impl Server {
                 &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
             ));
         }
-        let Some(method) = method.and_then(Value::as_str) else {
+        let Some(method) = method.as_ref().and_then(Value::as_str) else {
             return Some(Frame::error(
                 reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
@@ -324,7 +328,7 @@ impl Server {
             // A notification is never answered, whatever it is.
             if method == "notifications/cancelled" {
                 // Ends a listen (stdio); a cancelled request that already answered is no-op.
-                let request = map.get("params").and_then(|p| p.get("requestId"));
+                let request = params.as_ref().and_then(|p| p.get("requestId"));
                 let ended = request.is_some_and(|id| session.live.cancel(id));
                 tracing::debug!(method, ended, "notification");
             } else if NOTIFICATIONS.contains(&method) {
@@ -334,7 +338,7 @@ impl Server {
             }
             return None;
         };
-        let era = match era::classify(method, map.get("params"), session.opened) {
+        let era = match era::classify(method, params.as_ref(), session.opened) {
             Ok(era) => era,
             Err(e) => return Some(Frame::error(&id, &e)),
         };
@@ -352,9 +356,9 @@ impl Server {
                 ),
             ));
         }
-        let params = match map.get("params") {
+        let params = match params {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
+            Some(Value::Object(p)) => p,
             Some(_) => {
                 return Some(Frame::error(
                     &id,
@@ -376,7 +380,7 @@ impl Server {
                         .hinted(caching::COMPILED),
                 )
             }
-            "tools/call" => self.call_tool(session, &params),
+            "tools/call" => self.call_tool(session, params),
             "resources/subscribe" => super::subscriptions::subscribe(
                 &self.ctx,
                 &mut session.live,
@@ -478,16 +482,17 @@ impl Server {
         Ok(Body::owned(result.to_string()))
     }
 
-    fn call_tool(&self, session: &Session, params: &Map<String, Value>) -> Answer {
+    fn call_tool(&self, session: &Session, mut params: Map<String, Value>) -> Answer {
+        let arguments = params.remove("arguments");
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::new(
                 protocol::INVALID_PARAMS,
                 "`name` must name a tool (a string)",
             ));
         };
-        let arguments = match params.get("arguments") {
+        let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(v @ Value::Object(_)) => v.clone(),
+            Some(v @ Value::Object(_)) => v,
             Some(_) => {
                 return Err(RpcError::new(
                     protocol::INVALID_PARAMS,

@@ -395,8 +395,9 @@ pub fn normalize(schema: &Schema, value: &mut Value, named: &BTreeMap<String, Sc
 }
 
 /// A declared `pattern`, compiled once per process: validation runs on every request. The one
-/// compiled value is shared (a cloned `Regex` would build its own matching caches every time).
-fn compiled_pattern(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
+/// compiled value is shared (a cloned `Regex` would build its own matching caches every time),
+/// and the layer's check that a kind's patterns compile fills the same cache.
+pub fn compiled_pattern(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
     type Compiled = Option<Arc<regex::Regex>>;

@@ -1,0 +1,321 @@
+//! The per-generation table that answers `objects.applicable` (SPEC §5): the scope of every active
+//! rule and `instructions` object, what an answer shows of each rule (class, statement), the
+//! answer's order, and every glob compiled into one `GlobSet`. Built once per index, asked many
+//! times; it knows nothing of capabilities or of how an answer is serialised.
+//!
+//! Globs are grouped by their literal directory prefix (`src/db/` for `src/db/**/*.rs`), one
+//! `GlobSet` per prefix: a path is matched only against the sets of its own ancestors. One set of
+//! thousands of such globs is a regex set that takes milliseconds per path.
+//!
+//! An unscoped entry applies to every path asked, whatever they are: it gets one `always` reason
+//! naming no path, so an answer costs what the scoped matches cost, not entries × paths.
+
+use std::collections::HashMap;
+
+use globset::{GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+use super::object::Object;
+use super::scope::{glob, scope_of, Scope};
+
+/// Why an object applies to some of the paths asked about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    /// `always`, `glob` or `directory`.
+    pub reason: &'static str,
+    /// The glob or the directory; empty for `always`.
+    pub pattern: String,
+    /// The paths it applies to for this reason, in the order asked; empty for `always`, which
+    /// stands for every path asked.
+    pub paths: Vec<String>,
+}
+
+/// One object that applies, with every reason it does.
+#[derive(Clone, Debug)]
+pub struct Applicable<'a> {
+    pub object: &'a Object,
+    pub scope: &'a Scope,
+    /// `blocking` or `advisory` for a rule, empty for an `instructions` object.
+    pub class: &'a str,
+    /// The rule's statement, empty for an `instructions` object.
+    pub statement: &'a str,
+    pub reasons: Vec<Reason>,
+}
+
+/// One active rule or `instructions` object with a scope.
+#[derive(Clone, Debug)]
+struct Entry {
+    /// Its position in the index.
+    position: usize,
+    /// A rule (else an `instructions` object).
+    rule: bool,
+    scope: Scope,
+    class: String,
+    statement: String,
+}
+
+/// The scopes of one generation's active rules and instructions, with every glob compiled into
+/// one set.
+#[derive(Clone, Debug)]
+pub struct ScopeTable {
+    /// In index order.
+    entries: Vec<Entry>,
+    /// The rules' entry numbers in the answer's order: blocking rules, then the others; scoped
+    /// rules before unscoped ones in each class, index order within each.
+    rules: Vec<usize>,
+    /// How many rules have no scope: they apply to every path.
+    unscoped_rules: usize,
+    /// The `instructions` objects' entry numbers, in index order.
+    instructions: Vec<usize>,
+    /// The globs by literal directory prefix (`""` for those that start with a wildcard).
+    buckets: HashMap<String, Bucket>,
+    /// The entries scoped to a directory.
+    directories: Vec<usize>,
+}
+
+/// The globs sharing one literal directory prefix.
+#[derive(Clone, Debug)]
+struct Bucket {
+    set: GlobSet,
+    /// For each glob of `set`: the entry it belongs to and the glob as written.
+    globs: Vec<(usize, String)>,
+}
+
+/// The leading directories of `glob` written without any wildcard, `/`-terminated: every path the
+/// glob matches starts with them.
+fn literal_prefix(glob: &str) -> String {
+    let components: Vec<&str> = glob.split('/').collect();
+    let mut prefix = String::new();
+    for component in &components[..components.len().saturating_sub(1)] {
+        if component.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            break;
+        }
+        prefix.push_str(component);
+        prefix.push('/');
+    }
+    prefix
+}
+
+/// The directories holding `path`, from the root: `""`, `src/`, `src/db/` for `src/db/a.rs`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..=i]))
+}
+
+fn text(metadata: &serde_json::Map<String, Value>, key: &str) -> String {
+    metadata
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+impl ScopeTable {
+    pub(crate) fn build(objects: &[Object]) -> ScopeTable {
+        let mut entries = Vec::new();
+        for (position, o) in objects.iter().enumerate() {
+            if o.kind != "rule" && o.kind != "instructions" {
+                continue;
+            }
+            let metadata = o.metadata.to_map();
+            if o.kind == "rule" && metadata.get("status").and_then(Value::as_str) != Some("active")
+            {
+                continue;
+            }
+            // An object whose scope is wrong carries a diagnostic and applies nowhere.
+            if let Ok(Some(scope)) = scope_of(&o.kind, &o.provenance.path, &metadata) {
+                let rule = o.kind == "rule";
+                entries.push(Entry {
+                    position,
+                    rule,
+                    scope,
+                    class: if rule {
+                        text(&metadata, "class")
+                    } else {
+                        String::new()
+                    },
+                    statement: if rule {
+                        text(&metadata, "statement")
+                    } else {
+                        String::new()
+                    },
+                });
+            }
+        }
+        // Blocking rules, then advisory ones, scoped before unscoped in each.
+        let (mut rules, instructions): (Vec<usize>, Vec<usize>) =
+            (0..entries.len()).partition(|&e| entries[e].rule);
+        rules.sort_by_key(|&e| {
+            let entry = &entries[e];
+            (entry.class != "blocking", entry.scope == Scope::Always, e)
+        });
+        let unscoped_rules = rules
+            .iter()
+            .filter(|&&e| entries[e].scope == Scope::Always)
+            .count();
+        let mut grouped: HashMap<String, (GlobSetBuilder, Vec<(usize, String)>)> = HashMap::new();
+        for (e, entry) in entries.iter().enumerate() {
+            if let Scope::Globs(list) = &entry.scope {
+                for g in list {
+                    // Every glob was checked when the object was made.
+                    if let Ok(compiled) = glob(g) {
+                        let (builder, globs) = grouped
+                            .entry(literal_prefix(g))
+                            .or_insert_with(|| (GlobSetBuilder::new(), Vec::new()));
+                        builder.add(compiled);
+                        globs.push((e, g.clone()));
+                    }
+                }
+            }
+        }
+        let buckets = grouped
+            .into_iter()
+            .map(|(prefix, (builder, globs))| {
+                let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+                (prefix, Bucket { set, globs })
+            })
+            .collect();
+        let directories = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| matches!(entry.scope, Scope::Directory(_)))
+            .map(|(e, _)| e)
+            .collect();
+        ScopeTable {
+            entries,
+            rules,
+            unscoped_rules,
+            instructions,
+            buckets,
+            directories,
+        }
+    }
+
+    /// The scope of the object at `position` in the index, when it is an active rule or an
+    /// `instructions` object whose scope reads.
+    pub fn scope(&self, position: usize) -> Option<&Scope> {
+        self.entries
+            .binary_search_by_key(&position, |entry| entry.position)
+            .ok()
+            .map(|e| &self.entries[e].scope)
+    }
+
+    /// What applies to any of `paths` (already checked to be repository-relative): the rules of
+    /// `page` in the answer's order (blocking first, then advisory; within each class the rules
+    /// whose scope matched before those that apply everywhere; index order within each), how
+    /// many rules apply in all, and every `instructions` object that applies.
+    pub fn applicable<'a>(
+        &'a self,
+        objects: &'a [Object],
+        paths: &[String],
+        page: Page,
+    ) -> Applicability<'a> {
+        // Only scoped entries collect reasons per path; the rest is `always`.
+        let mut scoped: HashMap<usize, Vec<Reason>> = HashMap::new();
+        let mut add = |entry: usize, reason: &'static str, pattern: &str, path: &str| {
+            let list = scoped.entry(entry).or_default();
+            match list
+                .iter_mut()
+                .find(|r| r.reason == reason && r.pattern == pattern)
+            {
+                Some(r) => {
+                    if r.paths.last().map(String::as_str) != Some(path) {
+                        r.paths.push(path.to_string())
+                    }
+                }
+                None => list.push(Reason {
+                    reason,
+                    pattern: pattern.to_string(),
+                    paths: vec![path.to_string()],
+                }),
+            }
+        };
+        let mut scratch = Vec::new();
+        for path in paths {
+            for &e in &self.directories {
+                if let Scope::Directory(dir) = &self.entries[e].scope {
+                    if path.starts_with(dir.as_str()) {
+                        add(e, "directory", dir, path)
+                    }
+                }
+            }
+            for dir in ancestors(path) {
+                let Some(bucket) = self.buckets.get(dir) else {
+                    continue;
+                };
+                bucket.set.matches_into(path, &mut scratch);
+                for &g in &scratch {
+                    let (e, pattern) = &bucket.globs[g];
+                    add(*e, "glob", pattern, path);
+                }
+            }
+        }
+        let applies = |e: &usize| self.entries[*e].scope == Scope::Always || scoped.contains_key(e);
+        let total_rules =
+            self.unscoped_rules + scoped.keys().filter(|&&e| self.entries[e].rule).count();
+        let page: Vec<usize> = self
+            .rules
+            .iter()
+            .copied()
+            .filter(applies)
+            .skip(page.offset)
+            .take(page.limit)
+            .collect();
+        let instructions: Vec<usize> = self.instructions.iter().copied().filter(applies).collect();
+        let mut take = |e: usize| {
+            let entry = &self.entries[e];
+            let reasons = scoped.remove(&e).unwrap_or_else(|| {
+                vec![Reason {
+                    reason: "always",
+                    pattern: String::new(),
+                    paths: Vec::new(),
+                }]
+            });
+            Applicable {
+                object: &objects[entry.position],
+                scope: &entry.scope,
+                class: &entry.class,
+                statement: &entry.statement,
+                reasons,
+            }
+        };
+        Applicability {
+            rules: page.into_iter().map(&mut take).collect(),
+            total_rules,
+            instructions: instructions.into_iter().map(&mut take).collect(),
+        }
+    }
+}
+
+/// Which rules of an answer to give: `limit` of them after the first `offset`.
+#[derive(Clone, Copy, Debug)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// What applies to the paths asked about.
+#[derive(Clone, Debug)]
+pub struct Applicability<'a> {
+    /// The rules of the page asked for.
+    pub rules: Vec<Applicable<'a>>,
+    /// How many rules apply in all.
+    pub total_rules: usize,
+    /// Every `instructions` object that applies.
+    pub instructions: Vec<Applicable<'a>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_is_filed_under_the_directories_it_writes_literally() {
+        assert_eq!(literal_prefix("src/db/**/*.rs"), "src/db/");
+        assert_eq!(literal_prefix("src/main.rs"), "src/");
+        assert_eq!(literal_prefix("**/*.rs"), "");
+        assert_eq!(literal_prefix("src/{a,b}/x.rs"), "src/");
+        assert_eq!(literal_prefix("README.md"), "");
+        let dirs: Vec<&str> = ancestors("src/db/a.rs").collect();
+        assert_eq!(dirs, ["", "src/", "src/db/"]);
+    }
+}
