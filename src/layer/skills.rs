@@ -137,7 +137,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
         };
         for f in skill.files.iter().filter(|f| f.path != "SKILL.md") {
             let Some(text) = f.text() else { continue };
-            searched.push(Object {
+            searched.push(Object::from(super::object::ObjectFields {
                 kind: super::search::SKILL_FILE_KIND.to_string(),
                 identity: format!("{}/{}", skill.name, f.path),
                 uri: f.uri.clone(),
@@ -153,7 +153,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                     source_class: source.source_class.clone(),
                     bytes: f.bytes.len() as u64,
                 },
-            });
+            }));
         }
     }
     searched.sort_by(|a, b| a.uri.cmp(&b.uri));
@@ -166,7 +166,7 @@ pub(crate) const SKILL_KIND: &str = "skill";
 /// What discovery listed under the directories of the claimed skills: a skill's files are these
 /// and no others, so a file git ignores (or, outside `.ai/`, one it does not track) is never part
 /// of a skill, as it is never an object.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Listed {
     /// Sorted, root-relative, `SKILL.md` files among them.
     pub paths: Vec<String>,
