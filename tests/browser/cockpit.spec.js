@@ -1,7 +1,8 @@
 // The Cockpit in a real headless Chromium (SPEC §12, §14): every page reachable from /cockpit
 // answers 200 without a console error; no horizontal overflow at 390 and 1280 px in either theme;
 // axe-core finds no WCAG 2.1 AA violation; the runner answers, with and without JavaScript; the
-// MCP page's tool table is `tools/list`; the security headers are on every page; and the two
+// MCP page's tool table is `tools/list`; an open page says so when the layer changes; the
+// security headers are on every page; and the two
 // README screenshots are taken.
 //
 // A plain Node script: it starts `majordomus serve --port 0` over this checkout, checks
@@ -54,10 +55,10 @@ function section(title) {
   console.log(`\n== ${title}`);
 }
 
-/** Starts `majordomus serve --port 0` and resolves with its base URL, read from its first line. */
-function startServer() {
-  const child = spawn(BIN, ['serve', '--port', '0', '--repo', REPO], {
-    cwd: REPO,
+/** Starts `majordomus serve --port 0` over `repo` and resolves with its base URL, read from its first line. */
+function startServer(repo = REPO) {
+  const child = spawn(BIN, ['serve', '--port', '0', '--repo', repo], {
+    cwd: repo,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, MAJORDOMUS_LOG: process.env.MAJORDOMUS_LOG || 'warn' },
   });
@@ -433,6 +434,54 @@ async function screenshots(browser, base) {
   }
 }
 
+/**
+ * An open page hears that the layer changed (SPEC §8.4): over a fresh repository of its own (so
+ * this checkout is never edited), a rule is edited while the objects page is open, and the page
+ * shows the banner with a link that reloads it, still free of axe violations.
+ */
+async function layerChangedBanner(browser) {
+  section('the layer changed: the banner');
+  const { execFileSync } = require('node:child_process');
+  const os = require('node:os');
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'majordomus-banner-'));
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'cockpit', GIT_AUTHOR_EMAIL: 'cockpit@example.invalid',
+    GIT_COMMITTER_NAME: 'cockpit', GIT_COMMITTER_EMAIL: 'cockpit@example.invalid',
+  };
+  execFileSync('git', ['init', '-q'], { cwd: repo, env });
+  execFileSync(BIN, ['init'], { cwd: repo, env, stdio: 'ignore' });
+  execFileSync('git', ['add', '-A'], { cwd: repo, env });
+  execFileSync('git', ['commit', '-qm', 'layer'], { cwd: repo, env });
+  const rules = path.join(repo, '.ai', 'repo', 'rules');
+  const rule = fs.readdirSync(rules).find((name) => name.endsWith('.md'));
+  const { child, base } = await startServer(repo);
+  try {
+    // axe is injected as an inline script, which the page's policy would refuse.
+    const context = await newContext(browser, { bypassCSP: true });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const url = `${base}/cockpit/objects`;
+    await page.goto(url, { waitUntil: 'load' });
+    // The stream is open once the page has run its script; give it a moment to connect.
+    await page.waitForTimeout(500);
+    check('banner', (await page.$('#layer-changed')) === null, 'no banner before anything changed');
+    fs.appendFileSync(path.join(rules, rule), '\nName the issue a change closes.\n');
+    const banner = await page.waitForSelector('#layer-changed', { timeout: 10_000 }).catch(() => null);
+    if (check('banner', banner !== null, `editing ${rule} shows the banner within 10 s`)) {
+      check('banner', (await banner.getAttribute('role')) === 'status', 'the banner is a status message');
+      const href = await banner.$eval('a', (a) => a.href);
+      check('banner', href === url, `its link reloads the page: ${href}`);
+      await axeClean(page, 'objects page with the banner');
+    }
+    check('console', errors.length === 0, `banner: ${errors.join(' | ')}`);
+    await context.close();
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   const started = Date.now();
   const { child, base } = await startServer();
@@ -450,6 +499,7 @@ async function main() {
     await themeButton(browser, base);
     await runner(browser, base);
     await mcpPage(browser, base);
+    await layerChangedBanner(browser);
     await headers(browser, base);
     await screenshots(browser, base);
   } catch (e) {
