@@ -49,6 +49,7 @@ bench:
     cargo bench --bench mcp_ops
     cargo bench --bench cockpit
     cargo bench --bench search
+    cargo bench --bench generation
     bash scripts/ci/rerun-if-changed.sh
 
 # Benchmarks against the peer kit (../shared/bench): stdio side by side, HTTP under wrk load

@@ -184,6 +184,9 @@ impl Peers {
     }
 }
 
+/// One value [`Context::per_generation`] keeps: its type, its generation, the value.
+type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
+
 /// The process-wide state behind every `Context`.
 #[derive(Debug)]
 struct Shared {
@@ -194,6 +197,8 @@ struct Shared {
     writes: AtomicU64,
     /// The `resources/list` pages of one index generation.
     resources_listing: Mutex<Option<(u64, Arc<crate::resolve::Pages>)>>,
+    /// What [`Context::per_generation`] keeps: one value of each type, for one generation.
+    per_generation: Mutex<Vec<Memo>>,
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
@@ -234,6 +239,7 @@ impl Context {
                 peers: Peers::default(),
                 writes: AtomicU64::new(0),
                 resources_listing: Mutex::new(None),
+                per_generation: Mutex::new(Vec::new()),
                 writing: Mutex::new(()),
                 listeners: crate::listeners::Listeners::default(),
             }),
@@ -415,6 +421,31 @@ impl Context {
         let text = Arc::new(make()?);
         *slot = Some((generation, Arc::clone(&text)));
         Ok(text)
+    }
+
+    /// The value of type `T` made from generation `generation`, made by `make` once per
+    /// generation and shared (the skills extension's answers: `mcp::skills`). A newer
+    /// generation replaces it.
+    pub fn per_generation<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        make: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let id = std::any::TypeId::of::<T>();
+        let mut slots = self
+            .shared
+            .per_generation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, value)) = slots.iter().find(|(t, g, _)| *t == id && *g == generation) {
+            if let Ok(value) = Arc::clone(value).downcast::<T>() {
+                return value;
+            }
+        }
+        let value = Arc::new(make());
+        slots.retain(|(t, _, _)| *t != id);
+        slots.push((id, generation, Arc::clone(&value) as Arc<_>));
+        value
     }
 
     /// Serialises the writers of this process: the returned guard is held from a writer's

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::serve_support::Served;
-use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+use crate::support::{decode_entities, run_in, stderr, stdout, Fixture, McpServer};
 
 const SCOPED_RULE: &str = "---
 id: rust-files
@@ -324,4 +324,141 @@ fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
         "{elsewhere}"
     );
     assert_eq!(elsewhere["total"], 2, "{elsewhere}");
+}
+
+#[test]
+fn listings_filter_agent_files_by_provider_and_object_pages_show_what_they_apply_to() {
+    let f = repository();
+    let cursor = cli(
+        &f,
+        &[
+            "objects",
+            "list",
+            "--kind",
+            "instructions",
+            "--provider",
+            "cursor",
+        ],
+    );
+    assert_eq!(cursor["total"], 1, "{cursor}");
+    assert_eq!(cursor["objects"][0]["path"], ".cursor/rules/rust.mdc");
+    assert_eq!(cursor["objects"][0]["provider"], "cursor");
+    assert_eq!(
+        cursor["providers"],
+        json!({ "agents": 2, "claude": 1, "copilot": 1, "cursor": 1 }),
+        "the counts are the whole layer's: {cursor}"
+    );
+    let out = run_in(f.root(), &["objects", "list", "--provider", "emacs"]);
+    assert_eq!(out.status.code(), Some(10));
+    assert!(
+        stderr(&out).contains("no provider \"emacs\"") && stderr(&out).contains("cursor"),
+        "{}",
+        stderr(&out)
+    );
+
+    let scope = |uri: &str| cli(&f, &["objects", "get", uri])["scope"].clone();
+    assert_eq!(
+        scope("majordomus://instructions/src/db/AGENTS.md"),
+        json!({ "applies": "directory", "patterns": ["src/db/"], "provider": "agents" })
+    );
+    assert_eq!(
+        scope("majordomus://rule/rust-files@1"),
+        json!({ "applies": "globs", "patterns": ["src/**/*.rs"] })
+    );
+    assert_eq!(
+        scope("majordomus://rule/describe-changes-in-commits@1"),
+        json!({ "applies": "always", "patterns": [] })
+    );
+
+    let found = cli(
+        &f,
+        &["objects", "search", "database", "--kind", "instructions"],
+    );
+    assert_eq!(
+        found["hits"][0]["uri"], "majordomus://instructions/src/db/AGENTS.md",
+        "search finds an agent file by its text: {found}"
+    );
+
+    let served = Served::start(f.root());
+    let page = served.get("/cockpit/objects?kind=instructions&provider=cursor");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = decode_entities(&page.text());
+    assert!(
+        html.contains("rust.mdc") && !html.contains("CLAUDE.md"),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<option value="cursor" selected>cursor (1)</option>"#),
+        "the filter offers the layer's providers: {html}"
+    );
+    let page =
+        served.get("/cockpit/object?uri=majordomus%3A%2F%2Finstructions%2Fsrc%2Fdb%2FAGENTS.md");
+    assert_eq!(page.status, 200);
+    let html = decode_entities(&page.text());
+    assert!(
+        html.contains(
+            "<dt>Applies to</dt><dd>every path under <code>src/<wbr>db/<wbr></code> (directory)"
+        ),
+        "{html}"
+    );
+    let page = served.get("/cockpit/object?uri=majordomus%3A%2F%2Frule%2Frust-files%401");
+    let html = decode_entities(&page.text());
+    assert!(html.contains("paths matching <code>"), "{html}");
+}
+
+#[test]
+fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_the_rest_is_served()
+{
+    let f = Fixture::bare();
+    f.git(&["init", "-q"]);
+    f.write("GEMINI.md", "# Gemini\n");
+    f.write("web/AGENTS.md", "# Web\n");
+    f.write("AGENTS.md", "# Big\n".repeat(5 * 1024 * 1024 / 6 + 1));
+    let outside = tempfile::TempDir::new().unwrap();
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "# outside-the-repository\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), f.root().join("CLAUDE.md"))
+        .unwrap();
+    let out = run_in(f.root(), &["init"]);
+    assert!(out.status.success(), "init: {}", stderr(&out));
+    f.commit("agent files");
+    let info = cli(&f, &["repository", "info"]);
+    let diagnostics = info["diagnostics"].as_array().unwrap();
+    for (path, code) in [("AGENTS.md", "oversized"), ("CLAUDE.md", "symlink")] {
+        assert!(
+            diagnostics
+                .iter()
+                .any(|d| d["path"] == path && d["code"] == code),
+            "{path} is `{code}`: {}",
+            info["diagnostics"]
+        );
+    }
+    let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
+    let paths: Vec<&str> = list["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["GEMINI.md", "web/AGENTS.md"],
+        "the rest is served: {list}"
+    );
+    let answer = cli(&f, &["objects", "applicable", "--paths", "web/a.ts"]);
+    let applying: Vec<&str> = answer["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(applying, ["GEMINI.md", "web/AGENTS.md"], "{answer}");
+    let found = cli(&f, &["objects", "search", "outside"]);
+    assert_eq!(
+        found["total"], 0,
+        "nothing outside the repository is read: {found}"
+    );
 }

@@ -268,10 +268,11 @@ def rapid(binary, repo, base, edits):
     last = None
     start = time.perf_counter()
     for n in range(edits):
-        last = write_rule(repo, base, n)
+        # A generation that read the last edit was built after its write began.
         final_write = time.perf_counter()
+        last = write_rule(repo, base, n)
     wrote = time.perf_counter() - start
-    # Every listener's last `updated` comes after the final write (the generation that read it).
+    # Every listener hears an `updated` from a generation built after the last write began.
     for i, (notes, _) in enumerate(streams):
         wait_updated(notes, final_write)
     observer = served.session()

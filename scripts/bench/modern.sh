@@ -6,14 +6,19 @@
 #      Streamable HTTP server answering the same modern request for layer_get;
 #   2. scripts/bench/modern.py over stdio: resources/list at 10,000 objects (one page, a whole
 #      walk, rmcp's one answer) and pipelined tools/call on both eras at 100 and 10,000 objects.
+# The HTTP cases run in alternating rounds (legacy, modern, rmcp, again), medians reported, after
+# the servers have settled (a fresh majordomus prepares its search postings in the background for
+# a few seconds); beside requests/s each prints the server's CPU time per request, which a loaded
+# machine disturbs less than the wall clock.
 # tools/list against the kit's floor program is scripts/bench/payload-floor.sh.
-#   scripts/bench/modern.sh [seconds] [connections]    (default 10 64)
+#   scripts/bench/modern.sh [seconds] [connections] [rounds]    (default 10 64 3; seconds per round)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kit=${MAJORDOMUS_PEERS_KIT:-$root/../shared/bench/peers}
 work=${MAJORDOMUS_BENCH_DIR:-/tmp/majordomus-bench}
 secs=${1:-10}
 conns=${2:-64}
+rounds=${3:-3}
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 2; }
 mkdir -p "$work"
 if [ ! -x "$work/peers/rmcp/target/release/peer-rmcp" ]; then
@@ -82,17 +87,47 @@ for case in legacy modern rmcp; do
   echo "$answer" | grep -q '"isError":false' || { echo "$case: not a result: ${answer:0:300}" >&2; exit 1; }
 done
 
-declare -A rps p99
-for case in legacy modern rmcp; do
-  p=$port; [ "$case" = rmcp ] && p=$rport
-  echo "--- $case: POST /mcp tools/call (get), ${secs}s, $conns connections"
-  wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$tmp/$case.lua" "http://127.0.0.1:$p/mcp" | tee "$tmp/$case.out" | sed -n '1,12p'
-  rps[$case]=$(awk '/^Requests\/sec/ {print $2}' "$tmp/$case.out")
-  p99[$case]=$(awk '$1 == "99%" {print $2}' "$tmp/$case.out")
+sleep "${MAJORDOMUS_BENCH_SETTLE:-6}"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+results="$tmp/results"
+for round in $(seq "$rounds"); do
+  for case in legacy modern rmcp; do
+    p=$port; pid=${pids[0]}
+    [ "$case" = rmcp ] && { p=$rport; pid=${pids[1]}; }
+    before=$(cpu_ticks "$pid")
+    wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$tmp/$case.lua" "http://127.0.0.1:$p/mcp" >"$tmp/$case.out"
+    after=$(cpu_ticks "$pid")
+    n=$(awk '/requests in/ {print $1}' "$tmp/$case.out")
+    r=$(awk '/^Requests\/sec/ {print $2}' "$tmp/$case.out")
+    p99=$(awk '$1 == "99%" {print $2}' "$tmp/$case.out")
+    errors=$(awk '/Non-2xx|Socket errors/' "$tmp/$case.out")
+    [ -z "$errors" ] || { echo "$case: $errors" >&2; exit 1; }
+    cpu=$(python3 -c "print(f'{($after - $before) * 1e6 / $(getconf CLK_TCK) / $n:.1f}')")
+    echo "round $round $case: $r req/s, p99 $p99, server CPU $cpu us/request"
+    echo "$case $r $p99 $cpu" >>"$results"
+  done
 done
-ratio() { python3 -c "print(f'{float(\"$1\") / float(\"$2\"):.2f}')"; }
-echo "summary: modern ${rps[modern]} req/s (p99 ${p99[modern]}), legacy session ${rps[legacy]} req/s (p99 ${p99[legacy]}), rmcp modern ${rps[rmcp]} req/s (p99 ${p99[rmcp]})"
-echo "         modern/legacy = $(ratio "${rps[modern]}" "${rps[legacy]}")x (target >= 1.0), modern/rmcp = $(ratio "${rps[modern]}" "${rps[rmcp]}")x (target >= 2)"
+python3 - "$results" "$secs" "$conns" "$rounds" <<'EOF'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+def ms(text):
+    for unit, scale in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    raise SystemExit(f"a latency wrk did not print as expected: {text}")
+med = {}
+for case in ("legacy", "modern", "rmcp"):
+    mine = [r for r in rows if r[0] == case]
+    med[case] = tuple(statistics.median(f(r[i]) for r in mine) for i, f in ((1, float), (2, ms), (3, float)))
+secs, conns, rounds = sys.argv[2:]
+print(f"summary, POST /mcp tools/call get at {conns} connections, medians of {rounds} alternating rounds of {secs} s:")
+for case, name in (("legacy", "legacy session"), ("modern", "modern stateless"), ("rmcp", "rmcp modern")):
+    rps, p99, cpu = med[case]
+    print(f"  {name:<17} {rps:>9.0f} req/s  p99 {p99:6.2f} ms  server CPU {cpu:6.1f} us/request")
+(lr, _, lc), (mr, mp, mc), (rr, _, rc) = med["legacy"], med["modern"], med["rmcp"]
+print(f"  modern/legacy = {mr / lr:.2f}x req/s (target >= 1.0), {lc / mc:.2f}x by CPU a request; modern p99 {mp:.2f} ms (target <= 10)")
+print(f"  modern/rmcp   = {mr / rr:.2f}x req/s (target >= 2), {rc / mc:.2f}x by CPU a request")
+EOF
 rm -rf "$tmp"
 
 echo "--- over stdio"

@@ -5,13 +5,13 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::layer::{Field, Object, Request};
+use crate::layer::{Field, Object, Request, Scope};
 use crate::registry::types::objects::{
     ApplicableInput, ApplicableOutput, GetInput, GetOutput, ListInput, ListOutput, SearchInput,
     SearchOutput,
 };
 use crate::registry::types::{
-    ApplicableReason, ObjectSummary,
+    ApplicableReason, ObjectScope, ObjectSummary,
     ObjectsApplicableOutputInstructionsItem as ApplicableInstructions,
     ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsSearchOutputHitsItem as Hit,
     ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
@@ -49,7 +49,28 @@ fn summary(index: &crate::layer::Index, o: &Object) -> ObjectSummary {
         description: o.description.clone(),
         tags: o.tags.clone(),
         path: o.provenance.path.clone(),
+        provider: provider_of(o).map(str::to_string),
     }
+}
+
+/// The provider of an `instructions` object.
+fn provider_of(o: &Object) -> Option<&'static str> {
+    (o.kind == "instructions").then(|| crate::layer::provider(&o.provenance.path))
+}
+
+/// What a rule or an `instructions` object applies to, as the answers show it.
+fn scope_view(o: &Object) -> Option<ObjectScope> {
+    let (applies, patterns) = match crate::layer::scope_of_object(o)? {
+        Scope::Always => ("always", Vec::new()),
+        Scope::Directory(dir) => ("directory", vec![dir]),
+        Scope::Globs(globs) => ("globs", globs),
+        Scope::OnRequest => ("on_request", Vec::new()),
+    };
+    Some(ObjectScope {
+        applies: applies.to_string(),
+        patterns,
+        provider: provider_of(o).map(str::to_string),
+    })
 }
 
 /// Refuses a kind the index has no object of, naming the kinds it has.
@@ -77,6 +98,20 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
     if let Some(kind) = &input.kind {
         check_kind(&kinds, kind)?;
     }
+    if let Some(provider) = &input.provider {
+        if !crate::layer::PROVIDERS.contains(&provider.as_str()) {
+            return Err(CapabilityError::invalid_input(format!(
+                "`provider`: no provider \"{provider}\" (providers: {})",
+                crate::layer::PROVIDERS.join(", ")
+            )));
+        }
+    }
+    let mut providers = std::collections::BTreeMap::new();
+    for o in &index.objects {
+        if let Some(p) = provider_of(o) {
+            *providers.entry(p.to_string()).or_insert(0i64) += 1;
+        }
+    }
     let matching: Vec<&Object> = index
         .objects
         .iter()
@@ -86,6 +121,12 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
                 .tag
                 .as_deref()
                 .is_none_or(|t| o.tags.iter().any(|x| x == t))
+        })
+        .filter(|o| {
+            input
+                .provider
+                .as_deref()
+                .is_none_or(|p| provider_of(o) == Some(p))
         })
         .collect();
     let objects: Vec<ObjectSummary> = matching
@@ -100,6 +141,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         offset: input.offset,
         objects,
         kinds: kinds.into_iter().map(|(k, n)| (k, n as i64)).collect(),
+        providers,
     })
 }
 
@@ -161,6 +203,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                     None => crate::layer::base64(&f.bytes),
                 },
                 tags: Vec::new(),
+                scope: None,
                 files: None,
             }
         }
@@ -185,6 +228,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                 media_type: o.media_type.clone(),
                 content: o.content.clone(),
                 tags: o.tags.clone(),
+                scope: scope_view(o),
                 files: skill_files(index, o),
             }
         }

@@ -725,7 +725,7 @@ fn capability(ctx: &Context, request: &Request<'_>, id: &str, run_it: bool) -> R
 
 fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let mut input = Map::new();
-    for name in ["kind", "tag"] {
+    for name in ["kind", "tag", "provider"] {
         if let Some(v) = param(params, name) {
             input.insert(name.into(), Value::String(v.into()));
         }

@@ -60,10 +60,11 @@ impl Changes {
     }
 
     /// Whether a subscriber to `uri` is owed `notifications/resources/updated`: its content
-    /// changed or it disappeared.
+    /// changed, it disappeared, or it came back (a file caught mid-write is refused by one
+    /// generation and read whole by the next: the subscriber must re-read it then too).
     pub fn touches(&self, uri: &str) -> bool {
         let has = |list: &[String]| list.binary_search_by(|u| u.as_str().cmp(uri)).is_ok();
-        has(&self.changed) || has(&self.removed)
+        has(&self.changed) || has(&self.removed) || has(&self.added)
     }
 }
 
@@ -111,5 +112,29 @@ fn merge<T>(
                 j += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Changes;
+
+    #[test]
+    fn a_subscriber_is_owed_an_update_when_its_uri_changes_goes_or_comes_back() {
+        let changes = Changes {
+            from: 1,
+            to: 2,
+            added: vec!["majordomus://rule/back@1".into()],
+            removed: vec!["majordomus://rule/gone@1".into()],
+            changed: vec!["majordomus://rule/edited@1".into()],
+        };
+        for uri in ["back", "gone", "edited"] {
+            assert!(
+                changes.touches(&format!("majordomus://rule/{uri}@1")),
+                "{uri}"
+            );
+        }
+        assert!(!changes.touches("majordomus://rule/untouched@1"));
+        assert!(changes.list_changed() && !changes.is_empty());
     }
 }

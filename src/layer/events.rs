@@ -117,11 +117,14 @@ impl Notifications {
     }
 
     /// Watches `set` under `root`, calling `changed` (on the notifier's thread) for every event
-    /// that may concern the layer. Fails when the platform or a limit refuses a watch.
+    /// that may concern the layer, with the root-relative paths whose content or status it
+    /// reports changed (`None`: something else, such as a file created, removed or renamed, or
+    /// an event the notifier could not attribute). Fails when the platform or a limit refuses a
+    /// watch.
     pub(crate) fn start(
         root: &Path,
         set: WatchSet,
-        changed: impl Fn() + Send + 'static,
+        changed: impl Fn(Option<Vec<String>>) + Send + 'static,
     ) -> notify::Result<Notifications> {
         let root = root.to_path_buf();
         let stale = Arc::new(AtomicBool::new(false));
@@ -140,8 +143,10 @@ impl Notifications {
                     flag.store(true, Ordering::Relaxed);
                 }
             }
-            if event.map_or(true, |event| matters(&root, &event)) {
-                changed();
+            match event {
+                Ok(event) if matters(&root, &event) => changed(modified(&root, &event)),
+                Ok(_) => {}
+                Err(_) => changed(None),
             }
         })?;
         for (dir, recursive) in &set.directories {
@@ -158,6 +163,27 @@ impl Notifications {
             stale,
         })
     }
+}
+
+/// The root-relative paths of an event that only says their content or status changed (a
+/// write, a truncation, a close after writing, a change of mode or times); `None` for any other.
+fn modified(root: &Path, event: &Event) -> Option<Vec<String>> {
+    let content = matches!(
+        event.kind,
+        EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_) | ModifyKind::Any)
+            | EventKind::Access(AccessKind::Close(AccessMode::Write))
+    );
+    if !content || event.paths.is_empty() || event.need_rescan() {
+        return None;
+    }
+    event
+        .paths
+        .iter()
+        .map(|p| {
+            let relative = p.strip_prefix(root).ok()?.to_str()?;
+            Some(relative.replace(std::path::MAIN_SEPARATOR, "/"))
+        })
+        .collect()
 }
 
 /// Whether an event may concern the layer. Opening and reading a file changes nothing (and

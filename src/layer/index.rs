@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use super::diagnostic::{codes, Diagnostic, Severity};
 use super::discovery;
 use super::file::{read_claimed, Directories, ReadOutcome};
+use super::incremental::{FileStamp, Files, Reuse};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
 use super::object::{make_object_or_return, Object};
@@ -50,8 +51,9 @@ pub struct Index {
     pub sources: Sources,
     /// The watcher's digest of what this generation was built from (paths and metadata).
     pub(crate) stamp: [u8; 32],
-    /// Every path a source claimed, for a rebuild that knows what changed.
-    pub(crate) claimed: Vec<String>,
+    /// What each claimed file was when this generation examined it, for the next edit
+    /// generation to tell which files to read again (see `incremental`).
+    pub(crate) files: Files,
     /// The scopes of the active rules and instructions, built on first use.
     scopes: OnceLock<super::scope_table::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
@@ -149,6 +151,40 @@ impl Index {
             .get_or_init(|| Prepared::build(self.corpus()));
     }
 
+    /// Like [`Index::prepare_search`], for the generation after `previous`: when this is an edit
+    /// generation and `previous` has its postings, only the objects read anew are tokenized.
+    pub fn prepare_search_after(&self, previous: &Index) {
+        let (Some(fresh), Some(before)) = (&self.files.fresh, previous.search_signatures.get())
+        else {
+            return self.prepare_search();
+        };
+        let fresh: std::collections::HashSet<&str> = fresh.iter().map(String::as_str).collect();
+        let skill_files = self
+            .skill_search
+            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        self.search_signatures.get_or_init(|| {
+            before.updated(&previous.objects, &self.objects, skill_files, |o| {
+                fresh.contains(o.provenance.path.as_str())
+            })
+        });
+    }
+
+    /// The postings a full build makes of this generation's corpus.
+    #[cfg(test)]
+    pub(crate) fn prepared_from_scratch(&self) -> Prepared {
+        Prepared::build(self.corpus())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn search_signatures_for_tests(&self) -> Option<&Prepared> {
+        self.search_signatures.get()
+    }
+
+    /// The fingerprint's entries for files that are not objects.
+    pub(crate) fn settled_entries(&self) -> &[(String, u64, [u8; 32])] {
+        &self.settled
+    }
+
     /// The bytes the prepared postings hold, once built.
     pub fn search_heap_bytes(&self) -> Option<usize> {
         self.search_signatures.get().map(Prepared::heap_bytes)
@@ -171,6 +207,7 @@ impl Index {
 }
 
 /// A path a source claimed, with the class that won it.
+#[derive(Clone, Debug)]
 pub(crate) struct Claim {
     pub path: String,
     pub class: usize,
@@ -182,6 +219,7 @@ pub(crate) struct Claim {
 
 /// What discovery and the sources say the index should read: shared by [`build`] and by the
 /// watcher's change detection, so both look at the same files.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Plan {
     pub claims: Vec<Claim>,
     /// Claimed paths that are not UTF-8 (lossy); refused.
@@ -201,7 +239,10 @@ pub(crate) fn plan(
 }
 
 /// The plan of an already known listing.
-fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, LayerError> {
+pub(crate) fn plan_from(
+    listing: discovery::Listing,
+    sources: &Sources,
+) -> Result<Plan, LayerError> {
     let mut scratch = Vec::new();
     let mut matched = Vec::new();
     for (i, path) in listing.paths.iter().enumerate() {
@@ -250,7 +291,7 @@ fn plan_from(listing: discovery::Listing, sources: &Sources) -> Result<Plan, Lay
 // `Gone` is rare and the vector of outcomes lives only while one build assembles its objects;
 // boxing every object to shrink it would cost an allocation per file.
 #[allow(clippy::large_enum_variant)]
-enum Outcome {
+pub(crate) enum Outcome {
     /// The file no longer exists (a tracked file deleted from the working tree): not part of
     /// this generation at all.
     Gone,
@@ -269,11 +310,13 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
 }
 
 /// Where a build's list of files comes from.
-enum ListingFrom {
+pub(crate) enum ListingFrom {
     /// Discovery, already under way.
     Discovery(discovery::Pending),
     /// A rebuild after a write: the previous generation's claims plus the written paths.
     Known(Vec<String>),
+    /// An edit generation: the plan the watcher's check just made.
+    Planned(std::sync::Arc<Plan>),
 }
 
 /// Builds from `known` paths instead of discovering them, when given: after a write, the
@@ -285,13 +328,26 @@ pub(crate) fn build_with(
     generation: u64,
     known: Option<Vec<String>>,
 ) -> Result<Index, LayerError> {
-    let started = std::time::Instant::now();
     let discovery = discovery::resolve(discovery, root);
     // Discovery starts first: git lists the files while the configuration is read.
     let listing = match known {
         Some(paths) => ListingFrom::Known(paths),
         None => ListingFrom::Discovery(discovery::start(root, discovery)),
     };
+    build_from(root, discovery, generation, listing, None)
+}
+
+/// The build itself, from a listing; with `reuse`, an edit generation that takes every file
+/// whose stamp did not move from the previous generation instead of reading it.
+pub(crate) fn build_from(
+    root: &Path,
+    discovery: Discovery,
+    generation: u64,
+    listing: ListingFrom,
+    reuse: Option<&Reuse<'_>>,
+) -> Result<Index, LayerError> {
+    let started = std::time::Instant::now();
+    let started_at = reuse.map_or_else(std::time::SystemTime::now, Reuse::examined_at);
     // The configuration is stamped as it is before it is read: an edit made during the build
     // moves the next stamp.
     let configuration = examine_configuration(root);
@@ -299,26 +355,39 @@ pub(crate) fn build_with(
     let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
     let listing = match listing {
-        ListingFrom::Discovery(pending) => pending.finish()?,
+        ListingFrom::Planned(plan) => Ok(plan),
+        ListingFrom::Discovery(pending) => Err(pending.finish()?),
         ListingFrom::Known(mut paths) => {
             paths.sort();
             paths.dedup();
             paths.retain(|p| std::fs::symlink_metadata(root.join(p)).is_ok());
-            discovery::Listing {
+            Err(discovery::Listing {
                 paths,
                 ..discovery::Listing::default()
-            }
+            })
         }
     };
-    let plan = plan_from(listing, &sources)?;
+    let plan = match listing {
+        Ok(plan) => plan,
+        Err(listing) => std::sync::Arc::new(plan_from(listing, &sources)?),
+    };
     let planned_at = started.elapsed();
-    let reads = read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources);
+    let (reads, fresh) = match reuse {
+        Some(reuse) => {
+            let (reads, fresh) = reuse.read(&plan.claims, &|claim, dirs| {
+                read_one(root, claim, &manifest, &kinds, &sources, dirs)
+            });
+            (reads, Some(fresh))
+        }
+        None => (
+            read_in_parallel(root, &plan.claims, &manifest, &kinds, &sources),
+            None,
+        ),
+    };
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
-    let stamp = {
-        let in_order: Vec<&Read> = reads.iter().flatten().collect();
-        stamp_with(root, &plan, &configuration, |i| in_order[i].1.clone())
-    };
+    let stamps: Vec<Option<FileStamp>> = reads.iter().flatten().map(|r| r.1).collect();
+    let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i]);
 
     // Entries of files that will not be objects; objects' own are taken lazily.
     let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
@@ -336,8 +405,10 @@ pub(crate) fn build_with(
         }
     }
 
-    let mut diagnostics = plan.listing_diagnostics;
+    let mut diagnostics = plan.listing_diagnostics.clone();
     let mut objects = Vec::with_capacity(plan.claims.len());
+    // Each claim's object, shared with `objects`, for the next edit generation to take.
+    let mut parsed: Vec<Option<Object>> = Vec::with_capacity(plan.claims.len());
     let mut matched = vec![0usize; sources.classes.len()];
     // The readers' parts are consumed where they lie: copying ten thousand outcomes into one
     // vector first cost more than the loop itself.
@@ -348,6 +419,7 @@ pub(crate) fn build_with(
             result,
         } = outcome
         else {
+            parsed.push(None);
             continue;
         };
         if let Some(digest) = digest {
@@ -368,13 +440,16 @@ pub(crate) fn build_with(
             ));
         }
         match result {
-            Ok(object) => objects.push(object),
-            Err(problems) => diagnostics.extend(problems),
+            Ok(object) => {
+                parsed.push(Some(object.clone()));
+                objects.push(object);
+            }
+            Err(problems) => {
+                parsed.push(None);
+                diagnostics.extend(problems);
+            }
         }
     }
-    // A rebuild from the known paths lists the skills' files too.
-    let mut claimed: Vec<String> = plan.claims.into_iter().map(|c| c.path).collect();
-    claimed.extend(plan.skill_files.paths.iter().cloned());
     for (path, class) in &plan.non_utf8 {
         matched[*class] += 1;
         settled.push((path.clone(), 0, [0; 32]));
@@ -408,7 +483,8 @@ pub(crate) fn build_with(
 
     tracing::debug!(
         generation,
-        files = claimed.len(),
+        files = plan.claims.len(),
+        read = fresh.as_ref().map_or(plan.claims.len(), Vec::len),
         objects = objects.len(),
         "index built in {:.1} ms (listed and planned in {:.1} ms)",
         started.elapsed().as_secs_f64() * 1e3,
@@ -416,7 +492,14 @@ pub(crate) fn build_with(
     );
     Ok(Index {
         stamp,
-        claimed,
+        files: Files {
+            plan,
+            objects: parsed,
+            stamps,
+            configuration,
+            started: Some(started_at),
+            fresh,
+        },
         root: root.to_path_buf(),
         manifest,
         discovery,
@@ -436,11 +519,11 @@ pub(crate) fn build_with(
 
 /// One claimed file, read and made into an object (or refused), with the metadata it was opened
 /// with.
-type Read = (Outcome, Option<std::fs::Metadata>);
+pub(crate) type Read = (Outcome, Option<FileStamp>);
 
 /// Reads and parses one claimed file. A panic here would be a bug (every reader is total over
 /// its input); if one happens, that file is reported rather than the whole build lost.
-fn read_one(
+pub(crate) fn read_one(
     root: &Path,
     claim: &Claim,
     manifest: &Manifest,
@@ -497,7 +580,7 @@ fn read_one(
                 }
             }
         };
-        (outcome, examined)
+        (outcome, examined.as_ref().map(FileStamp::of))
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
         let failed = Outcome::File {
@@ -510,10 +593,7 @@ fn read_one(
             )]),
         };
         // Stamped as the watcher will see it, so the failure is not rebuilt on every poll.
-        (
-            failed,
-            std::fs::symlink_metadata(root.join(&claim.path)).ok(),
-        )
+        (failed, FileStamp::examine(&root.join(&claim.path)))
     })
 }
 
@@ -619,31 +699,24 @@ fn fingerprint(mut entries: Vec<(String, u64, [u8; 32])>) -> String {
         .collect()
 }
 
-/// The stamp of an already discovered plan, each path examined now.
-pub(crate) fn stamp_of_plan(root: &Path, plan: &Plan) -> [u8; 32] {
-    stamp_with(root, plan, &examine_configuration(root), |claim| {
-        std::fs::symlink_metadata(root.join(&plan.claims[claim].path)).ok()
-    })
-}
-
-/// The metadata of the layer's configuration files (manifest, sources, kinds), in that order.
-pub(crate) fn examine_configuration(root: &Path) -> [Option<std::fs::Metadata>; 3] {
+/// The stamps of the layer's configuration files (manifest, sources, kinds), in that order.
+pub(crate) fn examine_configuration(root: &Path) -> [Option<FileStamp>; 3] {
     [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
-        .map(|path| std::fs::symlink_metadata(root.join(path)).ok())
+        .map(|path| FileStamp::examine(&root.join(path)))
 }
 
 /// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
 /// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
 /// file, before reading it, so a change made during the build moves the next stamp; for an
-/// unchanged file it is what [`stamp_of_plan`] sees, so an idle layer is never rebuilt.
+/// unchanged file it is what the watcher's check sees, so an idle layer is never rebuilt.
 pub(crate) fn stamp_with(
     root: &Path,
     plan: &Plan,
-    configuration: &[Option<std::fs::Metadata>; 3],
-    claimed: impl Fn(usize) -> Option<std::fs::Metadata>,
+    configuration: &[Option<FileStamp>; 3],
+    claimed: impl Fn(usize) -> Option<FileStamp>,
 ) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    let examined = |path: &str| std::fs::symlink_metadata(root.join(path)).ok();
+    let examined = |path: &str| FileStamp::examine(&root.join(path));
     for (path, meta) in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
         .into_iter()
         .zip(configuration)
@@ -670,25 +743,11 @@ pub(crate) fn stamp_with(
 }
 
 /// One path's part of a stamp: the path, then its length, modification time, inode and mode.
-fn stamp_entry(hasher: &mut Sha256, path: &str, meta: Option<&std::fs::Metadata>) {
+fn stamp_entry(hasher: &mut Sha256, path: &str, stamp: Option<&FileStamp>) {
     hasher.update(path.as_bytes());
     hasher.update([0]);
-    let Some(meta) = meta else {
-        hasher.update(b"absent");
-        return;
-    };
-    hasher.update(meta.len().to_le_bytes());
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    hasher.update(modified.to_le_bytes());
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        hasher.update(meta.ino().to_le_bytes());
-        hasher.update(meta.mode().to_le_bytes());
+    match stamp {
+        Some(stamp) => stamp.hash_into(hasher),
+        None => hasher.update(b"absent"),
     }
 }

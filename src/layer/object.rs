@@ -1,6 +1,8 @@
 //! Objects: one claimed file made into `kind`, `identity`, `uri`, title, metadata and provenance
 //! (SPEC §4 "Object"), or the diagnostics saying why it cannot be one.
 
+use std::sync::Arc;
+
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -12,9 +14,47 @@ use crate::registry::lang::ProblemKind;
 /// The scheme every object URI begins with.
 pub const URI_SCHEME: &str = "majordomus://";
 
-/// One object of the layer.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Object {
+/// One object of the layer: its fields ([`ObjectFields`]) read through `Deref`, shared by every
+/// generation that holds it. Cloning one is a reference count: a generation after an edit
+/// carries a hundred thousand unchanged objects over from the one before without copying them.
+#[derive(Clone)]
+pub struct Object(Arc<ObjectFields>);
+
+impl std::ops::Deref for Object {
+    type Target = ObjectFields;
+
+    fn deref(&self) -> &ObjectFields {
+        &self.0
+    }
+}
+
+impl From<ObjectFields> for Object {
+    fn from(fields: ObjectFields) -> Object {
+        Object(Arc::new(fields))
+    }
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl std::fmt::Debug for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for Object {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// What an object is (SPEC §4 "Object").
+#[derive(Debug, PartialEq, Serialize)]
+pub struct ObjectFields {
     pub kind: String,
     /// The identity fields joined with `@` (`errors-carry-one-code-word@1`), or the path.
     pub identity: String,
@@ -151,7 +191,7 @@ pub(crate) fn make_object_or_return(
         Err(problems) => return Err((problems, text)),
     };
     let bytes = text.len() as u64;
-    Ok(Object {
+    Ok(Object(Arc::new(ObjectFields {
         uri: format!("{URI_SCHEME}{}/{}", kind.name, parts.identity),
         kind: kind.name.clone(),
         identity: parts.identity,
@@ -167,7 +207,7 @@ pub(crate) fn make_object_or_return(
             source_class: source_class.to_string(),
             bytes,
         },
-    })
+    })))
 }
 
 /// What an object's file says of it, read and checked against its kind.

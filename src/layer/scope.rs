@@ -22,6 +22,21 @@ pub enum Scope {
     OnRequest,
 }
 
+/// Every provider an agent file may belong to.
+pub const PROVIDERS: &[&str] = &["agents", "claude", "gemini", "copilot", "cursor"];
+
+/// The scope of `object` as its file says it, when it is a rule or an `instructions` object whose
+/// scope reads (otherwise its diagnostic says why).
+pub fn scope_of_object(object: &super::Object) -> Option<Scope> {
+    scope_of(
+        &object.kind,
+        &object.provenance.path,
+        &object.metadata.to_map(),
+    )
+    .ok()
+    .flatten()
+}
+
 /// The provider an agent file belongs to, from where it sits.
 pub fn provider(path: &str) -> &'static str {
     let name = path.rsplit('/').next().unwrap_or(path);

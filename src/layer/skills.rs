@@ -73,6 +73,8 @@ pub struct SkillFile {
     pub media_type: &'static str,
     /// `sha256:<hex>` of exactly the bytes a read returns.
     pub digest: String,
+    /// The same digest as bytes, for the fingerprint.
+    pub sha256: [u8; 32],
 }
 
 /// One line of a skill's file list.
@@ -135,7 +137,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
         };
         for f in skill.files.iter().filter(|f| f.path != "SKILL.md") {
             let Some(text) = f.text() else { continue };
-            searched.push(Object {
+            searched.push(Object::from(super::object::ObjectFields {
                 kind: super::search::SKILL_FILE_KIND.to_string(),
                 identity: format!("{}/{}", skill.name, f.path),
                 uri: f.uri.clone(),
@@ -151,7 +153,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                     source_class: source.source_class.clone(),
                     bytes: f.bytes.len() as u64,
                 },
-            });
+            }));
         }
     }
     searched.sort_by(|a, b| a.uri.cmp(&b.uri));
@@ -164,7 +166,7 @@ pub(crate) const SKILL_KIND: &str = "skill";
 /// What discovery listed under the directories of the claimed skills: a skill's files are these
 /// and no others, so a file git ignores (or, outside `.ai/`, one it does not track) is never part
 /// of a skill, as it is never an object.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Listed {
     /// Sorted, root-relative, `SKILL.md` files among them.
     pub paths: Vec<String>,
@@ -219,21 +221,29 @@ pub(crate) fn collect(
     objects: &mut Vec<Object>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Skill>, Vec<Entry>) {
+    let claimed: Vec<(&Object, &str)> = objects
+        .iter()
+        .filter(|o| o.kind == SKILL_KIND)
+        .filter_map(|o| Some((o, o.provenance.path.strip_suffix("/SKILL.md")?)))
+        .collect();
+    // Skills are read side by side, a core's share each: thousands of small files.
+    let threads = super::parallel::threads_for(claimed.len(), 16);
+    let reads = super::parallel::in_parts(&claimed, threads, |part| {
+        part.iter()
+            .map(|(o, directory)| read_skill(root, listed, directory, &o.identity))
+            .collect::<Vec<_>>()
+    });
     let mut skills = Vec::new();
     let mut entries = Vec::new();
     let mut refused = Vec::new();
-    for object in objects.iter().filter(|o| o.kind == SKILL_KIND) {
-        let path = &object.provenance.path;
-        let Some(directory) = path.strip_suffix("/SKILL.md") else {
-            continue;
-        };
-        match read_skill(root, listed, directory, &object.identity) {
+    for ((object, directory), read) in claimed.iter().zip(reads.into_iter().flatten()) {
+        match read {
             Ok(files) => {
                 for f in files.iter().filter(|f| f.path != "SKILL.md") {
                     entries.push((
                         format!("{directory}/{}", f.path),
                         f.bytes.len() as u64,
-                        Sha256::digest(&*f.bytes).into(),
+                        f.sha256,
                     ));
                 }
                 skills.push(Skill {
@@ -245,7 +255,11 @@ pub(crate) fn collect(
                 });
             }
             Err((code, message)) => {
-                diagnostics.push(Diagnostic::error(code, path.clone(), message));
+                diagnostics.push(Diagnostic::error(
+                    code,
+                    object.provenance.path.clone(),
+                    message,
+                ));
                 refused.push(object.uri.clone());
             }
         }
@@ -280,30 +294,19 @@ fn read_skill(
             format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
         ));
     }
-    // Every file is examined before any is read: a skill past a bound costs no reading.
+    let mut dirs = super::file::Directories::default();
+    let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
-    let mut present = Vec::with_capacity(paths.len());
     for path in paths {
-        let meta = match std::fs::symlink_metadata(root.join(path)) {
-            Ok(meta) => meta,
-            // A tracked file deleted from the working tree is listed, and is not there.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                return Err((
-                    codes::UNREADABLE,
-                    format!(
-                        "`{path}` cannot be examined ({}), so the skill is refused",
-                        e.kind()
-                    ),
-                ))
-            }
+        // Each file is opened without following a link and examined through the handle, and
+        // the running total is checked before its bytes are read: past the bound, nothing more
+        // is read.
+        let Some(mut file) = open(root, path, &mut dirs)? else {
+            continue;
         };
-        if meta.file_type().is_symlink() {
-            return Err((
-                codes::SYMLINK,
-                format!("`{path}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
-            ));
-        }
+        let meta = file
+            .metadata()
+            .map_err(|e| unreadable(path, "examined", &e))?;
         if !meta.is_file() {
             return Err((
                 codes::UNREADABLE,
@@ -317,20 +320,17 @@ fn read_skill(
                 format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{path}` passes it); it is refused whole"),
             ));
         }
-        present.push(path);
-    }
-    let mut dirs = super::file::Directories::default();
-    let mut files = Vec::with_capacity(present.len());
-    for path in present {
-        let Some(bytes) = read_file(root, path, &mut dirs)? else {
-            continue;
-        };
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, meta.len()), &mut bytes)
+            .map_err(|e| unreadable(path, "read", &e))?;
         let relative = &path[prefix.len()..];
         let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
+        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
         files.push(SkillFile {
             uri: format!("{SKILL_SCHEME}{name}/{relative}"),
             media_type: media_type(relative, is_text),
-            digest: format!("sha256:{}", hex(&Sha256::digest(&bytes))),
+            digest: format!("sha256:{}", hex(&sha256)),
+            sha256,
             bytes: Arc::new(bytes),
             is_text,
             path: relative.to_string(),
@@ -339,41 +339,34 @@ fn read_skill(
     Ok(files)
 }
 
-/// One file's bytes, opened without following a link and read through the handle for the size
-/// it reports there; `None` when it is gone.
-fn read_file(
+fn unreadable(path: &str, what: &str, e: &std::io::Error) -> Refusal {
+    (
+        codes::UNREADABLE,
+        format!(
+            "`{path}` cannot be {what} ({}), so the skill is refused",
+            e.kind()
+        ),
+    )
+}
+
+/// `path` opened without following a link; `None` when it is gone (a tracked file deleted from
+/// the work tree is listed, and is not there). A link is refused as a link.
+fn open(
     root: &Path,
     path: &str,
     dirs: &mut super::file::Directories,
-) -> Result<Option<Vec<u8>>, Refusal> {
-    use std::io::Read;
-    let refuse = |what: &str, e: std::io::Error| {
-        (
-            codes::UNREADABLE,
-            format!(
-                "`{path}` cannot be {what} ({}), so the skill is refused",
-                e.kind()
-            ),
-        )
-    };
-    let mut file = match dirs.open_no_follow(root, path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(refuse("opened", e)),
-    };
-    let meta = file.metadata().map_err(|e| refuse("examined", e))?;
-    if !meta.is_file() || meta.len() > MAX_SKILL_BYTES {
-        return Err((
-            codes::UNREADABLE,
-            format!("`{path}` changed while it was read, so the skill is refused"),
-        ));
+) -> Result<Option<std::fs::File>, Refusal> {
+    match dirs.open_no_follow(root, path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => match std::fs::symlink_metadata(root.join(path)) {
+            Ok(meta) if meta.file_type().is_symlink() => Err((
+                codes::SYMLINK,
+                format!("`{path}` is a symbolic link; a skill's files are never read through links, so the skill is refused"),
+            )),
+            _ => Err(unreadable(path, "opened", &e)),
+        },
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(meta.len())
-        .read_to_end(&mut bytes)
-        .map_err(|e| refuse("read", e))?;
-    Ok(Some(bytes))
 }
 
 /// The media type guessed from a file's extension; unknown extensions are `text/plain` or

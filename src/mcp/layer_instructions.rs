@@ -4,7 +4,10 @@
 //! bytes with a sentence saying what was left out and which tool lists it. Advisory rules are a
 //! tool call away and stay out.
 
+use std::sync::{Arc, Mutex, Weak};
+
 use crate::context::Context;
+use crate::layer::Index;
 use crate::registry;
 
 /// The instructions each era carries as a client receives them (legacy: the `initialize` result,
@@ -23,33 +26,43 @@ pub fn by_era(ctx: &Context) -> Vec<(Vec<&'static str>, String)> {
     }
 }
 
-/// The most bytes the whole instructions text may have.
-pub const MAX_INSTRUCTIONS: usize = 16 * 1024;
+/// The blocking rules' and the skills' items of one index: (rules, skills).
+type Items = (Vec<String>, Vec<String>);
 
-/// The sentences to append to `head` (today's instructions), keeping the whole within
-/// [`MAX_INSTRUCTIONS`].
-pub fn append(ctx: &Context, head: &mut String) {
-    let Ok(index) = ctx.index() else {
-        return;
-    };
-    let list = registry::by_id("objects.list")
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or("tools/list");
-    let applicable = registry::by_id("objects.applicable").and_then(|(_, d)| d.tool);
+/// The items of the last index asked about: they depend on the index alone, and deriving them
+/// reads blocking rules' metadata (every rule's took 41 ms at 10,000 rules, on every
+/// `initialize` and `server/discover`, before this was kept).
+static LAST: Mutex<Option<(Weak<Index>, Arc<Items>)>> = Mutex::new(None);
+
+fn items(index: &Arc<Index>) -> Arc<Items> {
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((weak, items)) = last.as_ref() {
+        if weak.upgrade().is_some_and(|i| Arc::ptr_eq(&i, index)) {
+            return items.clone();
+        }
+    }
+    let items = Arc::new(derive_items(index));
+    *last = Some((Arc::downgrade(index), items.clone()));
+    items
+}
+
+fn derive_items(index: &Index) -> Items {
     let mut rules = Vec::new();
     let mut skills = Vec::new();
     for o in &index.objects {
-        let text = |key: &str| {
-            o.metadata
-                .get(key)
-                .and_then(|v| v.as_str().map(str::to_string))
-        };
         match o.kind.as_str() {
-            "rule"
-                if text("class").as_deref() == Some("blocking")
-                    && text("status").as_deref() == Some("active") =>
-            {
-                let scope = match o.metadata.get("applies_to") {
+            "rule" => {
+                // In compact JSON an unescaped `"class":"blocking"` is a key and its value: a rule
+                // without it is not blocking and costs no parse (10,000 advisory rules: 40 ms).
+                if !o.metadata.as_json().contains("\"class\":\"blocking\"") {
+                    continue;
+                }
+                let metadata = o.metadata.to_map();
+                let text = |key: &str| metadata.get(key).and_then(|v| v.as_str());
+                if text("class") != Some("blocking") || text("status") != Some("active") {
+                    continue;
+                }
+                let scope = match metadata.get("applies_to") {
                     Some(serde_json::Value::Array(globs)) => {
                         let globs: Vec<&str> = globs.iter().filter_map(|g| g.as_str()).collect();
                         format!(" (for {})", globs.join(", "))
@@ -67,6 +80,24 @@ pub fn append(ctx: &Context, head: &mut String) {
             _ => {}
         }
     }
+    (rules, skills)
+}
+
+/// The most bytes the whole instructions text may have.
+pub const MAX_INSTRUCTIONS: usize = 16 * 1024;
+
+/// The sentences to append to `head` (today's instructions), keeping the whole within
+/// [`MAX_INSTRUCTIONS`].
+pub fn append(ctx: &Context, head: &mut String) {
+    let Ok(index) = ctx.index() else {
+        return;
+    };
+    let list = registry::by_id("objects.list")
+        .and_then(|(_, d)| d.tool)
+        .unwrap_or("tools/list");
+    let applicable = registry::by_id("objects.applicable").and_then(|(_, d)| d.tool);
+    let items = items(&index);
+    let (rules, skills) = (&items.0, &items.1);
     let total = (rules.len(), skills.len());
     let mut shown = (0, 0);
     let reserve = 400;
@@ -94,10 +125,10 @@ pub fn append(ctx: &Context, head: &mut String) {
     push_all(
         &mut body,
         "Blocking rules (follow them; each names its scope when it has one)",
-        &rules,
+        rules,
         &mut shown.0,
     );
-    push_all(&mut body, "Skills", &skills, &mut shown.1);
+    push_all(&mut body, "Skills", skills, &mut shown.1);
     head.push_str(&body);
     if shown != total {
         head.push_str(&format!(

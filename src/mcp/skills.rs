@@ -44,24 +44,46 @@ fn frontmatter_of(index: &crate::layer::Index, skill: &Skill) -> Map<String, Val
         .unwrap_or_default()
 }
 
+/// Every skill's entry as JSON text, made once per generation: a listing of hundreds of skills
+/// is then a copy, not hundreds of front matters parsed and serialised again.
+struct Entries {
+    /// In the index's skill order (by name).
+    texts: Vec<String>,
+}
+
+fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries> {
+    ctx.per_generation(index.generation, || Entries {
+        texts: index
+            .skills
+            .iter()
+            .map(|s| entry(s, frontmatter_of(index, s)).to_string())
+            .collect(),
+    })
+}
+
 /// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] a page.
 pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
     let index = index(ctx)?;
     let size = protocol::PAGE_SIZE;
     let pages = index.skills.len().div_ceil(size).max(1);
     let page = paging::page_of(params.get("cursor"), index.generation, pages)?;
-    let skills: Vec<Value> = index
-        .skills
-        .iter()
-        .skip(page * size)
-        .take(size)
-        .map(|s| entry(s, frontmatter_of(&index, s)))
-        .collect();
-    let mut result = json!({ "skills": skills });
-    if page + 1 < pages {
-        result["nextCursor"] = json!(paging::encode(index.generation, page + 1));
+    let entries = entries(ctx, &index);
+    let chosen = entries.texts.iter().skip(page * size).take(size);
+    let mut out = String::with_capacity(64 + chosen.clone().map(|t| t.len() + 1).sum::<usize>());
+    out.push_str("{\"skills\":[");
+    for (i, text) in chosen.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(text);
     }
-    Ok(result.to_string())
+    out.push(']');
+    if page + 1 < pages {
+        out.push_str(",\"nextCursor\":");
+        out.push_str(&Value::from(paging::encode(index.generation, page + 1)).to_string());
+    }
+    out.push('}');
+    Ok(out)
 }
 
 /// The `uri` parameter, as a string.
@@ -92,10 +114,14 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
                 "does not name a skill: a skill is named by `skill://<name>/SKILL.md`",
             )
         })?;
-    let skill = index
-        .skill(name)
-        .ok_or_else(|| unknown(uri, "names no skill here (see skills/list)"))?;
-    Ok(json!({ "skill": entry(skill, frontmatter_of(&index, skill)) }).to_string())
+    let position = index
+        .skills
+        .binary_search_by(|s| s.name.as_str().cmp(name))
+        .map_err(|_| unknown(uri, "names no skill here (see skills/list)"))?;
+    Ok(format!(
+        "{{\"skill\":{}}}",
+        entries(ctx, &index).texts[position]
+    ))
 }
 
 /// `resources/directory/read {uri}`: the direct children of a directory of a skill

@@ -243,7 +243,10 @@ fn wait_briefly_for_input(window: Duration) {
         if ready != 0 || Instant::now() >= deadline {
             return;
         }
-        std::hint::spin_loop();
+        // Yield, not spin: the client this answer woke is often queued on this very core (the
+        // kernel wakes a reader beside its writer), and a spin would keep it waiting the whole
+        // window. On an idle core the yield returns at once.
+        std::thread::yield_now();
     }
 }
 

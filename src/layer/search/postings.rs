@@ -14,6 +14,8 @@ use super::terms;
 use crate::layer::object::Object;
 use crate::layer::parallel;
 
+mod update;
+
 /// One object holding one term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Posting {
@@ -45,7 +47,7 @@ impl Posting {
 }
 
 /// The inverted index of one generation's searched objects, in [`Corpus`] order.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Prepared {
     /// Every term, sorted, end to end.
     terms: Box<str>,

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""What applies to a path, and the layer in the instructions, over stdio (issue 18, Measured).
+
+Usage: applicable.py [MAJORDOMUS] [--rounds N] [--work DIR]
+(default: target/release/majordomus; scripts/bench/applicable.sh builds it and runs this).
+
+Writes two layers of 10,000 rules each into DIR (kept between runs), the same files but for the
+class: "scoped" has 2,000 rules scoped by one to three globs and 500 blocking ones (the issue's
+layer; its instructions carry the 500 statements up to 16 KiB), "advisory" has no blocking rule,
+so its instructions are today's sentences alone (what `initialize` said before the layer was in
+it). Then, in one run and in turns so both sides share the machine's drift:
+1. on one warm `majordomus mcp` of the scoped layer: tools/call majordomus_applicable for 100
+   paths (new paths every round: the cache never answers) against tools/call majordomus_get of
+   one rule, each the median round trip of N rounds; target <= 3x;
+2. `initialize` round trip on a fresh process whose index is already built (a modern
+   tools/call opens it first, so this first initialize of the generation also derives the
+   layer's part of the instructions), scoped layer against advisory layer, median of N rounds
+   each; target <= 2x; and a modern `server/discover` on one warm process (the derived part
+   kept for the generation), against the same on a layer of 100 rules as a floor.
+Prints each figure and the ratios. Python 3.9, no dependencies.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MANIFEST = "version: 1\n"
+BODY = (
+    "## Why\n\nSeveral people and agents edit the same tree at the same time; a change that does "
+    "not build turns every later bisect into archaeology.\n\n## How to comply\n\n- Run the "
+    "formatter, the linter and the tests.\n- Say what each file owns.\n"
+)
+
+
+def rule(i, blocking):
+    scope = ""
+    if i % 5 == 0:
+        globs = [
+            '"src/m%03d/**/*.%s"' % ((i + g) % 400, ["rs", "ts", "md"][g]) for g in range(1 + i % 3)
+        ]
+        scope = "applies_to: [%s]\n" % ", ".join(globs)
+    klass = "blocking" if blocking and i % 20 == 0 else "advisory"
+    return (
+        "---\nid: r-%05d\nversion: 1\nkind: rule\ntitle: Rule %d\ndescription: A generated rule.\n"
+        "statement: Keep rule %d in mind when you touch its files.\nstatus: active\nclass: %s\n%s---\n\n"
+        "# Rule %d\n\n%s" % (i, i, i, klass, scope, i, BODY)
+    )
+
+
+def layer(binary, root, blocking):
+    if os.path.isdir(os.path.join(root, ".ai", "repo", "rules", "group-019")):
+        return
+    subprocess.run(["rm", "-rf", root], check=True)
+    os.makedirs(root)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([binary, "init", "--repo", root], check=True, stdout=subprocess.DEVNULL)
+    for i in range(10_000):
+        d = os.path.join(root, ".ai", "repo", "rules", "group-%03d" % (i // 500))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "rule-%05d.md" % i), "w") as f:
+            f.write(rule(i, blocking))
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=b@x", "-c", "user.name=b", "commit", "-qm", "layer"], cwd=root, check=True
+    )
+
+
+class Stdio:
+    def __init__(self, binary, repo):
+        self.process = subprocess.Popen(
+            [binary, "--repo", repo, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self.next_id = 0
+
+    def call(self, method, params):
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        while True:
+            answer = self.process.stdout.readline()
+            if not answer:
+                raise SystemExit("the server closed its stdout")
+            message = json.loads(answer)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise SystemExit("%s: %s" % (method, message["error"]))
+                return message["result"], len(answer)
+
+    def timed(self, method, params):
+        started = time.perf_counter()
+        result, size = self.call(method, params)
+        return (time.perf_counter() - started) * 1e3, result, size
+
+    def initialize(self):
+        return self.timed(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        )
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def tool(name, arguments, meta=None):
+    params = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = meta
+    return params
+
+
+def checked(result, what):
+    if result.get("isError"):
+        raise SystemExit("%s: %s" % (what, json.dumps(result)[:300]))
+    return result["structuredContent"]
+
+
+def main():
+    args = sys.argv[1:]
+    rounds = 40
+    work = "/tmp/majordomus-bench-applicable"
+    binary = "target/release/majordomus"
+    while args:
+        a = args.pop(0)
+        if a == "--rounds":
+            rounds = int(args.pop(0))
+        elif a == "--work":
+            work = args.pop(0)
+        else:
+            binary = a
+    binary = os.path.abspath(binary)
+    scoped, advisory = os.path.join(work, "scoped"), os.path.join(work, "advisory")
+    layer(binary, scoped, True)
+    layer(binary, advisory, False)
+    rule_uri = "majordomus://rule/r-05001@1"
+
+    # 1. applicable against get, one warm process.
+    s = Stdio(binary, scoped)
+    s.initialize()
+    s.call("tools/call", tool("majordomus_get", {"uri": rule_uri}))
+    applicable, get, sizes = [], [], (0, 0)
+    for r in range(rounds):
+        paths = ["src/m%03d/x/f%d.rs" % ((r * 100 + p) % 400, r) for p in range(100)]
+        ms, result, size_a = s.timed("tools/call", tool("majordomus_applicable", {"paths": paths}))
+        answer = checked(result, "majordomus_applicable")
+        assert answer["total"] > 8000 and len(answer["rules"]) == 100, answer["total"]
+        applicable.append(ms)
+        ms, result, size_g = s.timed("tools/call", tool("majordomus_get", {"uri": rule_uri}))
+        checked(result, "majordomus_get")
+        get.append(ms)
+        sizes = (size_a, size_g)
+    s.close()
+    a, g = statistics.median(applicable), statistics.median(get)
+    print("stdio tools/call majordomus_applicable, 100 paths, 10,000 rules (2,000 scoped): median %.3f ms (%d bytes)" % (a, sizes[0]))
+    print("stdio tools/call majordomus_get, one rule:                                    median %.3f ms (%d bytes)" % (g, sizes[1]))
+    print("  applicable / get = %.2fx (target <= 3)" % (a / g))
+
+    # 2. initialize with and without the 500 blocking rules, a fresh process each round.
+    times = {scoped: [], advisory: []}
+    text = {}
+    for r in range(rounds):
+        for repo in (scoped, advisory) if r % 2 == 0 else (advisory, scoped):
+            p = Stdio(binary, repo)
+            # Opens the index first: the round trip below is the instructions, not the index build.
+            checked(p.call("tools/call", tool("majordomus_get", {"uri": rule_uri}, MODERN_META))[0], "warm-up")
+            ms, result, _ = p.initialize()
+            times[repo].append(ms)
+            text[repo] = result["instructions"]
+            p.close()
+    i_s, i_a = statistics.median(times[scoped]), statistics.median(times[advisory])
+    print("initialize, 10,000 rules, 500 blocking: median %.3f ms (instructions %d bytes)" % (i_s, len(text[scoped].encode())))
+    print("initialize, 10,000 rules, none blocking: median %.3f ms (instructions %d bytes)" % (i_a, len(text[advisory].encode())))
+    print("  with / without the blocking rules = %.2fx (target <= 2)" % (i_s / i_a))
+    assert "r-00000@1" in text[scoped] and "Left out for length" in text[scoped]
+    assert "Blocking rules" not in text[advisory]
+
+    # And server/discover, the modern era's instructions, on one warm process each.
+    small = os.path.join(work, "small")
+    if not os.path.isdir(small):
+        subprocess.run(["git", "init", "-q", small], check=True)
+        subprocess.run([binary, "init", "--repo", small], check=True, stdout=subprocess.DEVNULL)
+    discover = {}
+    for repo in (scoped, advisory, small):
+        p = Stdio(binary, repo)
+        p.call("server/discover", {"_meta": MODERN_META})
+        discover[repo] = statistics.median(p.timed("server/discover", {"_meta": MODERN_META})[0] for _ in range(rounds))
+        p.close()
+    print(
+        "server/discover, warm: %.3f ms with the blocking rules, %.3f ms without: %.2fx (the scaffold's layer: %.3f ms)"
+        % (discover[scoped], discover[advisory], discover[scoped] / discover[advisory], discover[small])
+    )
+
+
+if __name__ == "__main__":
+    main()

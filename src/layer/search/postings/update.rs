@@ -1,0 +1,119 @@
+//! The postings of an edit generation, made from the previous generation's: every object carried
+//! over unchanged keeps its postings (renumbered to its new position), and only the objects read
+//! anew are split into terms. The result is what [`Prepared::build`] gives for the new objects:
+//! the same terms in the same order, the same postings by position, the same body lengths.
+
+use std::collections::HashMap;
+
+use super::{object_terms, Posting, Prepared};
+use crate::layer::object::Object;
+use crate::layer::search::fields;
+
+impl Prepared {
+    /// The postings of the corpus `after` then `more`, from these postings of a corpus whose
+    /// objects were `before` (both sorted by URI, as an index holds them). An object of `after`
+    /// for which `fresh` is false must be one of `before`, unchanged; the others, and every
+    /// one of `more` (a skill's files, few), are tokenized.
+    pub fn updated(
+        &self,
+        before: &[Object],
+        after: &[Object],
+        more: &[Object],
+        fresh: impl Fn(&Object) -> bool,
+    ) -> Prepared {
+        // Where each object of `before` went, when it was carried over (u32::MAX: it was not).
+        let mut moved = vec![u32::MAX; self.len()];
+        let mut body_len = Vec::with_capacity(after.len() + more.len());
+        let mut added: HashMap<String, Vec<Posting>> = HashMap::new();
+        let mut i = 0;
+        for (position, object) in after.iter().enumerate() {
+            while i < before.len() && before[i].uri < object.uri {
+                i += 1;
+            }
+            let carried = self.len() >= before.len()
+                && i < before.len()
+                && before[i].uri == object.uri
+                && !fresh(object);
+            if carried {
+                moved[i] = position as u32;
+                body_len.push(self.body_len[i]);
+                i += 1;
+                continue;
+            }
+            body_len.push(fields::body_len(object) as u32);
+            for (term, counts) in object_terms(object) {
+                added
+                    .entry(term)
+                    .or_default()
+                    .push(Posting::new(position, &counts));
+            }
+        }
+        for (position, object) in more.iter().enumerate() {
+            let position = after.len() + position;
+            body_len.push(fields::body_len(object) as u32);
+            for (term, counts) in object_terms(object) {
+                added
+                    .entry(term)
+                    .or_default()
+                    .push(Posting::new(position, &counts));
+            }
+        }
+        let mut added: Vec<(String, Vec<Posting>)> = added.into_iter().collect();
+        added.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+        let mut text = String::with_capacity(self.terms.len());
+        let mut ends = Vec::with_capacity(self.ends.len());
+        let mut starts = Vec::with_capacity(self.starts.len());
+        let mut postings = Vec::with_capacity(self.postings.len());
+        let mut push = |term: &str, list: &[Posting]| {
+            if list.is_empty() {
+                return;
+            }
+            text.push_str(term);
+            ends.push(text.len() as u32);
+            starts.push(postings.len() as u32);
+            postings.extend_from_slice(list);
+        };
+        let carried = |list: &[Posting]| -> Vec<Posting> {
+            list.iter()
+                .filter_map(|p| {
+                    let to = moved[p.position as usize];
+                    (to != u32::MAX).then_some(Posting {
+                        position: to,
+                        packed: p.packed,
+                    })
+                })
+                .collect()
+        };
+        let mut new_terms = added.into_iter().peekable();
+        let mut merged = Vec::new();
+        for k in 0..self.ends.len() {
+            let term = self.term(k);
+            while let Some((t, list)) = new_terms.next_if(|(t, _)| t.as_str() < term) {
+                push(&t, &list);
+            }
+            let old = carried(&self.postings[self.starts[k] as usize..self.starts[k + 1] as usize]);
+            match new_terms.next_if(|(t, _)| t == term) {
+                Some((_, list)) => {
+                    merged.clear();
+                    merged.extend(old);
+                    merged.extend(list);
+                    merged.sort_unstable_by_key(|p| p.position);
+                    push(term, &merged);
+                }
+                None => push(term, &old),
+            }
+        }
+        for (t, list) in new_terms {
+            push(&t, &list);
+        }
+        starts.push(postings.len() as u32);
+        Prepared {
+            terms: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+            starts: starts.into_boxed_slice(),
+            postings: postings.into_boxed_slice(),
+            body_len: body_len.into_boxed_slice(),
+        }
+    }
+}
