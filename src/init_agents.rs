@@ -106,14 +106,25 @@ pub fn find(root: &Path) -> Vec<Found> {
         .collect()
 }
 
-/// The default sources with one `instructions` class per kind found.
+/// The class of the default sources whose pathspec (`docs/**/*.md`) also matches agent files
+/// kept in `docs/`: the instructions classes go before it, since the first class that matches a
+/// file takes it.
+const DOCUMENTS_CLASS: &str = "  - id: documents\n";
+
+/// The default sources with one `instructions` class per kind found, placed before the
+/// documents class so a `docs/AGENTS.md` is an instructions object, not a document.
 pub fn sources_yaml(default: &str, found: &[Found]) -> String {
-    let mut text = default.to_string();
-    for f in found {
-        text.push_str(&format!(
-            "  - id: {}\n    kind: instructions\n    pathspec: \"{}\"\n    required: false\n",
-            f.source, f.pathspec
-        ));
+    let classes: String = found
+        .iter()
+        .map(|f| {
+            format!(
+                "  - id: {}\n    kind: instructions\n    pathspec: \"{}\"\n    required: false\n",
+                f.source, f.pathspec
+            )
+        })
+        .collect();
+    match default.find(DOCUMENTS_CLASS) {
+        Some(at) => format!("{}{classes}{}", &default[..at], &default[at..]),
+        None => format!("{default}{classes}"),
     }
-    text
 }

@@ -103,6 +103,31 @@ fn init_adds_no_instructions_source_to_a_repository_without_agent_files() {
 }
 
 #[test]
+fn an_agents_md_under_docs_is_an_instructions_object_not_a_document() {
+    let f = Fixture::bare();
+    f.git(&["init", "-q"]);
+    f.write("docs/AGENTS.md", "# Documentation conventions\n");
+    f.write("docs/guide.md", "# A guide\n");
+    let out = run_in(f.root(), &["init"]);
+    assert!(out.status.success(), "init: {}", stderr(&out));
+    f.commit("docs with an agent file");
+    let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
+    let paths: Vec<&str> = list["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["docs/AGENTS.md"], "{list}");
+    let documents = cli(&f, &["objects", "list", "--kind", "document"]);
+    let text = documents.to_string();
+    assert!(
+        text.contains("docs/guide.md") && !text.contains("AGENTS.md"),
+        "{documents}"
+    );
+}
+
+#[test]
 fn each_agent_file_is_an_object_with_its_front_matter_kept() {
     let f = repository();
     let list = cli(&f, &["objects", "list", "--kind", "instructions"]);

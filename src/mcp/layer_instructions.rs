@@ -4,8 +4,6 @@
 //! bytes with a sentence saying what was left out and which tool lists it. Advisory rules are a
 //! tool call away and stay out.
 
-use std::sync::{Arc, Mutex, Weak};
-
 use crate::context::Context;
 use crate::layer::Index;
 use crate::registry;
@@ -26,25 +24,10 @@ pub fn by_era(ctx: &Context) -> Vec<(Vec<&'static str>, String)> {
     }
 }
 
-/// The blocking rules' and the skills' items of one index: (rules, skills).
-type Items = (Vec<String>, Vec<String>);
-
-/// The items of the last index asked about: they depend on the index alone, and deriving them
-/// reads blocking rules' metadata (every rule's took 41 ms at 10,000 rules, on every
-/// `initialize` and `server/discover`, before this was kept).
-static LAST: Mutex<Option<(Weak<Index>, Arc<Items>)>> = Mutex::new(None);
-
-fn items(index: &Arc<Index>) -> Arc<Items> {
-    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((weak, items)) = last.as_ref() {
-        if weak.upgrade().is_some_and(|i| Arc::ptr_eq(&i, index)) {
-            return items.clone();
-        }
-    }
-    let items = Arc::new(derive_items(index));
-    *last = Some((Arc::downgrade(index), items.clone()));
-    items
-}
+/// The blocking rules' and the skills' items of one generation. They depend on the index alone
+/// and are kept for the generation (`Context::per_generation`): deriving them read every rule's
+/// metadata, 41 ms at 10,000 rules on every `initialize` and `server/discover`.
+struct Items(Vec<String>, Vec<String>);
 
 fn derive_items(index: &Index) -> Items {
     let mut rules = Vec::new();
@@ -80,7 +63,7 @@ fn derive_items(index: &Index) -> Items {
             _ => {}
         }
     }
-    (rules, skills)
+    Items(rules, skills)
 }
 
 /// The most bytes the whole instructions text may have.
@@ -96,7 +79,7 @@ pub fn append(ctx: &Context, head: &mut String) {
         .and_then(|(_, d)| d.tool)
         .unwrap_or("tools/list");
     let applicable = registry::by_id("objects.applicable").and_then(|(_, d)| d.tool);
-    let items = items(&index);
+    let items = ctx.per_generation(index.generation, || derive_items(&index));
     let (rules, skills) = (&items.0, &items.1);
     let total = (rules.len(), skills.len());
     let mut shown = (0, 0);
