@@ -1060,15 +1060,22 @@ fn a_word_in_an_identity_ranks_its_object_first() {
 }
 
 #[test]
-fn only_a_live_index_asked_to_prepares_search_and_then_every_generation() {
+fn only_a_live_index_asked_to_prepares_search_from_its_first_search_and_then_every_generation() {
     let repo = searchable_repo();
     let one_shot = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    one_shot.searched();
     std::thread::sleep(Duration::from_millis(20));
     assert!(!one_shot.current().search_is_prepared());
 
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     live.prepare_search_in_background();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        !live.current().search_is_prepared(),
+        "a server that has not searched builds no signatures"
+    );
+    live.searched();
     wait_for(
         &live,
         "the first generation prepared",

@@ -92,6 +92,8 @@ pub struct LiveIndex {
     written: Mutex<Vec<String>>,
     /// Whether every published generation gets its search signatures built in the background.
     prepare_search: AtomicBool,
+    /// Whether the first search turns `prepare_search` on (a server's layer).
+    search_wanted: AtomicBool,
     /// Told what each published generation changed (see `changes`), when someone listens.
     on_change: RwLock<Option<ChangeHook>>,
 }
@@ -154,6 +156,7 @@ impl LiveIndex {
             refreshed: Condvar::new(),
             written: Mutex::new(Vec::new()),
             prepare_search: AtomicBool::new(false),
+            search_wanted: AtomicBool::new(false),
             on_change: RwLock::new(None),
         }))
     }
@@ -323,14 +326,24 @@ impl LiveIndex {
         notified
     }
 
-    /// Builds the current generation's search signatures on a thread of their own, and every
-    /// later generation's as it is published, so searches get faster shortly after each swap.
-    /// For a long-running process only: a request never waits for a build (it reads every
-    /// object until the signatures are there), but a one-shot command would build them for
-    /// nothing.
+    /// From the first search on ([`LiveIndex::searched`]), builds the current generation's
+    /// search signatures on a thread of their own, and every later generation's as it is
+    /// published, so searches get faster shortly after each swap. For a long-running process
+    /// only: a request never waits for a build (it reads every object until the signatures are
+    /// there), but a one-shot command would build them for nothing, and so would a server that
+    /// is never asked to search (most starts: the build costs about as much CPU as the start).
     pub fn prepare_search_in_background(&self) {
-        self.prepare_search.store(true, Ordering::Relaxed);
-        prepare_in_background(self.current(), None);
+        self.search_wanted.store(true, Ordering::Relaxed);
+    }
+
+    /// Tells the index a search was served: the first one starts the signatures' builds when
+    /// [`LiveIndex::prepare_search_in_background`] asked for them; later ones do nothing.
+    pub fn searched(&self) {
+        if self.search_wanted.load(Ordering::Relaxed)
+            && !self.prepare_search.swap(true, Ordering::Relaxed)
+        {
+            prepare_in_background(self.current(), None);
+        }
     }
 
     /// Calls `hook` with what each generation published from now on changed, computed once per
