@@ -68,13 +68,13 @@ for transport in stdio http; do
     inspect "$transport" "$WORK/$transport-tools.json" --method tools/list
     inspect "$transport" "$WORK/$transport-resources.json" --method resources/list
     inspect "$transport" "$WORK/$transport-templates.json" --method resources/templates/list
-    uris=$(python3 -c 'import json,sys; print("\n".join(r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"]["majordomus"]["kind"] == "query"))' "$WORK/$transport-resources.json")
+    uris=$(python3 -c 'import json,sys; print("\n".join(r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"].get("majordomus", {}).get("kind") == "query"))' "$WORK/$transport-resources.json")
     n=0
     for uri in $uris; do
         n=$((n + 1))
         inspect "$transport" "$WORK/$transport-read-$n.json" --method resources/read --uri "$uri"
     done
-    uri=$(python3 -c 'import json,sys; print([r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"]["majordomus"]["kind"] != "query"][0])' "$WORK/$transport-resources.json")
+    uri=$(python3 -c 'import json,sys; print([r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"].get("majordomus", {}).get("kind") not in (None, "query")][0])' "$WORK/$transport-resources.json")
     tool=$(python3 -c 'import json,sys; print([t["name"] for t in json.load(open(sys.argv[1]))["result"]["tools"] if t["_meta"]["majordomus"]["id"] == "objects.get"][0])' "$WORK/$transport-tools.json")
     inspect "$transport" "$WORK/$transport-call.json" --method tools/call --tool-name "$tool" \
         --tool-args-json "{\"uri\": \"$uri\"}"
