@@ -22,13 +22,12 @@ Exits 0 with a summary line; exits 1 on any exception, protocol error or `isErro
 
 import asyncio
 import json
-import re
-import subprocess
 import sys
 import traceback
 
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import Implementation, TextContent
+from mcp_serve import Serve
 
 READ = "read"
 
@@ -165,25 +164,6 @@ async def sweep(client, where):
         f"page(s) read, {len(templates)} template"
     )
 
-
-class Serve:
-    """`BINARY serve --port 0 --repo REPO` for the length of a `with`."""
-
-    def __init__(self, binary, repo):
-        self.command = [binary, "serve", "--port", "0", "--repo", repo]
-
-    def __enter__(self):
-        self.process = subprocess.Popen(self.command, stderr=subprocess.PIPE, text=True)
-        first = self.process.stderr.readline()
-        match = re.search(r" on (http://127\.0\.0\.1:\d+)$", first.strip())
-        if not match:
-            self.process.kill()
-            raise AssertionError(f"serve did not start: {first!r}")
-        return match.group(1) + "/mcp"
-
-    def __exit__(self, *exc):
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 async def modern(binary, repo):

@@ -18,7 +18,6 @@ Exits 0 with a summary line; exits 1 on any exception or a notification that doe
 
 import asyncio
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ import warnings
 
 from mcp import Client, StdioServerParameters
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_serve import Serve
 
 RULE = ".ai/repo/rules/describe-changes-in-commits.md"
 RULE_URI = "majordomus://rule/describe-changes-in-commits@1"
@@ -118,25 +118,6 @@ async def modern(target, where, edits):
                     break
     print(f"mcp-python-live: {where} modern: a listen acknowledged, then ResourceUpdated and ResourcesListChanged")
 
-
-class Serve:
-    """`BINARY serve --port 0 --repo REPO` for the length of a `with`."""
-
-    def __init__(self, binary, repo):
-        self.command = [binary, "serve", "--port", "0", "--repo", repo]
-
-    def __enter__(self):
-        self.process = subprocess.Popen(self.command, stderr=subprocess.PIPE, text=True)
-        first = self.process.stderr.readline()
-        match = re.search(r" on (http://127\.0\.0\.1:\d+)$", first.strip())
-        if not match:
-            self.process.kill()
-            raise AssertionError(f"serve did not start: {first!r}")
-        return match.group(1) + "/mcp"
-
-    def __exit__(self, *exc):
-        self.process.terminate()
-        self.process.wait(timeout=20)
 
 
 async def run(binary, repo):

@@ -23,7 +23,6 @@ import asyncio
 import base64
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from pydantic import TypeAdapter
 
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import Implementation, Request
+from mcp_serve import Serve
 
 EXTENSION = "io.modelcontextprotocol/skills"
 RAW = TypeAdapter(dict[str, Any])
@@ -146,25 +146,6 @@ async def check(session, read_resource, repo, where, extensions):
         f"{files} files read, every digest and size verified"
     )
 
-
-class Serve:
-    """`BINARY serve --port 0 --repo REPO` for the length of a `with`."""
-
-    def __init__(self, binary, repo):
-        self.command = [binary, "serve", "--port", "0", "--repo", repo]
-
-    def __enter__(self):
-        self.process = subprocess.Popen(self.command, stderr=subprocess.PIPE, text=True)
-        first = self.process.stderr.readline()
-        match = re.search(r" on (http://127\.0\.0\.1:\d+)$", first.strip())
-        if not match:
-            self.process.kill()
-            raise AssertionError(f"serve did not start: {first!r}")
-        return match.group(1) + "/mcp"
-
-    def __exit__(self, *exc):
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 async def run(binary, repo):
