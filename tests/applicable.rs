@@ -66,6 +66,15 @@ fn cli(f: &Fixture, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(&out)).unwrap()
 }
 
+/// The `path` of each entry of `list`, in order.
+fn paths_of(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect()
+}
+
 /// (uri, reasons as `reason pattern paths`) of each entry of `list`; `always` names no path.
 fn shape(list: &Value) -> Vec<(String, Vec<String>)> {
     list.as_array()
@@ -112,12 +121,7 @@ fn an_agents_md_under_docs_is_an_instructions_object_not_a_document() {
     assert!(out.status.success(), "init: {}", stderr(&out));
     f.commit("docs with an agent file");
     let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
-    let paths: Vec<&str> = list["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["path"].as_str().unwrap())
-        .collect();
+    let paths = paths_of(&list["objects"]);
     assert_eq!(paths, ["docs/AGENTS.md"], "{list}");
     let documents = cli(&f, &["objects", "list", "--kind", "document"]);
     let text = documents.to_string();
@@ -462,24 +466,14 @@ fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_t
         );
     }
     let list = cli(&f, &["objects", "list", "--kind", "instructions"]);
-    let paths: Vec<&str> = list["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["path"].as_str().unwrap())
-        .collect();
+    let paths = paths_of(&list["objects"]);
     assert_eq!(
         paths,
         ["GEMINI.md", "web/AGENTS.md"],
         "the rest is served: {list}"
     );
     let answer = cli(&f, &["objects", "applicable", "--paths", "web/a.ts"]);
-    let applying: Vec<&str> = answer["instructions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["path"].as_str().unwrap())
-        .collect();
+    let applying = paths_of(&answer["instructions"]);
     assert_eq!(applying, ["GEMINI.md", "web/AGENTS.md"], "{answer}");
     let found = cli(&f, &["objects", "search", "outside"]);
     assert_eq!(
