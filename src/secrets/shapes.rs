@@ -1,0 +1,155 @@
+//! The credential shapes: one table of names, patterns and anchors that redaction, the
+//! writers' refusal and the layer's content check all read.
+
+/// A recognisable credential shape: its name (said when refusing), its pattern, whether a match
+/// must also hold a digit (prose says "bearer authentication"; a token has digits), and its
+/// anchors: words one of which every match holds on the line it starts on (ASCII case aside
+/// when the pattern is case-insensitive). An assignment (`named`) holds one in the name before
+/// its `=` or `:`, ASCII case aside.
+pub(super) struct Shape {
+    pub(super) name: &'static str,
+    pub(super) pattern: &'static str,
+    pub(super) needs_digit: bool,
+    pub(super) named: bool,
+    pub(super) anchors: &'static [&'static str],
+}
+
+const fn shape(
+    name: &'static str,
+    anchors: &'static [&'static str],
+    pattern: &'static str,
+) -> Shape {
+    Shape {
+        name,
+        pattern,
+        needs_digit: false,
+        named: false,
+        anchors,
+    }
+}
+
+/// The names an assignment's key ends in, as anchors.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "credential",
+];
+
+/// The one table (SPEC §10). Word boundaries are ASCII (`(?-u:\b)`).
+pub(super) const SHAPES: &[Shape] = &[
+    Shape {
+        name: "a private key block",
+        pattern: r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+        needs_digit: false,
+        named: false,
+        anchors: &["PRIVATE KEY-----"],
+    },
+    shape(
+        "a GitHub token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{16,}",
+    ),
+    shape(
+        "a GitHub fine-grained token",
+        &["github_pat_"],
+        r"(?-u:\b)github_pat_[A-Za-z0-9_]{16,}",
+    ),
+    shape(
+        "an Anthropic API key",
+        &["sk-ant-"],
+        r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{16,}",
+    ),
+    shape(
+        "an API secret key (sk-…)",
+        &["sk-"],
+        r"(?-u:\b)sk-[A-Za-z0-9_\-]{16,}",
+    ),
+    shape(
+        "a Stripe secret key (sk_live_…)",
+        &["k_live_", "k_test_"],
+        r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+    ),
+    shape(
+        "a GitLab token (glpat-…)",
+        &["glpat-"],
+        r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
+    ),
+    shape(
+        "a Google API key (AIza…)",
+        &["AIza"],
+        r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
+    ),
+    shape(
+        "an npm token (npm_…)",
+        &["npm_"],
+        r"(?-u:\b)npm_[A-Za-z0-9]{36}",
+    ),
+    shape(
+        "an AWS access key id",
+        &["AKIA", "ASIA"],
+        r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)",
+    ),
+    shape(
+        "a Slack token",
+        &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+        r"(?-u:\b)xox[abprs]-[A-Za-z0-9\-]{10,}",
+    ),
+    shape(
+        "a JSON web token",
+        &["eyJ"],
+        r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    Shape {
+        name: "a bearer token",
+        pattern: r"(?i)(?-u:\b)bearer[ \t]+[A-Za-z0-9._~+/=\-]{8,}",
+        needs_digit: true,
+        named: false,
+        anchors: &["bearer"],
+    },
+    shape(
+        "a password in a URL",
+        &["://"],
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^/\s:@]*:[^/\s@]{4,}@",
+    ),
+    // `DB_PASSWORD=…`, `export GITHUB_TOKEN=…`, `MY_API_KEY: …` at the start of a line, as an
+    // environment file or a YAML document has them; a reference (`$X`, `${{ … }}`, `<…>`) is
+    // no value.
+    Shape {
+        name: "an environment secret (NAME_PASSWORD=…)",
+        pattern: r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*[ \t]*[=:][ \t]*["']?[^\s"'$<{\[(*%#…][^\s"']{3,}"#,
+        needs_digit: false,
+        named: true,
+        anchors: &[
+            "PASSWORD",
+            "PASSWD",
+            "SECRET",
+            "TOKEN",
+            "API_KEY",
+            "APIKEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIAL",
+        ],
+    },
+    // `password=…`, `aws_secret_access_key = …`, `"api_key": "…"` anywhere; the value must
+    // hold a digit, so prose ("the password: required") is left alone.
+    Shape {
+        name: "a secret assignment (password=…)",
+        pattern: r#"(?i)(?-u:\b)[a-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|private[_\-]?key)(?-u:\b)["']?[ \t]*[=:][ \t]*["']?[^\s"'&,;$<{\[(*%…][^\s"'&,;]{3,}"#,
+        needs_digit: true,
+        named: true,
+        anchors: SECRET_NAMES,
+    },
+];
