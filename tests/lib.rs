@@ -132,6 +132,8 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
+/// A message is answered alike however the dispatcher reads it (its envelope, or a value).
+mod mcp_envelope;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
