@@ -20,6 +20,7 @@ use crate::error::CapabilityError;
 
 pub use layout::asset;
 use layout::{error_page, page};
+pub use object_page::is_large;
 use object_page::object;
 use pages::{api, capabilities, mcp, objects, overview, peers, search};
 use runner::capability;

@@ -126,3 +126,23 @@ fn all_objects(ctx: &Context) -> Vec<Value> {
     }
     objects
 }
+
+/// Whether `request` asks for the object page of a large document, decided from the index's
+/// metadata alone (the object's size): nothing is read, copied or rendered. An object the index
+/// does not hold under that exact URI, or a layer not yet open, is not known to be large; such a
+/// page still meets the large-render slots of `render_bound` once its size is known.
+pub fn is_large(ctx: &Context, request: &super::Request<'_>) -> bool {
+    if request.post || request.path.trim_end_matches('/') != "/object" {
+        return false;
+    }
+    let params = super::pairs(request.query);
+    let Some(uri) = param(&params, "uri") else {
+        return false;
+    };
+    let Some(live) = ctx.layer_if_open() else {
+        return false;
+    };
+    live.current()
+        .get(uri)
+        .is_some_and(|o| o.content.len() >= render_bound::LARGE_DOCUMENT_BYTES)
+}
