@@ -1,13 +1,17 @@
 //! See: issue 13, point 5 and its Bad input — cheap pages stay cheap under a flood of expensive
 //! ones, and no other client is slowed. Through the real binary: a large page is refused past
 //! its lane's queue with `Retry-After` and before anything is read, cheap pages are answered
-//! while the lane is full, and the lane runs behind the other threads.
+//! while the lane is full, the lane runs behind the other threads, and modern listens on `/mcp`
+//! are bounded.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use majordomus::cockpit::render_bound::{large_slots, LARGE_DOCUMENT_BYTES, MAX_WAITING_LARGE};
+use serde_json::json;
 
 use crate::serve_support::{Reply, Served};
 use crate::support::Fixture;
@@ -173,4 +177,112 @@ fn the_large_page_lane_runs_behind_every_other_thread() {
     assert!(lane.iter().all(|(_, nice)| *nice == 10), "{threads:?}");
     let main = threads.first().expect("a main thread");
     assert_eq!(main.1, 0, "{threads:?}");
+}
+
+const MODERN: &str = "2026-07-28";
+
+/// Opens a modern `subscriptions/listen` on its own connection and reads its head (and, when it
+/// is a stream, its acknowledgement).
+fn listen(served: &Served) -> (TcpStream, u16, String) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": { "resourcesListChanged": true },
+        },
+    })
+    .to_string();
+    let mut stream = served.connect();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+        served.host(),
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("sent");
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    // The head, then the first event (a stream's acknowledgement) or the refusal's body.
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("an answer");
+        assert_eq!(
+            n,
+            1,
+            "the connection closed: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&seen).into_owned();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let mut rest = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let whole = |rest: &[u8]| match status {
+        200 => rest.windows(2).any(|w| w == b"\n\n"),
+        _ => rest.ends_with(b"}"),
+    };
+    while !whole(&rest) {
+        let n = stream.read(&mut chunk).expect("a body");
+        if n == 0 {
+            break;
+        }
+        rest.extend_from_slice(&chunk[..n]);
+    }
+    (stream, status, head + &String::from_utf8_lossy(&rest))
+}
+
+#[test]
+fn modern_listens_on_http_are_bounded_and_a_listen_that_ends_makes_room() {
+    use majordomus::http::MAX_LISTENS;
+
+    let fixture = Fixture::new();
+    let served = Served::start(fixture.root());
+    let mut open = Vec::new();
+    for n in 0..MAX_LISTENS {
+        let (stream, status, text) = listen(&served);
+        assert_eq!(status, 200, "listen {n}: {text}");
+        assert!(text.contains("acknowledged"), "listen {n}: {text}");
+        open.push(stream);
+    }
+    let (_, status, text) = listen(&served);
+    assert_eq!(status, 503, "{text}");
+    assert!(text.to_lowercase().contains("retry-after: 5"), "{text}");
+    assert!(text.contains("\"busy\""), "{text}");
+    assert!(
+        text.contains(&format!("{MAX_LISTENS} listens are open")),
+        "the refusal names the bound: {text}"
+    );
+    // The listens already open still hear the layer.
+    fixture.write(
+        ".ai/repo/knowledge/curated/after-the-bound.md",
+        "---\nid: after-the-bound\ntitle: After the bound\n---\n\nA note.\n",
+    );
+    let mut heard = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&heard).contains("list_changed") {
+        let n = open[0]
+            .read(&mut chunk)
+            .expect("the first listen hears the edit");
+        assert!(n > 0, "the first listen ended");
+        heard.extend_from_slice(&chunk[..n]);
+    }
+    // A listen whose client left makes room for a new one.
+    drop(open.pop());
+    let waited = Instant::now();
+    loop {
+        let (stream, status, text) = listen(&served);
+        if status == 200 {
+            open.push(stream);
+            break;
+        }
+        assert_eq!(status, 503, "{text}");
+        assert!(waited.elapsed() < PATIENCE, "no room after a listen ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -12,6 +12,7 @@ mod mcp_modern;
 mod sessions;
 mod writers;
 
+pub use events::MAX_LISTENS;
 pub use guard::PeerAddr;
 
 use std::net::SocketAddr;
