@@ -71,6 +71,7 @@ def get(conn, target):
 
 def flood(stop, results):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    answered = []
     while not stop.is_set():
         start = time.perf_counter()
         try:
@@ -79,11 +80,13 @@ def flood(stop, results):
             conn.close()
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             status = "error"
-        results.put((status, time.perf_counter() - start))
+        answered.append((status, time.perf_counter() - start))
         if status == 503 and pause == "retry-after":
             time.sleep(float(get.retry_after or 0))
         elif status == 503 and pause:
             time.sleep(pause)
+    # One message at the end: a message per answer filled the pipe, and the counts stopped.
+    results.put(answered)
 
 
 def measure(label):
@@ -146,11 +149,11 @@ def main():
         flood_cpu, flood_wall = cpu_seconds(server.pid) - cpu, time.perf_counter() - wall
         stop.set()
         answered = []
-        while not results.empty():
-            answered.append(results.get())
+        for _ in flooders:
+            answered.extend(results.get(timeout=180))
         for p in flooders:
-            p.terminate()
             p.join()
+        flooded_for = time.perf_counter() - wall
         print("ratio flooded/idle:")
         for name in CHEAP:
             print(f"  {name:20} p50 {flooded[name][0] / idle[name][0]:7.1f}x  "
@@ -159,7 +162,8 @@ def main():
         for status, took in answered:
             by_status.setdefault(status, []).append(took * 1000)
         print(f"flooded: server CPU {flood_cpu:.2f} s in {flood_wall:.1f} s; "
-              f"load average now {loadavg()}")
+              f"load average now {loadavg()}; the flood asked "
+              f"{len(answered) / (flooded_for + 2):.0f} times a second")
         for status, took in sorted(by_status.items(), key=str):
             print(f"flood answers {status}: {len(took)}, median {statistics.median(took):.0f} ms, "
                   f"max {max(took):.0f} ms")
