@@ -140,3 +140,5 @@ mod mcp_envelope;
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
 mod skills_files;
+/// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
+mod start;
