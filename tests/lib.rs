@@ -136,3 +136,5 @@ mod surface_gen;
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
 mod skills_files;
+/// `skills/list` of more skills than a page holds, walked by cursor on both eras.
+mod skills_pages;
