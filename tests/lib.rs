@@ -134,6 +134,8 @@ mod surface_gen;
 
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
+/// A message is answered alike however the dispatcher reads it (its envelope, or a value).
+mod mcp_envelope;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
