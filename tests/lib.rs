@@ -140,5 +140,7 @@ mod mcp_envelope;
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
 mod skills_files;
+/// `skills/list` of more skills than a page holds, walked by cursor on both eras.
+mod skills_pages;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;

@@ -99,7 +99,7 @@ pub struct Body {
 enum Text {
     Owned(String),
     Static(&'static str),
-    /// One page of a generation's `resources/list`.
+    /// One page of a generation's `resources/list` or `skills/list`.
     Page(std::sync::Arc<crate::resolve::Pages>, usize),
 }
 
@@ -442,8 +442,10 @@ impl Server {
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
-            "skills/list" => super::skills::list(&self.ctx, &params)
-                .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
+            "skills/list" => super::skills::list(&self.ctx, &params).map(|p| {
+                Body::around("{\"skills\":", Text::Page(p.pages, p.page), p.after)
+                    .hinted(caching::REPOSITORY)
+            }),
             "skills/get" => super::skills::get(&self.ctx, &params)
                 .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
             "resources/directory/read" => super::skills::read_directory(&self.ctx, &params)
