@@ -481,3 +481,50 @@ fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_t
         "nothing outside the repository is read: {found}"
     );
 }
+
+/// A rule whose globs are of every kind the scope table matches — a literal path, `dir/**`,
+/// `**/*.ext`, `dir/**/*.ext` (compared as strings) and a brace and a `*` name (through
+/// `globset`) — names each glob that matched with its paths, in the order of the paths asked, and
+/// no glob that matched none.
+#[test]
+fn every_kind_of_glob_matches_and_is_named_with_the_paths_it_matched() {
+    let f = repository();
+    f.write(
+        ".ai/repo/rules/mixed.md",
+        SCOPED_RULE.replace("rust-files", "mixed").replace(
+            "[\"src/**/*.rs\"]",
+            "[\"web/*/mod.{ts,js}\", \"README.md\", \"docs/**\", \"**/*.toml\", \"src/**/*.rs\", \"nowhere/**\"]",
+        ),
+    );
+    f.commit("a rule of mixed globs");
+    let paths = [
+        "src/a/b.rs",
+        "web/x/mod.js",
+        "Cargo.toml",
+        "docs/guide/intro.md",
+        "README.md",
+        "web/x/y/mod.ts",
+    ];
+    let mut args = vec!["objects", "applicable"];
+    for p in paths {
+        args.extend(["--paths", p]);
+    }
+    let answer = cli(&f, &args);
+    let mixed = answer["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["identity"] == "mixed@1")
+        .unwrap_or_else(|| panic!("the mixed rule applies: {answer}"));
+    assert_eq!(
+        mixed["because"],
+        json!([
+            { "reason": "glob", "pattern": "src/**/*.rs", "paths": ["src/a/b.rs"] },
+            { "reason": "glob", "pattern": "web/*/mod.{ts,js}", "paths": ["web/x/mod.js"] },
+            { "reason": "glob", "pattern": "**/*.toml", "paths": ["Cargo.toml"] },
+            { "reason": "glob", "pattern": "docs/**", "paths": ["docs/guide/intro.md"] },
+            { "reason": "glob", "pattern": "README.md", "paths": ["README.md"] },
+        ]),
+        "{answer}"
+    );
+}

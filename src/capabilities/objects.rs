@@ -304,9 +304,10 @@ pub fn applicable(
             .iter()
             .map(|r| ApplicableReason {
                 reason: r.reason.to_string(),
-                pattern: (!r.pattern.is_empty()).then(|| r.pattern.clone()),
+                pattern: (!r.pattern.is_empty()).then(|| r.pattern.to_string()),
                 // `always` names no path: it stands for every path asked.
-                paths: (!r.paths.is_empty()).then(|| r.paths.clone()),
+                paths: (!r.paths.is_empty())
+                    .then(|| r.paths.iter().map(|p| p.to_string()).collect()),
             })
             .collect()
     };
@@ -334,9 +335,12 @@ pub fn applicable(
             because: because(&a.reasons),
         })
         .collect();
+    let total = found.total_rules as i64;
+    // The answer borrows the checked paths; it is all copied out above.
+    drop(found);
     Ok(ApplicableOutput {
         paths,
-        total: found.total_rules as i64,
+        total,
         rules,
         instructions,
     })
