@@ -528,3 +528,44 @@ fn every_kind_of_glob_matches_and_is_named_with_the_paths_it_matched() {
         "{answer}"
     );
 }
+
+/// A search hit on an agent file carries its provider and scope, and one on a scoped rule its
+/// globs, so an agent that searched knows what each applies to without reading it.
+#[test]
+fn search_hits_say_what_a_rule_or_an_agent_file_applies_to() {
+    let f = repository();
+    let hit = |query: &str, uri: &str| -> Value {
+        let answer = cli(&f, &["objects", "search", query]);
+        answer["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["uri"] == uri)
+            .cloned()
+            .unwrap_or_else(|| panic!("`{query}` finds {uri}: {answer}"))
+    };
+    let claude = hit("Claude", "majordomus://instructions/CLAUDE.md");
+    assert_eq!(claude["provider"], "claude", "{claude}");
+    assert_eq!(
+        claude["scope"],
+        json!({ "applies": "always", "patterns": [], "provider": "claude" }),
+        "{claude}"
+    );
+    let cursor = hit(
+        "Rust style",
+        "majordomus://instructions/.cursor/rules/rust.mdc",
+    );
+    assert_eq!(cursor["provider"], "cursor", "{cursor}");
+    assert_eq!(
+        cursor["scope"]["patterns"],
+        json!(["src/**/*.rs"]),
+        "{cursor}"
+    );
+    let rule = hit("formatted", "majordomus://rule/rust-files@1");
+    assert_eq!(rule.get("provider"), None, "a rule has no provider: {rule}");
+    assert_eq!(
+        rule["scope"],
+        json!({ "applies": "globs", "patterns": ["src/**/*.rs"] }),
+        "{rule}"
+    );
+}

@@ -268,6 +268,8 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     score: h.score as i64,
                     snippet: h.snippet,
                     matched: h.matched.iter().map(|f| matched(*f)).collect(),
+                    provider: provider_of(o).map(str::to_string),
+                    scope: scope_view(o),
                 })
             })
             .collect(),
