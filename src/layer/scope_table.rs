@@ -226,9 +226,16 @@ impl ScopeTable {
         page: Page,
     ) -> Applicability<'a> {
         // Only scoped entries collect reasons per path; the rest is `always`.
-        let mut scoped: HashMap<usize, Vec<Reason<'a>>> = HashMap::new();
+        // `slot[e]` is 1 + where entry `e`'s reasons are in `lists`, 0 while it has none: an
+        // array of the table's size costs less than hashing every match.
+        let mut slot = vec![0u32; self.entries.len()];
+        let mut lists: Vec<(usize, Vec<Reason<'a>>)> = Vec::new();
         let mut add = |entry: usize, reason: &'static str, pattern: &'a str, path: &'a str| {
-            let list = scoped.entry(entry).or_default();
+            if slot[entry] == 0 {
+                lists.push((entry, Vec::new()));
+                slot[entry] = lists.len() as u32;
+            }
+            let list = &mut lists[slot[entry] as usize - 1].1;
             match list
                 .iter_mut()
                 .find(|r| r.reason == reason && r.pattern == pattern)
@@ -279,9 +286,9 @@ impl ScopeTable {
                 }
             }
         }
-        let applies = |e: &usize| self.entries[*e].scope == Scope::Always || scoped.contains_key(e);
+        let applies = |e: &usize| self.entries[*e].scope == Scope::Always || slot[*e] != 0;
         let total_rules =
-            self.unscoped_rules + scoped.keys().filter(|&&e| self.entries[e].rule).count();
+            self.unscoped_rules + lists.iter().filter(|(e, _)| self.entries[*e].rule).count();
         let page: Vec<usize> = self
             .rules
             .iter()
@@ -293,13 +300,14 @@ impl ScopeTable {
         let instructions: Vec<usize> = self.instructions.iter().copied().filter(applies).collect();
         let mut take = |e: usize| {
             let entry = &self.entries[e];
-            let reasons = scoped.remove(&e).unwrap_or_else(|| {
-                vec![Reason {
+            let reasons = match slot[e] {
+                0 => vec![Reason {
                     reason: "always",
                     pattern: "",
                     paths: Vec::new(),
-                }]
-            });
+                }],
+                at => std::mem::take(&mut lists[at as usize - 1].1),
+            };
             Applicable {
                 object: &objects[entry.position],
                 scope: &entry.scope,
