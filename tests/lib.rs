@@ -44,6 +44,9 @@ mod executor;
 /// The CLI over the real binary: derived words and flags, exit codes, fixed commands.
 mod cli;
 
+/// The common glob shapes matched without regex agree with `globset` on every glob and path.
+mod glob_shape;
+
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 
