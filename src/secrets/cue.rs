@@ -210,6 +210,9 @@ pub(super) struct Compiled {
     pub(super) literals: Option<[Literals; 2]>,
     /// The assignment anchors, by their first byte in lower case.
     names: Vec<Vec<Name>>,
+    /// Their first two bytes in lower case, as bits (`first * 256 + second`): most places in a
+    /// name start none of them, and this says so in one look.
+    name_starts: Vec<u64>,
     patterns: Vec<OnceLock<Option<Regex>>>,
 }
 
@@ -274,8 +277,13 @@ impl Compiled {
         }
         let name = &before[start..end];
         let mut shapes = ShapeSet::NONE;
-        for (i, &b) in name.iter().enumerate() {
-            for n in &self.names[usize::from(b.to_ascii_lowercase())] {
+        for (i, pair) in name.windows(2).enumerate() {
+            let first = usize::from(pair[0].to_ascii_lowercase());
+            let bit = first * 256 + usize::from(pair[1].to_ascii_lowercase());
+            if self.name_starts[bit / 64] & (1 << (bit % 64)) == 0 {
+                continue;
+            }
+            for n in &self.names[first] {
                 let Some(seen) = name.get(i..i + n.anchor.len()) else {
                     continue;
                 };
@@ -320,11 +328,15 @@ pub(super) fn compiled() -> &'static Compiled {
     COMPILED.get_or_init(|| {
         let (mut exact, mut folded) = (Vec::new(), Vec::new());
         let mut names: Vec<Vec<Name>> = (0..256).map(|_| Vec::new()).collect();
+        let mut name_starts = vec![0u64; 256 * 256 / 64];
         for (i, shape) in SHAPES.iter().enumerate() {
             let any_case = shape.pattern.starts_with("(?i)");
             for anchor in shape.anchors {
                 let anchor = anchor.as_bytes();
                 if shape.named {
+                    let bit = usize::from(anchor[0].to_ascii_lowercase()) * 256
+                        + usize::from(anchor[1].to_ascii_lowercase());
+                    name_starts[bit / 64] |= 1 << (bit % 64);
                     names[usize::from(anchor[0].to_ascii_lowercase())].push(Name {
                         shape: i,
                         anchor,
@@ -352,6 +364,7 @@ pub(super) fn compiled() -> &'static Compiled {
         Compiled {
             literals: literals.map(|(exact, folded)| [exact, folded]),
             names,
+            name_starts,
             patterns: SHAPES.iter().map(|_| OnceLock::new()).collect(),
         }
     })
