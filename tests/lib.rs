@@ -132,6 +132,8 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
+/// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
+mod flood;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.

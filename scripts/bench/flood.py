@@ -2,11 +2,14 @@
 """Cheap pages under a flood of expensive ones (issue 13, point 5): the latency of cheap requests
 (the Cockpit's home page, a small object page, GET /api/v1/object) on an idle `serve`, then while
 N clients each request the most expensive Cockpit page in a loop (the object page of a 4 MB
-document of links to 1,000 objects). Prints p50/p99 of each and the flooded/idle ratio, and what
-the flood's requests answered (200, 503 busy, ...) and how long they took.
+document of links to 1,000 objects). Prints p50/p99 of each and the flooded/idle ratio, what
+the flood's requests answered (200, 503 busy, ...) and how long they took, the server's CPU time
+in each phase (utime + stime from /proc) and the load average before each.
 
 usage: flood.py BINARY [CLIENTS] [SAMPLES] [WORKDIR] [PAUSE]
-       (default 48 300 /tmp/majordomus-flood 0; a flood client waits PAUSE seconds after a 503)
+       (default 48 300 /tmp/majordomus-flood 0)
+PAUSE is what a flood client does after a 503: `0` asks again at once (no backoff), a number
+waits that many seconds, `retry-after` waits what the answer's `Retry-After` says.
 Each cheap request is measured SAMPLES times or for 20 s, whichever ends first. 48 clients are
 more than the server's 32 blocking threads."""
 import http.client, multiprocessing, os, shutil, statistics, subprocess, sys, time, urllib.parse
@@ -15,7 +18,9 @@ binary = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else sys.exit(__doc__
 clients = int(sys.argv[2]) if len(sys.argv) > 2 else 48
 samples = int(sys.argv[3]) if len(sys.argv) > 3 else 300
 work = sys.argv[4] if len(sys.argv) > 4 else "/tmp/majordomus-flood"
-pause = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+pause = sys.argv[5] if len(sys.argv) > 5 else "0"
+if pause != "retry-after":
+    pause = float(pause)
 repo = os.path.join(work, "repo")
 port = 18795
 
@@ -60,11 +65,13 @@ def get(conn, target):
     conn.request("GET", target)
     reply = conn.getresponse()
     body = reply.read()
+    get.retry_after = reply.getheader("Retry-After")
     return reply.status, body
 
 
 def flood(stop, results):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    answered = []
     while not stop.is_set():
         start = time.perf_counter()
         try:
@@ -73,9 +80,13 @@ def flood(stop, results):
             conn.close()
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             status = "error"
-        results.put((status, time.perf_counter() - start))
-        if status == 503 and pause:
+        answered.append((status, time.perf_counter() - start))
+        if status == 503 and pause == "retry-after":
+            time.sleep(float(get.retry_after or 0))
+        elif status == 503 and pause:
             time.sleep(pause)
+    # One message at the end: a message per answer filled the pipe, and the counts stopped.
+    results.put(answered)
 
 
 def measure(label):
@@ -96,6 +107,16 @@ def measure(label):
     return out
 
 
+def cpu_seconds(pid):
+    """The server's CPU time so far, user and system, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def loadavg():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
 def main():
     make_repo()
     server = subprocess.Popen([binary, "serve", "--port", str(port), "--repo", repo],
@@ -112,22 +133,27 @@ def main():
         status, body = get(conn, EXPENSIVE)
         print(f"the expensive page alone: {status}, {len(body):,} bytes, "
               f"{(time.perf_counter() - start) * 1000:.0f} ms")
-        print(f"load average {open('/proc/loadavg').read().split()[:3]} on {os.cpu_count()} cores")
+        print(f"pause after a 503: {pause}; load average {loadavg()} on {os.cpu_count()} cores")
+        cpu, wall = cpu_seconds(server.pid), time.perf_counter()
         idle = measure("idle")
+        print(f"  idle: server CPU {cpu_seconds(server.pid) - cpu:.2f} s in "
+              f"{time.perf_counter() - wall:.1f} s; load average now {loadavg()}")
         stop, results = multiprocessing.Event(), multiprocessing.Queue()
         flooders = [multiprocessing.Process(target=flood, args=(stop, results))
                     for _ in range(clients)]
         for p in flooders:
             p.start()
         time.sleep(2)  # every flood client has a render under way
+        cpu, wall = cpu_seconds(server.pid), time.perf_counter()
         flooded = measure(f"{clients} flood")
+        flood_cpu, flood_wall = cpu_seconds(server.pid) - cpu, time.perf_counter() - wall
         stop.set()
         answered = []
-        while not results.empty():
-            answered.append(results.get())
+        for _ in flooders:
+            answered.extend(results.get(timeout=180))
         for p in flooders:
-            p.terminate()
             p.join()
+        flooded_for = time.perf_counter() - wall
         print("ratio flooded/idle:")
         for name in CHEAP:
             print(f"  {name:20} p50 {flooded[name][0] / idle[name][0]:7.1f}x  "
@@ -135,6 +161,9 @@ def main():
         by_status = {}
         for status, took in answered:
             by_status.setdefault(status, []).append(took * 1000)
+        print(f"flooded: server CPU {flood_cpu:.2f} s in {flood_wall:.1f} s; "
+              f"load average now {loadavg()}; the flood asked "
+              f"{len(answered) / (flooded_for + 2):.0f} times a second")
         for status, took in sorted(by_status.items(), key=str):
             print(f"flood answers {status}: {len(took)}, median {statistics.median(took):.0f} ms, "
                   f"max {max(took):.0f} ms")

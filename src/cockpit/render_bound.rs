@@ -67,7 +67,7 @@ pub fn stopped() -> bool {
 
 /// How many large documents may render at once: all cores but one, so other pages always have
 /// one, and at least one.
-fn large_slots() -> usize {
+pub fn large_slots() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
 }
 

@@ -144,9 +144,32 @@ fn stream(
     response
 }
 
+/// Modern `subscriptions/listen` streams open at once on HTTP. A listen names no session, and
+/// every client is this machine, so the bound is the server's: past it a listen is refused with
+/// `503 busy` naming it, and the listens already open go on.
+pub const MAX_LISTENS: usize = 256;
+
 /// A modern `subscriptions/listen`, opened by the dispatcher: its stream, acknowledgement
-/// first.
+/// first; past [`MAX_LISTENS`], a refusal and the listener let go.
 pub fn listen(ctx: &Context, listener: Arc<Listener>) -> Response {
+    let open = ctx
+        .listeners()
+        .count(Transport::Http, |role| matches!(role, Role::Listen { .. }))
+        .listeners;
+    if open > MAX_LISTENS {
+        ctx.listeners().remove(&listener);
+        let mut refused = super::error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            &format!(
+                "`subscriptions/listen`: {MAX_LISTENS} listens are open on this server, its bound; end one, or retry later"
+            ),
+        );
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return refused;
+    }
     stream(ctx, listener, None, None)
 }
 

@@ -6,11 +6,13 @@ mod accept;
 pub mod binding;
 mod events;
 mod guard;
+mod lane;
 pub mod mcp;
 mod mcp_modern;
 mod sessions;
 mod writers;
 
+pub use events::MAX_LISTENS;
 pub use guard::PeerAddr;
 
 use std::net::SocketAddr;
@@ -47,6 +49,7 @@ pub struct AppState {
     pub sessions: mcp::Sessions,
     in_flight: Arc<Semaphore>,
     writers: writers::Writers,
+    large: lane::Lane,
 }
 
 impl AppState {
@@ -56,6 +59,7 @@ impl AppState {
             sessions: mcp::Sessions::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             writers: writers::Writers::start(),
+            large: lane::Lane::start(),
         }
     }
 }
@@ -311,6 +315,17 @@ async fn cockpit_page(
         .unwrap_or("127.0.0.1:8741")
         .to_string();
     let post = method == axum::http::Method::POST;
+    // Decided before any work, from the index's metadata: a large page goes to its own lane.
+    let large = crate::cockpit::is_large(
+        &state.ctx,
+        &crate::cockpit::Request {
+            path,
+            query: uri.query(),
+            form: None,
+            post,
+            host: &host,
+        },
+    );
     let path = path.to_string();
     let query = uri.query().map(str::to_string);
     // Dropped when this answer is (its client went away, or the guard's deadline passed): the
@@ -345,6 +360,12 @@ async fn cockpit_page(
         // A posted form is the runner of a writer: it queues with the writers, not the reads.
         let writers = state.clone();
         offload_write(&writers, move || respond(render(state))).await
+    } else if large {
+        let lane = state.large.clone();
+        let ctx = state.ctx.clone();
+        let refused =
+            move || crate::cockpit::refusal(&ctx, 503, "busy", &lane::busy_message()).html;
+        lane.run(move || respond(render(state)), refused).await
     } else {
         offload(move || respond(render(state))).await
     }

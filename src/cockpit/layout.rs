@@ -1,0 +1,241 @@
+//! The Cockpit's layout: the embedded templates and assets (content-hashed names), the
+//! template filters (`ticks`, `marked`, `wbr`), and the rendering of a page with what every page
+//! shows (navigation, assets, version), the error page included. It knows nothing of any page's
+//! values.
+
+use std::sync::OnceLock;
+
+use minijinja::{context, Environment, Value as Jinja};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::{Asset, Failure, Page};
+use crate::context::Context;
+
+const CSS: &str = include_str!("../../share/cockpit/cockpit.css");
+const JS: &str = include_str!("../../share/cockpit/cockpit.js");
+const ICON: &str = include_str!("../../share/cockpit/favicon.svg");
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("../../templates/base.html")),
+    (
+        "overview.html",
+        include_str!("../../templates/overview.html"),
+    ),
+    (
+        "capabilities.html",
+        include_str!("../../templates/capabilities.html"),
+    ),
+    (
+        "capability.html",
+        include_str!("../../templates/capability.html"),
+    ),
+    ("objects.html", include_str!("../../templates/objects.html")),
+    ("object.html", include_str!("../../templates/object.html")),
+    ("search.html", include_str!("../../templates/search.html")),
+    ("mcp.html", include_str!("../../templates/mcp.html")),
+    ("peers.html", include_str!("../../templates/peers.html")),
+    ("api.html", include_str!("../../templates/api.html")),
+    ("error.html", include_str!("../../templates/error.html")),
+];
+
+fn short_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The content-hashed names of the stylesheet, script and icon: `cockpit.<hash>.css`.
+fn asset_names() -> &'static (String, String, String) {
+    static NAMES: OnceLock<(String, String, String)> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        (
+            format!("cockpit.{}.css", short_hash(CSS.as_bytes())),
+            format!("cockpit.{}.js", short_hash(JS.as_bytes())),
+            format!("icon.{}.svg", short_hash(ICON.as_bytes())),
+        )
+    })
+}
+
+/// The asset served at `/cockpit/assets/<name>`, if `name` is a current one.
+pub fn asset(name: &str) -> Option<Asset> {
+    let (css, js, icon) = asset_names();
+    if name == icon {
+        Some(Asset {
+            content_type: "image/svg+xml",
+            bytes: ICON.as_bytes(),
+        })
+    } else if name == css {
+        Some(Asset {
+            content_type: "text/css; charset=utf-8",
+            bytes: CSS.as_bytes(),
+        })
+    } else if name == js {
+        Some(Asset {
+            content_type: "text/javascript; charset=utf-8",
+            bytes: JS.as_bytes(),
+        })
+    } else {
+        None
+    }
+}
+
+fn environment() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.add_filter("ticks", ticks);
+        env.add_filter("wbr", wbr);
+        env.add_filter("marked", marked);
+        for (name, source) in TEMPLATES {
+            if let Err(e) = env.add_template(name, source) {
+                tracing::error!("template {name} does not compile: {e}");
+            }
+        }
+        env
+    })
+}
+
+fn escape_html(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The `ticks` filter: a message with names in backticks (`objects.get`), escaped, with each
+/// name shown as code.
+fn ticks(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut parts = text.split('`').peekable();
+    let mut inside = false;
+    while let Some(part) = parts.next() {
+        // An unpaired last backtick is shown as it is.
+        if inside && parts.peek().is_none() {
+            out.push('`');
+            escape_html(part, &mut out);
+            break;
+        }
+        if inside {
+            out.push_str("<code>");
+            escape_html(part, &mut out);
+            out.push_str("</code>");
+        } else {
+            escape_html(part, &mut out);
+        }
+        inside = !inside;
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `marked` filter: a search snippet, escaped, with its marked terms in `<mark>`.
+fn marked(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (part, mark) in crate::layer::snippet_parts(text) {
+        if mark {
+            out.push_str("<mark>");
+            escape_html(&part, &mut out);
+            out.push_str("</mark>");
+        } else {
+            escape_html(&part, &mut out);
+        }
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `wbr` filter: an identifier, path or URI, escaped, that may break after its separators
+/// (`majordomus_<wbr>search`) rather than at any letter when a narrow column squeezes it.
+fn wbr(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = rest.find(['_', '.', '/', '@', ':', ',']) {
+        escape_html(&rest[..=at], &mut out);
+        out.push_str("<wbr>");
+        rest = &rest[at + 1..];
+    }
+    escape_html(rest, &mut out);
+    Jinja::from_safe_string(out)
+}
+
+pub(super) fn error_page(ctx: &Context, f: Failure) -> Page {
+    let heading = match f.status {
+        404 => "Not found",
+        400 => "That request does not fit",
+        413 => "That form is too large",
+        403 => "Not allowed",
+        405 => "Method not allowed",
+        422 => "Refused",
+        _ => "Something went wrong",
+    };
+    let values = context! {
+        page_title => heading,
+        heading => heading,
+        code => f.code,
+        message => crate::secrets::redact(&f.message).into_owned(),
+    };
+    page(ctx, "error.html", values, f.status)
+}
+
+/// Renders `template`, adding what every page shows. A template failure is logged and becomes
+/// a plain 500 page: a template error is never shown to the user.
+pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) -> Page {
+    let (css, js, icon) = asset_names();
+    let current = match template {
+        "overview.html" => "Overview",
+        "capabilities.html" | "capability.html" => "Capabilities",
+        "objects.html" | "object.html" => "Objects",
+        "search.html" => "Search",
+        "mcp.html" => "MCP",
+        "peers.html" => "Peers",
+        "api.html" => "API",
+        _ => "",
+    };
+    let nav: Vec<Value> = [
+        ("Overview", "/cockpit"),
+        ("Capabilities", "/cockpit/capabilities"),
+        ("Objects", "/cockpit/objects"),
+        ("Search", "/cockpit/search"),
+        ("MCP", "/cockpit/mcp"),
+        ("Peers", "/cockpit/peers"),
+        ("API", "/cockpit/api"),
+    ]
+    .iter()
+    .map(|(label, href)| json!({ "label": label, "href": href, "current": *label == current }))
+    .collect();
+    let root = ctx
+        .index()
+        .map(|i| i.root.display().to_string())
+        .unwrap_or_default();
+    let common = context! {
+        assets => context! {
+            css => format!("/cockpit/assets/{css}"),
+            js => format!("/cockpit/assets/{js}"),
+            icon => format!("/cockpit/assets/{icon}"),
+        },
+        nav => nav,
+        version => env!("CARGO_PKG_VERSION"),
+        root => root,
+        page_title => current,
+    };
+    let merged = context! { ..values, ..common };
+    let rendered = environment()
+        .get_template(template)
+        .and_then(|t| t.render(merged));
+    match rendered {
+        Ok(html) => Page { status, html },
+        Err(e) => {
+            tracing::error!("rendering {template} failed: {e:#}");
+            Page {
+                status: 500,
+                html: "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error · majordomus</title></head><body><main><h1>Something went wrong</h1><p>The page could not be rendered; the server log says why.</p><p><a href=\"/cockpit\">Back to the overview</a></p></main></body></html>".into(),
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The Cockpit's listing pages: the overview, the capabilities, the objects (with its pager),
+//! search, the MCP projection, the peers and the API. Each asks its capabilities and hands the
+//! answers to its template.
+
+use std::collections::BTreeMap;
+
+use minijinja::context;
+use serde_json::{json, Map, Value};
+
+use super::runner::scalar;
+use super::{not_found, param, run, Failure, Rendered};
+use crate::context::Context;
+use crate::registry::{self};
+
+/// Objects per page of the objects listing.
+const PAGE_SIZE: i64 = 100;
+/// The largest offset the objects pager asks for; larger ones are saturated to it.
+const MAX_PAGER_OFFSET: i64 = 1 << 40;
+
+fn namespaces() -> Vec<Value> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in registry::all() {
+        *counts.entry(d.namespace).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(name, count)| json!({ "name": name, "count": count }))
+        .collect()
+}
+
+pub(super) fn overview(ctx: &Context) -> Rendered {
+    let info = run(ctx, "repository.info", json!({}))?;
+    Ok((
+        "overview.html",
+        context! { info => info, namespaces => namespaces(), page_title => "Overview" },
+        200,
+    ))
+}
+
+pub(super) fn capabilities(ctx: &Context, params: &[(String, String)]) -> Rendered {
+    let (_, list_capability) = registry::by_id("capabilities.list")
+        .ok_or_else(|| not_found("capabilities.list is not declared"))?;
+    let mut input = Map::new();
+    let mut choice_filters = Vec::new();
+    for (name, schema) in &list_capability.input().properties {
+        let value = param(params, name);
+        if let Some(v) = value {
+            input.insert(name.clone(), Value::String(v.to_string()));
+        }
+        if let (Some(words), true) = (&schema.enumeration, name != "namespace") {
+            choice_filters.push(json!({
+                "name": name,
+                "label": capitalise(name),
+                "values": words,
+                "selected": value,
+            }));
+        }
+    }
+    let filters = Value::Object(input.clone());
+    let list = run(ctx, list_capability.id, Value::Object(input))?;
+    Ok((
+        "capabilities.html",
+        context! { list => list, filters => filters, choice_filters => choice_filters, namespaces => namespaces() },
+        200,
+    ))
+}
+
+fn capitalise(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+pub(super) fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
+    let mut input = Map::new();
+    for name in ["kind", "tag", "provider"] {
+        if let Some(v) = param(params, name) {
+            input.insert(name.into(), Value::String(v.into()));
+        }
+    }
+    let filters = Value::Object(input.clone());
+    let offset = match param(params, "offset") {
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| Failure {
+                status: 400,
+                code: "invalid_input".into(),
+                message: format!("`offset`: \"{text}\" is not a non-negative integer"),
+            })?,
+        None => 0,
+    }
+    // Saturated far above any layer: the pager's sums below cannot overflow.
+    .min(MAX_PAGER_OFFSET);
+    input.insert("offset".into(), json!(offset));
+    input.insert("limit".into(), json!(PAGE_SIZE));
+    let list = run(ctx, "objects.list", Value::Object(input))?;
+    // The layer's kinds come with the listing: no repository report (and no git) per page.
+    let total_objects: i64 = list["kinds"]
+        .as_object()
+        .map(|m| m.values().filter_map(Value::as_i64).sum())
+        .unwrap_or_default();
+    let total = list["total"].as_i64().unwrap_or_default();
+    let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
+    let link = |to: i64| {
+        let mut pairs: Vec<(String, String)> = filters
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), scalar(v)))
+            .collect();
+        pairs.push(("offset".into(), to.to_string()));
+        format!(
+            "/cockpit/objects?{}",
+            serde_urlencoded::to_string(&pairs).unwrap_or_default()
+        )
+    };
+    // An offset past the end is on the last page, and its previous page is the one before.
+    let last = (pages - 1) * PAGE_SIZE;
+    let pager = (pages > 1).then(|| {
+        json!({
+            "page": (offset / PAGE_SIZE + 1).min(pages),
+            "pages": pages,
+            "previous": (offset > 0).then(|| link((offset.min(last + PAGE_SIZE) - PAGE_SIZE).max(0))),
+            "next": (offset + PAGE_SIZE < total).then(|| link(offset + PAGE_SIZE)),
+        })
+    });
+    Ok((
+        "objects.html",
+        context! {
+            list => list,
+            filters => filters,
+            counts => list["kinds"].clone(),
+            total_objects => total_objects,
+            pager => pager,
+        },
+        200,
+    ))
+}
+
+pub(super) fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
+    let listing = run(ctx, "objects.list", json!({ "limit": 1 }))?;
+    let kinds: Vec<String> = listing["kinds"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let query = param(params, "q");
+    let kind = param(params, "kind");
+    let tag = param(params, "tag");
+    let mut found = None;
+    let mut error = None;
+    let mut status = 200;
+    if let Some(q) = query {
+        let mut input = json!({ "query": q, "limit": 50 });
+        if let Some(k) = kind {
+            input["kind"] = json!(k);
+        }
+        if let Some(t) = tag {
+            input["tag"] = json!(t);
+        }
+        // A refused search keeps its form, with the refusal shown, under its status.
+        match run(ctx, "objects.search", input) {
+            Ok(answer) => found = Some(answer),
+            Err(f) => {
+                status = f.status;
+                error = Some(json!({
+                    "code": f.code,
+                    "message": crate::secrets::redact(&f.message),
+                }));
+            }
+        }
+    }
+    Ok((
+        "search.html",
+        context! {
+            found => found,
+            error => error,
+            kinds => kinds,
+            filters => json!({ "kind": kind, "tag": tag }),
+            search_query => query.unwrap_or_default(),
+        },
+        status,
+    ))
+}
+
+pub(super) fn mcp(ctx: &Context, params: &[(String, String)]) -> Rendered {
+    let effect = param(params, "effect");
+    let input = match effect {
+        Some(e) => json!({ "effect": e }),
+        None => json!({}),
+    };
+    let projection = run(ctx, "mcp.projection", input)?;
+    Ok((
+        "mcp.html",
+        context! { p => projection, effect => effect },
+        200,
+    ))
+}
+
+/// Every session of every process on the repository's board (`peers.list`).
+pub(super) fn peers(ctx: &Context) -> Rendered {
+    let list = run(ctx, "peers.list", json!({}))?;
+    Ok(("peers.html", context! { list => list }, 200))
+}
+
+pub(super) fn api(ctx: &Context) -> Rendered {
+    let projections = run(ctx, "capabilities.projections", json!({}))?;
+    let routes: Vec<Value> = projections["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["route"].is_string())
+        .map(|r| json!({ "route": r["route"], "id": r["id"], "effect": r["effect"] }))
+        .collect();
+    let changes = run(ctx, "surface.changes", json!({}))?;
+    Ok((
+        "api.html",
+        context! { routes => routes, changes => changes },
+        200,
+    ))
+}
