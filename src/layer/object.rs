@@ -215,6 +215,13 @@ fn credential_in(text: &str) -> Option<crate::secrets::Found> {
     crate::secrets::find(text)
 }
 
+/// Builds the content check's searchers now: the index does while git lists the files, so the
+/// first object read does not wait for them.
+pub(crate) fn prepare_content_check() {
+    #[cfg(not(feature = "unchecked-baseline"))]
+    crate::secrets::prepare();
+}
+
 /// The bench baseline's (feature `unchecked-baseline`): no content check.
 #[cfg(feature = "unchecked-baseline")]
 fn credential_in(_text: &str) -> Option<crate::secrets::Found> {
