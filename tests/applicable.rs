@@ -481,3 +481,91 @@ fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_t
         "nothing outside the repository is read: {found}"
     );
 }
+
+/// A rule whose globs are of every kind the scope table matches — a literal path, `dir/**`,
+/// `**/*.ext`, `dir/**/*.ext` (compared as strings) and a brace and a `*` name (through
+/// `globset`) — names each glob that matched with its paths, in the order of the paths asked, and
+/// no glob that matched none.
+#[test]
+fn every_kind_of_glob_matches_and_is_named_with_the_paths_it_matched() {
+    let f = repository();
+    f.write(
+        ".ai/repo/rules/mixed.md",
+        SCOPED_RULE.replace("rust-files", "mixed").replace(
+            "[\"src/**/*.rs\"]",
+            "[\"web/*/mod.{ts,js}\", \"README.md\", \"docs/**\", \"**/*.toml\", \"src/**/*.rs\", \"nowhere/**\"]",
+        ),
+    );
+    f.commit("a rule of mixed globs");
+    let paths = [
+        "src/a/b.rs",
+        "web/x/mod.js",
+        "Cargo.toml",
+        "docs/guide/intro.md",
+        "README.md",
+        "web/x/y/mod.ts",
+    ];
+    let mut args = vec!["objects", "applicable"];
+    for p in paths {
+        args.extend(["--paths", p]);
+    }
+    let answer = cli(&f, &args);
+    let mixed = answer["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["identity"] == "mixed@1")
+        .unwrap_or_else(|| panic!("the mixed rule applies: {answer}"));
+    assert_eq!(
+        mixed["because"],
+        json!([
+            { "reason": "glob", "pattern": "src/**/*.rs", "paths": ["src/a/b.rs"] },
+            { "reason": "glob", "pattern": "web/*/mod.{ts,js}", "paths": ["web/x/mod.js"] },
+            { "reason": "glob", "pattern": "**/*.toml", "paths": ["Cargo.toml"] },
+            { "reason": "glob", "pattern": "docs/**", "paths": ["docs/guide/intro.md"] },
+            { "reason": "glob", "pattern": "README.md", "paths": ["README.md"] },
+        ]),
+        "{answer}"
+    );
+}
+
+/// A search hit on an agent file carries its provider and scope, and one on a scoped rule its
+/// globs, so an agent that searched knows what each applies to without reading it.
+#[test]
+fn search_hits_say_what_a_rule_or_an_agent_file_applies_to() {
+    let f = repository();
+    let hit = |query: &str, uri: &str| -> Value {
+        let answer = cli(&f, &["objects", "search", query]);
+        answer["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["uri"] == uri)
+            .cloned()
+            .unwrap_or_else(|| panic!("`{query}` finds {uri}: {answer}"))
+    };
+    let claude = hit("Claude", "majordomus://instructions/CLAUDE.md");
+    assert_eq!(claude["provider"], "claude", "{claude}");
+    assert_eq!(
+        claude["scope"],
+        json!({ "applies": "always", "patterns": [], "provider": "claude" }),
+        "{claude}"
+    );
+    let cursor = hit(
+        "Rust style",
+        "majordomus://instructions/.cursor/rules/rust.mdc",
+    );
+    assert_eq!(cursor["provider"], "cursor", "{cursor}");
+    assert_eq!(
+        cursor["scope"]["patterns"],
+        json!(["src/**/*.rs"]),
+        "{cursor}"
+    );
+    let rule = hit("formatted", "majordomus://rule/rust-files@1");
+    assert_eq!(rule.get("provider"), None, "a rule has no provider: {rule}");
+    assert_eq!(
+        rule["scope"],
+        json!({ "applies": "globs", "patterns": ["src/**/*.rs"] }),
+        "{rule}"
+    );
+}

@@ -44,6 +44,9 @@ mod executor;
 /// The CLI over the real binary: derived words and flags, exit codes, fixed commands.
 mod cli;
 
+/// The common glob shapes matched without regex agree with `globset` on every glob and path.
+mod glob_shape;
+
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 
@@ -134,7 +137,13 @@ mod surface_gen;
 
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
+/// A message is answered alike however the dispatcher reads it (its envelope, or a value).
+mod mcp_envelope;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
 mod skills_files;
+/// `skills/list` of more skills than a page holds, walked by cursor on both eras.
+mod skills_pages;
+/// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
+mod start;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What applies to a path, and the layer in the instructions, over stdio (issue 18, Measured).
 
-Usage: applicable.py [MAJORDOMUS] [--rounds N] [--work DIR]
+Usage: applicable.py [MAJORDOMUS] [--rounds N] [--work DIR] [--only-applicable] [--kit DIR]
 (default: target/release/majordomus; scripts/bench/applicable.sh builds it and runs this).
 
 Writes two layers of 10,000 rules each into DIR (kept between runs), the same files but for the
@@ -17,6 +17,12 @@ it). Then, in one run and in turns so both sides share the machine's drift:
    layer's part of the instructions), scoped layer against advisory layer, median of N rounds
    each; target <= 2x; and a modern `server/discover` on one warm process (the derived part
    kept for the generation), against the same on a layer of 100 rules as a floor.
+And, unless the kit's floor program cannot be built, where the stdio time of 1. goes: the kit's
+floor (`$MAJORDOMUS_PEERS_KIT/floor`, or --kit DIR/floor: canned bytes, no JSON parser) is copied
+into DIR, made to answer each tools/call with the exact result bytes majordomus gave for it, and
+timed in the same turns; the difference is the server's work, the floor is moving and reading the
+bytes (this client's readline and json.loads included). The server's CPU per call is read from
+its threads' /proc schedstat. --only-applicable stops after this (no initialize figures).
 Prints each figure and the ratios. Python 3.9, no dependencies.
 """
 
@@ -74,9 +80,13 @@ def layer(binary, root, blocking):
 
 
 class Stdio:
-    def __init__(self, binary, repo):
+    def __init__(self, binary, repo, env=None, argv=None):
         self.process = subprocess.Popen(
-            [binary, "--repo", repo, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            argv or [binary, "--repo", repo, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
         self.next_id = 0
 
@@ -124,17 +134,130 @@ def checked(result, what):
     return result["structuredContent"]
 
 
+FLOOR_PATCH = (
+    "    let canned = |var: &str| std::env::var(var).ok().and_then(|p| std::fs::read(p).ok()).unwrap_or_default();\n"
+    "    let (applicable, get) = (canned(\"FLOOR_APPLICABLE\"), canned(\"FLOOR_GET\"));\n"
+)
+
+
+def floor_program(kit, work):
+    """The kit's floor, answering tools/call with FLOOR_APPLICABLE's bytes for majordomus_applicable
+    and FLOOR_GET's for any other tool; None when there is no kit or no cargo."""
+    source = os.path.join(kit, "floor", "src", "main.rs")
+    target = os.path.join(work, "floor-applicable")
+    binary = os.path.join(target, "target", "release", "peer-floor")
+    if os.path.exists(binary):
+        return binary
+    if not os.path.exists(source):
+        print("(no floor: %s is missing; give --kit or MAJORDOMUS_PEERS_KIT)" % source)
+        return None
+    subprocess.run(["rm", "-rf", target], check=True)
+    subprocess.run(["cp", "-r", os.path.join(kit, "floor"), target], check=True)
+    subprocess.run(["rm", "-rf", os.path.join(target, "target")], check=True)
+    main_rs = os.path.join(target, "src", "main.rs")
+    src = open(main_rs).read()
+    before = 'b"\\"tools/call\\"" => Some(&call),'
+    after = (
+        'b"\\"tools/call\\"" => Some(if line.windows(21).any(|w| w == b"majordomus_applicable") '
+        "{ &applicable } else { &get }),"
+    )
+    anchor = "    let resources ="
+    if before not in src or anchor not in src:
+        raise SystemExit("the kit's floor changed; update floor_program in this script")
+    src = src.replace(before, after).replace(anchor, FLOOR_PATCH + anchor, 1)
+    src = src.replace("    let call = ", "    let _call = ")
+    open(main_rs, "w").write(src)
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=target, check=True)
+    return binary
+
+
+def server_cpu_ns(pid):
+    """The CPU time of every thread of `pid` so far, in nanoseconds (schedstat's first field)."""
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, task)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that ended between the listing and the read
+    return total
+
+
+def where_it_goes(binary, scoped, rule_uri, rounds, kit, work):
+    """Splits 1.'s stdio time into the server's share and the bytes' share (see the docstring)."""
+    paths_of = lambda r: ["src/m%03d/x/f%d.rs" % ((r * 100 + p) % 400, r) for p in range(100)]
+    s = Stdio(binary, scoped)
+    s.initialize()
+    canned = {}
+    for name, arguments in (("applicable", {"paths": paths_of(0)}), ("get", {"uri": rule_uri})):
+        s.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call",
+                           "params": tool("majordomus_" + name, arguments)})
+        s.process.stdin.write(line.encode() + b"\n")
+        s.process.stdin.flush()
+        answer = s.process.stdout.readline()
+        start = answer.index(b'"result":') + len(b'"result":')
+        path = os.path.join(work, "floor-%s.json" % name)
+        with open(path, "wb") as f:
+            f.write(answer[start:answer.rindex(b"}")])
+        canned[name] = path
+    floor_binary = floor_program(kit, work)
+    floor = None
+    if floor_binary:
+        env = dict(os.environ, FLOOR_APPLICABLE=canned["applicable"], FLOOR_GET=canned["get"])
+        floor = Stdio(floor_binary, "-", env=env, argv=[floor_binary, "x"])
+        floor.initialize()
+    times = {"mj-applicable": [], "mj-get": [], "floor-applicable": [], "floor-get": [], "decode": []}
+    cpu = {"applicable": [], "get": []}
+    for r in range(1, rounds + 1):
+        args = {"paths": paths_of(r)}
+        before = server_cpu_ns(s.process.pid)
+        ms, result, _ = s.timed("tools/call", tool("majordomus_applicable", args))
+        cpu["applicable"].append((server_cpu_ns(s.process.pid) - before) / 1e6)
+        times["mj-applicable"].append(ms)
+        before = server_cpu_ns(s.process.pid)
+        ms, _, _ = s.timed("tools/call", tool("majordomus_get", {"uri": rule_uri}))
+        cpu["get"].append((server_cpu_ns(s.process.pid) - before) / 1e6)
+        times["mj-get"].append(ms)
+        if floor:
+            times["floor-applicable"].append(floor.timed("tools/call", tool("majordomus_applicable", args))[0])
+            times["floor-get"].append(floor.timed("tools/call", tool("majordomus_get", {"uri": rule_uri}))[0])
+        text = json.dumps(result).encode()
+        started = time.perf_counter()
+        json.loads(text)
+        times["decode"].append((time.perf_counter() - started) * 1e3)
+    s.close()
+    m = {k: statistics.median(v) for k, v in times.items() if v}
+    c = {k: statistics.median(v) for k, v in cpu.items()}
+    size = os.path.getsize(canned["applicable"])
+    print("where the stdio time goes (median of %d turns; the answer's result is %d bytes):" % (rounds, size))
+    print("  majordomus: applicable %.3f ms, get %.3f ms: %.2fx" % (m["mj-applicable"], m["mj-get"], m["mj-applicable"] / m["mj-get"]))
+    print("  server CPU per call (all threads): applicable %.3f ms, get %.3f ms" % (c["applicable"], c["get"]))
+    if floor:
+        floor.close()
+        print("  floor, same bytes: applicable %.3f ms, get %.3f ms: %.2fx" % (m["floor-applicable"], m["floor-get"], m["floor-applicable"] / m["floor-get"]))
+        print("  the server's share of applicable: %.3f ms; the bytes' share (pipe, readline, json.loads): %.3f ms"
+              % (m["mj-applicable"] - m["floor-applicable"], m["floor-applicable"]))
+    print("  of which this client's json.loads of the answer: %.3f ms" % m["decode"])
+
+
 def main():
     args = sys.argv[1:]
     rounds = 40
     work = "/tmp/majordomus-bench-applicable"
     binary = "target/release/majordomus"
+    only_applicable = False
+    kit = os.environ.get("MAJORDOMUS_PEERS_KIT", "/work/shared/bench/peers")
     while args:
         a = args.pop(0)
         if a == "--rounds":
             rounds = int(args.pop(0))
         elif a == "--work":
             work = args.pop(0)
+        elif a == "--only-applicable":
+            only_applicable = True
+        elif a == "--kit":
+            kit = args.pop(0)
         else:
             binary = a
     binary = os.path.abspath(binary)
@@ -163,6 +286,9 @@ def main():
     print("stdio tools/call majordomus_applicable, 100 paths, 10,000 rules (2,000 scoped): median %.3f ms (%d bytes)" % (a, sizes[0]))
     print("stdio tools/call majordomus_get, one rule:                                    median %.3f ms (%d bytes)" % (g, sizes[1]))
     print("  applicable / get = %.2fx (target <= 3)" % (a / g))
+    where_it_goes(binary, scoped, rule_uri, rounds, kit, work)
+    if only_applicable:
+        return
 
     # 2. initialize with and without the 500 blocking rules, a fresh process each round.
     times = {scoped: [], advisory: []}

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The modern era (2026-07-28) beside the legacy one over stdio, and beside the kit's rmcp peer.
 
-Usage: modern.py MAJORDOMUS REPO_100 REPO_10000 RMCP LAYER_10000 [--rounds N]
+Usage: modern.py MAJORDOMUS REPO_100 REPO_10000 RMCP LAYER_10000 [--rounds N] [--floor PEER_FLOOR]
 
 In one session, in turns (so the servers share the machine's drift):
 - `resources/list` at 10,000 objects: rmcp's one answer (all entries), majordomus's first page
   (500 entries) and majordomus's whole walk by `nextCursor`, alternating for N rounds on one
   warm process each, medians of the driver's wall time (JSON decode included, as the kit's
   driver) and of the server's CPU time, with the bytes each moves;
+- with `--floor` (the kit's floor program patched by modern.sh to answer each `resources/list`
+  with the next of its canned results), the same walk served by the floor from majordomus's
+  exact page bytes, and rmcp's exact answer served by the floor too, in the same rounds: what
+  of each figure is the bytes themselves (pipe, framing, the driver's JSON decode) and what is
+  the server;
 - pipelined throughput: 2,000 `tools/call` of the get tool written at once, time until the last
   answer, at 100 and 10,000 objects, legacy session and modern requests on the same binary, in
   alternating rounds; with the server's CPU time per call (from `/proc/<pid>/task/*/schedstat`),
@@ -19,9 +24,11 @@ Prints each figure and the ratios the issue asks for. No dependencies beyond Pyt
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -33,9 +40,13 @@ MODERN_META = {
 
 
 class Stdio:
-    def __init__(self, command):
+    def __init__(self, command, env=None):
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=None if env is None else {**os.environ, **env},
         )
         self.next_id = 0
 
@@ -94,6 +105,57 @@ def walk(server, modern, count_bytes=False):
             return (pages, entries, size) if count_bytes else (pages, entries)
 
 
+def walk_results(server):
+    """The result text of every page of a modern walk, byte for byte as the server wrote it."""
+    results, cursor = [], None
+    while True:
+        params = {"_meta": MODERN_META}
+        if cursor:
+            params["cursor"] = cursor
+        server.send("resources/list", params)
+        server.process.stdin.flush()
+        line = server.recv()
+        results.append(result_text(line))
+        cursor = json.loads(line)["result"].get("nextCursor")
+        if not cursor:
+            return results
+
+
+def result_text(line):
+    """The bytes of a response line's `result`, checked against the decoded line."""
+    line = line.rstrip(b"\n")
+    start = line.index(b'"result":') + len(b'"result":')
+    assert line.endswith(b"}"), line[-80:]
+    text = line[start:-1]
+    assert json.loads(text) == json.loads(line)["result"], "the result is not the line's last member"
+    return text
+
+
+def floors(floor, ours, rmcp_server, workdir):
+    """Two floor processes: one answering majordomus's walk page by page, one rmcp's answer."""
+    made = []
+    for name, texts in (("ours", walk_results(ours)), ("rmcp", [result_text(rmcp_line(rmcp_server))])):
+        paths = []
+        for i, text in enumerate(texts):
+            path = os.path.join(workdir, f"{name}-{i:03}.json")
+            with open(path, "wb") as f:
+                f.write(text)
+            paths.append(path)
+        listing = os.path.join(workdir, f"{name}.pages")
+        with open(listing, "w") as f:
+            f.write("\n".join(paths) + "\n")
+        server = Stdio([floor, "floor"], env={"FLOOR_PAGES": listing})
+        server.initialize()
+        made.append(server)
+    return made
+
+
+def rmcp_line(server):
+    server.send("resources/list", {})
+    server.process.stdin.flush()
+    return server.recv()
+
+
 def cpu_ns(pid):
     """The CPU time every live thread of `pid` has run, in ns."""
     total = 0
@@ -130,10 +192,14 @@ def pipelined_round(server, tool, uris, modern, n=2000):
 
 def main():
     args = sys.argv[1:]
-    rounds = 9
+    rounds, floor = 9, None
     if "--rounds" in args:
         at = args.index("--rounds")
         rounds = int(args[at + 1])
+        del args[at : at + 2]
+    if "--floor" in args:
+        at = args.index("--floor")
+        floor = args[at + 1]
         del args[at : at + 2]
     if len(args) != 5:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -151,6 +217,12 @@ def main():
         "page": (ours, lambda: ours.call("resources/list", {"_meta": MODERN_META})),
         "walk": (ours, lambda: walk(ours, modern=True)),
     }
+    workdir = tempfile.mkdtemp(prefix="modern-floor-")
+    if floor:
+        floor_ours, floor_rmcp = floors(floor, ours, rmcp_server, workdir)
+        # The floor answers pages in turn: a walk of it is exactly majordomus's walk, every time.
+        cases["floor-walk"] = (floor_ours, lambda: walk(floor_ours, modern=True))
+        cases["floor-rmcp"] = (floor_rmcp, lambda: floor_rmcp.call("resources/list", {}))
     samples = {name: [] for name in cases}
     for name, (_, fn) in cases.items():
         fn()  # warm
@@ -175,6 +247,20 @@ def main():
             f"  majordomus modern, {what}: {wall[name]:.2f} ms = {wall[name] / wall['rmcp']:.3f}x rmcp's answer "
             f"(target <= {target}x); server CPU {cpu[name]:.2f} ms = {cpu[name] / cpu['rmcp']:.3f}x rmcp's"
         )
+    if floor:
+        fw, fr = wall["floor-walk"], wall["floor-rmcp"]
+        print(f"  the floor (no server work) answering the same bytes: majordomus's walk {fw:.2f} ms, rmcp's answer {fr:.2f} ms")
+        print(
+            f"  the bytes alone: floor walk / floor rmcp answer = {fw / fr:.3f}x; majordomus's walk = {wall['walk'] / fw:.2f}x "
+            f"its floor (rmcp's answer = {wall['rmcp'] / fr:.2f}x its floor)"
+        )
+        print(
+            f"  beyond the floor: majordomus's walk {wall['walk'] - fw:+.2f} ms, rmcp's answer {wall['rmcp'] - fr:+.2f} ms; "
+            f"walk/rmcp with the bytes' own cost taken out = {(wall['walk'] - fw) / max(wall['rmcp'] - fr, 1e-9):.3f}x"
+        )
+        floor_ours.close()
+        floor_rmcp.close()
+    shutil.rmtree(workdir, ignore_errors=True)
     rmcp_server.close()
 
     print("pipelined tools/call of the get tool, 2,000 at once (median of 5 alternating rounds):")

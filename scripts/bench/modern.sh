@@ -5,7 +5,9 @@
 #      stateless requests (headers and _meta as a conforming client sends them), and rmcp's
 #      Streamable HTTP server answering the same modern request for layer_get;
 #   2. scripts/bench/modern.py over stdio: resources/list at 10,000 objects (one page, a whole
-#      walk, rmcp's one answer) and pipelined tools/call on both eras at 100 and 10,000 objects.
+#      walk, rmcp's one answer, and the kit's floor program serving majordomus's exact walk and
+#      rmcp's exact answer, so what the bytes themselves cost is measured beside each) and
+#      pipelined tools/call on both eras at 100 and 10,000 objects.
 # The HTTP cases run in alternating rounds (legacy, modern, rmcp, again), medians reported, after
 # the servers have settled (a fresh majordomus prepares its search postings in the background for
 # a few seconds); beside requests/s each prints the server's CPU time per request, which a loaded
@@ -26,6 +28,37 @@ if [ ! -x "$work/peers/rmcp/target/release/peer-rmcp" ]; then
   (cd "$work/peers/rmcp" && cargo build --release --locked --quiet)
 fi
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
+# The kit's floor program made to answer each `resources/list` with the next of a list of canned
+# results (FLOOR_PAGES: a file naming one result file a line, answered in turn): modern.py has it
+# serve majordomus's exact walk, page by page, and rmcp's exact one answer, so the walk's figure
+# is read beside the cost of moving and decoding the same bytes with no server work at all.
+floor="$work/floor-walk/target/release/peer-floor"
+if [ ! -x "$floor" ]; then
+  rm -rf "$work/floor-walk" && cp -r "$work/peers/floor" "$work/floor-walk" && rm -rf "$work/floor-walk/target"
+  python3 - "$work/floor-walk/src/main.rs" <<'EOF'
+import sys
+path = sys.argv[1]
+src = open(path).read()
+resources = '    let resources = br#"{"resources":[]}"#.to_vec();'
+answer = '            b"\\"resources/list\\"" => Some(&resources),'
+assert resources in src and answer in src, "the kit's floor changed; update modern.sh"
+src = src.replace(resources, resources + """
+    let pages: Vec<Vec<u8>> = std::env::var("FLOOR_PAGES")
+        .ok()
+        .and_then(|list| std::fs::read_to_string(list).ok())
+        .map(|list| list.lines().map(|p| std::fs::read(p).expect("a page file")).collect())
+        .unwrap_or_default();
+    let mut turn = 0usize;""")
+src = src.replace(answer, """            b"\\"resources/list\\"" => Some(if pages.is_empty() {
+                &resources[..]
+            } else {
+                turn += 1;
+                &pages[(turn - 1) % pages.len()][..]
+            }),""")
+open(path, "w").write(src)
+EOF
+  (cd "$work/floor-walk" && cargo build --release --quiet)
+fi
 (cd "$root" && cargo build --release --quiet)
 bin="$root/target/release/majordomus"
 for n in 100 10000; do
@@ -131,4 +164,4 @@ EOF
 rm -rf "$tmp"
 
 echo "--- over stdio"
-python3 "$root/scripts/bench/modern.py" "$bin" "$work/repo-100" "$work/repo-10000" "$rmcp" "$layer"
+python3 "$root/scripts/bench/modern.py" "$bin" "$work/repo-100" "$work/repo-10000" "$rmcp" "$layer" --floor "$floor"

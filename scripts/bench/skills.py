@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Skills at scale (issue 17, Measured): 200 skills of 10 files each, over stdio.
 
-Usage: skills.py MAJORDOMUS [--rounds N]
+Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor]
 
 Makes two throwaway repositories (`git init`, `MAJORDOMUS init`, committed):
 - SKILLS: 200 skills, each a `SKILL.md` and nine more text files (references, scripts, a
@@ -14,16 +14,27 @@ Then, in one run (so both sides share the machine's drift):
   one page of 200 entries), `skills/get` of one skill and `resources/read` of one object
   (`majordomus://skill/...`), each one request and its answer; ratios against the read
   (target <= 1.5x);
+- beside it, taking turns round by round, the kit's floor program (no JSON parser, no layer:
+  canned bytes) serving majordomus's own results for the same three requests, byte for byte:
+  what moving and reading those bytes costs, so what is left of majordomus's ratio is its own
+  share (the floor is built with `rustc` from `$MAJORDOMUS_PEERS_KIT/floor`, default
+  /work/shared/bench/peers, into `$MAJORDOMUS_BENCH_DIR`, default /tmp/majordomus-bench;
+  `--no-floor` skips it);
+- on the floor, a whole walk of the 201 skills by pages of 50 (five round trips of a quarter of
+  the bytes) beside the one page of 500: what a smaller page would cost a client that lists
+  everything, whatever the server does;
 - the index build of each layer, as `MAJORDOMUS_LOG=debug` reports it ("index built in X ms"),
-  the median of N one-shot `objects list --limit 1` runs; the ratio SKILLS / KNOWLEDGE
-  (target <= 1.3x).
+  the median of N one-shot `objects list --limit 1` runs, taking turns; the ratio SKILLS /
+  KNOWLEDGE (target <= 1.3x), and each side's CPU time per run (user + system of the child).
 
-Prints each figure and the ratios. No dependencies beyond Python 3.9.
+Prints each figure, the ratios and the machine's load (`/proc/loadavg`) before and after.
+No dependencies beyond Python 3.9 (and `rustc` for the floor).
 """
 
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -100,9 +111,9 @@ def layer_bytes(root):
 
 
 class Stdio:
-    def __init__(self, command):
+    def __init__(self, command, env=None):
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
         self.next_id = 0
 
@@ -141,33 +152,106 @@ class Stdio:
         self.process.wait(timeout=30)
 
 
-def median_ms(fn, rounds):
-    fn()
-    fn()  # warm: the first answers of a generation fill its caches
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
+def medians_ms(fns, rounds):
+    """The median of `rounds` timings of each of `fns`, taking turns round by round so that all
+    share the machine's drift."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
-
-
-def build_ms(binary, root, rounds):
-    found = []
+        fn()  # warm: the first answers of a generation fill its caches
+    times = [[] for _ in fns]
     for _ in range(rounds):
-        out = subprocess.run(
-            [binary, "objects", "list", "--limit", "1"],
-            cwd=root,
-            env={**ENV, "MAJORDOMUS_LOG": "debug"},
-            capture_output=True,
-            text=True,
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return [statistics.median(t) * 1000 for t in times]
+
+
+def build_once(binary, root):
+    """One one-shot build: the log's build time and the child's CPU time, in ms."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(
+        [binary, "objects", "list", "--limit", "1"],
+        cwd=root,
+        env={**ENV, "MAJORDOMUS_LOG": "debug"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    match = re.search(r"index built in ([0-9.]+) ms", out.stderr)
+    if not match:
+        raise SystemExit(f"no build time in the log:\n{out.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return float(match.group(1)), cpu * 1000
+
+
+def builds_ms(binary, roots, rounds):
+    """Per root, the median build time and the median CPU time of a run, taking turns."""
+    found = [([], []) for _ in roots]
+    for _ in range(rounds):
+        for root, (builds, cpus) in zip(roots, found):
+            build, cpu = build_once(binary, root)
+            builds.append(build)
+            cpus.append(cpu)
+    return [(statistics.median(b), statistics.median(c)) for b, c in found]
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+FLOOR_PATCH = (
+    # Canned results from files, `<method with / as __>.json` in $FLOOR_ANSWERS, before the
+    # program's own.
+    (
+        "    let mut input = ",
+        "    let canned: Vec<(Vec<u8>, Vec<u8>)> = std::env::var_os(\"FLOOR_ANSWERS\")\n"
+        "        .and_then(|d| std::fs::read_dir(d).ok()).into_iter().flatten().flatten()\n"
+        "        .filter_map(|e| {\n"
+        "            let name = e.file_name().into_string().ok()?;\n"
+        "            let method = name.strip_suffix(\".json\")?.replace(\"__\", \"/\");\n"
+        "            Some((format!(\"\\\"{method}\\\"\").into_bytes(), std::fs::read(e.path()).ok()?))\n"
+        "        }).collect();\n"
+        "    let mut input = ",
+    ),
+    (
+        "        let result: Option<&[u8]> = match method {",
+        "        let result: Option<&[u8]> = if let Some((_, r)) = canned.iter().find(|(m, _)| m.as_slice() == method) { Some(r.as_slice()) } else { match method {",
+    ),
+    ("            _ => None,\n        };", "            _ => None,\n        } };"),
+)
+
+
+def floor_binary():
+    """The kit's floor, patched to serve canned results from files, built once with rustc."""
+    kit = os.environ.get("MAJORDOMUS_PEERS_KIT", "/work/shared/bench/peers")
+    work = os.path.join(os.environ.get("MAJORDOMUS_BENCH_DIR", "/tmp/majordomus-bench"), "floor-skills")
+    binary = os.path.join(work, "peer-floor-skills")
+    source = os.path.join(kit, "floor", "src", "main.rs")
+    with open(source) as f:
+        text = f.read()
+    for old, new in FLOOR_PATCH:
+        if old not in text:
+            raise SystemExit(f"the kit's floor changed ({old.strip()!r} is gone); update this script")
+        text = text.replace(old, new, 1)
+    os.makedirs(work, exist_ok=True)
+    patched = os.path.join(work, "main.rs")
+    if not os.path.exists(binary) or not os.path.exists(patched) or open(patched).read() != text:
+        with open(patched, "w") as f:
+            f.write(text)
+        subprocess.run(
+            ["rustc", "--edition", "2024", "-C", "opt-level=3", "-C", "codegen-units=1", "-o", binary, patched],
             check=True,
         )
-        match = re.search(r"index built in ([0-9.]+) ms", out.stderr)
-        if not match:
-            raise SystemExit(f"no build time in the log:\n{out.stderr[-2000:]}")
-        found.append(float(match.group(1)))
-    return statistics.median(found)
+    return binary
+
+
+def result_text(line):
+    """The result member of an answer line, as text."""
+    start = line.index(b'"result":') + len(b'"result":')
+    return line[start : line.rindex(b"}")]
 
 
 def main():
@@ -196,19 +280,76 @@ def main():
         got, get_bytes = server.call("skills/get", {"uri": uri})
         if len(got["skill"]["resources"]) != FILES:
             raise SystemExit(f"skills/get: {len(got['skill']['resources'])} files, expected {FILES}")
-        _, read_bytes = server.call("resources/read", {"uri": "majordomus://skill/skill-100"})
-        read = median_ms(lambda: server.round_trip("resources/read", {"uri": "majordomus://skill/skill-100"}), rounds)
-        get = median_ms(lambda: server.round_trip("skills/get", {"uri": uri}), rounds)
-        lst = median_ms(lambda: server.round_trip("skills/list", {}), rounds)
-        server.close()
+        read_uri = "majordomus://skill/skill-100"
+        _, read_bytes = server.call("resources/read", {"uri": read_uri})
+        requests = [
+            ("resources/read", {"uri": read_uri}),
+            ("skills/get", {"uri": uri}),
+            ("skills/list", {}),
+        ]
+        servers = [server]
+        floors = []
+        if "--no-floor" not in args:
+            answers = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
+            for method, params in requests:
+                server.next_id += 1
+                line = json.dumps({"jsonrpc": "2.0", "id": server.next_id, "method": method, "params": params})
+                server.process.stdin.write(line.encode() + b"\n")
+                server.process.stdin.flush()
+                answer = server.process.stdout.readline()
+                with open(os.path.join(answers, method.replace("/", "__") + ".json"), "wb") as f:
+                    f.write(result_text(answer))
+            floor = floor_binary()
+            floors.append(Stdio([floor], env={**ENV, "FLOOR_ANSWERS": answers}))
+            # A second floor whose skills/list is a page of 50 entries, a quarter of the bytes.
+            quarter = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
+            page = {"skills": listed["skills"][:50], "nextCursor": "0" * 40}
+            with open(os.path.join(quarter, "skills__list.json"), "w") as f:
+                f.write(json.dumps(page, separators=(",", ":")))
+            floors.append(Stdio([floor], env={**ENV, "FLOOR_ANSWERS": quarter}))
+            for f in floors:
+                f.call(
+                    "initialize",
+                    {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+                )
+        print(f"load before the round trips: {load()}")
+        fns = []
+        for s in servers + floors[:1]:
+            for method, params in requests:
+                fns.append(lambda s=s, method=method, params=params: s.round_trip(method, params))
+        if floors:
+            walk = lambda: [floors[1].round_trip("skills/list", {}) for _ in range((SKILLS + 1 + 49) // 50)]
+            fns.append(walk)
+        figures = medians_ms(fns, rounds)
+        read, get, lst = figures[:3]
+        print(f"load after: {load()}")
         print(f"resources/read of one object: median {read:.3f} ms ({read_bytes} bytes)")
         print(f"skills/get of one skill:      median {get:.3f} ms ({get_bytes} bytes), {get / read:.2f}x the read (target <= 1.5x)")
         print(f"skills/list of {SKILLS + 1} skills:   median {lst:.3f} ms ({list_bytes} bytes), {lst / read:.2f}x the read (target <= 1.5x)")
-        skills_build = build_ms(binary, skills_repo, max(5, rounds // 5))
-        knowledge_build = build_ms(binary, knowledge_repo, max(5, rounds // 5))
-        print(f"index build, {SKILLS} skills x {FILES} files: median {skills_build:.1f} ms")
-        print(f"index build, {SKILLS * FILES} knowledge objects:   median {knowledge_build:.1f} ms")
-        print(f"index build ratio skills / knowledge: {skills_build / knowledge_build:.2f}x (target <= 1.3x)")
+        if floors:
+            f_read, f_get, f_list, f_walk = figures[3:7]
+            print(f"floor, the same bytes: read {f_read:.3f} ms, get {f_get:.3f} ms, list {f_list:.3f} ms ({f_list / f_read:.2f}x its read)")
+            print(
+                f"majordomus's own share: read {read - f_read:+.3f} ms, get {get - f_get:+.3f} ms, "
+                f"list {lst - f_list:+.3f} ms ({(lst - f_list) / lst * 100:.0f}% of its list; the list is {lst / f_list:.2f}x the floor's)"
+            )
+            print(
+                f"floor, a whole walk of {SKILLS + 1} skills: one page of 500 {f_list:.3f} ms, "
+                f"{(SKILLS + 1 + 49) // 50} pages of 50 {f_walk:.3f} ms ({f_walk / f_list:.2f}x)"
+            )
+        for s in servers + floors:
+            s.close()
+        print(f"load before the builds: {load()}")
+        (skills_build, skills_cpu), (knowledge_build, knowledge_cpu) = builds_ms(
+            binary, [skills_repo, knowledge_repo], max(5, rounds // 5)
+        )
+        print(f"load after: {load()}")
+        print(f"index build, {SKILLS} skills x {FILES} files: median {skills_build:.1f} ms (CPU {skills_cpu:.1f} ms a run)")
+        print(f"index build, {SKILLS * FILES} knowledge objects:   median {knowledge_build:.1f} ms (CPU {knowledge_cpu:.1f} ms a run)")
+        print(
+            f"index build ratio skills / knowledge: {skills_build / knowledge_build:.2f}x (target <= 1.3x); "
+            f"CPU a run {skills_cpu / knowledge_cpu:.2f}x"
+        )
     finally:
         shutil.rmtree(skills_repo, ignore_errors=True)
         shutil.rmtree(knowledge_repo, ignore_errors=True)

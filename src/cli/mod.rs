@@ -39,7 +39,12 @@ pub enum Format {
 
 /// The whole command tree.
 pub fn command() -> Command {
-    let root = Command::new("majordomus")
+    tree::attach(fixed_command())
+}
+
+/// The root with its global flags and the fixed commands, without the capabilities'.
+fn fixed_command() -> Command {
+    Command::new("majordomus")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Serve a repository's AI layer to agents, programs, people and shells")
         .subcommand_required(true)
@@ -125,8 +130,35 @@ pub fn command() -> Command {
             Command::new("manpage")
                 .about("Print the man page (roff), generated from this command tree"),
         )
-        .subcommand(surface::command());
-    tree::attach(root)
+        .subcommand(surface::command())
+}
+
+/// The tree that parses `args` (the first is the program name): the fixed commands' alone when
+/// the command word names one of them (`majordomus mcp` is a client's whole start, and building
+/// the capabilities' subcommands was ~0.1 ms of it), else the whole tree, so help, suggestions
+/// and errors about any other word are the whole tree's.
+fn command_for(args: &[std::ffi::OsString]) -> Command {
+    let fixed = fixed_command();
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let Some(arg) = arg.to_str() else { break };
+        let Some(long) = arg.strip_prefix("--") else {
+            if arg.starts_with('-') || fixed.find_subcommand(arg).is_none() {
+                break;
+            }
+            return fixed;
+        };
+        if long.is_empty() {
+            break;
+        }
+        let takes_value = fixed
+            .get_arguments()
+            .any(|a| a.get_long() == Some(long) && a.get_action().takes_values());
+        if takes_value {
+            rest.next();
+        }
+    }
+    command()
 }
 
 fn read_only_arg() -> Arg {
@@ -147,7 +179,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = match command().try_get_matches_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let matches = match command_for(&args).try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
@@ -349,5 +382,87 @@ pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(internal(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command, command_for};
+    use std::ffi::OsString;
+
+    fn args(line: &str) -> Vec<OsString> {
+        line.split_whitespace().map(OsString::from).collect()
+    }
+
+    /// What `dispatch` reads of a parse: the global flags, the command word and its matches.
+    type Read = (Vec<Option<String>>, Option<(String, clap::ArgMatches)>);
+
+    /// What a tree makes of `line`: what `dispatch` reads, or the error as clap prints it.
+    fn parsed(tree: clap::Command, line: &str) -> Result<Read, (clap::error::ErrorKind, String)> {
+        let m = tree
+            .try_get_matches_from(args(line))
+            .map_err(|e| (e.kind(), e.render().to_string()))?;
+        let globals = vec![
+            m.get_one::<String>("format").cloned(),
+            m.get_one::<std::path::PathBuf>("repo")
+                .map(|p| p.display().to_string()),
+            m.get_one::<String>("discovery").cloned(),
+            Some(m.get_flag("strict").to_string()),
+        ];
+        Ok((
+            globals,
+            m.subcommand().map(|(n, sub)| (n.to_string(), sub.clone())),
+        ))
+    }
+
+    #[test]
+    fn a_fixed_command_is_parsed_by_the_small_tree_exactly_as_by_the_whole_one() {
+        let fixed: Vec<String> = super::fixed_command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert!(fixed.len() >= 7, "only {fixed:?}");
+        let whole = command().get_subcommands().count();
+        let mut compared = 0;
+        for name in &fixed {
+            for line in [
+                format!("majordomus {name}"),
+                format!("majordomus {name} --help"),
+                format!("majordomus {name} --bogus"),
+                format!("majordomus --repo /tmp --format text {name}"),
+                format!("majordomus --format=text --strict {name} --discovery vcs"),
+                format!("majordomus --discovery nonsense {name}"),
+                format!("majordomus {name} extra words"),
+            ] {
+                let small = command_for(&args(&line));
+                assert!(
+                    small.get_subcommands().count() < whole,
+                    "`{line}` built the whole tree"
+                );
+                assert_eq!(parsed(small, &line), parsed(command(), &line), "`{line}`");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 49, "{compared}");
+    }
+
+    #[test]
+    fn any_other_word_is_parsed_by_the_whole_tree() {
+        let whole = command().get_subcommands().count();
+        for line in [
+            "majordomus",
+            "majordomus --help",
+            "majordomus objects list",
+            "majordomus --repo mcp objects list",
+            "majordomus mcpp",
+            "majordomus -h mcp",
+            "majordomus -- mcp",
+        ] {
+            assert_eq!(
+                command_for(&args(line)).get_subcommands().count(),
+                whole,
+                "`{line}`"
+            );
+        }
     }
 }

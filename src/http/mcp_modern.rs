@@ -33,7 +33,9 @@ pub fn is_modern(headers: &HeaderMap, message: &Value) -> bool {
         || message
             .get("method")
             .and_then(Value::as_str)
-            .is_some_and(|method| era::looks_modern(method, message.get("params")))
+            .is_some_and(|method| {
+                era::looks_modern(method, &era::Meta::of_params(message.get("params")))
+            })
 }
 
 /// A JSON-RPC error answering the request `id` with an HTTP status.
@@ -174,7 +176,8 @@ fn check(headers: &HeaderMap, message: &Value, id: &Value) -> Option<Response> {
     }
     let method = message.get("method").and_then(Value::as_str);
     let params = message.get("params");
-    let meta = match era::read_meta(params) {
+    let meta = era::Meta::of_params(params);
+    let meta = match era::read_meta(&meta) {
         Ok(meta) => meta,
         Err(e) => {
             return Some(refuse(

@@ -143,8 +143,10 @@ fn tidy(mut listing: Listing) -> Listing {
     listing
 }
 
-/// The candidates of `vcs` discovery before [`admit`]: what `git ls-files --cached --others
-/// --exclude-standard` lists, and whether the in-process reader gave it (`false`: git did).
+/// The candidates of `vcs` discovery before [`admit`]: the tracked files and the untracked ones
+/// under `.ai/` that git does not ignore (what `git ls-files --cached` and `git ls-files --others
+/// --exclude-standard -- .ai/` list), and whether the in-process reader gave them (`false`: git
+/// did).
 #[cfg(test)]
 pub(crate) fn vcs_candidates(root: &Path) -> Result<(Vec<String>, bool), LayerError> {
     let (listing, in_process) = match gitindex::list(root)? {
@@ -152,6 +154,7 @@ pub(crate) fn vcs_candidates(root: &Path) -> Result<(Vec<String>, bool), LayerEr
         Err(_) => (finish_git(root, spawn_git(root)?)?, false),
     };
     let mut paths = listing.paths;
+    paths.retain(|p| !listing.untracked.contains(p) || p.starts_with(LAYER_DIR));
     paths.sort_unstable();
     paths.dedup();
     Ok((paths, in_process))

@@ -1,7 +1,8 @@
 //! `vcs` discovery without a second process: git's index read in-process (versions 2, 3 and 4 of
 //! the format, checksum verified) for the tracked files, and a walk with git's ignore rules
-//! (`walk`) for the untracked ones — the candidates `git ls-files --cached --others
-//! --exclude-standard` lists. Whatever it cannot be sure of (a corrupt or truncated index, an
+//! (`walk`) for the untracked ones under `.ai/` — the candidates `git ls-files --cached` and
+//! `git ls-files --others --exclude-standard -- .ai/` list (an untracked file elsewhere is never
+//! an object). Whatever it cannot be sure of (a corrupt or truncated index, an
 //! unknown version, a required extension such as a split or sparse index, a SHA-256 repository,
 //! configuration that changes what is ignored) is [`Unsure`], and the caller asks git.
 

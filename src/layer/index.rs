@@ -390,7 +390,6 @@ pub(crate) fn build_from(
     // Each file's metadata as it was opened, before it was read: a change made during the
     // build moves the next stamp.
     let stamps: Vec<Option<FileStamp>> = reads.iter().flatten().map(|r| r.1).collect();
-    let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i]);
 
     // Entries of files that will not be objects; objects' own are taken lazily.
     let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
@@ -478,8 +477,9 @@ pub(crate) fn build_from(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, skill_entries) =
+    let (skills, skill_entries, opened) =
         super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
+    let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
     settled.extend(skill_entries);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -712,11 +712,15 @@ pub(crate) fn examine_configuration(root: &Path) -> [Option<FileStamp>; 3] {
 /// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
 /// file, before reading it, so a change made during the build moves the next stamp; for an
 /// unchanged file it is what the watcher's check sees, so an idle layer is never rebuilt.
+///
+/// A skill's file is stamped as the build opened it, when it is in `opened` (see
+/// `skills::Opened`), and examined now otherwise.
 pub(crate) fn stamp_with(
     root: &Path,
     plan: &Plan,
     configuration: &[Option<FileStamp>; 3],
     claimed: impl Fn(usize) -> Option<FileStamp>,
+    opened: &[(String, FileStamp)],
 ) -> [u8; 32] {
     let mut hasher = Sha256::new();
     let examined = |path: &str| FileStamp::examine(&root.join(path));
@@ -732,15 +736,19 @@ pub(crate) fn stamp_with(
     for (path, _) in &plan.non_utf8 {
         stamp_entry(&mut hasher, path, examined(path).as_ref());
     }
-    // Every file of a skill, examined now: a build reads them after this, so an edit made while
-    // it reads moves the next stamp.
+    // Every file of a skill as it was opened, before its bytes were read, so an edit made while
+    // the build read it moves the next stamp; a file the build did not open, examined now.
     for path in plan
         .skill_files
         .paths
         .iter()
         .chain(&plan.skill_files.non_utf8)
     {
-        stamp_entry(&mut hasher, path, examined(path).as_ref());
+        let stamp = match opened.binary_search_by(|(p, _)| p.as_str().cmp(path)) {
+            Ok(at) => Some(opened[at].1),
+            Err(_) => examined(path),
+        };
+        stamp_entry(&mut hasher, path, stamp.as_ref());
     }
     hasher.finalize().into()
 }

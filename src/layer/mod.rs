@@ -19,6 +19,7 @@ mod events;
 mod file;
 mod gitdir;
 mod gitindex;
+mod glob_shape;
 mod incremental;
 mod index;
 mod kinds;
@@ -39,12 +40,13 @@ use std::path::PathBuf;
 
 pub use changes::Changes;
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
+pub use glob_shape::GlobShape;
 pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
 pub use live::{ChangeHook, LiveIndex};
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
-pub use scope::{check_path, provider, scope_of_object, Scope, PROVIDERS};
+pub use scope::{check_path, glob, provider, scope_of_object, Scope, PROVIDERS};
 pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 pub use skills::{

@@ -105,8 +105,8 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// A glob where `*` and `?` never cross `/`, as the sources read them.
-pub(super) fn glob(pattern: &str) -> Result<Glob, globset::Error> {
+/// A glob where `*` and `?` never cross `/`, as the sources and scopes read them.
+pub fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)

@@ -3,9 +3,11 @@
 //! answer's order, and every glob compiled into one `GlobSet`. Built once per index, asked many
 //! times; it knows nothing of capabilities or of how an answer is serialised.
 //!
-//! Globs are grouped by their literal directory prefix (`src/db/` for `src/db/**/*.rs`), one
-//! `GlobSet` per prefix: a path is matched only against the sets of its own ancestors. One set of
-//! thousands of such globs is a regex set that takes milliseconds per path.
+//! Globs are grouped by their literal directory prefix (`src/db/` for `src/db/**/*.rs`): a path
+//! is matched only against the globs of its own ancestors. One set of thousands of such globs is
+//! a regex set that takes milliseconds per path. Within a group, the common shapes (a literal
+//! path, `dir/**`, `**/*.ext`, `dir/**/*.ext`: `GlobShape`) are compared as strings and only the
+//! rest go through the group's `GlobSet`.
 //!
 //! An unscoped entry applies to every path asked, whatever they are: it gets one `always` reason
 //! naming no path, so an answer costs what the scoped matches cost, not entries × paths.
@@ -15,19 +17,20 @@ use std::collections::HashMap;
 use globset::{GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
+use super::glob_shape::GlobShape;
 use super::object::Object;
 use super::scope::{glob, scope_of, Scope};
 
 /// Why an object applies to some of the paths asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reason {
+pub struct Reason<'a> {
     /// `always`, `glob` or `directory`.
     pub reason: &'static str,
     /// The glob or the directory; empty for `always`.
-    pub pattern: String,
+    pub pattern: &'a str,
     /// The paths it applies to for this reason, in the order asked; empty for `always`, which
     /// stands for every path asked.
-    pub paths: Vec<String>,
+    pub paths: Vec<&'a str>,
 }
 
 /// One object that applies, with every reason it does.
@@ -39,7 +42,7 @@ pub struct Applicable<'a> {
     pub class: &'a str,
     /// The rule's statement, empty for an `instructions` object.
     pub statement: &'a str,
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<Reason<'a>>,
 }
 
 /// One active rule or `instructions` object with a scope.
@@ -67,18 +70,23 @@ pub struct ScopeTable {
     unscoped_rules: usize,
     /// The `instructions` objects' entry numbers, in index order.
     instructions: Vec<usize>,
+    /// Every glob of every entry, in entry order: the entry it belongs to and the glob as written.
+    globs: Vec<(usize, String)>,
     /// The globs by literal directory prefix (`""` for those that start with a wildcard).
     buckets: HashMap<String, Bucket>,
     /// The entries scoped to a directory.
     directories: Vec<usize>,
 }
 
-/// The globs sharing one literal directory prefix.
-#[derive(Clone, Debug)]
+/// The globs sharing one literal directory prefix, by glob number (`ScopeTable::globs`).
+#[derive(Clone, Debug, Default)]
 struct Bucket {
-    set: GlobSet,
-    /// For each glob of `set`: the entry it belongs to and the glob as written.
-    globs: Vec<(usize, String)>,
+    /// The globs of a common shape, matched without regex.
+    shaped: Vec<(GlobShape, usize)>,
+    /// The other globs, compiled into one set.
+    set: Option<GlobSet>,
+    /// For each glob of `set`, its number.
+    others: Vec<usize>,
 }
 
 /// The leading directories of `glob` written without any wildcard, `/`-terminated: every path the
@@ -152,28 +160,35 @@ impl ScopeTable {
             .iter()
             .filter(|&&e| entries[e].scope == Scope::Always)
             .count();
-        let mut grouped: HashMap<String, (GlobSetBuilder, Vec<(usize, String)>)> = HashMap::new();
+        let mut globs = Vec::new();
+        let mut buckets: HashMap<String, Bucket> = HashMap::new();
+        let mut builders: HashMap<String, GlobSetBuilder> = HashMap::new();
         for (e, entry) in entries.iter().enumerate() {
             if let Scope::Globs(list) = &entry.scope {
                 for g in list {
-                    // Every glob was checked when the object was made.
-                    if let Ok(compiled) = glob(g) {
-                        let (builder, globs) = grouped
+                    let number = globs.len();
+                    let bucket = buckets.entry(literal_prefix(g)).or_default();
+                    if let Some(shape) = GlobShape::of(g) {
+                        bucket.shaped.push((shape, number));
+                    } else if let Ok(compiled) = glob(g) {
+                        // Every glob was checked when the object was made.
+                        builders
                             .entry(literal_prefix(g))
-                            .or_insert_with(|| (GlobSetBuilder::new(), Vec::new()));
-                        builder.add(compiled);
-                        globs.push((e, g.clone()));
+                            .or_insert_with(GlobSetBuilder::new)
+                            .add(compiled);
+                        bucket.others.push(number);
+                    } else {
+                        continue;
                     }
+                    globs.push((e, g.clone()));
                 }
             }
         }
-        let buckets = grouped
-            .into_iter()
-            .map(|(prefix, (builder, globs))| {
-                let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
-                (prefix, Bucket { set, globs })
-            })
-            .collect();
+        for (prefix, builder) in builders {
+            if let Some(bucket) = buckets.get_mut(&prefix) {
+                bucket.set = Some(builder.build().unwrap_or_else(|_| GlobSet::empty()));
+            }
+        }
         let directories = entries
             .iter()
             .enumerate()
@@ -185,6 +200,7 @@ impl ScopeTable {
             rules,
             unscoped_rules,
             instructions,
+            globs,
             buckets,
             directories,
         }
@@ -206,30 +222,38 @@ impl ScopeTable {
     pub fn applicable<'a>(
         &'a self,
         objects: &'a [Object],
-        paths: &[String],
+        paths: &'a [String],
         page: Page,
     ) -> Applicability<'a> {
         // Only scoped entries collect reasons per path; the rest is `always`.
-        let mut scoped: HashMap<usize, Vec<Reason>> = HashMap::new();
-        let mut add = |entry: usize, reason: &'static str, pattern: &str, path: &str| {
-            let list = scoped.entry(entry).or_default();
+        // `slot[e]` is 1 + where entry `e`'s reasons are in `lists`, 0 while it has none: an
+        // array of the table's size costs less than hashing every match.
+        let mut slot = vec![0u32; self.entries.len()];
+        let mut lists: Vec<(usize, Vec<Reason<'a>>)> = Vec::new();
+        let mut add = |entry: usize, reason: &'static str, pattern: &'a str, path: &'a str| {
+            if slot[entry] == 0 {
+                lists.push((entry, Vec::new()));
+                slot[entry] = lists.len() as u32;
+            }
+            let list = &mut lists[slot[entry] as usize - 1].1;
             match list
                 .iter_mut()
                 .find(|r| r.reason == reason && r.pattern == pattern)
             {
                 Some(r) => {
-                    if r.paths.last().map(String::as_str) != Some(path) {
-                        r.paths.push(path.to_string())
+                    if r.paths.last() != Some(&path) {
+                        r.paths.push(path)
                     }
                 }
                 None => list.push(Reason {
                     reason,
-                    pattern: pattern.to_string(),
-                    paths: vec![path.to_string()],
+                    pattern,
+                    paths: vec![path],
                 }),
             }
         };
         let mut scratch = Vec::new();
+        let mut matched = Vec::new();
         for path in paths {
             for &e in &self.directories {
                 if let Scope::Directory(dir) = &self.entries[e].scope {
@@ -242,16 +266,29 @@ impl ScopeTable {
                 let Some(bucket) = self.buckets.get(dir) else {
                     continue;
                 };
-                bucket.set.matches_into(path, &mut scratch);
-                for &g in &scratch {
-                    let (e, pattern) = &bucket.globs[g];
+                matched.clear();
+                matched.extend(
+                    bucket
+                        .shaped
+                        .iter()
+                        .filter(|(shape, _)| shape.matches(path))
+                        .map(|&(_, g)| g),
+                );
+                if let Some(set) = &bucket.set {
+                    set.matches_into(path, &mut scratch);
+                    matched.extend(scratch.iter().map(|&i| bucket.others[i]));
+                    // Globs in the order they were written, whichever way they matched.
+                    matched.sort_unstable();
+                }
+                for &g in &matched {
+                    let (e, pattern) = &self.globs[g];
                     add(*e, "glob", pattern, path);
                 }
             }
         }
-        let applies = |e: &usize| self.entries[*e].scope == Scope::Always || scoped.contains_key(e);
+        let applies = |e: &usize| self.entries[*e].scope == Scope::Always || slot[*e] != 0;
         let total_rules =
-            self.unscoped_rules + scoped.keys().filter(|&&e| self.entries[e].rule).count();
+            self.unscoped_rules + lists.iter().filter(|(e, _)| self.entries[*e].rule).count();
         let page: Vec<usize> = self
             .rules
             .iter()
@@ -263,13 +300,14 @@ impl ScopeTable {
         let instructions: Vec<usize> = self.instructions.iter().copied().filter(applies).collect();
         let mut take = |e: usize| {
             let entry = &self.entries[e];
-            let reasons = scoped.remove(&e).unwrap_or_else(|| {
-                vec![Reason {
+            let reasons = match slot[e] {
+                0 => vec![Reason {
                     reason: "always",
-                    pattern: String::new(),
+                    pattern: "",
                     paths: Vec::new(),
-                }]
-            });
+                }],
+                at => std::mem::take(&mut lists[at as usize - 1].1),
+            };
             Applicable {
                 object: &objects[entry.position],
                 scope: &entry.scope,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::diagnostic::{codes, Diagnostic};
+use super::incremental::FileStamp;
 use super::kinds::Kinds;
 use super::object::Object;
 
@@ -214,13 +215,14 @@ fn under<'a>(paths: &'a [String], prefix: &str) -> &'a [String] {
 /// a bound, include a symlink or anything but regular files, or cannot be read, is refused
 /// whole: its object is removed and a diagnostic names what is wrong (an entry's file list is
 /// complete or absent, never truncated). Returns the skills sorted by name and the fingerprint
-/// entries of their files other than `SKILL.md` (which is an object and fingerprinted as one).
+/// entries of their files other than `SKILL.md` (which is an object and fingerprinted as one),
+/// and the stamp of every file as it was opened, before it was read ([`Opened`]).
 pub(crate) fn collect(
     root: &Path,
     listed: &Listed,
     objects: &mut Vec<Object>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> (Vec<Skill>, Vec<Entry>) {
+) -> (Vec<Skill>, Vec<Entry>, Opened) {
     let claimed: Vec<(&Object, &str)> = objects
         .iter()
         .filter(|o| o.kind == SKILL_KIND)
@@ -236,7 +238,9 @@ pub(crate) fn collect(
     let mut skills = Vec::new();
     let mut entries = Vec::new();
     let mut refused = Vec::new();
-    for ((object, directory), read) in claimed.iter().zip(reads.into_iter().flatten()) {
+    let mut opened = Vec::with_capacity(listed.paths.len());
+    for ((object, directory), (read, stamps)) in claimed.iter().zip(reads.into_iter().flatten()) {
+        opened.extend(stamps);
         match read {
             Ok(files) => {
                 for f in files.iter().filter(|f| f.path != "SKILL.md") {
@@ -266,19 +270,38 @@ pub(crate) fn collect(
     }
     objects.retain(|o| !refused.contains(&o.uri));
     skills.sort_by(|a, b| a.name.cmp(&b.name));
-    (skills, entries)
+    opened.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    (skills, entries, opened)
 }
+
+/// Each skill file a build opened, root-relative, with its stamp as the open handle gave it
+/// before its bytes were read; sorted by path. A generation's stamp takes these instead of
+/// looking every file up again by its path: the same values, one lookup fewer per file.
+pub(crate) type Opened = Vec<(String, FileStamp)>;
 
 type Refusal = (&'static str, String);
 
 /// A fingerprint entry: (path, length, SHA-256 of the bytes).
 type Entry = (String, u64, [u8; 32]);
 
+/// The files of one skill, or why it is refused; beside it, the stamp of each file it opened.
 fn read_skill(
     root: &Path,
     listed: &Listed,
     directory: &str,
     name: &str,
+) -> (Result<Vec<SkillFile>, Refusal>, Opened) {
+    let mut opened = Vec::new();
+    let read = read_skill_files(root, listed, directory, name, &mut opened);
+    (read, opened)
+}
+
+fn read_skill_files(
+    root: &Path,
+    listed: &Listed,
+    directory: &str,
+    name: &str,
+    opened: &mut Opened,
 ) -> Result<Vec<SkillFile>, Refusal> {
     let prefix = format!("{directory}/");
     if let Some(bad) = listed.non_utf8.iter().find(|p| p.starts_with(&prefix)) {
@@ -307,6 +330,7 @@ fn read_skill(
         let meta = file
             .metadata()
             .map_err(|e| unreadable(path, "examined", &e))?;
+        opened.push((path.clone(), FileStamp::of(&meta)));
         if !meta.is_file() {
             return Err((
                 codes::UNREADABLE,

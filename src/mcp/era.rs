@@ -3,6 +3,10 @@
 //! (`resultType`, the server's identity in `_meta`, and the caching hints of `caching`).
 //! It knows nothing of transports: HTTP's header rules live in `http::mcp_modern`.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::caching::CacheHint;
@@ -51,63 +55,187 @@ pub struct ModernMeta<'a> {
     pub version: &'a str,
 }
 
-/// Whether `params` (of a request for `method`) is a modern request, by what it carries:
-/// `_meta` with a modern key, or a method only the modern era has.
-pub fn looks_modern(method: &str, params: Option<&Value>) -> bool {
-    if MODERN_ONLY.contains(&method) {
-        return true;
+/// What a request's `params._meta` says about its era: only the two keys the era is told by,
+/// read from a value or straight from the text the client wrote (`mcp::envelope`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Meta<'a> {
+    Absent,
+    /// Not an object: what it is instead ("a number").
+    Other(&'static str),
+    Object {
+        version: Field<'a>,
+        capabilities: Field<'a>,
+    },
+}
+
+/// One key of `_meta`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Field<'a> {
+    Absent,
+    Text(Cow<'a, str>),
+    /// Not a string: what it is ("an object").
+    Other(&'static str),
+}
+
+impl<'a> Meta<'a> {
+    /// The `_meta` of `params`, when params is an object that has one.
+    pub fn of_params(params: Option<&'a Value>) -> Self {
+        Self::of_value(params.and_then(|p| p.get("_meta")))
     }
-    params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object)
-        .is_some_and(|meta| {
-            meta.contains_key(protocol::META_PROTOCOL_VERSION)
-                || meta.contains_key(protocol::META_CLIENT_CAPABILITIES)
-        })
+
+    pub fn of_value(meta: Option<&'a Value>) -> Self {
+        let field = |value: Option<&'a Value>| match value {
+            None => Field::Absent,
+            Some(Value::String(text)) => Field::Text(Cow::Borrowed(text.as_str())),
+            Some(other) => Field::Other(kind_of(other)),
+        };
+        match meta {
+            None => Meta::Absent,
+            Some(Value::Object(meta)) => Meta::Object {
+                version: field(meta.get(protocol::META_PROTOCOL_VERSION)),
+                capabilities: field(meta.get(protocol::META_CLIENT_CAPABILITIES)),
+            },
+            Some(other) => Meta::Other(kind_of(other)),
+        }
+    }
+
+    /// `_meta` from its JSON text: the two keys are read, every other member only skipped.
+    pub fn of_raw(meta: &'a RawValue) -> Self {
+        let text = meta.get();
+        if !text.starts_with('{') {
+            return Meta::Other(kind_of_text(text));
+        }
+        match serde_json::from_str::<EraKeys<'a>>(text) {
+            Ok(keys) => Meta::Object {
+                version: Field::of_raw(keys.version),
+                capabilities: Field::of_raw(keys.capabilities),
+            },
+            // A key given twice: the last one counts, as in a `Value` map.
+            Err(_) => match serde_json::from_str::<Value>(text) {
+                Ok(value) => Meta::of_value(Some(&value)).into_owned(),
+                Err(_) => Meta::Other("not JSON"),
+            },
+        }
+    }
+
+    fn into_owned(self) -> Meta<'static> {
+        match self {
+            Meta::Absent => Meta::Absent,
+            Meta::Other(kind) => Meta::Other(kind),
+            Meta::Object {
+                version,
+                capabilities,
+            } => Meta::Object {
+                version: version.into_owned(),
+                capabilities: capabilities.into_owned(),
+            },
+        }
+    }
+}
+
+impl<'a> Field<'a> {
+    fn of_raw(raw: Option<&'a RawValue>) -> Self {
+        let Some(raw) = raw else {
+            return Field::Absent;
+        };
+        let text = raw.get();
+        if !text.starts_with('"') {
+            return Field::Other(kind_of_text(text));
+        }
+        match serde_json::from_str::<&str>(text) {
+            Ok(plain) => Field::Text(Cow::Borrowed(plain)),
+            // Escapes: the string is unescaped into a copy.
+            Err(_) => serde_json::from_str::<String>(text)
+                .map(|t| Field::Text(Cow::Owned(t)))
+                .unwrap_or(Field::Other("not JSON")),
+        }
+    }
+
+    fn into_owned(self) -> Field<'static> {
+        match self {
+            Field::Absent => Field::Absent,
+            Field::Text(text) => Field::Text(Cow::Owned(text.into_owned())),
+            Field::Other(kind) => Field::Other(kind),
+        }
+    }
+}
+
+/// The keys of `_meta` the era is told by; the rest are skipped unread.
+#[derive(Deserialize)]
+struct EraKeys<'a> {
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    version: Option<&'a RawValue>,
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    capabilities: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
+}
+
+/// Whether a request for `method` is a modern request, by what it carries: `_meta` with a
+/// modern key, or a method only the modern era has.
+pub fn looks_modern(method: &str, meta: &Meta<'_>) -> bool {
+    MODERN_ONLY.contains(&method)
+        || matches!(meta, Meta::Object { version, capabilities }
+            if *version != Field::Absent || *capabilities != Field::Absent)
 }
 
 /// Checks the shape of a modern request's `_meta`: an object carrying the version (a string)
 /// and the client's capabilities (an object). -32602 naming what is missing or wrong.
-pub fn read_meta(params: Option<&Value>) -> Result<ModernMeta<'_>, RpcError> {
+pub fn read_meta<'m>(meta: &'m Meta<'_>) -> Result<ModernMeta<'m>, RpcError> {
     let invalid = |message: String| RpcError::new(protocol::INVALID_PARAMS, message);
     let version_key = protocol::META_PROTOCOL_VERSION;
     let capabilities_key = protocol::META_CLIENT_CAPABILITIES;
-    let meta = match params.and_then(|p| p.get("_meta")) {
-        None => {
+    let (version, capabilities) = match meta {
+        Meta::Absent => {
             return Err(invalid(format!(
             "a modern request needs `params._meta` with `{version_key}` and `{capabilities_key}`"
         )))
         }
-        Some(Value::Object(meta)) => meta,
-        Some(other) => {
+        Meta::Object {
+            version,
+            capabilities,
+        } => (version, capabilities),
+        Meta::Other(kind) => {
             return Err(invalid(format!(
-                "`params._meta` must be an object, not {}",
-                kind_of(other)
+                "`params._meta` must be an object, not {kind}"
             )))
         }
     };
-    let version = match meta.get(version_key) {
-        None => {
+    let version = match version {
+        Field::Absent => {
             return Err(invalid(format!(
             "`params._meta` has no `{version_key}` (a modern request names its protocol version)"
         )))
         }
-        Some(Value::String(version)) => version.as_str(),
-        Some(other) => {
+        Field::Text(version) => version.as_ref(),
+        Field::Other(kind) => {
             return Err(invalid(format!(
-                "`params._meta[\"{version_key}\"]` must be a string, not {}",
-                kind_of(other)
+                "`params._meta[\"{version_key}\"]` must be a string, not {kind}"
             )))
         }
     };
-    match meta.get(capabilities_key) {
-        None => Err(invalid(format!(
+    match capabilities {
+        Field::Absent => Err(invalid(format!(
             "`params._meta` has no `{capabilities_key}` (send `{{}}` when the client declares none)"
         ))),
-        Some(Value::Object(_)) => Ok(ModernMeta { version }),
-        Some(other) => Err(invalid(format!(
-            "`params._meta[\"{capabilities_key}\"]` must be an object, not {}",
-            kind_of(other)
+        Field::Other("an object") => Ok(ModernMeta { version }),
+        Field::Other(kind) => Err(invalid(format!(
+            "`params._meta[\"{capabilities_key}\"]` must be an object, not {kind}"
+        ))),
+        Field::Text(_) => Err(invalid(format!(
+            "`params._meta[\"{capabilities_key}\"]` must be an object, not a string"
         ))),
     }
 }
@@ -135,11 +263,11 @@ pub fn spoken(version: &str) -> Result<&'static str, RpcError> {
 
 /// The era of a request for `method`: legacy unless it looks modern or the transport says so;
 /// a modern one must carry a valid `_meta` naming a version spoken here.
-pub fn classify(method: &str, params: Option<&Value>, opened: Opened) -> Result<Era, RpcError> {
-    if opened == Opened::ByMessage && !looks_modern(method, params) {
+pub fn classify(method: &str, meta: &Meta<'_>, opened: Opened) -> Result<Era, RpcError> {
+    if opened == Opened::ByMessage && !looks_modern(method, meta) {
         return Ok(Era::Legacy);
     }
-    let meta = read_meta(params)?;
+    let meta = read_meta(meta)?;
     Ok(Era::Modern(spoken(meta.version)?))
 }
 
@@ -213,6 +341,18 @@ pub fn discover(instructions: String) -> Map<String, Value> {
     result
 }
 
+/// What the JSON text of one value is, by its first character (the text is valid JSON).
+fn kind_of_text(text: &str) -> &'static str {
+    match text.as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -232,16 +372,64 @@ mod tests {
         json!({ "_meta": meta })
     }
 
+    /// `params`'s `_meta` read both ways: as a value, and from its text.
+    fn classify_both(
+        method: &str,
+        params: Option<&Value>,
+        opened: Opened,
+    ) -> Result<Era, RpcError> {
+        let by_value = classify(method, &Meta::of_params(params), opened);
+        let meta = params.and_then(|p| p.get("_meta"));
+        let raw = meta.map(|m| serde_json::value::to_raw_value(m).expect("raw"));
+        let by_text = match &raw {
+            Some(raw) => classify(method, &Meta::of_raw(raw), opened),
+            None => classify(method, &Meta::Absent, opened),
+        };
+        let seen = |r: &Result<Era, RpcError>| match r {
+            Ok(era) => format!("{era:?}"),
+            Err(e) => format!("{} {}", e.code, e.message),
+        };
+        assert_eq!(seen(&by_value), seen(&by_text), "{params:?}");
+        by_value
+    }
+
+    #[test]
+    fn the_keys_read_from_text_are_the_protocol_constants() {
+        let raw = serde_json::value::to_raw_value(&json!({
+            protocol::META_PROTOCOL_VERSION: "v",
+            protocol::META_CLIENT_CAPABILITIES: {},
+        }))
+        .expect("raw");
+        assert_eq!(
+            Meta::of_raw(&raw),
+            Meta::Object {
+                version: Field::Text(Cow::Borrowed("v")),
+                capabilities: Field::Other("an object"),
+            }
+        );
+        // A key given twice counts once, the last time, as in a value map.
+        let twice = format!(
+            r#"{{"{v}":"a","{v}":"b\u0031","{c}":{{}}}}"#,
+            v = protocol::META_PROTOCOL_VERSION,
+            c = protocol::META_CLIENT_CAPABILITIES
+        );
+        let raw = RawValue::from_string(twice).expect("raw");
+        assert!(matches!(
+            Meta::of_raw(&raw),
+            Meta::Object { version: Field::Text(v), .. } if v == "b1"
+        ));
+    }
+
     #[test]
     fn a_request_without_modern_meta_is_legacy_unless_the_transport_says_otherwise() {
         let plain = json!({ "_meta": { "progressToken": 1 } });
         assert_eq!(
-            classify("tools/list", Some(&plain), Opened::ByMessage).ok(),
+            classify_both("tools/list", Some(&plain), Opened::ByMessage).ok(),
             Some(Era::Legacy)
         );
-        let refused = classify("tools/list", Some(&plain), Opened::Modern).err();
+        let refused = classify_both("tools/list", Some(&plain), Opened::Modern).err();
         assert_eq!(refused.map(|e| e.code), Some(protocol::INVALID_PARAMS));
-        let discover = classify("server/discover", None, Opened::ByMessage).err();
+        let discover = classify_both("server/discover", None, Opened::ByMessage).err();
         assert_eq!(discover.map(|e| e.code), Some(protocol::INVALID_PARAMS));
     }
 
@@ -250,17 +438,29 @@ mod tests {
         let v = protocol::META_PROTOCOL_VERSION;
         let c = protocol::META_CLIENT_CAPABILITIES;
         let cases = [
-            (json!({ "_meta": 3 }), "must be an object"),
+            (json!({ "_meta": 3 }), "must be an object, not a number"),
+            (json!({ "_meta": null }), "must be an object, not null"),
             (params(json!({ c: {} })), v),
-            (params(json!({ v: 2026, c: {} })), "must be a string"),
+            (
+                params(json!({ v: 2026, c: {} })),
+                "must be a string, not a number",
+            ),
+            (
+                params(json!({ v: null, c: {} })),
+                "must be a string, not null",
+            ),
             (params(json!({ v: "2026-07-28" })), c),
             (
                 params(json!({ v: "2026-07-28", c: [] })),
-                "must be an object",
+                "must be an object, not an array",
+            ),
+            (
+                params(json!({ v: "2026-07-28", c: "x" })),
+                "must be an object, not a string",
             ),
         ];
         for (p, named) in cases {
-            let error = classify("tools/list", Some(&p), Opened::Modern)
+            let error = classify_both("tools/list", Some(&p), Opened::Modern)
                 .err()
                 .unwrap_or_else(|| panic!("{p} was accepted"));
             assert_eq!(error.code, protocol::INVALID_PARAMS, "{p}");
@@ -274,7 +474,7 @@ mod tests {
             protocol::META_PROTOCOL_VERSION: "2025-11-25",
             protocol::META_CLIENT_CAPABILITIES: {},
         }));
-        let error = classify("tools/list", Some(&p), Opened::ByMessage)
+        let error = classify_both("tools/list", Some(&p), Opened::ByMessage)
             .expect_err("a legacy version in modern _meta is not spoken");
         assert_eq!(error.code, protocol::UNSUPPORTED_PROTOCOL_VERSION);
         let data = error.data.expect("data");

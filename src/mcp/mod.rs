@@ -2,6 +2,7 @@
 //! stdio transport. It is the only module that knows MCP.
 
 pub mod caching;
+pub mod envelope;
 pub mod era;
 pub mod layer_instructions;
 pub mod paging;

@@ -10,7 +10,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::caching::{self, CacheHint};
-use super::era::{self, Era, Opened};
+use super::envelope::{self, Envelope};
+use super::era::{self, Era, Meta, Opened};
 use super::paging;
 use super::protocol::{self, NOTIFICATIONS};
 use crate::context::{Context, PeerId, Transport};
@@ -98,7 +99,7 @@ pub struct Body {
 enum Text {
     Owned(String),
     Static(&'static str),
-    /// One page of a generation's `resources/list`.
+    /// One page of a generation's `resources/list` or `skills/list`.
     Page(std::sync::Arc<crate::resolve::Pages>, usize),
 }
 
@@ -254,6 +255,9 @@ impl Server {
 
     /// [`Server::handle`], keeping the frame in pieces for a transport that writes them out.
     pub fn respond(&self, session: &mut Session, line: &[u8]) -> Option<Frame> {
+        if let Some(envelope) = envelope::read(line) {
+            return self.answer(session, Request::of_envelope(envelope));
+        }
         let message: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
             Err(e) => {
@@ -303,16 +307,44 @@ impl Server {
         let id = map
             .get("id")
             .map(|v| raw_id.unwrap_or_else(|| v.to_string()));
-        // Taken out, not borrowed: the params are then owned without a copy (a modern request's
-        // `_meta` is most of it).
+        // Taken out, not borrowed: the params are then owned without a copy.
         let method = map.remove("method");
-        let params = map.remove("params");
-        if method.is_none() && (map.contains_key("result") || map.contains_key("error")) {
+        let mut params = map.remove("params");
+        // `_meta` tells the era and nothing else: the handlers never see it (as on the
+        // envelope's reading, which leaves it as text).
+        let meta = match &mut params {
+            Some(Value::Object(p)) => p.shift_remove("_meta"),
+            _ => None,
+        };
+        self.answer(
+            session,
+            Request {
+                id,
+                jsonrpc_2: map.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
+                method,
+                params,
+                meta: Meta::of_value(meta.as_ref()),
+                is_response: map.contains_key("result") || map.contains_key("error"),
+            },
+        )
+    }
+
+    /// Answers one request, however it was read.
+    fn answer(&self, session: &mut Session, request: Request<'_>) -> Option<Frame> {
+        let Request {
+            id,
+            jsonrpc_2,
+            method,
+            params,
+            meta,
+            is_response,
+        } = request;
+        if method.is_none() && is_response {
             // A response to a request we never send; nothing to answer.
             return None;
         }
         let reply_id = id.as_deref().unwrap_or("null");
-        if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        if !jsonrpc_2 {
             return Some(Frame::error(
                 reply_id,
                 &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
@@ -338,7 +370,7 @@ impl Server {
             }
             return None;
         };
-        let era = match era::classify(method, params.as_ref(), session.opened) {
+        let era = match era::classify(method, &meta, session.opened) {
             Ok(era) => era,
             Err(e) => return Some(Frame::error(&id, &e)),
         };
@@ -410,8 +442,10 @@ impl Server {
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(&params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
-            "skills/list" => super::skills::list(&self.ctx, &params)
-                .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
+            "skills/list" => super::skills::list(&self.ctx, &params).map(|p| {
+                Body::around("{\"skills\":", Text::Page(p.pages, p.page), p.after)
+                    .hinted(caching::REPOSITORY)
+            }),
             "skills/get" => super::skills::get(&self.ctx, &params)
                 .map(|t| Body::owned(t).hinted(caching::REPOSITORY)),
             "resources/directory/read" => super::skills::read_directory(&self.ctx, &params)
@@ -604,6 +638,42 @@ fn templates() -> String {
         }]
     })
     .to_string()
+}
+
+/// A message as the dispatcher answers it: `params` without its `_meta`, which is read for the
+/// era alone.
+struct Request<'a> {
+    /// As JSON text.
+    id: Option<String>,
+    jsonrpc_2: bool,
+    method: Option<Value>,
+    params: Option<Value>,
+    meta: Meta<'a>,
+    /// It carries `result` or `error`.
+    is_response: bool,
+}
+
+impl<'a> Request<'a> {
+    fn of_envelope(envelope: Envelope<'a>) -> Self {
+        let (params, meta) = match envelope.params {
+            Some(p) => (
+                Some(Value::Object(p.members)),
+                p.meta.map_or(Meta::Absent, Meta::of_raw),
+            ),
+            None => (None, Meta::Absent),
+        };
+        Request {
+            id: envelope.id.map(|id| id.get().to_string()),
+            jsonrpc_2: envelope.jsonrpc.is_some_and(envelope::is_version_2),
+            // Valid JSON already (the envelope's reading checks every member).
+            method: envelope
+                .method
+                .and_then(|m| serde_json::from_str(m.get()).ok()),
+            params,
+            meta,
+            is_response: envelope.result.is_some() || envelope.error.is_some(),
+        }
+    }
 }
 
 /// The id of a message, as raw JSON text.

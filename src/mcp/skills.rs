@@ -9,6 +9,7 @@ use super::protocol;
 use super::server::RpcError;
 use crate::context::Context;
 use crate::layer::{Skill, SKILL_SCHEME};
+use crate::resolve;
 
 /// The extension's name under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
@@ -44,46 +45,79 @@ fn frontmatter_of(index: &crate::layer::Index, skill: &Skill) -> Map<String, Val
         .unwrap_or_default()
 }
 
-/// Every skill's entry as JSON text, made once per generation: a listing of hundreds of skills
-/// is then a copy, not hundreds of front matters parsed and serialised again.
+/// The pages of `skills/list` of one generation, made once: every skill's entry as JSON text, in
+/// name order, at most [`protocol::PAGE_SIZE`] a page. A listing is then the page as it lies
+/// (written out without a copy), and `skills/get` a slice of it: no front matter is parsed,
+/// no file hashed and no entry serialised at request time.
 struct Entries {
-    /// In the index's skill order (by name).
-    texts: Vec<String>,
+    /// Each page's text is the JSON array of its entries.
+    pages: std::sync::Arc<resolve::Pages>,
+    /// Where each skill's entry lies, in the index's skill order: its page and byte range.
+    spans: Vec<(usize, std::ops::Range<usize>)>,
 }
 
 fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries> {
-    ctx.per_generation(index.generation, || Entries {
-        texts: index
-            .skills
-            .iter()
-            .map(|s| entry(s, frontmatter_of(index, s)).to_string())
-            .collect(),
+    ctx.per_generation(index.generation, || {
+        let mut pages = Vec::new();
+        let mut spans = Vec::with_capacity(index.skills.len());
+        for (number, chunk) in index.skills.chunks(protocol::PAGE_SIZE).enumerate() {
+            let mut text = String::from("[");
+            for (i, skill) in chunk.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                let start = text.len();
+                text.push_str(&entry(skill, frontmatter_of(index, skill)).to_string());
+                spans.push((number, start..text.len()));
+            }
+            text.push(']');
+            pages.push(resolve::Page {
+                text,
+                entries: chunk.len(),
+                has_objects: true,
+            });
+        }
+        if pages.is_empty() {
+            // A listing of nothing is one page of nothing.
+            pages.push(resolve::Page {
+                text: "[]".to_string(),
+                entries: 0,
+                has_objects: false,
+            });
+        }
+        Entries {
+            pages: std::sync::Arc::new(resolve::Pages {
+                generation: index.generation,
+                pages,
+            }),
+            spans,
+        }
     })
 }
 
-/// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] a page.
-pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+/// One page of `skills/list`: the generation's pages, which one, and what closes the result
+/// after the page's array (`}`, or the next page's cursor and `}`).
+pub struct ListPage {
+    pub pages: std::sync::Arc<resolve::Pages>,
+    pub page: usize,
+    pub after: String,
+}
+
+/// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] a page; the result
+/// is `{"skills":` the page, then [`ListPage::after`].
+pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
     let index = index(ctx)?;
-    let size = protocol::PAGE_SIZE;
-    let pages = index.skills.len().div_ceil(size).max(1);
-    let page = paging::page_of(params.get("cursor"), index.generation, pages)?;
-    let entries = entries(ctx, &index);
-    let chosen = entries.texts.iter().skip(page * size).take(size);
-    let mut out = String::with_capacity(64 + chosen.clone().map(|t| t.len() + 1).sum::<usize>());
-    out.push_str("{\"skills\":[");
-    for (i, text) in chosen.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(text);
-    }
-    out.push(']');
-    if page + 1 < pages {
-        out.push_str(",\"nextCursor\":");
-        out.push_str(&Value::from(paging::encode(index.generation, page + 1)).to_string());
-    }
-    out.push('}');
-    Ok(out)
+    let pages = std::sync::Arc::clone(&entries(ctx, &index).pages);
+    let page = paging::page_of(params.get("cursor"), pages.generation, pages.pages.len())?;
+    let after = if page + 1 < pages.pages.len() {
+        format!(
+            ",\"nextCursor\":\"{}\"}}",
+            paging::encode(pages.generation, page + 1)
+        )
+    } else {
+        "}".to_string()
+    };
+    Ok(ListPage { pages, page, after })
 }
 
 /// The `uri` parameter, as a string.
@@ -118,10 +152,14 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
         .skills
         .binary_search_by(|s| s.name.as_str().cmp(name))
         .map_err(|_| unknown(uri, "names no skill here (see skills/list)"))?;
-    Ok(format!(
-        "{{\"skill\":{}}}",
-        entries(ctx, &index).texts[position]
-    ))
+    let entries = entries(ctx, &index);
+    let (page, span) = &entries.spans[position];
+    let text = &entries.pages.pages[*page].text[span.clone()];
+    let mut out = String::with_capacity(text.len() + 10);
+    out.push_str("{\"skill\":");
+    out.push_str(text);
+    out.push('}');
+    Ok(out)
 }
 
 /// `resources/directory/read {uri}`: the direct children of a directory of a skill

@@ -226,37 +226,69 @@ fn entries(
 }
 
 fn compare_entry(o: &Value, n: &Value, path: &[String], entry: Entry, out: &mut Vec<Change>) {
-    let (Some(om), Some(nm)) = (o.as_object(), n.as_object()) else {
-        return generic(o, n, path, out);
-    };
-    let keys: std::collections::BTreeSet<&String> = om.keys().chain(nm.keys()).collect();
-    for key in keys {
-        let p = child(path, key);
-        let (ov, nv) = (om.get(key.as_str()), nm.get(key.as_str()));
-        match (entry, key.as_str(), ov, nv) {
+    by_key(o, n, path, out, |key, p, ov, nv, out| {
+        match (entry, key, ov, nv) {
             (_, _, Some(a), Some(b)) if a == b => {}
-            (Entry::Tool, "effect", Some(a), Some(b)) => effect(a, b, &p, out),
-            (Entry::Tool, "annotations", Some(a), Some(b)) => annotations(a, b, &p, out),
-            (Entry::Tool, "input", Some(a), Some(b)) => schema(a, b, &p, Dir::Input, out),
+            (Entry::Tool, "effect", Some(a), Some(b)) => effect(a, b, p, out),
+            (Entry::Tool, "annotations", Some(a), Some(b)) => annotations(a, b, p, out),
+            (Entry::Tool, "input", Some(a), Some(b)) => schema(a, b, p, Dir::Input, out),
             (Entry::Tool | Entry::Resource, "output", Some(a), Some(b)) => {
-                schema(a, b, &p, Dir::Output, out)
+                schema(a, b, p, Dir::Output, out)
             }
             (Entry::Route, "parameters", Some(a), Some(b)) => {
-                generic_except(a, b, &p, &["schema"], out);
+                generic_except(a, b, p, &["schema"], out);
                 if let (Some(x), Some(y)) = (a.get("schema"), b.get("schema")) {
-                    schema(x, y, &child(&p, "schema"), Dir::Input, out);
+                    schema(x, y, &child(p, "schema"), Dir::Input, out);
                 }
             }
-            (Entry::Route, "responses", Some(a), Some(b)) => responses(a, b, &p, out),
-            (Entry::Command, "args", Some(a), Some(b)) => args(a, b, &p, out),
-            _ => generic(
-                ov.unwrap_or(&Value::Null),
-                nv.unwrap_or(&Value::Null),
-                &p,
-                out,
-            ),
+            (Entry::Route, "responses", Some(a), Some(b)) => responses(a, b, p, out),
+            (Entry::Command, "args", Some(a), Some(b)) => args(a, b, p, out),
+            _ => generic_or_null(ov, nv, p, out),
         }
+    });
+}
+
+/// Two values key by key when both are objects, otherwise as `generic` compares them: `visit`
+/// gets every key of either, in key order, with its path and the value on each side.
+fn by_key(
+    o: &Value,
+    n: &Value,
+    path: &[String],
+    out: &mut Vec<Change>,
+    mut visit: impl FnMut(&str, &[String], Option<&Value>, Option<&Value>, &mut Vec<Change>),
+) {
+    let (Some(a), Some(b)) = (o.as_object(), n.as_object()) else {
+        return generic(o, n, path, out);
+    };
+    each_key(a, b, path, |key, p, x, y| visit(key, p, x, y, out));
+}
+
+/// Every key of `a` or `b`, in key order, with its path and the value on each side.
+fn each_key(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    path: &[String],
+    mut visit: impl FnMut(&str, &[String], Option<&Value>, Option<&Value>),
+) {
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for key in keys {
+        visit(
+            key,
+            &child(path, key),
+            a.get(key.as_str()),
+            b.get(key.as_str()),
+        );
     }
+}
+
+/// `generic` where either side may be missing, which it reads as null (added or removed).
+fn generic_or_null(o: Option<&Value>, n: Option<&Value>, path: &[String], out: &mut Vec<Change>) {
+    generic(
+        o.unwrap_or(&Value::Null),
+        n.unwrap_or(&Value::Null),
+        path,
+        out,
+    );
 }
 
 /// Any value without rules of its own: prose is a patch, a key added is minor, a key removed or
@@ -270,18 +302,12 @@ fn generic(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
         return push(out, path, Class::Patch, "text changed".into());
     }
     match (o, n) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for key in keys {
-                let p = child(path, key);
-                match (a.get(key.as_str()), b.get(key.as_str())) {
-                    (Some(x), Some(y)) => generic(x, y, &p, out),
-                    (Some(_), None) => push(out, &p, Class::Major, "removed".into()),
-                    (None, Some(_)) => push(out, &p, Class::Minor, "added".into()),
-                    (None, None) => {}
-                }
-            }
-        }
+        (Value::Object(a), Value::Object(b)) => each_key(a, b, path, |_, p, x, y| match (x, y) {
+            (Some(x), Some(y)) => generic(x, y, p, out),
+            (Some(_), None) => push(out, p, Class::Major, "removed".into()),
+            (None, Some(_)) => push(out, p, Class::Minor, "added".into()),
+            (None, None) => {}
+        }),
         (Value::Null, _) => push(out, path, Class::Minor, "added".into()),
         (_, Value::Null) => push(out, path, Class::Major, "removed".into()),
         _ => push(
@@ -351,18 +377,12 @@ fn effect(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
 /// Hints: a promise withdrawn (read-only, idempotent, closed world) or a new warning
 /// (destructive) is major; the reverse is minor.
 fn annotations(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
-    let (Some(a), Some(b)) = (o.as_object(), n.as_object()) else {
-        return generic(o, n, path, out);
-    };
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    for key in keys {
-        let p = child(path, key);
-        let (x, y) = (a.get(key.as_str()), b.get(key.as_str()));
+    by_key(o, n, path, out, |key, p, x, y, out| {
         if x == y {
-            continue;
+            return;
         }
-        let safe_when_true = matches!(key.as_str(), "readOnlyHint" | "idempotentHint");
-        let unsafe_when_true = matches!(key.as_str(), "destructiveHint" | "openWorldHint");
+        let safe_when_true = matches!(key, "readOnlyHint" | "idempotentHint");
+        let unsafe_when_true = matches!(key, "destructiveHint" | "openWorldHint");
         match (x.and_then(Value::as_bool), y.and_then(Value::as_bool)) {
             (Some(was), Some(now)) if safe_when_true || unsafe_when_true => {
                 let worse = if safe_when_true {
@@ -371,79 +391,60 @@ fn annotations(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
                     !was && now
                 };
                 let class = if worse { Class::Major } else { Class::Minor };
-                push(out, &p, class, format!("{key} {was} → {now}"));
+                push(out, p, class, format!("{key} {was} → {now}"));
             }
-            _ => generic(
-                x.unwrap_or(&Value::Null),
-                y.unwrap_or(&Value::Null),
-                &p,
-                out,
-            ),
+            _ => generic_or_null(x, y, p, out),
         }
-    }
+    });
 }
 
 fn responses(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
-    let (Some(a), Some(b)) = (o.as_object(), n.as_object()) else {
-        return generic(o, n, path, out);
-    };
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    for key in keys {
-        let p = child(path, key);
-        match (a.get(key.as_str()), b.get(key.as_str())) {
-            (Some(x), Some(y)) => match (x.get("schema"), y.get("schema")) {
-                (Some(s), Some(t)) => schema(s, t, &child(&p, "schema"), Dir::Output, out),
-                _ => generic(x, y, &p, out),
-            },
-            // A status no longer answered removes nothing a client relies on; a new one is a
-            // new outcome to handle.
-            (Some(_), None) => push(out, &p, Class::Minor, "response removed".into()),
-            (None, Some(_)) => push(out, &p, Class::Major, "response added".into()),
-            (None, None) => {}
-        }
-    }
+    by_key(o, n, path, out, |_, p, x, y, out| match (x, y) {
+        (Some(x), Some(y)) => match (x.get("schema"), y.get("schema")) {
+            (Some(s), Some(t)) => schema(s, t, &child(p, "schema"), Dir::Output, out),
+            _ => generic(x, y, p, out),
+        },
+        // A status no longer answered removes nothing a client relies on; a new one is a new
+        // outcome to handle.
+        (Some(_), None) => push(out, p, Class::Minor, "response removed".into()),
+        (None, Some(_)) => push(out, p, Class::Major, "response added".into()),
+        (None, None) => {}
+    });
 }
 
 /// A command's arguments: what a script types.
 fn args(o: &Value, n: &Value, path: &[String], out: &mut Vec<Change>) {
-    let (Some(a), Some(b)) = (o.as_object(), n.as_object()) else {
-        return generic(o, n, path, out);
-    };
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    for key in keys {
-        let p = child(path, key);
-        match (a.get(key.as_str()), b.get(key.as_str())) {
-            (Some(_), None) => push(out, &p, Class::Major, "argument removed".into()),
-            (None, Some(y)) => {
-                if y.get("required") == Some(&Value::Bool(true)) {
-                    push(out, &p, Class::Major, "required argument added".into());
-                } else {
-                    push(out, &p, Class::Minor, "optional argument added".into());
-                }
+    by_key(o, n, path, out, |_, p, x, y, out| match (x, y) {
+        (Some(_), None) => push(out, p, Class::Major, "argument removed".into()),
+        (None, Some(y)) => {
+            if y.get("required") == Some(&Value::Bool(true)) {
+                push(out, p, Class::Major, "required argument added".into());
+            } else {
+                push(out, p, Class::Minor, "optional argument added".into());
             }
-            (Some(x), Some(y)) => {
-                if let (Some(was), Some(now)) = (
-                    x.get("required").and_then(Value::as_bool),
-                    y.get("required").and_then(Value::as_bool),
-                ) {
-                    if was != now {
-                        let class = if now { Class::Major } else { Class::Minor };
-                        let what = if now {
-                            "made required"
-                        } else {
-                            "made optional"
-                        };
-                        push(out, &child(&p, "required"), class, what.into());
-                    }
-                }
-                generic_except(x, y, &p, &["required", "value"], out);
-                if let (Some(s), Some(t)) = (x.get("value"), y.get("value")) {
-                    schema(s, t, &child(&p, "value"), Dir::Input, out);
-                }
-            }
-            (None, None) => {}
         }
-    }
+        (Some(x), Some(y)) => {
+            if let (Some(was), Some(now)) = (
+                x.get("required").and_then(Value::as_bool),
+                y.get("required").and_then(Value::as_bool),
+            ) {
+                if was != now {
+                    let class = if now { Class::Major } else { Class::Minor };
+                    let what = if now {
+                        "made required"
+                    } else {
+                        "made optional"
+                    };
+                    push(out, &child(p, "required"), class, what.into());
+                }
+            }
+            generic_except(x, y, p, &["required", "value"], out);
+            if let (Some(s), Some(t)) = (x.get("value"), y.get("value")) {
+                schema(s, t, &child(p, "value"), Dir::Input, out);
+            }
+        }
+        (None, None) => {}
+    });
 }
 
 /// Two schemas of the subset, for a client that sends (`Input`) or receives (`Output`) them.
@@ -507,34 +508,31 @@ fn schema(o: &Value, n: &Value, path: &[String], dir: Dir, out: &mut Vec<Change>
             _ => {}
         }
     }
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    for key in keys {
-        let p = child(path, key);
-        let (x, y) = (a.get(key.as_str()), b.get(key.as_str()));
+    each_key(a, b, path, |key, p, x, y| {
         if x == y {
-            continue;
+            return;
         }
-        match key.as_str() {
+        match key {
             "properties" | "required" => {}
-            "enum" => words(x, y, &p, [dir.class(false), dir.class(true)], out),
+            "enum" => words(x, y, p, [dir.class(false), dir.class(true)], out),
             "minimum" | "minLength" | "maximum" | "maxLength" => {
-                let lower = matches!(key.as_str(), "minimum" | "minLength");
+                let lower = matches!(key, "minimum" | "minLength");
                 let (x, y) = (x.and_then(Value::as_f64), y.and_then(Value::as_f64));
                 let tighter = match (x, y) {
                     (None, Some(_)) => true,
                     (Some(_), None) => false,
                     (Some(x), Some(y)) => (y > x) == lower,
-                    (None, None) => continue,
+                    (None, None) => return,
                 };
                 let what = format!("{key} {} (tighter: {tighter})", bound(x, y));
-                push(out, &p, dir.class(!tighter), what);
+                push(out, p, dir.class(!tighter), what);
             }
             "pattern" => {
                 let class = match (x, y) {
                     (Some(_), None) => dir.class(true),
                     _ => dir.class(false),
                 };
-                push(out, &p, class, "pattern changed".into());
+                push(out, p, class, "pattern changed".into());
             }
             "items" | "additionalProperties"
                 if x.is_some_and(Value::is_object) && y.is_some_and(Value::is_object) =>
@@ -542,23 +540,16 @@ fn schema(o: &Value, n: &Value, path: &[String], dir: Dir, out: &mut Vec<Change>
                 schema(
                     x.unwrap_or(&Value::Null),
                     y.unwrap_or(&Value::Null),
-                    &p,
+                    p,
                     dir,
                     out,
                 )
             }
-            "oneOf" => one_of(x, y, &p, dir, out),
-            "default" if dir == Dir::Output => {
-                push(out, &p, Class::Patch, "default changed".into())
-            }
-            _ => generic(
-                x.unwrap_or(&Value::Null),
-                y.unwrap_or(&Value::Null),
-                &p,
-                out,
-            ),
+            "oneOf" => one_of(x, y, p, dir, out),
+            "default" if dir == Dir::Output => push(out, p, Class::Patch, "default changed".into()),
+            _ => generic_or_null(x, y, p, out),
         }
-    }
+    });
 }
 
 fn bound(x: Option<f64>, y: Option<f64>) -> String {

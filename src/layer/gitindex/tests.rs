@@ -1,7 +1,7 @@
 //! The in-process reader against git itself: on generated repositories (nested `.gitignore`
 //! files with negations, `info/exclude`, submodules, skip-worktree entries, nested repositories,
-//! index versions 2, 3 and 4) it lists exactly what `git ls-files --cached --others
-//! --exclude-standard` lists, and where it cannot be sure (a sparse or split index, a corrupt
+//! index versions 2, 3 and 4) it lists exactly what `git ls-files --cached` and `git ls-files
+//! --others --exclude-standard -- .ai/` list, and where it cannot be sure (a sparse or split index, a corrupt
 //! one) it leaves the answer to git.
 
 // The module is declared `#[cfg(test)]` in `gitindex.rs`; repeated here so that what reads this
@@ -40,20 +40,24 @@ fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
-/// What git lists, sorted.
+/// What git lists of the candidates, sorted: every tracked file, and the untracked files under
+/// `.ai/` it does not ignore (elsewhere an untracked file is never an object).
 fn git_lists(dir: &Path) -> Vec<String> {
-    let out = git(
+    let tracked = git(dir, &["ls-files", "-z", "--cached"]);
+    let untracked = git(
         dir,
         &[
             "ls-files",
             "-z",
-            "--cached",
             "--others",
             "--exclude-standard",
+            "--",
+            ".ai/",
         ],
     );
-    let mut paths: Vec<String> = out
+    let mut paths: Vec<String> = tracked
         .split(|b| *b == 0)
+        .chain(untracked.split(|b| *b == 0))
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8(p.to_vec()).expect("utf-8 paths"))
         .collect();
@@ -68,7 +72,16 @@ fn write(root: &Path, path: &str, text: &str) {
     std::fs::write(path, text).expect("a file");
 }
 
-const DIRS: &[&str] = &["", "a/", "a/b/", "c/", ".ai/repo/rules/", "d/e/"];
+const DIRS: &[&str] = &[
+    "",
+    "a/",
+    "a/b/",
+    "c/",
+    ".ai/repo/rules/",
+    "d/e/",
+    ".ai/repo/skills/s/",
+    ".ai/repo/skills/s/b/",
+];
 const NAMES: &[&str] = &["x.md", "y.log", "keep.log", "z.txt", "t.md", ".env"];
 const ROOT_IGNORES: &[&str] = &[
     "*.log",
@@ -87,6 +100,9 @@ const ROOT_IGNORES: &[&str] = &[
     "!d/e/",
     "a/b/*",
     "!a/b/x.md",
+    "rules/",
+    "/.ai/repo/skills/s/t.md",
+    "skills/*/b",
 ];
 const NESTED_IGNORES: &[&str] = &["*.md", "!y.md", "b", "/x.*", "*", "!*.log", "keep.*"];
 
@@ -167,8 +183,9 @@ fn build(root: &Path, shape: &Shape) {
         git(root, &["add", "sub"]);
     }
     if shape.nested_repository {
-        let other = root.join("other");
-        std::fs::create_dir_all(&other).expect("other/");
+        // Where an untracked file may be an object: git lists the repository as `dir/`.
+        let other = root.join(".ai/other");
+        std::fs::create_dir_all(&other).expect(".ai/other/");
         git(&other, &["init", "-q"]);
         write(&other, "file.md", "other");
     }
@@ -179,11 +196,14 @@ fn build(root: &Path, shape: &Shape) {
     }
     write(root, ".gitignore", &lines(ROOT_IGNORES, &shape.root_ignore));
     if !shape.nested_ignore.is_empty() {
-        write(
-            root,
-            "a/.gitignore",
-            &lines(NESTED_IGNORES, &shape.nested_ignore),
-        );
+        // Beside the files it rules, outside `.ai/` and in a skill's directory.
+        for dir in ["a/", ".ai/repo/skills/s/"] {
+            write(
+                root,
+                &format!("{dir}.gitignore"),
+                &lines(NESTED_IGNORES, &shape.nested_ignore),
+            );
+        }
     }
     write(
         root,

@@ -277,3 +277,47 @@ fn an_edit_of_one_file_reads_only_that_file_and_a_same_size_rewrite_is_still_see
     let examined = examine(root, Discovery::Filesystem, &edited).expect("the check");
     assert!(!examined.differs(root, &edited, &edited.stamp));
 }
+
+#[test]
+fn skill_files_stamped_as_the_build_opened_them_leave_an_idle_layer_unbuilt_and_an_edit_seen() {
+    let dir = tempfile::TempDir::new().expect("a temporary directory");
+    let root = dir.path();
+    generated(root);
+    write(root, ".ai/repo/skills/tidy/scripts/run.sh", "echo tidy\n");
+    write(
+        root,
+        ".ai/repo/skills/tidy/references/steps.md",
+        "# Steps\n",
+    );
+    // A skill refused whole: its link is never opened, so it is examined by its path.
+    write(
+        root,
+        ".ai/repo/skills/linked/SKILL.md",
+        "---\nname: linked\ndescription: Holds a link.\n---\n\n# Linked\n",
+    );
+    std::os::unix::fs::symlink("/etc/hostname", root.join(".ai/repo/skills/linked/z-link"))
+        .expect("a link");
+    std::thread::sleep(RACY_FINE * 2);
+    let base = build(root, Discovery::Filesystem, 1).expect("the layer builds");
+    assert!(base.skill("tidy").is_some_and(|s| s.files.len() == 3));
+    assert!(base.skill("linked").is_none(), "refused for its link");
+    let examined = examine(root, Discovery::Filesystem, &base).expect("the check");
+    assert_eq!(
+        examined.stamp, base.stamp,
+        "the check sees what the build stamped"
+    );
+    assert!(!examined.differs(root, &base, &base.stamp));
+
+    std::thread::sleep(RACY_FINE * 2);
+    write(root, ".ai/repo/skills/tidy/scripts/run.sh", "echo tidier\n");
+    let examined = examine(root, Discovery::Filesystem, &base).expect("the check");
+    assert!(examined.differs(root, &base, &base.stamp));
+    let edited = rebuild(root, Discovery::Filesystem, &base, 2, examined).expect("built");
+    let run = edited
+        .skill("tidy")
+        .and_then(|s| s.file("scripts/run.sh"))
+        .map(|f| f.bytes.to_vec());
+    assert_eq!(run.as_deref(), Some(&b"echo tidier\n"[..]));
+    let examined = examine(root, Discovery::Filesystem, &edited).expect("the check");
+    assert!(!examined.differs(root, &edited, &edited.stamp));
+}

@@ -130,6 +130,7 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
     let mut sink = Sink {
         file: &file.path,
         out,
+        check_patterns: true,
     };
     let doc = read_document(file, &mut sink)?;
     let Some(map) = doc.as_object() else {

@@ -105,6 +105,7 @@ fn parse_named_schema(file: &SourceFile, out: &mut Vec<Violation>) -> Option<(St
     let mut sink = Sink {
         file: &file.path,
         out,
+        check_patterns: true,
     };
     let stem = file
         .path

@@ -1,0 +1,75 @@
+//! Freshness of a running server: an idle one is told of changes instead of polling for them, and
+//! edits, new files and removals are each seen.
+
+use std::time::Duration;
+
+use crate::serve_support::{fixture_repo, poll, route_of, Served};
+
+use super::{EXAMPLE_RULE, EXAMPLE_RULE_PATH};
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_server_is_told_of_changes_instead_of_polling_for_them() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let counters = || served.get(route_of("perf.counters")).json();
+    let first = poll(Duration::from_secs(5), "the watcher's first check", || {
+        let now = counters();
+        (now["index_checks"].as_u64()? >= 1).then_some(now)
+    });
+    assert_eq!(first["index_notified"], true, "{first}");
+    // Polling every 500 ms, as without notifications, would check three times meanwhile.
+    std::thread::sleep(Duration::from_millis(1600));
+    assert_eq!(counters()["index_checks"], first["index_checks"]);
+}
+
+#[test]
+fn a_running_server_sees_edits_new_files_and_removals() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let generations = || served.get(route_of("perf.counters")).json()["index_generations"].clone();
+    let before = generations().as_u64().expect("a count");
+    let deadline = Duration::from_secs(5);
+    let object = format!("{}?uri={EXAMPLE_RULE}", route_of("objects.get"));
+
+    // An edit to a tracked file.
+    let path = repo.path().join(EXAMPLE_RULE_PATH);
+    let text = std::fs::read_to_string(&path).expect("the example rule");
+    let old_title = "title: Describe every change in its commit message";
+    assert!(text.contains(old_title), "{text}");
+    std::fs::write(&path, text.replace(old_title, "title: A retitled rule")).expect("edited");
+    poll(deadline, "the new title", || {
+        (served.get(&object).json()["title"] == "A retitled rule").then_some(())
+    });
+
+    // A new, untracked rule.
+    let rules = format!("{}?kind=rule", route_of("objects.list"));
+    let has_new_rule = || {
+        served.get(&rules).json()["objects"]
+            .as_array()
+            .expect("objects")
+            .iter()
+            .any(|o| o["uri"] == "majordomus://rule/fresh-rule@1")
+    };
+    let new_rule = repo.path().join(".ai/repo/rules/fresh-rule.md");
+    std::fs::write(
+        &new_rule,
+        "---\nid: fresh-rule\nversion: 1\nkind: rule\ntitle: Fresh\ndescription: New.\nstatement: Be new.\nstatus: active\nclass: advisory\n---\n\nBody.\n",
+    )
+    .expect("a new rule");
+    poll(deadline, "the new rule listed", || {
+        has_new_rule().then_some(())
+    });
+
+    // And its removal.
+    std::fs::remove_file(&new_rule).expect("removed");
+    poll(deadline, "the removed rule gone", || {
+        (!has_new_rule()).then_some(())
+    });
+
+    let after = generations().as_u64().expect("a count");
+    assert!(
+        after >= before + 3,
+        "a generation per change: {before} -> {after}"
+    );
+}

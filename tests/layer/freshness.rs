@@ -1,0 +1,253 @@
+//! Freshness of a live index: created, edited and removed files are seen, an unchanged layer builds
+//! no new generation, `refresh_now` is the watcher's, a broken edit keeps the last good generation,
+//! an idle notified layer is not polled, and an edit landing during a build is picked up.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use majordomus::layer::{self, build, default_sources_yaml, Discovery, LiveIndex};
+
+use super::{has_object_from, rule, settled_checks, wait_for, Repo, MANIFEST};
+
+#[test]
+fn a_sources_edit_made_during_a_build_is_picked_up() {
+    // The configuration is stamped before it is read: an edit landing while the files are
+    // read moves the next stamp, so the watcher rebuilds with it.
+    let repo = Repo::new();
+    for i in 0..3000 {
+        repo.write(
+            &format!(".ai/repo/rules/r{i}.md"),
+            rule(&format!("r{i}"), 1),
+        );
+    }
+    repo.write("notes/a.md", "# A note\n\nSome text.\n");
+    std::fs::create_dir_all(repo.path(".ai/repo/knowledge")).unwrap();
+    let started = Instant::now();
+    build(repo.root(), Discovery::Filesystem, 1).unwrap();
+    let one_build = started.elapsed();
+
+    let root = repo.root().to_path_buf();
+    let editor = std::thread::spawn(move || {
+        std::thread::sleep(one_build / 2);
+        let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
+        std::fs::write(root.join(layer::SOURCES_PATH), sources).unwrap();
+    });
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    editor.join().unwrap();
+    let _watcher = live.watch(Duration::from_millis(10)).unwrap();
+    wait_for(&live, "the sources edited during the build", |i| {
+        has_object_from(i, "notes/a.md")
+    });
+}
+
+#[test]
+fn a_live_index_notices_created_edited_and_removed_files() {
+    let repo = Repo::new();
+    repo.commit_all();
+    let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
+    let watcher = live.watch(Duration::from_millis(10)).unwrap();
+    let first = live.current();
+    assert_eq!(first.generation, 1);
+    assert_eq!(live.generations_built(), 1);
+
+    repo.write(".ai/repo/rules/new.md", rule("new", 1));
+    let created = wait_for(&live, "a created file", |i| {
+        i.get("majordomus://rule/new@1").is_some()
+    });
+    assert!(created.generation > first.generation);
+
+    repo.write(
+        ".ai/repo/rules/new.md",
+        rule("new", 1).replace("Rule new", "Renamed"),
+    );
+    let edited = wait_for(&live, "an edited file", |i| {
+        i.get("majordomus://rule/new@1")
+            .is_some_and(|o| o.title == "Renamed")
+    });
+    assert_ne!(edited.fingerprint(), created.fingerprint());
+
+    repo.remove(".ai/repo/rules/new.md");
+    let removed = wait_for(&live, "a removed file", |i| {
+        i.get("majordomus://rule/new@1").is_none()
+    });
+    assert_eq!(
+        removed.fingerprint(),
+        first.fingerprint(),
+        "back to the first content"
+    );
+
+    assert!(live.generations_built() >= 4);
+    assert_eq!(live.request_rebuilds(), 0, "reads never rebuild");
+
+    // A reader still holding the first generation sees it whole.
+    assert_eq!(first.generation, 1);
+    assert_eq!(first.objects.len(), 1);
+    assert!(first.get("majordomus://rule/base@1").is_some());
+    assert!(first.get("majordomus://rule/new@1").is_none());
+    // And one holding the edited generation still sees the edit.
+    assert_eq!(
+        edited.get("majordomus://rule/new@1").unwrap().title,
+        "Renamed"
+    );
+
+    drop(live);
+    watcher
+        .join()
+        .expect("the watcher ends when the index is dropped");
+}
+
+#[test]
+fn an_unchanged_layer_builds_no_new_generation() {
+    // The build stamps each file through the handle it read it by; the watcher stamps the paths.
+    // For files left alone the two must agree, refused ones included, or an idle layer would be
+    // rebuilt on every poll.
+    for discovery in [Discovery::Filesystem, Discovery::Vcs] {
+        let repo = Repo::new();
+        let mut latin = rule("latin", 1).into_bytes();
+        latin.extend_from_slice(&[0xff, b'\n']);
+        repo.write(".ai/repo/rules/latin.md", latin);
+        repo.write(".ai/repo/rules/broken.md", "---\nid: [unclosed\n---\n");
+        repo.write(".ai/repo/rules/big.md", vec![b'a'; 5 * 1024 * 1024]);
+        repo.write(".ai/repo/rules/empty.md", "");
+        repo.write("elsewhere/target.md", rule("linked", 1));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(
+            repo.path("elsewhere/target.md"),
+            repo.path(".ai/repo/rules/link.md"),
+        )
+        .unwrap();
+        repo.commit_all();
+        #[cfg(unix)]
+        assert!(Command::new("mkfifo")
+            .arg(repo.path(".ai/repo/rules/pipe.md"))
+            .status()
+            .expect("mkfifo runs")
+            .success());
+        let live = LiveIndex::new(repo.root(), discovery).unwrap();
+        assert!(
+            live.current().diagnostics.len() >= 4,
+            "{:#?}",
+            live.current().diagnostics
+        );
+        let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(live.generations_built(), 1, "{discovery:?}");
+        assert_eq!(live.current().generation, 1, "{discovery:?}");
+    }
+}
+
+#[test]
+fn refresh_now_is_served_by_the_watcher_and_counted_only_without_one() {
+    let repo = Repo::new();
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+
+    // Without a watcher the caller's thread builds, and the counter says so.
+    repo.write(".ai/repo/rules/a.md", rule("a", 1));
+    let index = live.refresh_now().unwrap();
+    assert!(index.get("majordomus://rule/a@1").is_some());
+    assert_eq!(live.request_rebuilds(), 1);
+
+    // With one, a writer's refresh is built on the watcher; the write is visible on return.
+    let _watcher = live.watch(Duration::from_secs(3600)).unwrap();
+    repo.write(".ai/repo/rules/b.md", rule("b", 1));
+    let index = live.refresh_now().unwrap();
+    assert!(index.get("majordomus://rule/b@1").is_some());
+    assert_eq!(live.request_rebuilds(), 1, "the watcher built it");
+    assert_eq!(live.generations_built(), 3);
+}
+
+#[test]
+fn a_broken_edit_keeps_the_last_good_generation_served() {
+    let repo = Repo::new();
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    repo.write(".ai/manifest.yaml", "schema: nonsense\n");
+    let e = live.refresh_now().unwrap_err();
+    assert_eq!(e.exit_code(), 10);
+    assert!(live.last_error().is_some());
+    assert!(live.current().get("majordomus://rule/base@1").is_some());
+
+    repo.write(".ai/manifest.yaml", MANIFEST);
+    live.refresh_now().unwrap();
+    assert!(live.last_error().is_none());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
+    let repo = Repo::new();
+    repo.commit_all();
+    let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
+    // An interval this short would mean ~60 checks in the pause below if the watcher polled.
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    let checks = settled_checks(&live);
+    assert!(live.notified(), "the file system notifies on Linux");
+
+    // Reading the layer, as every build and `git ls-files` does, and writing under `.ai/local/`,
+    // which is never read, are no reason to look.
+    for object in &live.current().objects {
+        std::fs::read(repo.path(&object.provenance.path)).unwrap();
+    }
+    repo.write(".ai/local/scratch.txt", "not part of the layer");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(live.polls(), checks, "an idle layer was checked again");
+
+    // A change is seen long before the 10 s fallback check.
+    repo.write(".ai/repo/rules/new.md", rule("new", 1));
+    wait_for(&live, "a created file", |i| {
+        i.get("majordomus://rule/new@1").is_some()
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_source_directory_created_later_is_watched_once_it_exists() {
+    let repo = Repo::new();
+    repo.write(
+        layer::SOURCES_PATH,
+        format!(
+            "{}  - id: notes\n    kind: document\n    pathspec: \"notes/deep/*.md\"\n",
+            default_sources_yaml()
+        ),
+    );
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_secs(3600)).unwrap();
+    settled_checks(&live);
+    assert!(live.notified());
+
+    repo.write("notes/deep/a.md", "# A\n\nFirst note.\n");
+    wait_for(&live, "a file in a new directory", |i| {
+        has_object_from(i, "notes/deep/a.md")
+    });
+    // The directory is watched itself now: a second file there raises its own event.
+    repo.write("notes/deep/b.md", "# B\n\nSecond note.\n");
+    wait_for(&live, "a second file there", |i| {
+        has_object_from(i, "notes/deep/b.md")
+    });
+}
+
+#[test]
+fn a_source_that_may_match_anywhere_is_polled_for() {
+    let repo = Repo::new();
+    repo.write(
+        layer::SOURCES_PATH,
+        format!(
+            "{}  - id: everywhere\n    kind: document\n    pathspec: \"**/NOTES.md\"\n",
+            default_sources_yaml()
+        ),
+    );
+    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    let checks = settled_checks(&live);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!live.notified());
+    assert!(
+        live.polls() > checks + 3,
+        "polled {} times",
+        live.polls() - checks
+    );
+    repo.write("a/b/NOTES.md", "# Notes\n\nText.\n");
+    wait_for(&live, "a file anywhere", |i| {
+        has_object_from(i, "a/b/NOTES.md")
+    });
+}

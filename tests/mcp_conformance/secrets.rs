@@ -1,0 +1,217 @@
+//! The secret sweep (SPEC §10): credentials planted in the server's environment, the origin
+//! remote's URL, git config and untracked files never reach an answer, stdout or stderr, over
+//! stdio, HTTP or the CLI.
+
+use serde_json::json;
+
+use crate::support::{stderr, stdout, Fixture};
+use majordomus::registry;
+
+use super::http_client::HttpServer;
+use super::surfaces::{
+    read_everything_over_http, read_everything_over_stdio, read_everything_through_the_cli,
+    Recorded,
+};
+use super::{reads, route_of, tool_of};
+
+/// The marker every planted credential carries. Searched case-insensitively: an AWS key id can
+/// only hold it in capitals.
+const SECRET: &str = "MJSECRET7f3a9c";
+
+/// `text` around byte `at`, for a failure message.
+pub(super) fn around(text: &str, at: usize) -> &str {
+    let mut start = at.saturating_sub(200);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + 200).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    &text[start..end]
+}
+
+/// Asserts that `text`, what `surface` said, carries no planted credential.
+pub(super) fn assert_no_secret(surface: &str, text: &str) {
+    if let Some(at) = text.to_ascii_lowercase().find(&SECRET.to_ascii_lowercase()) {
+        panic!(
+            "a planted credential reached {surface}: …{}…",
+            around(text, at)
+        );
+    }
+}
+
+/// Environment variables of the server process: every credential shape SPEC §10 names, each
+/// holding the marker where its shape allows, and one variable with no recognisable shape at all
+/// (redaction cannot catch it; only not reading it can).
+pub(super) fn planted_environment() -> Vec<(&'static str, String)> {
+    vec![
+        ("GITHUB_TOKEN", format!("ghp_{SECRET}0123456789abcdef")),
+        ("GH_ENTERPRISE_TOKEN", format!("gho_{SECRET}ABCDEFGHIJKLMNOP")),
+        (
+            "GITHUB_PAT",
+            format!("github_pat_11ABCDEFG0_{SECRET}_0123456789abcdef"),
+        ),
+        ("ANTHROPIC_API_KEY", format!("sk-ant-api03-{SECRET}-abcdefgh")),
+        ("OPENAI_API_KEY", format!("sk-proj-{SECRET}abcdefghijklmnop")),
+        (
+            "AWS_ACCESS_KEY_ID",
+            format!("AKIA{}00", SECRET.to_ascii_uppercase()),
+        ),
+        ("AWS_SECRET_ACCESS_KEY", format!("wJalrXUtnFEMI/{SECRET}/bPxRfiCY")),
+        ("SLACK_BOT_TOKEN", format!("xoxb-123456789012-{SECRET}")),
+        (
+            "DEPLOY_KEY",
+            format!("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU{SECRET}\n-----END OPENSSH PRIVATE KEY-----\n"),
+        ),
+        ("AUTHORIZATION", format!("Bearer {SECRET}.eyJhbGciOi")),
+        ("APP_CONFIG", format!("password={SECRET}")),
+        ("DATABASE_URL", format!("postgres://app:{SECRET}@db.internal/app")),
+        ("MJ_UNSHAPED", format!("{SECRET}qwertyuiop")),
+    ]
+}
+
+/// A committed fixture with credentials planted everywhere SPEC §10 names except the
+/// environment: the origin remote's URL, another remote, a git config header, an ignored `.env`,
+/// an untracked file no source claims, an untracked client configuration, and checkout-local
+/// state under `.ai/local/`.
+fn fixture_with_planted_secrets() -> Fixture {
+    let fixture = Fixture::with_objects();
+    fixture.write(".gitignore", ".ai/local/\n.env\n");
+    fixture.commit("ignore .env");
+    fixture.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("https://x-access-token:ghp_{SECRET}0123456789@github.com/o/r.git"),
+    ]);
+    fixture.git(&[
+        "remote",
+        "add",
+        "mirror",
+        &format!("ssh://git:{SECRET}@mirror.example/o/r.git"),
+    ]);
+    fixture.git(&[
+        "config",
+        "http.https://github.com/.extraheader",
+        &format!("AUTHORIZATION: basic {SECRET}bWFqb3Jkb211cw=="),
+    ]);
+    fixture.git(&["config", "user.password", SECRET]);
+    fixture.write(
+        ".env",
+        format!("GITHUB_TOKEN=ghp_{SECRET}0123456789abcdef\nPLAIN={SECRET}\n"),
+    );
+    fixture.write("secrets.txt", format!("the deploy password is {SECRET}\n"));
+    fixture.write(
+        ".mcp.json",
+        format!(
+            "{{\"mcpServers\":{{\"other\":{{\"command\":\"other-server\",\"env\":{{\"TOKEN\":\"{SECRET}\"}}}}}}}}\n"
+        ),
+    );
+    fixture.write(".ai/local/notes.md", format!("# Local\n\n{SECRET}\n"));
+    let status = fixture.git(&["status", "--porcelain"]);
+    assert!(
+        status.contains("secrets.txt") && !status.contains(".env"),
+        "secrets.txt is untracked and not ignored; .env is ignored: {status}"
+    );
+    fixture
+}
+
+/// The environment a swept server runs with: the planted credentials, logging at trace.
+fn swept_environment<'a>(planted: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    let mut env: Vec<(&str, &str)> = planted.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.push(("MAJORDOMUS_LOG", "trace"));
+    env
+}
+
+#[test]
+fn no_secret_in_the_environment_or_the_repository_reaches_a_stdio_client() {
+    let fixture = fixture_with_planted_secrets();
+    let planted = planted_environment();
+    let env = swept_environment(&planted);
+    for discovery in ["vcs", "filesystem"] {
+        let mut session = Recorded::start(fixture.root(), &["--discovery", discovery], &env);
+        let (calls, resources) = read_everything_over_stdio(&mut session);
+        // The identity is where the seed's leak was: it still names the origin, without its
+        // credential.
+        let identity = session.call_ok(tool_of("repository.identity"), json!({}));
+        assert_eq!(identity["origin"], "https://github.com/o/r.git");
+        let finished = session.server.close();
+        assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+        assert!(calls >= 15, "only {calls} tool calls");
+        assert!(
+            finished.stderr.lines().count() >= 3,
+            "MAJORDOMUS_LOG=trace logs the session: {}",
+            finished.stderr
+        );
+        eprintln!(
+            "secret sweep, MCP over stdio ({discovery} discovery): {calls} tool calls, \
+             {resources} resources read, {} bytes of answers, {} lines of stderr",
+            session.transcript.len(),
+            finished.stderr.lines().count()
+        );
+        assert_no_secret(
+            &format!("an answer over stdio ({discovery})"),
+            &session.transcript,
+        );
+        assert_no_secret(
+            &format!("stdout of `mcp` ({discovery})"),
+            &finished.rest.join("\n"),
+        );
+        assert_no_secret(&format!("stderr of `mcp` ({discovery})"), &finished.stderr);
+    }
+}
+
+#[test]
+fn no_secret_in_the_environment_or_the_repository_reaches_an_http_client() {
+    let fixture = fixture_with_planted_secrets();
+    let planted = planted_environment();
+    let env = swept_environment(&planted);
+    let mut server = HttpServer::start(fixture.root(), &env);
+    let sweep = read_everything_over_http(&mut server);
+    let identity = server.get(route_of("repository.identity"));
+    assert_eq!(identity.json()["origin"], "https://github.com/o/r.git");
+    let (out, err) = server.stop();
+    assert!(
+        sweep.mcp_tool_calls >= 15,
+        "only {} tool calls over /mcp",
+        sweep.mcp_tool_calls
+    );
+    assert!(
+        sweep.routes >= reads().len(),
+        "only {} routes",
+        sweep.routes
+    );
+    assert!(
+        sweep.cockpit_pages >= registry::all().len(),
+        "only {} Cockpit pages",
+        sweep.cockpit_pages
+    );
+    eprintln!(
+        "secret sweep, HTTP: {} route requests, {} tool calls and {} resources read over /mcp, \
+         {} Cockpit pages, {} bytes of answers, {} lines of stderr",
+        sweep.routes,
+        sweep.mcp_tool_calls,
+        sweep.mcp_resources,
+        sweep.cockpit_pages,
+        server.transcript.len(),
+        err.lines().count()
+    );
+    assert_no_secret("an answer over HTTP", &server.transcript);
+    assert_no_secret("stdout of `serve`", &out);
+    assert_no_secret("stderr of `serve`", &err);
+}
+
+#[test]
+fn no_secret_in_the_environment_or_the_repository_reaches_the_cli() {
+    let fixture = fixture_with_planted_secrets();
+    let planted = planted_environment();
+    let env = swept_environment(&planted);
+    let outputs = read_everything_through_the_cli(fixture.root(), &env);
+    assert!(outputs.len() >= 15, "only {} commands", outputs.len());
+    eprintln!("secret sweep, CLI: {} commands", outputs.len());
+    for out in &outputs {
+        assert_no_secret("the stdout of a CLI read", &stdout(out));
+        assert_no_secret("the stderr of a CLI read", &stderr(out));
+    }
+}

@@ -1,0 +1,122 @@
+//! JSON-RPC edge rows: each malformed message gets the error of its row, notifications and
+//! responses get no reply, and ids of every JSON type are echoed unchanged.
+
+use serde_json::{json, Value};
+
+use crate::support::{Fixture, McpServer};
+use majordomus::mcp::protocol::{self};
+
+use super::{error_code, raw_members};
+
+#[test]
+fn malformed_messages_get_the_json_rpc_error_of_their_row() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    let rows: [(&str, i64, Value); 10] = [
+        ("garbage", protocol::PARSE_ERROR, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"#,
+            protocol::PARSE_ERROR,
+            Value::Null,
+        ),
+        ("[]", protocol::INVALID_REQUEST, Value::Null),
+        ("5", protocol::INVALID_REQUEST, Value::Null),
+        (r#""ping""#, protocol::INVALID_REQUEST, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":7}"#,
+            protocol::INVALID_REQUEST,
+            json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":5}"#,
+            protocol::INVALID_REQUEST,
+            json!(8),
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#,
+            protocol::INVALID_REQUEST,
+            json!(9),
+        ),
+        (
+            r#"{"id":10,"method":"ping"}"#,
+            protocol::INVALID_REQUEST,
+            json!(10),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":11,"method":"ping","params":[1]}"#,
+            protocol::INVALID_PARAMS,
+            json!(11),
+        ),
+    ];
+    for (line, code, id) in rows {
+        server.send(line);
+        let frame = server.recv();
+        assert_eq!(frame["jsonrpc"], "2.0", "{line}: {frame}");
+        assert_eq!(frame["id"], id, "{line}: {frame}");
+        assert_eq!(error_code(&frame["error"]), code, "{line}: {frame}");
+        assert!(frame["error"]["message"].is_string(), "{line}: {frame}");
+    }
+    server.result("ping", json!({}));
+}
+
+#[test]
+fn notifications_and_responses_get_no_reply() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    for silent in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","method":"foo/bar"}"#,
+        r#"{"jsonrpc":"2.0","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":99,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":98,"error":{"code":-1,"message":"no"}}"#,
+    ] {
+        server.send(silent);
+    }
+    server.send(r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#);
+    let frame = server.recv();
+    assert_eq!(
+        frame["id"], "after",
+        "the next line answers the ping: {frame}"
+    );
+}
+
+#[test]
+fn ids_of_every_json_type_are_echoed_unchanged() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    let ids = [
+        "0",
+        "-1",
+        "1.5",
+        "-0",
+        "1e2",
+        r#""x""#,
+        r#""""#,
+        r#""\u00e9 \"quoted\"""#,
+        "9007199254740993",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "123456789012345678901234567890",
+        "null",
+        "true",
+        "false",
+        r#"{"a":1}"#,
+        r#"[1,"b",null]"#,
+    ];
+    for id in ids {
+        server.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let line = server.recv_line();
+        let frame = raw_members(&line);
+        assert_eq!(frame["id"].get(), id, "{line}");
+        assert!(frame.contains_key("result"), "{line}");
+    }
+    // An error frame echoes the id too.
+    server.send(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"foo/bar"}"#);
+    let line = server.recv_line();
+    assert_eq!(
+        raw_members(&line)["id"].get(),
+        "123456789012345678901234567890",
+        "{line}"
+    );
+}

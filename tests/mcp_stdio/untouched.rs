@@ -1,0 +1,70 @@
+//! Reads change nothing: a whole session of reads leaves every path under the repository, `.git`
+//! included, as it was.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::support::{Fixture, McpServer};
+
+use super::call_every_read_tool;
+
+/// Every path under `root`, `.git` included, with directories marked by a trailing slash.
+fn every_path(root: &Path) -> BTreeSet<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+        let entries = std::fs::read_dir(dir).expect("the fixture can be listed");
+        for entry in entries {
+            let path: PathBuf = entry.expect("a directory entry").path();
+            let relative = path
+                .strip_prefix(root)
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned();
+            let file_type = std::fs::symlink_metadata(&path)
+                .expect("metadata")
+                .file_type();
+            if file_type.is_dir() {
+                out.insert(format!("{relative}/"));
+                walk(root, &path, out);
+            } else {
+                out.insert(relative);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(root, root, &mut out);
+    out
+}
+
+#[test]
+fn a_whole_session_of_reads_changes_nothing_in_the_repository() {
+    let fixture = Fixture::with_objects();
+    let paths_before = every_path(fixture.root());
+    let status_before = fixture.git(&["status", "--porcelain", "--ignored"]);
+    let blobs_before = fixture.git(&["ls-files", "-s"]);
+    assert_eq!(status_before, "", "the fixture is committed and clean");
+
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let calls = call_every_read_tool(&mut server);
+    assert!(calls >= 15, "only {calls} calls");
+    let uris = server.resource_uris();
+    for uri in &uris {
+        server.read_text(uri);
+    }
+    server.result("resources/templates/list", json!({}));
+    let finished = server.close();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+
+    assert_eq!(
+        every_path(fixture.root()),
+        paths_before,
+        "no file was created"
+    );
+    assert_eq!(
+        fixture.git(&["status", "--porcelain", "--ignored"]),
+        status_before
+    );
+    assert_eq!(fixture.git(&["ls-files", "-s"]), blobs_before);
+}
