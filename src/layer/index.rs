@@ -356,7 +356,10 @@ pub(crate) fn build_from(
     let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
     let listing = match listing {
         ListingFrom::Planned(plan) => Ok(plan),
-        ListingFrom::Discovery(pending) => Err(pending.finish()?),
+        ListingFrom::Discovery(pending) => {
+            super::object::prepare_content_check();
+            Err(pending.finish()?)
+        }
         ListingFrom::Known(mut paths) => {
             paths.sort();
             paths.dedup();

@@ -175,7 +175,7 @@ pub(crate) fn make_object_or_return(
     text: String,
 ) -> Result<Object, (Vec<Diagnostic>, String)> {
     // SPEC §10: a file holding a credential is never served, whatever else it is.
-    if let Some(found) = crate::secrets::find(&text) {
+    if let Some(found) = credential_in(&text) {
         let refusal = Diagnostic::error(
             codes::CONTAINS_CREDENTIAL,
             path,
@@ -208,6 +208,24 @@ pub(crate) fn make_object_or_return(
             bytes,
         },
     })))
+}
+
+#[cfg(not(feature = "unchecked-baseline"))]
+fn credential_in(text: &str) -> Option<crate::secrets::Found> {
+    crate::secrets::find(text)
+}
+
+/// Builds the content check's searchers now: the index does while git lists the files, so the
+/// first object read does not wait for them.
+pub(crate) fn prepare_content_check() {
+    #[cfg(not(feature = "unchecked-baseline"))]
+    crate::secrets::prepare();
+}
+
+/// The bench baseline's (feature `unchecked-baseline`): no content check.
+#[cfg(feature = "unchecked-baseline")]
+fn credential_in(_text: &str) -> Option<crate::secrets::Found> {
+    None
 }
 
 /// What an object's file says of it, read and checked against its kind.

@@ -5,15 +5,31 @@
 /// must also hold a digit (prose says "bearer authentication"; a token has digits), and its
 /// anchors: words one of which every match holds on the line it starts on (ASCII case aside
 /// when the pattern is case-insensitive). An assignment (`named`) holds one in the name before
-/// its `=` or `:`, ASCII case aside.
+/// its `=` or `:`, ASCII case aside. What every match has beside the anchor that starts it lets
+/// the one pass (`cue`) pass over prose: `word_start`, that the match opens at an ASCII word
+/// boundary with the anchor (the pattern begins `(?-u:\b)` and then an anchor), and `then`, what
+/// follows the anchor.
 pub(super) struct Shape {
     pub(super) name: &'static str,
     pub(super) pattern: &'static str,
     pub(super) needs_digit: bool,
     pub(super) named: bool,
     pub(super) anchors: &'static [&'static str],
+    pub(super) word_start: bool,
+    pub(super) then: Then,
 }
 
+/// What every match has right after its anchor, before any line end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Then {
+    Anything,
+    /// Blanks, then eight bytes or more of a token (`[ \t]+[A-Za-z0-9._~+/=\-]{8,}`).
+    Token,
+    /// `user:password@`, before any `/` or ASCII blank.
+    Userinfo,
+}
+
+/// A shape whose matches open with one of its anchors at an ASCII word boundary.
 const fn shape(
     name: &'static str,
     anchors: &'static [&'static str],
@@ -25,6 +41,8 @@ const fn shape(
         needs_digit: false,
         named: false,
         anchors,
+        word_start: true,
+        then: Then::Anything,
     }
 }
 
@@ -55,6 +73,8 @@ pub(super) const SHAPES: &[Shape] = &[
         needs_digit: false,
         named: false,
         anchors: &["PRIVATE KEY-----"],
+        word_start: false,
+        then: Then::Anything,
     },
     shape(
         "a GitHub token",
@@ -76,11 +96,15 @@ pub(super) const SHAPES: &[Shape] = &[
         &["sk-"],
         r"(?-u:\b)sk-[A-Za-z0-9_\-]{16,}",
     ),
-    shape(
-        "a Stripe secret key (sk_live_…)",
-        &["k_live_", "k_test_"],
-        r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
-    ),
+    // The anchor is the match less its first byte.
+    Shape {
+        word_start: false,
+        ..shape(
+            "a Stripe secret key (sk_live_…)",
+            &["k_live_", "k_test_"],
+            r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+        )
+    },
     shape(
         "a GitLab token (glpat-…)",
         &["glpat-"],
@@ -117,12 +141,19 @@ pub(super) const SHAPES: &[Shape] = &[
         needs_digit: true,
         named: false,
         anchors: &["bearer"],
+        word_start: true,
+        then: Then::Token,
     },
-    shape(
-        "a password in a URL",
-        &["://"],
-        r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^/\s:@]*:[^/\s@]{4,}@",
-    ),
+    // The anchor follows the scheme.
+    Shape {
+        word_start: false,
+        then: Then::Userinfo,
+        ..shape(
+            "a password in a URL",
+            &["://"],
+            r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^/\s:@]*:[^/\s@]{4,}@",
+        )
+    },
     // `DB_PASSWORD=…`, `export GITHUB_TOKEN=…`, `MY_API_KEY: …` at the start of a line, as an
     // environment file or a YAML document has them; a reference (`$X`, `${{ … }}`, `<…>`) is
     // no value.
@@ -142,6 +173,8 @@ pub(super) const SHAPES: &[Shape] = &[
             "PRIVATE_KEY",
             "CREDENTIAL",
         ],
+        word_start: false,
+        then: Then::Anything,
     },
     // `password=…`, `aws_secret_access_key = …`, `"api_key": "…"` anywhere; the value must
     // hold a digit, so prose ("the password: required") is left alone.
@@ -151,5 +184,7 @@ pub(super) const SHAPES: &[Shape] = &[
         needs_digit: true,
         named: true,
         anchors: SECRET_NAMES,
+        word_start: false,
+        then: Then::Anything,
     },
 ];

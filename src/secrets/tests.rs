@@ -1,5 +1,9 @@
 //! The credential table's cases, both ways, and the one pass against matching every pattern.
 
+use std::sync::OnceLock;
+
+use regex::Regex;
+
 use super::*;
 
 #[test]
@@ -139,6 +143,22 @@ const CAUGHT_AND_MISSED: &[(&str, &str, &str)] = &[
         "password=hunter2hunter2",
         "the password: required, and never logged",
     ),
+    // What the one pass reads beside an anchor: a word start, a token, `user:password@`.
+    (
+        "an API secret key (sk-…)",
+        "(sk-abcdefghijklmnopqrstu)",
+        "a risk-free-and-well-tested-migration",
+    ),
+    (
+        "a bearer token",
+        "bearer\tabc123defg",
+        "the bearer-of-bad-news 12345678",
+    ),
+    (
+        "a password in a URL",
+        "postgres://app:s3cretpw@db/x",
+        "see https://example.com/a:b@c and ftp://host/x:y@z",
+    ),
 ];
 
 #[test]
@@ -184,13 +204,24 @@ fn ordinary_text_is_left_alone() {
     assert_eq!(find_shape(text), None);
 }
 
+/// Prose of the kind a layer is made of costs no pattern: the one pass cues none of it.
+#[test]
+fn ordinary_prose_is_cued_for_nothing() {
+    let prose =
+        "---\nid: doc-1\ntitle: \"Tokens\"\ndescription: The key cache and the password policy\n\
+        tags: [a, b]\n---\n# Tokens\n\nThe bearer of a lease keeps its token; a risk-free change \
+        to the disk-backed cache. See https://example.com/docs/a:b for the policy. The secret is \
+        patience.\n";
+    assert_eq!(compiled().cued(prose.as_bytes()), ShapeSet::NONE);
+}
+
 #[test]
 fn every_pattern_compiles_and_the_anchors_build() {
     let compiled = compiled();
     for (i, shape) in SHAPES.iter().enumerate() {
         assert!(compiled.pattern(i).is_some(), "{}", shape.name);
     }
-    assert!(compiled.names.is_some());
+    assert!(compiled.literals.is_some());
 }
 
 /// Every pattern, compiled once for the reference searches.
@@ -287,6 +318,10 @@ mod properties {
                 "-",
                 "SECRET_",
                 "Api-Key",
+                "risk",
+                "host/",
+                "a:b",
+                "(",
             ]
             .map(String::from),
         );
