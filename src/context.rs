@@ -316,6 +316,15 @@ impl Context {
         self.shared.executor.execute_at(self, index, input)
     }
 
+    /// Runs the capability at `index`, its answer shared with the executor's cache (read only).
+    pub fn execute_shared_at(
+        &self,
+        index: usize,
+        input: Value,
+    ) -> Result<Arc<Value>, CapabilityError> {
+        self.shared.executor.execute_shared_at(self, index, input)
+    }
+
     /// The live index, opened (and, for a server, watched) on first use.
     pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.shared

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -51,12 +51,13 @@ impl std::ops::AddAssign for Counters {
     }
 }
 
-/// A bounded map from canonical input to answer, evicting the least recently used entry.
+/// A bounded map from canonical input to answer, evicting the least recently used entry. An
+/// answer is shared, never copied: a hit hands out the same `Arc` the miss filed.
 #[derive(Debug)]
 struct Cache {
     capacity: usize,
     tick: u64,
-    entries: HashMap<String, (u64, Value)>,
+    entries: HashMap<String, (u64, Arc<Value>)>,
 }
 
 impl Cache {
@@ -68,17 +69,20 @@ impl Cache {
         }
     }
 
-    fn get(&mut self, key: &str) -> Option<Value> {
+    fn get(&mut self, key: &str) -> Option<Arc<Value>> {
         self.tick += 1;
         let tick = self.tick;
         self.entries.get_mut(key).map(|(used, value)| {
             *used = tick;
-            value.clone()
+            Arc::clone(value)
         })
     }
 
-    fn put(&mut self, key: String, value: Value) {
+    /// Files `value` under `key`; gives back the entry it evicted (the caller drops it after
+    /// letting go of the lock: a large answer takes a while to free).
+    fn put(&mut self, key: String, value: Arc<Value>) -> Option<Arc<Value>> {
         self.tick += 1;
+        let mut evicted = None;
         if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
             if let Some(oldest) = self
                 .entries
@@ -86,10 +90,11 @@ impl Cache {
                 .min_by_key(|(_, (used, _))| *used)
                 .map(|(k, _)| k.clone())
             {
-                self.entries.remove(&oldest);
+                evicted = self.entries.remove(&oldest).map(|(_, v)| v);
             }
         }
         self.entries.insert(key, (self.tick, value));
+        evicted
     }
 }
 
@@ -133,6 +138,18 @@ impl Executor {
         index: usize,
         input: Value,
     ) -> Result<Value, CapabilityError> {
+        self.execute_shared_at(ctx, index, input)
+            .map(|answer| Arc::try_unwrap(answer).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// [`Executor::execute_at`], the answer shared with the cache rather than copied out of it:
+    /// for a caller that only reads it (the MCP `tools/call` answer writes it out as text).
+    pub fn execute_shared_at(
+        &self,
+        ctx: &impl Host,
+        index: usize,
+        input: Value,
+    ) -> Result<Arc<Value>, CapabilityError> {
         let descriptor = &registry::all()[index];
         let stats = &self.stats[index];
         stats.executions.fetch_add(1, Ordering::Relaxed);
@@ -160,7 +177,7 @@ impl Executor {
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-            return ctx.run(descriptor, input);
+            return ctx.run(descriptor, input).map(Arc::new);
         };
         // The generation is read once: the key names the generation the handler then reads
         // (pinned for the whole execution), so an answer is never filed under another one.
@@ -175,8 +192,9 @@ impl Executor {
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = ctx.run(descriptor, input)?;
-        lock(cache).put(key(ctx.pinned_generation()), answer.clone());
+        let answer = Arc::new(ctx.run(descriptor, input)?);
+        let evicted = lock(cache).put(key(ctx.pinned_generation()), Arc::clone(&answer));
+        drop(evicted);
         Ok(answer)
     }
 

@@ -41,6 +41,9 @@ mod registry_positions;
 /// The executor: validation, cache, counters, error codes.
 mod executor;
 
+/// A `tools/call` answer: its text block is its `structuredContent`, a cached one the same bytes.
+mod tool_answer;
+
 /// The CLI over the real binary: derived words and flags, exit codes, fixed commands.
 mod cli;
 
