@@ -321,7 +321,7 @@ impl Context {
         &self,
         index: usize,
         input: Value,
-    ) -> Result<Arc<Value>, CapabilityError> {
+    ) -> Result<Arc<crate::executor::Shared>, CapabilityError> {
         self.shared.executor.execute_shared_at(self, index, input)
     }
 

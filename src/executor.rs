@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -51,13 +51,45 @@ impl std::ops::AddAssign for Counters {
     }
 }
 
+/// An answer as the cache keeps it and hands it out: the value and, once a caller asked for it,
+/// its compact JSON text (a hit that is written out again is not serialised again).
+#[derive(Debug)]
+pub struct Shared {
+    value: Value,
+    text: OnceLock<String>,
+}
+
+impl Shared {
+    fn new(value: Value) -> Self {
+        Self {
+            value,
+            text: OnceLock::new(),
+        }
+    }
+
+    /// The answer's compact JSON text, the bytes `Value`'s `Display` writes.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let mut out = Vec::with_capacity(4096);
+            // A `Value` always serialises (string keys); its serialiser writes UTF-8.
+            let _ = serde_json::to_writer(&mut out, &self.value);
+            String::from_utf8(out).unwrap_or_default()
+        })
+    }
+
+    /// The answer as a value of its own: moved out when nothing else holds it, else copied.
+    fn into_value(self: Arc<Self>) -> Value {
+        Arc::try_unwrap(self).map_or_else(|shared| shared.value.clone(), |own| own.value)
+    }
+}
+
 /// A bounded map from canonical input to answer, evicting the least recently used entry. An
 /// answer is shared, never copied: a hit hands out the same `Arc` the miss filed.
 #[derive(Debug)]
 struct Cache {
     capacity: usize,
     tick: u64,
-    entries: HashMap<String, (u64, Arc<Value>)>,
+    entries: HashMap<String, (u64, Arc<Shared>)>,
 }
 
 impl Cache {
@@ -69,7 +101,7 @@ impl Cache {
         }
     }
 
-    fn get(&mut self, key: &str) -> Option<Arc<Value>> {
+    fn get(&mut self, key: &str) -> Option<Arc<Shared>> {
         self.tick += 1;
         let tick = self.tick;
         self.entries.get_mut(key).map(|(used, value)| {
@@ -80,7 +112,7 @@ impl Cache {
 
     /// Files `value` under `key`; gives back the entry it evicted (the caller drops it after
     /// letting go of the lock: a large answer takes a while to free).
-    fn put(&mut self, key: String, value: Arc<Value>) -> Option<Arc<Value>> {
+    fn put(&mut self, key: String, value: Arc<Shared>) -> Option<Arc<Shared>> {
         self.tick += 1;
         let mut evicted = None;
         if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
@@ -139,17 +171,17 @@ impl Executor {
         input: Value,
     ) -> Result<Value, CapabilityError> {
         self.execute_shared_at(ctx, index, input)
-            .map(|answer| Arc::try_unwrap(answer).unwrap_or_else(|shared| (*shared).clone()))
+            .map(Shared::into_value)
     }
 
     /// [`Executor::execute_at`], the answer shared with the cache rather than copied out of it:
-    /// for a caller that only reads it (the MCP `tools/call` answer writes it out as text).
+    /// for a caller that only reads it (the MCP `tools/call` answer writes out its text).
     pub fn execute_shared_at(
         &self,
         ctx: &impl Host,
         index: usize,
         input: Value,
-    ) -> Result<Arc<Value>, CapabilityError> {
+    ) -> Result<Arc<Shared>, CapabilityError> {
         let descriptor = &registry::all()[index];
         let stats = &self.stats[index];
         stats.executions.fetch_add(1, Ordering::Relaxed);
@@ -177,7 +209,7 @@ impl Executor {
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-            return ctx.run(descriptor, input).map(Arc::new);
+            return ctx.run(descriptor, input).map(|v| Arc::new(Shared::new(v)));
         };
         // The generation is read once: the key names the generation the handler then reads
         // (pinned for the whole execution), so an answer is never filed under another one.
@@ -192,7 +224,7 @@ impl Executor {
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = Arc::new(ctx.run(descriptor, input)?);
+        let answer = Arc::new(Shared::new(ctx.run(descriptor, input)?));
         let evicted = lock(cache).put(key(ctx.pinned_generation()), Arc::clone(&answer));
         drop(evicted);
         Ok(answer)

@@ -542,7 +542,7 @@ impl Server {
         };
         let ctx = self.ctx.with_caller(session.peer);
         match ctx.execute_shared_at(index, arguments) {
-            Ok(answer) => Ok(Body::owned(tool_result(&answer))),
+            Ok(answer) => Ok(Body::owned(tool_result(answer.text()))),
             Err(CapabilityError::Internal { message }) => Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
                 format!("internal: {message}"),
@@ -685,16 +685,12 @@ struct RawId<'a> {
 
 /// `id` is JSON text, echoed as is.
 /// A successful `tools/call` result: the answer's compact JSON as the text block and, the same
-/// bytes, as `structuredContent`. Built in one buffer: the answer is written once, straight into
-/// it where `structuredContent` goes, and that text escaped into the text block before it.
-fn tool_result(answer: &Value) -> String {
-    let mut structured = Vec::with_capacity(4096);
-    // A `Value` always serialises (string keys); nothing here can fail.
-    let _ = serde_json::to_writer(&mut structured, answer);
-    // From a `Value`'s serialiser: UTF-8.
-    let text = std::str::from_utf8(&structured).unwrap_or_default();
+/// bytes, as `structuredContent`. Built in one buffer: the text (written once per answer, a cache
+/// hit reuses it) is escaped into the text block and spliced in as `structuredContent`.
+fn tool_result(text: &str) -> String {
     let mut out = Vec::with_capacity(text.len() * 2 + 96);
     out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    // A `str` always serialises (to a JSON string); nothing here can fail.
     let _ = serde_json::to_writer(&mut out, text);
     out.extend_from_slice(br#"}],"structuredContent":"#);
     out.extend_from_slice(text.as_bytes());
