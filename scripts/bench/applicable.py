@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+from mcp_pipe import Session
+
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
@@ -79,46 +81,9 @@ def layer(binary, root, blocking):
     )
 
 
-class Stdio:
-    def __init__(self, binary, repo, env=None, argv=None):
-        self.process = subprocess.Popen(
-            argv or [binary, "--repo", repo, "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.next_id = 0
-
-    def call(self, method, params):
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
-        while True:
-            answer = self.process.stdout.readline()
-            if not answer:
-                raise SystemExit("the server closed its stdout")
-            message = json.loads(answer)
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise SystemExit("%s: %s" % (method, message["error"]))
-                return message["result"], len(answer)
-
-    def timed(self, method, params):
-        started = time.perf_counter()
-        result, size = self.call(method, params)
-        return (time.perf_counter() - started) * 1e3, result, size
-
-    def initialize(self):
-        return self.timed(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
-        )
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+def Stdio(binary, repo, env=None, argv=None):
+    """`BINARY --repo REPO mcp` (or `argv`) as one session."""
+    return Session(argv or [binary, "--repo", repo, "mcp"], env=env)
 
 
 def tool(name, arguments, meta=None):

@@ -42,6 +42,8 @@ import sys
 import tempfile
 import time
 
+from mcp_pipe import Session as Stdio
+
 SKILLS = 200
 FILES = 10
 ENV = {
@@ -108,48 +110,6 @@ def layer_bytes(root):
     for d, _, names in os.walk(os.path.join(root, ".ai/repo")):
         total += sum(os.path.getsize(os.path.join(d, n)) for n in names)
     return total
-
-
-class Stdio:
-    def __init__(self, command, env=None):
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
-        self.next_id = 0
-
-    def call(self, method, params):
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
-        while True:
-            answer = self.process.stdout.readline()
-            if not answer:
-                raise SystemExit("the server closed its stdout")
-            message = json.loads(answer)
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise SystemExit(f"{method}: {message['error']}")
-                return message["result"], len(answer)
-
-    def round_trip(self, method, params):
-        """One request and its answer's line, unparsed: what the server costs, not the client's
-        JSON decoder."""
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
-        tag = f'"id":{self.next_id},'.encode()
-        while True:
-            answer = self.process.stdout.readline()
-            if not answer:
-                raise SystemExit("the server closed its stdout")
-            if tag in answer[:64]:
-                return len(answer)
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
 
 
 def medians_ms(fns, rounds):
