@@ -12,28 +12,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kit=${MAJORDOMUS_PEERS_KIT:-$root/../shared/bench/peers}
 work=${MAJORDOMUS_BENCH_DIR:-/tmp/majordomus-bench}
+. "$(dirname "$0")/kit.sh"
 runs_small=${1:-200}
 runs_large=${2:-30}
 mkdir -p "$work"
-if [ ! -x "$work/peers/rmcp/target/release/peer-rmcp" ]; then
-  rm -rf "$work/peers" && cp -r "$kit" "$work/peers" && chmod -R u+w "$work/peers"
-  (cd "$work/peers" && ./build.sh)
-fi
+kit_peers
 (cd "$root" && cargo build --release --quiet)
 bin="$root/target/release/majordomus"
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cold","version":"1"}}}'
 median() { sed -n 's/^ *\([0-9.]*\) ms median.*/\1/p' | sed -n "${1}p"; }
 for n in 100 10000; do
-  layer="$work/layer-$n"
-  [ -d "$layer" ] || python3 "$work/peers/gen_layer.py" "$n" "$layer" >/dev/null
-  repo="$work/repo-$n"
-  if [ ! -d "$repo/.ai" ]; then
-    rm -rf "$repo" && mkdir -p "$repo" && git -C "$repo" init -q
-    "$bin" init --repo "$repo" >/dev/null
-    mkdir -p "$repo/.ai/repo/knowledge/curated" && cp "$layer"/*.md "$repo/.ai/repo/knowledge/curated/"
-    git -C "$repo" add -A && git -C "$repo" -c user.email=b@x -c user.name=b commit -qm layer
-  fi
+  kit_repo "$n"
   objects=$(cd "$repo" && "$bin" objects list --limit 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
   runs=$runs_small; [ "$n" = 10000 ] && runs=$runs_large
   commands=("$bin mcp" "$rmcp $layer")

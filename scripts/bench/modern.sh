@@ -18,15 +18,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kit=${MAJORDOMUS_PEERS_KIT:-$root/../shared/bench/peers}
 work=${MAJORDOMUS_BENCH_DIR:-/tmp/majordomus-bench}
+. "$(dirname "$0")/kit.sh"
 secs=${1:-10}
 conns=${2:-64}
 rounds=${3:-3}
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 2; }
 mkdir -p "$work"
-if [ ! -x "$work/peers/rmcp/target/release/peer-rmcp" ]; then
-  rm -rf "$work/peers" && cp -r "$kit" "$work/peers"
-  (cd "$work/peers/rmcp" && cargo build --release --locked --quiet)
-fi
+kit_peers rmcp
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
 # The kit's floor program made to answer each `resources/list` with the next of a list of canned
 # results (FLOOR_PAGES: a file naming one result file a line, answered in turn): modern.py has it
@@ -62,15 +60,7 @@ fi
 (cd "$root" && cargo build --release --quiet)
 bin="$root/target/release/majordomus"
 for n in 100 10000; do
-  layer="$work/layer-$n"
-  [ -d "$layer" ] || python3 "$work/peers/gen_layer.py" "$n" "$layer" >/dev/null
-  repo="$work/repo-$n"
-  if [ ! -d "$repo/.ai" ]; then
-    rm -rf "$repo" && mkdir -p "$repo" && git -C "$repo" init -q
-    "$bin" init --repo "$repo" >/dev/null
-    mkdir -p "$repo/.ai/repo/knowledge/curated" && cp "$layer"/*.md "$repo/.ai/repo/knowledge/curated/"
-    git -C "$repo" add -A && git -C "$repo" -c user.email=b@x -c user.name=b commit -qm layer
-  fi
+  kit_repo "$n"
 done
 repo="$work/repo-10000"
 layer="$work/layer-10000"

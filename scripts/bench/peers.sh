@@ -7,29 +7,19 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kit=${MAJORDOMUS_PEERS_KIT:-$root/../shared/bench/peers}
 work=${MAJORDOMUS_BENCH_DIR:-/tmp/majordomus-bench}
+. "$(dirname "$0")/kit.sh"
 runs_small=${1:-10}
 runs_large=${2:-5}
 shift $(( $# > 2 ? 2 : $# )) || true
 peers=("$@")
 [ ${#peers[@]} -gt 0 ] || peers=(rmcp floor)
 mkdir -p "$work"
-if [ ! -x "$work/peers/rmcp/target/release/peer-rmcp" ]; then
-  rm -rf "$work/peers" && cp -r "$kit" "$work/peers"
-  (cd "$work/peers" && ./build.sh)
-fi
+kit_peers
 (cd "$root" && cargo build --release --quiet)
 bin="$root/target/release/majordomus"
 out="$work/results-$(date +%Y%m%d-%H%M%S).jsonl"
 for n in 100 10000; do
-  layer="$work/layer-$n"
-  [ -d "$layer" ] || python3 "$work/peers/gen_layer.py" "$n" "$layer" >/dev/null
-  repo="$work/repo-$n"
-  if [ ! -d "$repo/.ai" ]; then
-    rm -rf "$repo" && mkdir -p "$repo" && git -C "$repo" init -q
-    "$bin" init --repo "$repo" >/dev/null
-    mkdir -p "$repo/.ai/repo/knowledge/curated" && cp "$layer"/*.md "$repo/.ai/repo/knowledge/curated/"
-    git -C "$repo" add -A && git -C "$repo" -c user.email=b@x -c user.name=b commit -qm layer
-  fi
+  kit_repo "$n"
   runs=$runs_small; [ "$n" = 10000 ] && runs=$runs_large
   # The get tool reads one object per request: 200 layer files spread over the layer, as the
   # driver picks for the peers; the builtin resources (majordomus://repository, ://mcp) are
