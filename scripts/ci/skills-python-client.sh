@@ -3,16 +3,11 @@
 # (`mcp`, PyPI), which has no skills methods, sends `skills/list`, `skills/get` and
 # `resources/directory/read` through its session's raw `send_request`, reads every file of every
 # skill with its own `read_resource` and verifies each digest and size against the bytes read;
-# over stdio on the legacy era, and on 2026-07-28 over stdio and Streamable HTTP. Shares the
-# throwaway virtual environment of mcp-python-client.sh.
+# over stdio on the legacy era, and on 2026-07-28 over stdio and Streamable HTTP. The SDK comes from
+# scripts/ci/python-sdk.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-venv=${MAJORDOMUS_CI_VENV:-/tmp/majordomus-ci-venv}
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp").split(".")[0] != "2")' 2>/dev/null; then
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'mcp>=2.3,<3'
-fi
+. "$root/scripts/ci/python-sdk.sh"
+python_sdk
 (cd "$root" && cargo build --quiet)
 "$venv/bin/python" "$root/scripts/ci/skills-python-client.py" "$root/target/debug/majordomus"
