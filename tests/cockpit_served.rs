@@ -6,7 +6,7 @@ use std::io::Write;
 
 use majordomus::http::MAX_BODY_BYTES;
 
-use crate::serve_support::{fixture_repo, read_reply, Reply, Served};
+use crate::serve_support::{chunked_over, fixture_repo, read_reply, Reply, Served};
 
 /// What a refused form must look like: the status, as an HTML page of the Cockpit naming the
 /// code word.
@@ -31,14 +31,7 @@ fn assert_error_page(reply: &Reply, status: u16, code: &str) {
 fn a_streamed_form_over_the_bound_is_the_cockpits_413_page() {
     let repo = fixture_repo();
     let served = Served::start(repo.path());
-    let chunk = vec![b'a'; 256 * 1024];
-    let mut body = Vec::new();
-    for _ in 0..(MAX_BODY_BYTES / chunk.len() + 1) {
-        body.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-        body.extend_from_slice(&chunk);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(b"0\r\n\r\n");
+    let body = chunked_over(MAX_BODY_BYTES, b'a');
     let request = served.request_bytes(
         "POST",
         "/cockpit/capabilities/knowledge.record/run",

@@ -322,6 +322,19 @@ impl Reply {
             .to_string()
     }
 }
+/// A chunked body (`Transfer-Encoding: chunked`) of 256 KiB chunks of `byte`, one chunk more
+/// than `bound` holds, then the last chunk: a streamed body that only its length makes wrong.
+pub fn chunked_over(bound: usize, byte: u8) -> Vec<u8> {
+    let chunk = vec![byte; 256 * 1024];
+    let mut body = Vec::new();
+    for _ in 0..(bound / chunk.len() + 1) {
+        body.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        body.extend_from_slice(&chunk);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"0\r\n\r\n");
+    body
+}
 
 /// Reads one reply to the end of the connection (requests are sent with `Connection: close`).
 pub fn read_reply(stream: &mut TcpStream) -> Reply {

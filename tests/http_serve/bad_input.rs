@@ -4,7 +4,9 @@
 
 use std::io::Write;
 
-use crate::serve_support::{finish_sending, fixture_repo, read_reply, route_of, Served};
+use crate::serve_support::{
+    chunked_over, finish_sending, fixture_repo, read_reply, route_of, Served,
+};
 use majordomus::http::MAX_BODY_BYTES;
 
 #[test]
@@ -83,14 +85,7 @@ fn a_body_announced_over_the_bound_is_refused_unread() {
 fn a_chunked_body_over_the_bound_is_refused_in_the_envelope() {
     let repo = fixture_repo();
     let served = Served::start(repo.path());
-    let chunk = vec![b' '; 256 * 1024];
-    let mut body = Vec::new();
-    for _ in 0..(MAX_BODY_BYTES / chunk.len() + 1) {
-        body.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-        body.extend_from_slice(&chunk);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(b"0\r\n\r\n");
+    let body = chunked_over(MAX_BODY_BYTES, b' ');
     let request = served.request_bytes(
         "POST",
         route_of("peers.announce"),
