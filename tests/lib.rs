@@ -50,6 +50,9 @@ mod cli;
 /// The common glob shapes matched without regex agree with `globset` on every glob and path.
 mod glob_shape;
 
+/// The indexed scope table answers what matching every glob with `globset` answers.
+mod scope_table;
+
 /// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 

@@ -29,6 +29,7 @@ mod object;
 mod parallel;
 mod plain_yaml;
 mod scope;
+mod scope_index;
 mod scope_table;
 mod search;
 mod skills;

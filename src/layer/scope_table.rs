@@ -1,13 +1,14 @@
 //! The per-generation table that answers `objects.applicable` (SPEC §5): the scope of every active
-//! rule and `instructions` object, what an answer shows of each rule (class, statement), the
-//! answer's order, and every glob compiled into one `GlobSet`. Built once per index, asked many
-//! times; it knows nothing of capabilities or of how an answer is serialised.
+//! rule and `instructions` object, what an answer shows of each rule (class, statement) and the
+//! answer's order. Built once per index, asked many times; it knows nothing of capabilities or of
+//! how an answer is serialised.
 //!
-//! Globs are grouped by their literal directory prefix (`src/db/` for `src/db/**/*.rs`): a path
-//! is matched only against the globs of its own ancestors. One set of thousands of such globs is
-//! a regex set that takes milliseconds per path. Within a group, the common shapes (a literal
-//! path, `dir/**`, `**/*.ext`, `dir/**/*.ext`: `GlobShape`) are compared as strings and only the
-//! rest go through the group's `GlobSet`.
+//! A path's matches are found by lookups, not by visiting globs: the globs of a common shape (a
+//! literal path, `dir/**`, `**/*.ext`, `dir/**/*.ext`: `GlobShape`) and the directories of nested
+//! agent files are filed in a `ShapeIndex` (`scope_index.rs`), so a path costs the same at 10 or
+//! 10,000 scoped rules. Only the other globs go through `globset`, grouped by their literal
+//! directory prefix (`src/db/` for `src/db/*/mod.rs`) so a path meets only its ancestors' sets:
+//! one set of thousands of globs is a regex set that takes milliseconds per path.
 //!
 //! An unscoped entry applies to every path asked, whatever they are: it gets one `always` reason
 //! naming no path, so an answer costs what the scoped matches cost, not entries × paths.
@@ -20,6 +21,7 @@ use serde_json::Value;
 use super::glob_shape::GlobShape;
 use super::object::Object;
 use super::scope::{glob, scope_of, Scope};
+use super::scope_index::{ancestors, ShapeIndex};
 
 /// Why an object applies to some of the paths asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,8 +59,8 @@ struct Entry {
     statement: String,
 }
 
-/// The scopes of one generation's active rules and instructions, with every glob compiled into
-/// one set.
+/// The scopes of one generation's active rules and instructions, indexed so a path's matches are
+/// lookups.
 #[derive(Clone, Debug)]
 pub struct ScopeTable {
     /// In index order.
@@ -70,23 +72,34 @@ pub struct ScopeTable {
     unscoped_rules: usize,
     /// The `instructions` objects' entry numbers, in index order.
     instructions: Vec<usize>,
-    /// Every glob of every entry, in entry order: the entry it belongs to and the glob as written.
-    globs: Vec<(usize, String)>,
-    /// The globs by literal directory prefix (`""` for those that start with a wildcard).
-    buckets: HashMap<String, Bucket>,
-    /// The entries scoped to a directory.
-    directories: Vec<usize>,
+    /// Every glob of every entry, in entry order.
+    globs: Vec<GlobEntry>,
+    /// The globs of a common shape, by glob number.
+    shaped: ShapeIndex,
+    /// The other globs by literal directory prefix (`""` for those that start with a wildcard).
+    others: HashMap<String, Bucket>,
+    /// The entries scoped to a directory, by entry number.
+    directories: ShapeIndex,
 }
 
-/// The globs sharing one literal directory prefix, by glob number (`ScopeTable::globs`).
-#[derive(Clone, Debug, Default)]
+/// One glob of an entry.
+#[derive(Clone, Debug)]
+struct GlobEntry {
+    /// The entry it belongs to.
+    entry: usize,
+    /// As written.
+    pattern: String,
+    /// The length of its literal directory prefix: a path's reasons name its globs by this, then
+    /// in the order they were written.
+    depth: usize,
+}
+
+/// The globs of no common shape sharing one literal directory prefix, compiled into one set.
+#[derive(Clone, Debug)]
 struct Bucket {
-    /// The globs of a common shape, matched without regex.
-    shaped: Vec<(GlobShape, usize)>,
-    /// The other globs, compiled into one set.
-    set: Option<GlobSet>,
-    /// For each glob of `set`, its number.
-    others: Vec<usize>,
+    set: GlobSet,
+    /// For each glob of `set`, its number (`ScopeTable::globs`).
+    numbers: Vec<usize>,
 }
 
 /// The leading directories of `glob` written without any wildcard, `/`-terminated: every path the
@@ -104,11 +117,6 @@ fn literal_prefix(glob: &str) -> String {
     prefix
 }
 
-/// The directories holding `path`, from the root: `""`, `src/`, `src/db/` for `src/db/a.rs`.
-fn ancestors(path: &str) -> impl Iterator<Item = &str> {
-    std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..=i]))
-}
-
 fn text(metadata: &serde_json::Map<String, Value>, key: &str) -> String {
     metadata
         .get(key)
@@ -118,7 +126,8 @@ fn text(metadata: &serde_json::Map<String, Value>, key: &str) -> String {
 }
 
 impl ScopeTable {
-    pub(crate) fn build(objects: &[Object]) -> ScopeTable {
+    /// The table of `objects` (an index's, in its order).
+    pub fn build(objects: &[Object]) -> ScopeTable {
         let mut entries = Vec::new();
         for (position, o) in objects.iter().enumerate() {
             if o.kind != "rule" && o.kind != "instructions" {
@@ -161,39 +170,45 @@ impl ScopeTable {
             .filter(|&&e| entries[e].scope == Scope::Always)
             .count();
         let mut globs = Vec::new();
-        let mut buckets: HashMap<String, Bucket> = HashMap::new();
-        let mut builders: HashMap<String, GlobSetBuilder> = HashMap::new();
+        let mut shaped = ShapeIndex::default();
+        let mut directories = ShapeIndex::default();
+        let mut builders: HashMap<String, (GlobSetBuilder, Vec<usize>)> = HashMap::new();
         for (e, entry) in entries.iter().enumerate() {
-            if let Scope::Globs(list) = &entry.scope {
-                for g in list {
-                    let number = globs.len();
-                    let bucket = buckets.entry(literal_prefix(g)).or_default();
-                    if let Some(shape) = GlobShape::of(g) {
-                        bucket.shaped.push((shape, number));
-                    } else if let Ok(compiled) = glob(g) {
-                        // Every glob was checked when the object was made.
-                        builders
-                            .entry(literal_prefix(g))
-                            .or_insert_with(GlobSetBuilder::new)
-                            .add(compiled);
-                        bucket.others.push(number);
-                    } else {
-                        continue;
+            match &entry.scope {
+                Scope::Globs(list) => {
+                    for g in list {
+                        let number = globs.len();
+                        let prefix = literal_prefix(g);
+                        if let Some(shape) = GlobShape::of(g) {
+                            shaped.insert(shape, number);
+                        } else if let Ok(compiled) = glob(g) {
+                            let (builder, numbers) = builders
+                                .entry(prefix.clone())
+                                .or_insert_with(|| (GlobSetBuilder::new(), Vec::new()));
+                            builder.add(compiled);
+                            numbers.push(number);
+                        } else {
+                            // Every glob was checked when the object was made.
+                            continue;
+                        }
+                        globs.push(GlobEntry {
+                            entry: e,
+                            pattern: g.clone(),
+                            depth: prefix.len(),
+                        });
                     }
-                    globs.push((e, g.clone()));
                 }
+                // A directory is `/`-terminated: the paths under it are those `dir/**` matches.
+                Scope::Directory(dir) => directories.insert(GlobShape::Under(dir.clone()), e),
+                Scope::Always | Scope::OnRequest => {}
             }
         }
-        for (prefix, builder) in builders {
-            if let Some(bucket) = buckets.get_mut(&prefix) {
-                bucket.set = Some(builder.build().unwrap_or_else(|_| GlobSet::empty()));
-            }
-        }
-        let directories = entries
-            .iter()
-            .enumerate()
-            .filter(|(_, entry)| matches!(entry.scope, Scope::Directory(_)))
-            .map(|(e, _)| e)
+        let others = builders
+            .into_iter()
+            .map(|(prefix, (builder, numbers))| {
+                let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+                (prefix, Bucket { set, numbers })
+            })
             .collect();
         ScopeTable {
             entries,
@@ -201,7 +216,8 @@ impl ScopeTable {
             unscoped_rules,
             instructions,
             globs,
-            buckets,
+            shaped,
+            others,
             directories,
         }
     }
@@ -254,36 +270,32 @@ impl ScopeTable {
         };
         let mut scratch = Vec::new();
         let mut matched = Vec::new();
+        let mut dirs = Vec::new();
         for path in paths {
-            for &e in &self.directories {
+            dirs.clear();
+            self.directories.matches_into(path, &mut dirs);
+            dirs.sort_unstable();
+            for &e in &dirs {
                 if let Scope::Directory(dir) = &self.entries[e].scope {
-                    if path.starts_with(dir.as_str()) {
-                        add(e, "directory", dir, path)
+                    add(e, "directory", dir, path)
+                }
+            }
+            matched.clear();
+            self.shaped.matches_into(path, &mut matched);
+            if !self.others.is_empty() {
+                for dir in ancestors(path) {
+                    if let Some(bucket) = self.others.get(dir) {
+                        bucket.set.matches_into(path, &mut scratch);
+                        matched.extend(scratch.iter().map(|&i| bucket.numbers[i]));
                     }
                 }
             }
-            for dir in ancestors(path) {
-                let Some(bucket) = self.buckets.get(dir) else {
-                    continue;
-                };
-                matched.clear();
-                matched.extend(
-                    bucket
-                        .shaped
-                        .iter()
-                        .filter(|(shape, _)| shape.matches(path))
-                        .map(|&(_, g)| g),
-                );
-                if let Some(set) = &bucket.set {
-                    set.matches_into(path, &mut scratch);
-                    matched.extend(scratch.iter().map(|&i| bucket.others[i]));
-                    // Globs in the order they were written, whichever way they matched.
-                    matched.sort_unstable();
-                }
-                for &g in &matched {
-                    let (e, pattern) = &self.globs[g];
-                    add(*e, "glob", pattern, path);
-                }
+            // Shallower literal directories first, then in the order the globs were written,
+            // whichever way they matched.
+            matched.sort_unstable_by_key(|&g| (self.globs[g].depth, g));
+            for &g in &matched {
+                let glob = &self.globs[g];
+                add(glob.entry, "glob", &glob.pattern, path);
             }
         }
         let applies = |e: &usize| self.entries[*e].scope == Scope::Always || slot[*e] != 0;
@@ -353,7 +365,5 @@ mod tests {
         assert_eq!(literal_prefix("**/*.rs"), "");
         assert_eq!(literal_prefix("src/{a,b}/x.rs"), "src/");
         assert_eq!(literal_prefix("README.md"), "");
-        let dirs: Vec<&str> = ancestors("src/db/a.rs").collect();
-        assert_eq!(dirs, ["", "src/", "src/db/"]);
     }
 }
