@@ -486,7 +486,11 @@ impl Host for Context {
         Context::pinned_generation(self)
     }
 
-    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError> {
+    fn run(
+        &self,
+        descriptor: &Descriptor,
+        input: Value,
+    ) -> Result<crate::registry::rt::Output, CapabilityError> {
         (descriptor.handler)(self, input)
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::registry::{self, lang, rt::Descriptor};
+use crate::registry::{self, lang, rt::Descriptor, rt::Output};
 
 /// What the executor needs of the context it runs a capability in (the `Context` is the one
 /// host): one generation pinned for a whole execution, and the call of a handler.
@@ -20,8 +20,8 @@ pub trait Host: Sized {
     fn pinned(&self) -> Self;
     /// The generation a pinned context has read (0 before its first read).
     fn pinned_generation(&self) -> u64;
-    /// Runs `descriptor`'s handler on a validated input.
-    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Value, CapabilityError>;
+    /// Runs `descriptor`'s handler on a validated input; its typed answer is not yet serialised.
+    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Output, CapabilityError>;
 }
 
 /// Counters of one capability.
@@ -51,35 +51,68 @@ impl std::ops::AddAssign for Counters {
     }
 }
 
-/// An answer as the cache keeps it and hands it out: the value and, once a caller asked for it,
-/// its compact JSON text (a hit that is written out again is not serialised again).
+/// An answer as the cache keeps it and hands it out: its compact JSON text, its `Value`, or both,
+/// each made from the other the first time a caller asks for it, and what a projection writes of
+/// it. A caller that writes the answer out gets the handler's typed answer serialised once,
+/// straight to text, with no `Value` in between; a hit written out again is not serialised again.
 #[derive(Debug)]
 pub struct Shared {
-    value: Value,
+    value: OnceLock<Value>,
     text: OnceLock<String>,
+    written: OnceLock<String>,
+}
+
+/// Which form of an answer the caller of an execution reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Text,
+    Value,
 }
 
 impl Shared {
-    fn new(value: Value) -> Self {
-        Self {
+    fn made(output: Output, form: Form) -> Result<Self, CapabilityError> {
+        let (value, text) = match form {
+            Form::Text => (OnceLock::new(), OnceLock::from(output.to_text()?)),
+            Form::Value => (OnceLock::from(output.to_value()?), OnceLock::new()),
+        };
+        Ok(Self {
             value,
-            text: OnceLock::new(),
-        }
+            text,
+            written: OnceLock::new(),
+        })
     }
 
     /// The answer's compact JSON text, the bytes `Value`'s `Display` writes.
     pub fn text(&self) -> &str {
         self.text.get_or_init(|| {
-            let mut out = Vec::with_capacity(4096);
-            // A `Value` always serialises (string keys); its serialiser writes UTF-8.
-            let _ = serde_json::to_writer(&mut out, &self.value);
-            String::from_utf8(out).unwrap_or_default()
+            // Made with a value, or it would have its text already; a `Value` always serialises.
+            serde_json::to_string(self.value.get().unwrap_or(&Value::Null)).unwrap_or_default()
         })
+    }
+
+    /// The answer as a value, read back from its text the first time when it was made as text.
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            // Text the serialiser wrote always reads back as the same value.
+            serde_json::from_str(self.text.get().map_or("null", String::as_str)).unwrap_or_default()
+        })
+    }
+
+    /// What the one projection that writes this answer whole (MCP's `tools/call` result) writes
+    /// of it: `render` of its text the first time, then the same bytes for every hit.
+    pub fn written(&self, render: impl FnOnce(&str) -> String) -> &str {
+        self.written.get_or_init(|| render(self.text()))
     }
 
     /// The answer as a value of its own: moved out when nothing else holds it, else copied.
     fn into_value(self: Arc<Self>) -> Value {
-        Arc::try_unwrap(self).map_or_else(|shared| shared.value.clone(), |own| own.value)
+        match Arc::try_unwrap(self) {
+            Ok(mut own) => match own.value.take() {
+                Some(value) => value,
+                None => own.value().clone(),
+            },
+            Err(shared) => shared.value().clone(),
+        }
     }
 }
 
@@ -170,17 +203,27 @@ impl Executor {
         index: usize,
         input: Value,
     ) -> Result<Value, CapabilityError> {
-        self.execute_shared_at(ctx, index, input)
+        self.execute_as(ctx, index, input, Form::Value)
             .map(Shared::into_value)
     }
 
-    /// [`Executor::execute_at`], the answer shared with the cache rather than copied out of it:
-    /// for a caller that only reads it (the MCP `tools/call` answer writes out its text).
+    /// [`Executor::execute_at`], the answer shared with the cache rather than copied out of it
+    /// and made as text: for a caller that writes it out (the MCP `tools/call` answer, HTTP).
     pub fn execute_shared_at(
         &self,
         ctx: &impl Host,
         index: usize,
         input: Value,
+    ) -> Result<Arc<Shared>, CapabilityError> {
+        self.execute_as(ctx, index, input, Form::Text)
+    }
+
+    fn execute_as(
+        &self,
+        ctx: &impl Host,
+        index: usize,
+        input: Value,
+        form: Form,
     ) -> Result<Arc<Shared>, CapabilityError> {
         let descriptor = &registry::all()[index];
         let stats = &self.stats[index];
@@ -209,7 +252,7 @@ impl Executor {
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-            return ctx.run(descriptor, input).map(|v| Arc::new(Shared::new(v)));
+            return Shared::made(ctx.run(descriptor, input)?, form).map(Arc::new);
         };
         // The generation is read once: the key names the generation the handler then reads
         // (pinned for the whole execution), so an answer is never filed under another one.
@@ -224,7 +267,7 @@ impl Executor {
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = Arc::new(Shared::new(ctx.run(descriptor, input)?));
+        let answer = Arc::new(Shared::made(ctx.run(descriptor, input)?, form)?);
         let evicted = lock(cache).put(key(ctx.pinned_generation()), Arc::clone(&answer));
         drop(evicted);
         Ok(answer)

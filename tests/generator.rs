@@ -229,7 +229,15 @@ mod compiled {
         let ctx = majordomus::Context::new();
         let echo = &CAPABILITIES[0];
         let answer = (echo.handler)(&ctx, json!({ "word": "hi", "times": 2 })).expect("echoes");
-        assert_eq!(answer["words"], json!(["hi", "hi"]));
+        // The typed answer reads the same as text and as a value.
+        assert_eq!(
+            answer.to_value().expect("a value")["words"],
+            json!(["hi", "hi"])
+        );
+        assert_eq!(
+            answer.to_text().expect("text"),
+            answer.to_value().expect("a value").to_string()
+        );
     }
 }
 

@@ -94,3 +94,61 @@ fn the_text_block_is_the_structured_content_and_a_cached_answer_is_the_same_byte
     assert_eq!(applicable["cache_hits"], 1, "{applicable}");
     assert_eq!(applicable["handler_invocations"], 1, "{applicable}");
 }
+
+#[test]
+fn an_edit_between_two_identical_calls_is_answered_from_the_new_generation() {
+    let (f, mut mcp) = server();
+    let arguments = json!({ "paths": ["src/main.rs", "docs/x.md"] });
+    let rule_of = |answer: &Value| -> Value {
+        answer["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .find(|r| r["identity"] == "quoted@1")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let before = mcp.call_ok("majordomus_applicable", arguments.clone());
+    assert_eq!(
+        rule_of(&before)["because"][0]["paths"],
+        json!(["src/main.rs"]),
+        "{before}"
+    );
+    // The same rule, now scoped to the docs and saying something else.
+    f.write(
+        ".ai/repo/rules/quoted.md",
+        SCOPED_RULE
+            .replace("src/**/*.rs\"]", "docs/**\"]")
+            .replace("statement: 'Tabs", "statement: 'Edited: tabs"),
+    );
+    // Once the server reads the new generation (its `get` of the rule says so)...
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let got = mcp.call_ok(
+            "majordomus_get",
+            json!({ "uri": "majordomus://rule/quoted@1" }),
+        );
+        if got["metadata"]["statement"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("Edited"))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit was never seen: {got}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // ...the very same input is answered anew, not from the first generation's cache entry.
+    let after = mcp.call_ok("majordomus_applicable", arguments);
+    let rule = rule_of(&after);
+    assert!(
+        rule["statement"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("Edited")),
+        "{after}"
+    );
+    assert_eq!(rule["because"][0]["pattern"], "docs/**", "{after}");
+    assert_eq!(rule["because"][0]["paths"], json!(["docs/x.md"]), "{after}");
+}

@@ -120,8 +120,9 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
             ),
         );
     }
-    match input.and_then(|input| state.ctx.execute_at(index, input)) {
-        Ok(answer) => json_response(answer.to_string()),
+    // Written straight from the handler's typed answer (or the cache's text): no `Value` between.
+    match input.and_then(|input| state.ctx.execute_shared_at(index, input)) {
+        Ok(answer) => json_response(answer.text().to_string()),
         Err(e) => capability_error(&e),
     }
 }

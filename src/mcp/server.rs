@@ -101,6 +101,8 @@ enum Text {
     Static(&'static str),
     /// One page of a generation's `resources/list` or `skills/list`.
     Page(std::sync::Arc<crate::resolve::Pages>, usize),
+    /// A `tools/call` result as the executor's cache keeps it written.
+    Answer(std::sync::Arc<crate::executor::Shared>),
 }
 
 impl Body {
@@ -125,6 +127,7 @@ impl Body {
             Text::Owned(s) => &s[self.skip..],
             Text::Static(s) => &s[self.skip..],
             Text::Page(pages, page) => pages.pages[*page].text.as_str(),
+            Text::Answer(answer) => &answer.written(tool_result)[self.skip..],
         };
         [self.before, text, &self.after]
     }
@@ -154,6 +157,7 @@ impl Body {
             match &self.text {
                 Text::Owned(text) => &text[1..],
                 Text::Static(text) => &text[1..],
+                Text::Answer(answer) => &answer.written(tool_result)[1..],
                 Text::Page(..) => "",
             }
         } else {
@@ -542,7 +546,11 @@ impl Server {
         };
         let ctx = self.ctx.with_caller(session.peer);
         match ctx.execute_shared_at(index, arguments) {
-            Ok(answer) => Ok(Body::owned(tool_result(answer.text()))),
+            // A hit writes the bytes the miss rendered.
+            Ok(answer) => {
+                answer.written(tool_result);
+                Ok(Body::around("", Text::Answer(answer), ""))
+            }
             Err(CapabilityError::Internal { message }) => Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
                 format!("internal: {message}"),

@@ -445,7 +445,7 @@ fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
         let ns = format_ident!("{}", c.namespace);
         let name = format_ident!("{}", c.name);
         handlers.push(quote! {
-            pub(super) fn #fn_ident(ctx: &super::rt::Context, input: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, super::rt::CapabilityError> {
+            pub(super) fn #fn_ident(ctx: &super::rt::Context, input: ::serde_json::Value) -> ::std::result::Result<super::rt::Output, super::rt::CapabilityError> {
                 super::rt::invoke::<#input_ty, #output_ty>(ctx, input, crate::capabilities::#ns::#name)
             }
         });

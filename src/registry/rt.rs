@@ -11,8 +11,37 @@ pub use super::lang::{Determinism, Effect, Hints, Kind, Method, Schema};
 pub use crate::context::Context;
 pub use crate::error::CapabilityError;
 
-/// A generated handler shim: JSON in, JSON out, typed in between.
-pub type Handler = fn(&Context, Value) -> Result<Value, CapabilityError>;
+/// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.
+pub type Handler = fn(&Context, Value) -> Result<Output, CapabilityError>;
+
+/// A handler's typed answer, not yet serialised: written straight to compact JSON text for a
+/// caller that writes it out (MCP `tools/call`, HTTP), made into a `Value` for one that reads it.
+pub type Output = Box<dyn Answer>;
+
+/// What the executor asks of a typed answer.
+pub trait Answer {
+    /// The answer as compact JSON text, in its fields' declared order.
+    fn to_text(&self) -> Result<String, CapabilityError>;
+    /// The answer as a `Value` (the same members in the same order as [`Answer::to_text`]).
+    fn to_value(&self) -> Result<Value, CapabilityError>;
+}
+
+impl<T: Serialize> Answer for T {
+    fn to_text(&self) -> Result<String, CapabilityError> {
+        let mut out = Vec::with_capacity(4096);
+        serde_json::to_writer(&mut out, self).map_err(unserialisable)?;
+        // serde_json writes UTF-8 only.
+        String::from_utf8(out).map_err(|e| CapabilityError::internal(e.to_string()))
+    }
+
+    fn to_value(&self) -> Result<Value, CapabilityError> {
+        serde_json::to_value(self).map_err(unserialisable)
+    }
+}
+
+fn unserialisable(e: serde_json::Error) -> CapabilityError {
+    CapabilityError::internal(format!("the answer cannot be serialised: {e}"))
+}
 
 /// One capability as compiled from its declaration.
 #[derive(Debug)]
@@ -140,14 +169,12 @@ pub fn invoke<I, O>(
     ctx: &Context,
     input: Value,
     handler: fn(&Context, I) -> Result<O, CapabilityError>,
-) -> Result<Value, CapabilityError>
+) -> Result<Output, CapabilityError>
 where
     I: DeserializeOwned,
-    O: Serialize,
+    O: Serialize + 'static,
 {
     let typed: I = serde_json::from_value(input)
         .map_err(|e| CapabilityError::invalid_input(format!("the input does not fit: {e}")))?;
-    let output = handler(ctx, typed)?;
-    serde_json::to_value(output)
-        .map_err(|e| CapabilityError::internal(format!("the answer cannot be serialised: {e}")))
+    Ok(Box::new(handler(ctx, typed)?))
 }
