@@ -2,7 +2,9 @@
 //! by one to three globs: the median time of one call for 100 distinct paths (each call asks
 //! about new paths, so the executor's cache never answers), and the same for `objects.get`, to
 //! give the ratio. Target: at most 2 ms median for `objects.applicable` (its default page of 100
-//! rules; the largest page, 1000, is measured beside it).
+//! rules; the largest page, 1000, is measured beside it). Beside the answer as a `Value` (what
+//! the CLI and the Cockpit read), the same call as MCP and HTTP take it — written straight to
+//! text — on a miss and on a hit (the same 100 paths again).
 //!
 //! `cargo bench --bench applicable`.
 
@@ -61,6 +63,15 @@ fn main() {
     let mut get = Vec::new();
     let mut table = Vec::new();
     let mut largest = Vec::new();
+    let mut as_text = Vec::new();
+    let mut as_text_hit = Vec::new();
+    let (applicable_at, _) =
+        majordomus::registry::by_id("objects.applicable").expect("objects.applicable is declared");
+    let fixed: Vec<String> = (0..100)
+        .map(|p| format!("src/m{:03}/x/fixed.rs", p % 400))
+        .collect();
+    ctx.execute_shared_at(applicable_at, serde_json::json!({ "paths": fixed }))
+        .expect("objects.applicable answers");
     for run in 0..runs {
         let paths: Vec<String> = (0..100)
             .map(|p| format!("src/m{:03}/x/f{run}.rs", (run * 100 + p) % 400))
@@ -83,6 +94,19 @@ fn main() {
             "{answer}"
         );
         assert_eq!(answer["rules"].as_array().map(Vec::len), Some(100));
+        let t = Instant::now();
+        let paths_as_text: Vec<String> = paths.iter().map(|p| p.replace("/f", "/g")).collect();
+        let written = ctx
+            .execute_shared_at(applicable_at, serde_json::json!({ "paths": paths_as_text }))
+            .expect("objects.applicable answers as text");
+        assert!(written.text().len() > 10_000);
+        as_text.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let hit = ctx
+            .execute_shared_at(applicable_at, serde_json::json!({ "paths": fixed }))
+            .expect("objects.applicable answers from its cache");
+        assert!(hit.text().len() > 10_000);
+        as_text_hit.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         let page = ctx
             .execute(
@@ -110,6 +134,14 @@ fn main() {
     println!(
         "objects.applicable, the same with a page of 1000 rules: median {:.3} ms",
         median(largest)
+    );
+    println!(
+        "objects.applicable written as text (as MCP and HTTP take it), a miss: median {:.3} ms",
+        median(as_text)
+    );
+    println!(
+        "objects.applicable written as text, a hit (the same 100 paths again): median {:.3} ms",
+        median(as_text_hit)
     );
     println!(
         "objects.get (cache warm after the first): median {g:.3} ms; ratio {:.1}x",

@@ -300,22 +300,43 @@ fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The input with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry.
+/// The input as compact JSON with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry;
+/// written straight from the input, without a sorted copy of it.
 fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
+    fn write(value: &Value, out: &mut Vec<u8>) {
         match value {
             Value::Object(map) => {
                 let mut keys: Vec<&String> = map.keys().collect();
                 keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&map[k])))
-                        .collect(),
-                )
+                out.push(b'{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    // A string and a `Value` always serialise.
+                    let _ = serde_json::to_writer(&mut *out, key);
+                    out.push(b':');
+                    write(&map[key], out);
+                }
+                out.push(b'}');
             }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(item, out);
+                }
+                out.push(b']');
+            }
+            other => {
+                let _ = serde_json::to_writer(&mut *out, other);
+            }
         }
     }
-    sorted(value).to_string()
+    let mut out = Vec::with_capacity(256);
+    write(value, &mut out);
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }

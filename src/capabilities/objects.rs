@@ -290,10 +290,12 @@ pub fn applicable(
         )));
     }
     let mut paths = Vec::with_capacity(input.paths.len());
-    for (i, path) in input.paths.iter().enumerate() {
-        let checked = crate::layer::check_path(path)
+    for (i, path) in input.paths.into_iter().enumerate() {
+        let checked = crate::layer::check_path(&path)
             .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
-        paths.push(checked);
+        // The path as given, when checking left it as it was (no `./` to drop): not copied.
+        let checked = (checked.len() != path.len()).then(|| checked.to_string());
+        paths.push(checked.unwrap_or(path));
     }
     let index = ctx.index()?;
     let page = crate::layer::Page {

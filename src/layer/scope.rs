@@ -180,9 +180,9 @@ pub(crate) fn scope_of(
     }
 }
 
-/// Checks one path asked about: repository-relative, `/`-separated, no `..`, not empty. `Err`
-/// says what is wrong.
-pub fn check_path(path: &str) -> Result<String, String> {
+/// Checks one path asked about: repository-relative, `/`-separated, no `..`, not empty. `Ok` is
+/// the path without a leading `./`; `Err` says what is wrong.
+pub fn check_path(path: &str) -> Result<&str, String> {
     let trimmed = path.strip_prefix("./").unwrap_or(path);
     if trimmed.is_empty() {
         return Err("a path is empty".to_string());
@@ -200,7 +200,7 @@ pub fn check_path(path: &str) -> Result<String, String> {
     if trimmed.contains('\0') {
         return Err(format!("`{}` contains a NUL byte", path.escape_debug()));
     }
-    Ok(trimmed.to_string())
+    Ok(trimmed)
 }
 
 #[cfg(test)]

@@ -241,32 +241,21 @@ impl ScopeTable {
         paths: &'a [String],
         page: Page,
     ) -> Applicability<'a> {
-        // Only scoped entries collect reasons per path; the rest is `always`.
-        // `slot[e]` is 1 + where entry `e`'s reasons are in `lists`, 0 while it has none: an
-        // array of the table's size costs less than hashing every match.
+        // Only scoped entries collect reasons per path; the rest is `always`. Every match is
+        // noted flat, in the order found; reasons are made only for the entries the answer
+        // shows (a page of them), not for every entry that matched.
+        // `slot[e]` is 0 while entry `e` matched nothing, 1 once it did, and 2 + its place in
+        // the answer once it is shown: an array of the table's size costs less than hashing
+        // every match.
         let mut slot = vec![0u32; self.entries.len()];
-        let mut lists: Vec<(usize, Vec<Reason<'a>>)> = Vec::new();
+        let mut found: Vec<(usize, &'static str, &'a str, &'a str)> = Vec::new();
+        let mut scoped_rules = 0;
         let mut add = |entry: usize, reason: &'static str, pattern: &'a str, path: &'a str| {
             if slot[entry] == 0 {
-                lists.push((entry, Vec::new()));
-                slot[entry] = lists.len() as u32;
+                slot[entry] = 1;
+                scoped_rules += usize::from(self.entries[entry].rule);
             }
-            let list = &mut lists[slot[entry] as usize - 1].1;
-            match list
-                .iter_mut()
-                .find(|r| r.reason == reason && r.pattern == pattern)
-            {
-                Some(r) => {
-                    if r.paths.last() != Some(&path) {
-                        r.paths.push(path)
-                    }
-                }
-                None => list.push(Reason {
-                    reason,
-                    pattern,
-                    paths: vec![path],
-                }),
-            }
+            found.push((entry, reason, pattern, path));
         };
         let mut scratch = Vec::new();
         let mut matched = Vec::new();
@@ -299,8 +288,7 @@ impl ScopeTable {
             }
         }
         let applies = |e: &usize| self.entries[*e].scope == Scope::Always || slot[*e] != 0;
-        let total_rules =
-            self.unscoped_rules + lists.iter().filter(|(e, _)| self.entries[*e].rule).count();
+        let total_rules = self.unscoped_rules + scoped_rules;
         let page: Vec<usize> = self
             .rules
             .iter()
@@ -310,22 +298,51 @@ impl ScopeTable {
             .take(page.limit)
             .collect();
         let instructions: Vec<usize> = self.instructions.iter().copied().filter(applies).collect();
+        let shown = page.len() + instructions.len();
+        let mut reasons: Vec<Vec<Reason<'a>>> = vec![Vec::new(); shown];
+        for (at, &e) in page.iter().chain(&instructions).enumerate() {
+            if slot[e] != 0 {
+                slot[e] = 2 + at as u32;
+            }
+        }
+        for &(e, reason, pattern, path) in &found {
+            let Some(at) = slot[e].checked_sub(2) else {
+                continue;
+            };
+            let list = &mut reasons[at as usize];
+            match list
+                .iter_mut()
+                .find(|r| r.reason == reason && r.pattern == pattern)
+            {
+                Some(r) => {
+                    if r.paths.last() != Some(&path) {
+                        r.paths.push(path)
+                    }
+                }
+                None => list.push(Reason {
+                    reason,
+                    pattern,
+                    paths: vec![path],
+                }),
+            }
+        }
+        let mut reasons = reasons.into_iter();
         let mut take = |e: usize| {
             let entry = &self.entries[e];
-            let reasons = match slot[e] {
-                0 => vec![Reason {
+            let mut because = reasons.next().unwrap_or_default();
+            if because.is_empty() {
+                because.push(Reason {
                     reason: "always",
                     pattern: "",
                     paths: Vec::new(),
-                }],
-                at => std::mem::take(&mut lists[at as usize - 1].1),
-            };
+                });
+            }
             Applicable {
                 object: &objects[entry.position],
                 scope: &entry.scope,
                 class: &entry.class,
                 statement: &entry.statement,
-                reasons,
+                reasons: because,
             }
         };
         Applicability {

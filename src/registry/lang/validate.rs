@@ -199,8 +199,13 @@ pub fn validate(
     }
     if let Some(list) = value.as_array() {
         if let Some(items) = &schema.items {
+            // One buffer for every item's name: a long array is not an allocation per item.
+            let mut at_item = String::with_capacity(path.len() + 8);
             for (i, item) in list.iter().enumerate() {
-                validate(items, item, &format!("{path}[{i}]"), named, errors);
+                at_item.clear();
+                // Writing to a `String` cannot fail.
+                let _ = fmt::Write::write_fmt(&mut at_item, format_args!("{path}[{i}]"));
+                validate(items, item, &at_item, named, errors);
             }
         }
     }
