@@ -56,6 +56,9 @@ mod layer;
 /// Discovery through the real binary: `auto`, which files become objects, the ignore files.
 mod discovery;
 
+/// Only the repository's own ignore files count: none above the work tree's top.
+mod ignore_above;
+
 /// A new user's first hour: init's examples, client standing and wiring, man page, completions.
 mod first_hour;
 
