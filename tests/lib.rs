@@ -143,6 +143,9 @@ mod surface_gen;
 
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
+
+/// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
+mod cockpit_streams;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.

@@ -12,7 +12,7 @@ mod mcp_modern;
 mod sessions;
 mod writers;
 
-pub use events::MAX_LISTENS;
+pub use events::{MAX_LISTENS, MAX_PAGE_STREAMS};
 pub use guard::PeerAddr;
 
 use std::net::SocketAddr;
