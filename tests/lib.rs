@@ -146,8 +146,11 @@ mod flood;
 
 /// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
 mod cockpit_streams;
+
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
+/// Every busy refusal the same way: 503 `busy`, `Retry-After`, held (issue 13, Bad input).
+mod refusals;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.

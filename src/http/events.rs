@@ -233,19 +233,15 @@ pub async fn cockpit(State(state): State<AppState>, _headers: HeaderMap) -> Resp
         .listeners;
     if open > MAX_PAGE_STREAMS {
         state.ctx.listeners().remove(&listener);
-        let mut refused = super::cockpit_error_page(
-            &state,
-            503,
-            "busy",
-            &format!(
-                "{MAX_PAGE_STREAMS} Cockpit pages are already listening for changes on this server, its bound; this page will not hear of changes until one is closed (retry in {PAGE_STREAMS_RETRY_AFTER} s)"
-            ),
+        let message = format!(
+            "{MAX_PAGE_STREAMS} Cockpit pages are already listening for changes on this server, its bound; this page will not hear of changes until one is closed (retry in {PAGE_STREAMS_RETRY_AFTER} s)"
         );
-        refused.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(PAGE_STREAMS_RETRY_AFTER),
-        );
-        return refused;
+        return state
+            .refusals
+            .refuse(PAGE_STREAMS_RETRY_AFTER, || {
+                super::cockpit_error_page(&state, 503, "busy", &message)
+            })
+            .await;
     }
     let mut response = stream(&state.ctx, listener, None, None);
     response.headers_mut().insert(
