@@ -81,6 +81,10 @@ fn cockpit_event_streams_are_bounded_and_a_closed_tab_makes_room() {
         )),
         "the refusal names the bound: {text}"
     );
+    assert!(
+        text.contains(&format!("<h1>{}</h1>", crate::refusals::busy_heading())),
+        "the refusal says the server is busy: {text}"
+    );
     // Every other client is still served, and the streams open still hear the layer.
     assert_eq!(served.get("/cockpit").status, 200);
     fixture.write(

@@ -11,6 +11,15 @@ use majordomus::http::MAX_IN_FLIGHT;
 use crate::serve_support::{poll, Served};
 use crate::support::{Fixture, PATIENCE};
 
+/// The Cockpit's heading for `busy`.
+pub fn busy_heading() -> &'static str {
+    majordomus::cockpit::ERROR_HEADINGS
+        .iter()
+        .find(|(code, _)| *code == "busy")
+        .map(|(_, heading)| *heading)
+        .expect("a heading for `busy`")
+}
+
 #[test]
 fn past_the_in_flight_bound_a_request_is_refused_busy_and_a_cockpit_page_with_the_cockpits_page() {
     let fixture = Fixture::new();
@@ -52,6 +61,12 @@ fn past_the_in_flight_bound_a_request_is_refused_busy_and_a_cockpit_page_with_th
     assert!(
         page.text().contains("requests are in flight"),
         "{}",
+        page.text()
+    );
+    assert!(
+        page.text()
+            .contains(&format!("<h1>{}</h1>", busy_heading())),
+        "the page says the server is busy: {}",
         page.text()
     );
     drop(stalled);

@@ -173,19 +173,22 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
         permit: Arc::new(permit),
     };
     let ticket = Arc::clone(&scope.ticket);
+    let page = request.uri().path().starts_with("/cockpit");
     let handled = SCOPE.scope(scope, next.run(request));
     tokio::pin!(handled);
     match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {
         Ok(response) => response.into_response(),
         Err(_) if !ticket.abandon() => handled.await.into_response(),
-        Err(_) => error_response(
-            StatusCode::REQUEST_TIMEOUT,
-            "timeout",
-            &format!(
+        Err(_) => {
+            let message = format!(
                 "the request took longer than {} seconds and was stopped before anything was written; retrying is safe",
                 REQUEST_TIMEOUT.as_secs()
-            ),
-        ),
+            );
+            match page {
+                true => super::cockpit_error_page(&state, 408, "timeout", &message),
+                false => error_response(StatusCode::REQUEST_TIMEOUT, "timeout", &message),
+            }
+        }
     }
 }
 
