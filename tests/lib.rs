@@ -138,6 +138,8 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
+/// What a cold start keeps while it does less before its first answer (issue 19).
+mod cold_start;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
