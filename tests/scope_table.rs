@@ -46,7 +46,11 @@ fn a_glob() -> impl Strategy<Value = String> {
         dir.clone(),
         dir.clone().prop_map(|d| format!("{d}/**")),
         ext.clone().prop_map(|e| format!("**/*.{e}")),
-        (dir, ext).prop_map(|(d, e)| format!("{d}/**/*.{e}")),
+        (dir.clone(), ext.clone()).prop_map(|(d, e)| format!("{d}/**/*.{e}")),
+        (dir.clone(), ext.clone()).prop_map(|(d, e)| format!("{d}/*.{e}")),
+        ext.prop_map(|e| format!("*{e}")),
+        (dir.clone(), prop::sample::select(NAMES)).prop_map(|(d, n)| format!("{d}/*/{n}")),
+        dir.prop_map(|d| format!("{d}/*")),
         Just("**".to_string()),
         prop::collection::vec(prop::sample::select(PIECES), 1..6).prop_map(|p| p.concat()),
     ]
@@ -267,6 +271,10 @@ fn a_layer_of_every_shape_is_answered_as_matching_every_glob_answers() {
         "**/mod.rs",
         "a/**/*.test.ts",
         "x.rs",
+        "src/*/x.rs",
+        "*.ts",
+        "src/*",
+        "a/*/db/*.rs",
     ];
     let mut made: Vec<Made> = globs
         .iter()

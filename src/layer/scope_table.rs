@@ -4,11 +4,12 @@
 //! how an answer is serialised.
 //!
 //! A path's matches are found by lookups, not by visiting globs: the globs of a common shape (a
-//! literal path, `dir/**`, `**/*.ext`, `dir/**/*.ext`: `GlobShape`) and the directories of nested
-//! agent files are filed in a `ShapeIndex` (`scope_index.rs`), so a path costs the same at 10 or
-//! 10,000 scoped rules. Only the other globs go through `globset`, grouped by their literal
-//! directory prefix (`src/db/` for `src/db/*/mod.rs`) so a path meets only its ancestors' sets:
-//! one set of thousands of globs is a regex set that takes milliseconds per path.
+//! literal path, `dir/**`, `**/*.ext`, `dir/**/*.ext`, `dir/*.ext`, `dir/*/name`: `GlobShape`)
+//! and the directories of nested agent files are filed in a `ShapeIndex` (`scope_index.rs`), so a
+//! path costs the same at 10 or 10,000 scoped rules. Only the other globs go through `globset`,
+//! grouped by their literal directory prefix (`src/db/` for `src/db/{a,b}.rs`) so a path meets
+//! only its ancestors' sets: one set of thousands of globs is a regex set that takes milliseconds
+//! per path.
 //!
 //! An unscoped entry applies to every path asked, whatever they are: it gets one `always` reason
 //! naming no path, so an answer costs what the scoped matches cost, not entries × paths.
