@@ -15,6 +15,7 @@ use super::AppState;
 use crate::context::Transport;
 use crate::mcp::era::{self, Opened};
 use crate::mcp::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
+use crate::mcp::server::{answers_inline, Frame};
 use crate::mcp::{Server, Session};
 
 /// The header mirroring the body's `method`.
@@ -136,25 +137,51 @@ pub async fn post(
         return StatusCode::ACCEPTED.into_response();
     }
     let server = Server::new(state.ctx.clone());
+    // A request the dispatcher can answer without blocking (a compiled-in answer, a cached
+    // tool answer) is answered here, on the connection's task: a hop to the blocking pool and
+    // back costs it more than its work (ADR 0031). Anything else goes to the pool.
+    if message
+        .get("method")
+        .and_then(Value::as_str)
+        .is_some_and(answers_inline)
+    {
+        let mut session = modern_session();
+        session.inline = true;
+        let frame = server.respond(&mut session, &body);
+        if !session.would_block {
+            return frame_response(frame);
+        }
+    }
     super::offload(move || {
-        let mut session = Session::new(Transport::Http);
-        session.opened = Opened::Modern;
-        let frame = server.handle(&mut session, &body);
+        let mut session = modern_session();
+        let frame = server.respond(&mut session, &body);
         // A listen that opened is answered with its stream (SPEC §8.4).
         if let Some(listener) = session.live.take_listens().pop() {
             return super::events::listen(&state.ctx, listener);
         }
-        match frame {
-            Some(frame) => (
-                StatusCode::OK,
-                [(header::CONTENT_TYPE, "application/json")],
-                frame,
-            )
-                .into_response(),
-            None => StatusCode::ACCEPTED.into_response(),
-        }
+        frame_response(frame)
     })
     .await
+}
+
+/// A stateless conversation of one modern request.
+fn modern_session() -> Session {
+    let mut session = Session::new(Transport::Http);
+    session.opened = Opened::Modern;
+    session
+}
+
+/// The frame as the POST's answer, written once into the body; none is 202.
+fn frame_response(frame: Option<Frame>) -> Response {
+    match frame {
+        Some(frame) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            frame.into_text(),
+        )
+            .into_response(),
+        None => StatusCode::ACCEPTED.into_response(),
+    }
 }
 
 /// Everything a modern request must pass before it is dispatched, in the order the protocol

@@ -13,6 +13,8 @@ use majordomus::mcp::protocol;
 mod http;
 /// The bad-input rows over HTTP: `_meta`, versions, headers, sessions, methods, cursors.
 mod http_bad_input;
+/// A read answered on the connection's task is the one the blocking pool gives.
+mod inline;
 /// `resources/list` paged by 500 on both eras, and the cursors it refuses.
 mod paging;
 /// `mcp.projection` reports each era, and what it lists is what is served.
