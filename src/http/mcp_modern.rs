@@ -152,16 +152,22 @@ pub async fn post(
             return frame_response(frame);
         }
     }
-    super::offload(move || {
+    let ctx = state.ctx.clone();
+    let work = move || {
         let mut session = modern_session();
         let frame = server.respond(&mut session, &body);
         // A listen that opened is answered with its stream (SPEC §8.4).
         if let Some(listener) = session.live.take_listens().pop() {
-            return super::events::listen(&state.ctx, listener);
+            return super::events::listen(&ctx, listener);
         }
         frame_response(frame)
-    })
-    .await
+    };
+    // A writer queues with the writers, as on a legacy session: never on the pool reads need.
+    if super::writers::is_writer_call(&message) {
+        super::offload_write(&state, work).await
+    } else {
+        super::offload(work).await
+    }
 }
 
 /// A stateless conversation of one modern request.

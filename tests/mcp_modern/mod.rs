@@ -23,6 +23,8 @@ mod projection;
 mod stdio;
 /// The bad-input rows over stdio: `_meta` missing or misshapen, an unspoken version.
 mod stdio_bad_input;
+/// A modern writer call queues with the writers and starves no read.
+mod writers;
 
 const MODERN: &str = "2026-07-28";
 
