@@ -308,6 +308,12 @@ impl Server {
         self.dispatch(session, message, raw_id)
     }
 
+    /// [`Server::respond`] for a message its transport already read by its envelope (on the
+    /// thread that answers it: ADR 0020).
+    pub fn respond_envelope(&self, session: &mut Session, envelope: Envelope<'_>) -> Option<Frame> {
+        self.answer(session, Request::of_envelope(envelope))
+    }
+
     /// Handles one parsed message.
     pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
         self.dispatch(session, message, None).map(Frame::into_text)
