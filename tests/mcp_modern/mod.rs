@@ -19,6 +19,8 @@ mod inline;
 mod paging;
 /// `mcp.projection` reports each era, and what it lists is what is served.
 mod projection;
+/// A request read once by its envelope answers as one parsed whole.
+mod read_once;
 /// Over stdio: what a modern result carries, the compiled tools, both eras in one process.
 mod stdio;
 /// The bad-input rows over stdio: `_meta` missing or misshapen, an unspoken version.
