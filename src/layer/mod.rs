@@ -33,6 +33,8 @@ mod scope_table;
 mod search;
 mod skills;
 mod sources;
+#[cfg(unix)]
+mod untracked;
 mod walk;
 mod yaml_bound;
 
