@@ -14,6 +14,7 @@
 mod changes;
 mod config;
 mod diagnostic;
+mod directories;
 mod discovery;
 mod events;
 mod file;
