@@ -13,13 +13,13 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{Dir, FileType, Mode, OFlags};
 
 use super::discovery::Listing;
 use super::gitdir::GitDir;
@@ -54,7 +54,7 @@ pub(crate) fn walk(
         excludes: Vec::new(),
         listing: Listing::default(),
     };
-    if let Err(why) = walk.start(git.as_ref(), &root_dir) {
+    if let Err(why) = walk.start(git.as_ref(), root_dir) {
         return Ok(Err(why));
     }
     Ok(Ok(walk.listing))
@@ -102,7 +102,7 @@ struct Entry {
 impl Walk<'_> {
     /// Reads the rules above the root, the root's entries, and walks `.ai/` if git does not
     /// ignore it.
-    fn start(&mut self, git: Option<&GitDir>, root_dir: &OwnedFd) -> Result<(), Unsure> {
+    fn start(&mut self, git: Option<&GitDir>, root_dir: OwnedFd) -> Result<(), Unsure> {
         if let Some(git) = git {
             let mut builder = GitignoreBuilder::new(&git.top);
             builder.add(git.info_exclude());
@@ -123,7 +123,7 @@ impl Walk<'_> {
             GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
         self.excludes.push(global);
         self.excludes.retain(|m| !m.is_empty());
-        let entries = read_entries(root_dir, self.root)?;
+        let (root_dir, entries) = read_entries(root_dir, self.root)?;
         if let Some(file) = entries.iter().find(|e| e.name == IGNORE_FILE) {
             self.push_rules(
                 self.root,
@@ -135,7 +135,7 @@ impl Walk<'_> {
             .iter()
             .find(|e| e.name == LAYER_DIR_NAME && e.kind == FileType::Directory);
         if layer.is_some() && !self.ignored(LAYER_DIR_NAME, true) {
-            self.enter(root_dir, LAYER_DIR_NAME.to_vec())?;
+            self.enter(fd_of(&root_dir, self.root)?, LAYER_DIR_NAME.to_vec())?;
         }
         Ok(())
     }
@@ -191,7 +191,7 @@ impl Walk<'_> {
 
     /// Walks the directory `name` of `parent`, root-relative `relative` (no trailing `/`), which
     /// git does not ignore.
-    fn enter(&mut self, parent: &OwnedFd, relative: Vec<u8>) -> Result<(), Unsure> {
+    fn enter(&mut self, parent: BorrowedFd<'_>, relative: Vec<u8>) -> Result<(), Unsure> {
         let name = relative.rsplit(|b| *b == b'/').next().unwrap_or(&relative);
         let full = self.root.join(OsStr::from_bytes(&relative));
         let dir = rustix::fs::openat(
@@ -201,7 +201,8 @@ impl Walk<'_> {
             Mode::empty(),
         )
         .map_err(|e| unreadable(&full, e))?;
-        let entries = read_entries(&dir, &full)?;
+        let (dir, entries) = read_entries(dir, &full)?;
+        let fd = fd_of(&dir, &full)?;
         if entries.iter().any(|e| e.name == b".git") {
             // A nested repository that is not a submodule: git lists `dir/`, nothing under it.
             self.listing
@@ -232,7 +233,7 @@ impl Walk<'_> {
                     if self.gitlinks.contains(text.as_ref()) {
                         continue;
                     }
-                    self.enter(&dir, path)?;
+                    self.enter(fd, path)?;
                 }
                 // git lists only files and links.
                 FileType::RegularFile | FileType::Symlink => {
@@ -258,33 +259,38 @@ impl Walk<'_> {
     }
 }
 
-/// The entries of the open directory `dir` (at `full`), without `.` and `..`; an entry whose
-/// kind the directory does not say is examined without following it.
-fn read_entries(dir: &OwnedFd, full: &Path) -> Result<Vec<Entry>, Unsure> {
+/// The entries of the open directory `dir` (at `full`), without `.` and `..`, read through
+/// that handle (no second open of the directory); an entry whose kind the directory does not
+/// say is examined without following it. The directory comes back for its children's opens.
+fn read_entries(dir: OwnedFd, full: &Path) -> Result<(Dir, Vec<Entry>), Unsure> {
     let mut entries = Vec::new();
-    let reader = rustix::fs::Dir::read_from(dir).map_err(|e| unreadable(full, e))?;
-    for entry in reader {
+    let mut reader = Dir::new(dir).map_err(|e| unreadable(full, e))?;
+    for entry in &mut reader {
         let entry = entry.map_err(|e| unreadable(full, e))?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
         }
-        let kind = match entry.file_type() {
-            FileType::Unknown => rustix::fs::statat(
-                dir,
-                entry.file_name(),
-                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-            )
-            .map(|st| FileType::from_raw_mode(st.st_mode))
-            .map_err(|e| unreadable(full, e))?,
-            kind => kind,
-        };
         entries.push(Entry {
             name: name.to_vec(),
-            kind,
+            kind: entry.file_type(),
         });
     }
-    Ok(entries)
+    let fd = fd_of(&reader, full)?;
+    for entry in entries.iter_mut().filter(|e| e.kind == FileType::Unknown) {
+        let stat = rustix::fs::statat(
+            fd,
+            OsStr::from_bytes(&entry.name),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| unreadable(full, e))?;
+        entry.kind = FileType::from_raw_mode(stat.st_mode);
+    }
+    Ok((reader, entries))
+}
+
+fn fd_of<'d>(dir: &'d Dir, full: &Path) -> Result<BorrowedFd<'d>, Unsure> {
+    dir.fd().map_err(|e| unreadable(full, e))
 }
 
 fn unreadable(full: &Path, e: rustix::io::Errno) -> Unsure {
