@@ -231,8 +231,11 @@ pub(crate) fn collect(
     // Skills are read side by side, a core's share each: thousands of small files.
     let threads = super::parallel::threads_for(claimed.len(), 16);
     let reads = super::parallel::in_parts(&claimed, threads, |part| {
+        // One reader's open directories serve all its skills: the next skill's directory is
+        // opened through their common parent, not from the root again.
+        let mut dirs = super::file::Directories::default();
         part.iter()
-            .map(|(o, directory)| read_skill(root, listed, directory, o))
+            .map(|(o, directory)| read_skill(root, listed, directory, o, &mut dirs))
             .collect::<Vec<_>>()
     });
     let mut skills = Vec::new();
@@ -292,9 +295,10 @@ fn read_skill(
     listed: &Listed,
     directory: &str,
     object: &Object,
+    dirs: &mut super::file::Directories,
 ) -> (Result<Vec<SkillFile>, Refusal>, Opened) {
     let mut opened = Vec::new();
-    let read = read_skill_files(root, listed, directory, object, &mut opened);
+    let read = read_skill_files(root, listed, directory, object, dirs, &mut opened);
     (read, opened)
 }
 
@@ -303,6 +307,7 @@ fn read_skill_files(
     listed: &Listed,
     directory: &str,
     object: &Object,
+    dirs: &mut super::file::Directories,
     opened: &mut Opened,
 ) -> Result<Vec<SkillFile>, Refusal> {
     let name = object.identity.as_str();
@@ -320,7 +325,6 @@ fn read_skill_files(
             format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
         ));
     }
-    let mut dirs = super::file::Directories::default();
     let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
     let skill_md = format!("{prefix}SKILL.md");
@@ -340,7 +344,7 @@ fn read_skill_files(
         // Each file is opened without following a link and examined through the handle, and
         // the running total is checked before its bytes are read: past the bound, nothing more
         // is read.
-        let Some(mut file) = open(root, path, &mut dirs)? else {
+        let Some(mut file) = open(root, path, dirs)? else {
             continue;
         };
         let meta = file
