@@ -145,6 +145,8 @@ mod surface_gen;
 mod cockpit_headings;
 /// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
 mod cockpit_streams;
+/// What a cold start keeps while it does less before its first answer (issue 19).
+mod cold_start;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).

@@ -443,7 +443,15 @@ pub(crate) fn versioned_mapping(
     known: &[&str],
     shape: &str,
 ) -> Result<Map<String, Value>, YamlError> {
-    let doc = yaml_to_json(text)?;
+    versioned(yaml_to_json(text)?, known, shape)
+}
+
+/// [`versioned_mapping`] of a document already parsed.
+pub(crate) fn versioned(
+    doc: Value,
+    known: &[&str],
+    shape: &str,
+) -> Result<Map<String, Value>, YamlError> {
     let Value::Object(file) = doc else {
         return Err(YamlError::Invalid(format!(
             "must be a mapping with {shape}"

@@ -69,7 +69,10 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::
 
 /// Serves one session on the process's stdin and stdout until EOF or a closed stdout.
 /// Answers and the session's notifications (SPEC §8.4) share one writer, a line at a time.
-pub fn serve(server: &Server) -> io::Result<()> {
+/// `after_first_answer` runs once the first message is answered (what a server starts that its
+/// first answer does not need: the layer's watcher), and so does the notifications' thread:
+/// nothing is owed before a first message asked for it, and a ring meanwhile is kept.
+pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<()> {
     let stdin = io::stdin();
     let mut reader = io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let writer = Arc::new(Mutex::new(io::BufWriter::with_capacity(
@@ -85,10 +88,9 @@ pub fn serve(server: &Server) -> io::Result<()> {
         listeners: session.live.shared(),
         writer: Arc::clone(&writer),
     };
-    let notifying = std::thread::Builder::new()
-        .name("majordomus-mcp-notify".to_string())
-        .spawn(move || notifier.run())
-        .ok();
+    let mut notifier = Some(notifier);
+    let mut after_first_answer = Some(after_first_answer);
+    let mut notifying = None;
     let mut buf = Vec::new();
     let result = loop {
         if reader.buffer().is_empty() {
@@ -127,6 +129,16 @@ pub fn serve(server: &Server) -> io::Result<()> {
             if let Err(e) = out.flush() {
                 break closed_or(e);
             }
+        }
+        drop(out);
+        if let Some(notifier) = notifier.take() {
+            notifying = std::thread::Builder::new()
+                .name("majordomus-mcp-notify".to_string())
+                .spawn(move || notifier.run())
+                .ok();
+        }
+        if let Some(started) = after_first_answer.take() {
+            started();
         }
     };
     // The session ends: each open listen gets its graceful result after what it was owed.
