@@ -119,9 +119,13 @@ impl Walk<'_> {
                 base += part.len() + 1;
             }
         }
-        let (global, _) =
-            GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
-        self.excludes.push(global);
+        // Built only where git may have one (`walk::global_excludes_possible`): reading the
+        // configuration files for it is a share of a start of its own.
+        if super::walk::global_excludes_possible() {
+            let (global, _) =
+                GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
+            self.excludes.push(global);
+        }
         self.excludes.retain(|m| !m.is_empty());
         let (root_dir, entries) = read_entries(root_dir, self.root)?;
         if let Some(file) = entries.iter().find(|e| e.name == IGNORE_FILE) {

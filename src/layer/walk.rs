@@ -220,7 +220,7 @@ pub(crate) fn ambiguous_pattern(path: &Path) -> Option<String> {
 /// asks the crate to build them: it reads those files and searches each with a regex it compiles
 /// first, about a twelfth of a start's instructions at 100 objects, twice a start. Read once per
 /// process; any mention of the key, even one the crate would not take, keeps the crate's reading.
-fn global_excludes_possible() -> bool {
+pub(crate) fn global_excludes_possible() -> bool {
     static POSSIBLE: OnceLock<bool> = OnceLock::new();
     *POSSIBLE.get_or_init(|| {
         let set = |name: &str| {
