@@ -346,6 +346,16 @@ impl Context {
         self.shared.executor.execute_shared_at(self, index, input)
     }
 
+    /// The answer `execute_shared_at` would give, when the executor's cache already holds it for
+    /// the current generation; found without running anything (see `Executor::cached_shared_at`).
+    pub fn cached_shared_at(
+        &self,
+        index: usize,
+        input: Value,
+    ) -> Option<Arc<crate::executor::Shared>> {
+        self.shared.executor.cached_shared_at(self, index, input)
+    }
+
     /// The live index, opened (and, for a server, watched) on first use.
     pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.shared
