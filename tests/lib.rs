@@ -162,5 +162,6 @@ mod skills;
 mod skills_files;
 /// `skills/list` of more skills than a page holds, walked by cursor on both eras.
 mod skills_pages;
+mod skills_walk;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;

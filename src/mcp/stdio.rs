@@ -77,7 +77,7 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
     let mut reader = io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let writer = Arc::new(Mutex::new(io::BufWriter::with_capacity(
         64 * 1024,
-        io::stdout(),
+        Out::open(),
     )));
     let mut session = Session::new(Transport::Stdio);
     let bell = Arc::new(Bell::default());
@@ -186,11 +186,50 @@ impl Bell {
     }
 }
 
+/// Where frames go: the process's stdout, written as a file rather than through `io::Stdout`,
+/// whose line buffering scans every write for its last newline (a 300 KB `skills/list` page
+/// was scanned whole on each answer: a tenth of the server's samples while it listed). The
+/// session writes whole lines and flushes itself, so the scan bought nothing.
+enum Out {
+    File(std::fs::File),
+    /// stdout could not be taken as a file (its handle could not be duplicated).
+    Std(io::Stdout),
+}
+
+impl Out {
+    fn open() -> Out {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
+                return Out::File(std::fs::File::from(fd));
+            }
+        }
+        Out::Std(io::stdout())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::File(f) => f.write(bytes),
+            Out::Std(s) => s.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::File(f) => f.flush(),
+            Out::Std(s) => s.flush(),
+        }
+    }
+}
+
 /// Writes the session's notifications as they are owed, on the writer answers use.
 struct Notifier {
     bell: Arc<Bell>,
     listeners: Arc<Mutex<Vec<Arc<Listener>>>>,
-    writer: Arc<Mutex<io::BufWriter<io::Stdout>>>,
+    writer: Arc<Mutex<io::BufWriter<Out>>>,
 }
 
 impl Notifier {
