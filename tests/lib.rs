@@ -56,6 +56,9 @@ mod layer;
 /// Discovery through the real binary: `auto`, which files become objects, the ignore files.
 mod discovery;
 
+/// Only the repository's own ignore files count: none above the work tree's top.
+mod ignore_above;
+
 /// A new user's first hour: init's examples, client standing and wiring, man page, completions.
 mod first_hour;
 
@@ -138,10 +141,16 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
+/// Every error page the Cockpit can produce has a heading naming its condition (issue 13).
+mod cockpit_headings;
+/// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
+mod cockpit_streams;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
+/// Every busy refusal the same way: 503 `busy`, `Retry-After`, held (issue 13, Bad input).
+mod refusals;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.

@@ -164,16 +164,29 @@ fn wbr(text: &str) -> Jinja {
     Jinja::from_safe_string(out)
 }
 
+/// The error page's heading for each code that reaches the Cockpit: what happened, in words a
+/// person reads first (a `503 busy` is the server being busy, not something gone wrong).
+pub const ERROR_HEADINGS: &[(&str, &str)] = &[
+    ("not_found", "Not found"),
+    ("invalid_input", "That request does not fit"),
+    ("payload_too_large", "That form is too large"),
+    ("forbidden", "Not allowed"),
+    ("method_not_allowed", "Method not allowed"),
+    ("refused", "Refused"),
+    ("busy", "The server is busy: retry in a moment"),
+    ("timeout", "This took too long and was stopped"),
+    ("unavailable", "Not available right now"),
+    ("internal", GENERIC_HEADING),
+];
+
+/// The heading of a failure no code explains.
+pub const GENERIC_HEADING: &str = "Something went wrong";
+
 pub(super) fn error_page(ctx: &Context, f: Failure) -> Page {
-    let heading = match f.status {
-        404 => "Not found",
-        400 => "That request does not fit",
-        413 => "That form is too large",
-        403 => "Not allowed",
-        405 => "Method not allowed",
-        422 => "Refused",
-        _ => "Something went wrong",
-    };
+    let heading = ERROR_HEADINGS
+        .iter()
+        .find(|(code, _)| *code == f.code)
+        .map_or(GENERIC_HEADING, |(_, heading)| heading);
     let values = context! {
         page_title => heading,
         heading => heading,

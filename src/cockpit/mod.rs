@@ -18,12 +18,23 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::CapabilityError;
 
-pub use layout::asset;
+pub use layout::{asset, ERROR_HEADINGS, GENERIC_HEADING};
 use layout::{error_page, page};
 pub use object_page::is_large;
 use object_page::object;
 use pages::{api, capabilities, mcp, objects, overview, peers, search};
 use runner::capability;
+
+/// The codes the Cockpit and the HTTP server answer a page with besides the capabilities'
+/// (`registry::lang::ERROR_CODES`), with their status: a page's own refusals and the server's
+/// bounds.
+pub const PAGE_CODES: &[(&str, u16)] = &[
+    ("method_not_allowed", 405),
+    ("payload_too_large", 413),
+    ("busy", 503),
+    ("timeout", 503),
+    ("timeout", 408),
+];
 
 /// A rendered page.
 pub struct Page {

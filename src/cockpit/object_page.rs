@@ -21,7 +21,7 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
             render_bound::NoSlot::Busy => Failure {
                 status: 503,
                 code: "busy".into(),
-                message: "too many large pages are being rendered; retry shortly".into(),
+                message: "too many large pages are being rendered; retry in 1 s".into(),
             },
         })?),
         false => None,

@@ -197,8 +197,21 @@ pub async fn session(state: AppState, session_id: &str) -> Response {
     stream(&state.ctx, listener, Some(entry), Some(session_id))
 }
 
+/// Cockpit event streams open at once. A browser holds at most about six connections to one
+/// origin over HTTP/1.1, so a person's tabs stay far below this; more are scripts or pages
+/// left open by the hundred. Every client is this machine (the guard refuses any other peer) and
+/// a stream carries no session, so no client can be told from another: the bound is the
+/// server's. Past it a new stream is refused with `503 busy` and the streams already open go on:
+/// an `EventSource` refused with a status other than 200 does not reconnect, where closing the
+/// oldest would have its tab reconnect and close the next one in turn.
+pub const MAX_PAGE_STREAMS: usize = 64;
+
+/// What a stream refused past [`MAX_PAGE_STREAMS`] is told to wait, in seconds.
+const PAGE_STREAMS_RETRY_AFTER: u64 = 5;
+
 /// `GET /cockpit/events`: one `changed` event whenever the layer changed visibly, for the
-/// Cockpit's banner.
+/// Cockpit's banner; past [`MAX_PAGE_STREAMS`], the Cockpit's `busy` page. A tab closed drops
+/// its connection, and with it the stream and its listener.
 pub async fn cockpit(State(state): State<AppState>, _headers: HeaderMap) -> Response {
     let filter = Filter {
         any_change: true,
@@ -212,6 +225,24 @@ pub async fn cockpit(State(state): State<AppState>, _headers: HeaderMap) -> Resp
     else {
         return stopping();
     };
+    // Counted with the new one in: of two streams opening at the bound, neither passes.
+    let open = state
+        .ctx
+        .listeners()
+        .count(Transport::Http, |role| *role == Role::Page)
+        .listeners;
+    if open > MAX_PAGE_STREAMS {
+        state.ctx.listeners().remove(&listener);
+        let message = format!(
+            "{MAX_PAGE_STREAMS} Cockpit pages are already listening for changes on this server, its bound; this page will not hear of changes until one is closed (retry in {PAGE_STREAMS_RETRY_AFTER} s)"
+        );
+        return state
+            .refusals
+            .refuse(PAGE_STREAMS_RETRY_AFTER, || {
+                super::cockpit_error_page(&state, 503, "busy", &message)
+            })
+            .await;
+    }
     let mut response = stream(&state.ctx, listener, None, None);
     response.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -1,7 +1,8 @@
 //! The guards every request passes before any handler (SPEC §11): a `Host` that is not
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
 //! request from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
-//! past a bound of requests in flight, `503 busy` with `Retry-After`. Every answer carries
+//! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal
+//! is (`busy`). Every answer carries
 //! `X-Content-Type-Options: nosniff`.
 
 use std::net::IpAddr;
@@ -15,7 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::writers::{Scope, SCOPE};
-use super::{error_response, AppState, MAX_BODY_BYTES, REQUEST_TIMEOUT};
+use super::{error_response, AppState, MAX_BODY_BYTES, MAX_IN_FLIGHT, REQUEST_TIMEOUT};
 
 /// The host part of a `Host` (or `Origin` authority) when the whole is well formed: a name of
 /// letters, digits, `-` and `.`, an IPv4 literal, or a bracketed IPv6 literal, then at most a
@@ -156,15 +157,12 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
         );
     }
     let Ok(permit) = state.in_flight.clone().try_acquire_owned() else {
-        let mut response = error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
-            "too many requests in flight; retry shortly",
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-        return response;
+        let message = format!("{MAX_IN_FLIGHT} requests are in flight, the bound; retry in 1 s");
+        if request.uri().path().starts_with("/cockpit") {
+            let page = || super::cockpit_error_page(&state, 503, "busy", &message);
+            return state.refusals.refuse(1, page).await;
+        }
+        return state.refusals.busy(1, &message).await;
     };
     // A slow client cannot hold a request (and its permit) forever: the whole exchange,
     // body included, has a deadline. The permit goes with the request's work, which may
@@ -175,19 +173,22 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
         permit: Arc::new(permit),
     };
     let ticket = Arc::clone(&scope.ticket);
+    let page = request.uri().path().starts_with("/cockpit");
     let handled = SCOPE.scope(scope, next.run(request));
     tokio::pin!(handled);
     match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {
         Ok(response) => response.into_response(),
         Err(_) if !ticket.abandon() => handled.await.into_response(),
-        Err(_) => error_response(
-            StatusCode::REQUEST_TIMEOUT,
-            "timeout",
-            &format!(
+        Err(_) => {
+            let message = format!(
                 "the request took longer than {} seconds and was stopped before anything was written; retrying is safe",
                 REQUEST_TIMEOUT.as_secs()
-            ),
-        ),
+            );
+            match page {
+                true => super::cockpit_error_page(&state, 408, "timeout", &message),
+                false => error_response(StatusCode::REQUEST_TIMEOUT, "timeout", &message),
+            }
+        }
     }
 }
 

@@ -3,19 +3,19 @@
 //! from the index's metadata (`cockpit::is_large`). The lane has threads of its own, as many as
 //! `render_bound` has large-render slots, running at a lower CPU priority, and a queue of
 //! [`QUEUED_LARGE`]; past it a large page is refused on the worker that received it, with a page
-//! rendered once per process: no file read, no render, no blocking thread. A refusal is held for
-//! [`REFUSAL_HOLD`] on a timer, so a client that ignores `Retry-After` cannot spin on refusals. So the blocking pool
+//! rendered once per process: no file read, no render, no blocking thread. A refusal is held as
+//! every busy refusal is (`busy`), so a client that ignores `Retry-After` cannot spin on refusals. So the blocking pool
 //! stays for cheap work, and a cheap request neither queues behind a large render nor waits for
 //! a core while one runs. It knows which pages are large only through the Cockpit.
 
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::oneshot;
 
+use super::busy::Refusals;
 use super::writers::{Scope, SCOPE};
 
 /// Large renders waiting for a lane thread; past it, `503 busy` at once.
@@ -23,15 +23,6 @@ pub const QUEUED_LARGE: usize = crate::cockpit::render_bound::MAX_WAITING_LARGE;
 
 /// What a client refused by the lane is told to wait, in seconds (`Retry-After`).
 pub const RETRY_AFTER_SECONDS: u64 = 1;
-
-/// How long a refusal is held before it is sent: a client that asks again at once, ignoring
-/// `Retry-After`, then asks at most this often, and its loop of refusals stops competing for the
-/// cores with the cheap requests (on 2 cores, 48 such clients made a 0.2 ms page 5 ms at p50).
-pub const REFUSAL_HOLD: Duration = Duration::from_millis(500);
-
-/// Refusals held at once; past it a refusal is sent at once, so held refusals never take more
-/// than this many of the guard's requests in flight.
-pub const MAX_HELD_REFUSALS: usize = 64;
 
 /// The nice value of the lane's threads (Linux): well behind every other thread of the process
 /// (0), so a core running a large render is still the cheap requests' at once.
@@ -49,18 +40,18 @@ pub struct Lane {
     queue: SyncSender<Job>,
     /// The `busy` page, rendered at the first refusal and served from then on.
     busy: Arc<OnceLock<axum::body::Bytes>>,
-    /// Room for refusals being held ([`MAX_HELD_REFUSALS`]).
-    held: Arc<Semaphore>,
+    /// Where its refusals are held, with every other busy refusal of the server.
+    refusals: Refusals,
 }
 
 impl Lane {
     /// Starts the lane's threads; they end when the last handle on the queue is dropped. When
     /// no thread can start, a large page answers `internal` and the log says why.
-    pub fn start() -> Lane {
-        Lane::with_threads(crate::cockpit::render_bound::large_slots())
+    pub fn start(refusals: Refusals) -> Lane {
+        Lane::with_threads(crate::cockpit::render_bound::large_slots(), refusals)
     }
 
-    fn with_threads(threads: usize) -> Lane {
+    fn with_threads(threads: usize, refusals: Refusals) -> Lane {
         let (queue, jobs) = mpsc::sync_channel::<Job>(QUEUED_LARGE);
         let jobs = Arc::new(Mutex::new(jobs));
         for n in 0..threads {
@@ -75,7 +66,7 @@ impl Lane {
         Lane {
             queue,
             busy: Arc::default(),
-            held: Arc::new(Semaphore::new(MAX_HELD_REFUSALS)),
+            refusals,
         }
     }
 
@@ -95,11 +86,9 @@ impl Lane {
         match self.queue.try_send(job) {
             Ok(()) => answer.await.unwrap_or_else(|_| failed()),
             Err(TrySendError::Full(_)) => {
-                // Held on a timer: no thread waits, and the bound keeps the permits it holds few.
-                if let Ok(_room) = self.held.try_acquire() {
-                    tokio::time::sleep(REFUSAL_HOLD).await;
-                }
-                self.busy(refused)
+                self.refusals
+                    .refuse(RETRY_AFTER_SECONDS, || self.busy(refused))
+                    .await
             }
             Err(TrySendError::Disconnected(_)) => failed(),
         }
@@ -114,9 +103,6 @@ impl Lane {
         )
             .into_response();
         super::cockpit_headers(&mut response, "no-store");
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
         response
     }
 }
@@ -183,6 +169,7 @@ fn failed() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::busy::{MAX_HELD_REFUSALS, REFUSAL_HOLD};
 
     fn answered() -> Response {
         StatusCode::OK.into_response()
@@ -192,7 +179,7 @@ mod tests {
     async fn a_refusal_is_held_on_a_timer_and_past_the_bound_sent_at_once() {
         // The lane's one thread runs a render that waits until the test ends; the queue fills
         // behind it and stays full.
-        let lane = Lane::with_threads(1);
+        let lane = Lane::with_threads(1, Refusals::default());
         let (started, running) = std::sync::mpsc::channel();
         let (release, hold) = std::sync::mpsc::channel::<()>();
         let first = {

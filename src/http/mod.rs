@@ -4,6 +4,7 @@
 
 mod accept;
 pub mod binding;
+mod busy;
 mod events;
 mod guard;
 mod lane;
@@ -12,7 +13,7 @@ mod mcp_modern;
 mod sessions;
 mod writers;
 
-pub use events::MAX_LISTENS;
+pub use events::{MAX_LISTENS, MAX_PAGE_STREAMS};
 pub use guard::PeerAddr;
 
 use std::net::SocketAddr;
@@ -50,16 +51,19 @@ pub struct AppState {
     in_flight: Arc<Semaphore>,
     writers: writers::Writers,
     large: lane::Lane,
+    refusals: busy::Refusals,
 }
 
 impl AppState {
     pub fn new(ctx: Context) -> Self {
+        let refusals = busy::Refusals::default();
         Self {
             ctx,
             sessions: mcp::Sessions::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            writers: writers::Writers::start(),
-            large: lane::Lane::start(),
+            writers: writers::Writers::start(refusals.clone()),
+            large: lane::Lane::start(refusals.clone()),
+            refusals,
         }
     }
 }
@@ -358,8 +362,10 @@ async fn cockpit_page(
     };
     if post {
         // A posted form is the runner of a writer: it queues with the writers, not the reads.
-        let writers = state.clone();
-        offload_write(&writers, move || respond(render(state))).await
+        let writers = state.writers.clone();
+        let busy_state = state.clone();
+        let busy = move |message: &str| cockpit_error_page(&busy_state, 503, "busy", message);
+        writers.write_or(move || respond(render(state)), busy).await
     } else if large {
         let lane = state.large.clone();
         let ctx = state.ctx.clone();

@@ -11,13 +11,14 @@ use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
+use super::busy::Refusals;
 use super::error_response;
 
-/// Writes waiting for the writer thread; past it, `503 busy`.
+/// Writes waiting for the writer thread; past it, `503 busy`, held as every busy refusal is.
 pub const MAX_QUEUED_WRITES: usize = 64;
 
 const WAITING: u8 = 0;
@@ -104,12 +105,13 @@ struct Job {
 #[derive(Clone)]
 pub struct Writers {
     queue: SyncSender<Job>,
+    refusals: Refusals,
 }
 
 impl Writers {
     /// Starts the writer thread; it ends when the last handle on the queue is dropped. When
     /// no thread can start, every write answers `internal` and the log says why.
-    pub fn start() -> Writers {
+    pub fn start(refusals: Refusals) -> Writers {
         let (queue, jobs) = mpsc::sync_channel::<Job>(MAX_QUEUED_WRITES);
         let started = std::thread::Builder::new()
             .name("majordomus-writer".to_string())
@@ -121,11 +123,24 @@ impl Writers {
         if let Err(e) = started {
             tracing::error!("cannot start the writer thread: {e}; writes will fail");
         }
-        Writers { queue }
+        Writers { queue, refusals }
     }
 
     /// Queues a writer and waits (without blocking a worker) for its answer.
     pub(crate) async fn write(&self, work: impl FnOnce() -> Response + Send + 'static) -> Response {
+        self.write_or(work, |message| {
+            error_response(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+        })
+        .await
+    }
+
+    /// [`Writers::write`], refused past the queue with the answer `busy` builds from its message
+    /// (the Cockpit's page for a posted form); held as every busy refusal is.
+    pub(crate) async fn write_or(
+        &self,
+        work: impl FnOnce() -> Response + Send + 'static,
+        busy: impl FnOnce(&str) -> Response,
+    ) -> Response {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             work: Box::new(work),
@@ -135,15 +150,9 @@ impl Writers {
         match self.queue.try_send(job) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
-                let mut response = error_response(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "busy",
-                    &format!("{MAX_QUEUED_WRITES} writes are already waiting; retry shortly"),
-                );
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return response;
+                let message =
+                    format!("{MAX_QUEUED_WRITES} writes are already waiting; retry in 1 s");
+                return self.refusals.refuse(1, || busy(&message)).await;
             }
             Err(TrySendError::Disconnected(_)) => return failed(),
         }
@@ -191,4 +200,62 @@ pub(crate) fn is_writer_call(message: &serde_json::Value) -> bool {
             .and_then(serde_json::Value::as_str)
             .and_then(crate::registry::by_tool)
             .is_some_and(|(_, d)| d.effect == crate::registry::rt::Effect::RepositoryMutation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::busy::{MAX_HELD_REFUSALS, REFUSAL_HOLD};
+    use axum::http::header;
+    use axum::response::IntoResponse;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_queue_refuses_as_every_busy_refusal_does() {
+        // The writer thread runs a write that waits until the test ends; the queue fills
+        // behind it and stays full.
+        let writers = Writers::start(Refusals::default());
+        let (started, running) = std::sync::mpsc::channel();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let first = {
+            let writers = writers.clone();
+            tokio::spawn(async move {
+                let work = move || {
+                    started.send(()).unwrap();
+                    let _ = hold.recv();
+                    StatusCode::OK.into_response()
+                };
+                writers.write(work).await
+            })
+        };
+        tokio::task::yield_now().await;
+        running.recv().unwrap();
+        let queued: Vec<_> = (0..MAX_QUEUED_WRITES)
+            .map(|_| {
+                let writers = writers.clone();
+                tokio::spawn(async move { writers.write(|| StatusCode::OK.into_response()).await })
+            })
+            .collect();
+        let refusals: Vec<_> = (0..=MAX_HELD_REFUSALS)
+            .map(|_| {
+                let writers = writers.clone();
+                tokio::spawn(async move { writers.write(|| StatusCode::OK.into_response()).await })
+            })
+            .collect();
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        // Held, all but the one past the bound; before, all were sent at once.
+        assert_eq!(refusals.iter().filter(|r| r.is_finished()).count(), 1);
+        tokio::time::advance(REFUSAL_HOLD).await;
+        for refusal in refusals {
+            let response = refusal.await.unwrap();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        }
+        drop(release);
+        assert_eq!(first.await.unwrap().status(), StatusCode::OK);
+        for q in queued {
+            assert_eq!(q.await.unwrap().status(), StatusCode::OK);
+        }
+    }
 }

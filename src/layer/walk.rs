@@ -1,5 +1,6 @@
 //! Walking the root with git's ignore rules (the `ignore` crate): every `.gitignore` from the work
-//! tree's top down, `info/exclude` and the global excludes file. `filesystem` discovery walks
+//! tree's top down, `info/exclude` and the global excludes file, and no ignore file above the
+//! top (a `.gitignore` in a home directory is not the repository's). `filesystem` discovery walks
 //! for every file; `vcs` discovery read in-process walks `.ai/` for the untracked ones, as
 //! `git ls-files --others --exclude-standard -- .ai/` lists them (outside `.ai/` an untracked
 //! file is never an object). Nothing here reads a file's content beyond ignore files.
@@ -67,13 +68,20 @@ pub(crate) fn walk(
     builder
         .standard_filters(false)
         .hidden(false)
-        .parents(true)
+        // The crate's search of parents goes past the work tree's top; `repository_ignores`
+        // adds the parents inside the repository instead.
+        .parents(false)
         .git_ignore(true)
         .git_exclude(true)
         .git_global(true)
         .require_git(false)
         .follow_links(false)
         .threads(WALK_THREADS);
+    if let Some(why) = repository_ignores(&mut builder, root) {
+        if mode == Mode::Untracked {
+            return Ok(Err(why));
+        }
+    }
     let root_owned = root.to_path_buf();
     // Nested repositories the walk met and did not enter (a filter cannot yield an entry).
     // Each directory is asked for a `.git` by name, one lookup: the entries the walk reads name
@@ -140,6 +148,35 @@ pub(crate) fn walk(
         &mut *nested.lock().unwrap_or_else(|e| e.into_inner()),
     ));
     Ok(Ok(listing))
+}
+
+/// For a root below its work tree's top, the ignore files between them: the top's
+/// `info/exclude`, then each directory's `.gitignore` from the top down to the root's parent, so
+/// a deeper file wins as in git (the root's own and those below it the walk reads itself). None
+/// above the top, and none at all outside git: a file outside the repository never changes what
+/// it serves (issue 13). Global excludes are matched relative to the top, as git does. An ignore
+/// file that does not parse is [`Unsure`], for the caller to ask git.
+fn repository_ignores(builder: &mut WalkBuilder, root: &Path) -> Option<Unsure> {
+    let git = GitDir::find(root)?;
+    let depth = git.prefix.matches('/').count();
+    let mut unsure = None;
+    if depth > 0 {
+        let mut add = |builder: &mut WalkBuilder, dir: &Path, file: std::path::PathBuf| {
+            if file.is_file() {
+                builder.current_dir(dir);
+                if let Some(e) = builder.add_ignore(&file) {
+                    unsure.get_or_insert(Unsure(format!("`{}`: {e}", file.display())));
+                }
+            }
+        };
+        add(builder, &git.top, git.info_exclude());
+        let parents: Vec<&Path> = root.ancestors().skip(1).take(depth).collect();
+        for dir in parents.into_iter().rev() {
+            add(builder, dir, dir.join(".gitignore"));
+        }
+    }
+    builder.current_dir(&git.top);
+    unsure
 }
 
 /// How many threads walk: one. The walk already runs beside the build's reading of the

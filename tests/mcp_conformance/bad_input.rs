@@ -75,7 +75,7 @@ fn an_internal_failure_is_a_json_rpc_error_over_mcp_and_a_500_over_http_with_one
         &[("Content-Type", "application/json")],
         input.to_string().as_bytes(),
     );
-    assert_eq!(reply.status, 500, "{}", reply.body);
+    assert_eq!(reply.status, 500, "{}", reply.text());
     let error = &reply.json()["error"];
     assert_eq!(error["code"], "internal");
     assert_eq!(
@@ -182,7 +182,7 @@ fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_n
             &[("Content-Type", "application/json")],
             input.to_string().as_bytes(),
         );
-        assert_eq!(reply.status, 400, "{id} {input}: {}", reply.body);
+        assert_eq!(reply.status, 400, "{id} {input}: {}", reply.text());
         assert_eq!(reply.json()["error"]["code"], "invalid_input");
         assert_eq!(
             format!(
@@ -203,7 +203,7 @@ fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_n
             &[("Content-Type", "application/json")],
             body.as_bytes(),
         );
-        assert_eq!(reply.status, 400, "{body}: {}", reply.body);
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
         assert_eq!(reply.json()["error"]["code"], "invalid_input", "{body}");
     }
     server.stop();

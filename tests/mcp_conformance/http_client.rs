@@ -14,28 +14,7 @@ use serde_json::{json, Value};
 
 use crate::support::{bin, PATIENCE};
 
-/// One HTTP response: its status, its header block and its body, as received.
-pub(super) struct Reply {
-    pub(super) status: u16,
-    head: String,
-    pub(super) body: String,
-}
-
-impl Reply {
-    pub(super) fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            key.trim()
-                .eq_ignore_ascii_case(name)
-                .then_some(value.trim())
-        })
-    }
-
-    pub(super) fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("a JSON body ({e}): {}", self.body))
-    }
-}
+pub(super) use crate::serve_support::Reply;
 
 /// `majordomus serve --port 0` with stdout and stderr collected; dropping it kills the process.
 pub(super) struct HttpServer {
@@ -140,39 +119,13 @@ impl HttpServer {
             .write_all(request.as_bytes())
             .and_then(|()| stream.write_all(body))
             .expect("the request is sent");
-        let mut raw = Vec::new();
-        stream
-            .read_to_end(&mut raw)
-            .unwrap_or_else(|e| panic!("{method} {target}: no whole response ({e})"));
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .unwrap_or_else(|| panic!("{method} {target}: no header block"));
-        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-        let mut body = raw[split + 4..].to_vec();
-        let status = head
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("{method} {target}: a status line: {head}"));
-        let reply_head = Reply {
-            status,
-            head,
-            body: String::new(),
-        };
-        if reply_head
-            .header("transfer-encoding")
-            .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
-        {
-            body = dechunk(&body);
+        let reply = crate::serve_support::read_reply(&mut stream);
+        self.transcript
+            .push_str(&format!("HTTP/1.1 {}\n", reply.status));
+        for (name, value) in &reply.headers {
+            self.transcript.push_str(&format!("{name}: {value}\n"));
         }
-        let reply = Reply {
-            body: String::from_utf8_lossy(&body).into_owned(),
-            ..reply_head
-        };
-        self.transcript.push_str(&reply.head);
-        self.transcript.push('\n');
-        self.transcript.push_str(&reply.body);
+        self.transcript.push_str(&reply.text());
         self.transcript.push('\n');
         reply
     }
@@ -208,23 +161,6 @@ impl Drop for HttpServer {
     }
 }
 
-/// A chunked body, decoded.
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
-        let size_text = String::from_utf8_lossy(&raw[..end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16)
-            .unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        let start = end + 2;
-        out.extend_from_slice(&raw[start..(start + size).min(raw.len())]);
-        raw = &raw[(start + size + 2).min(raw.len())..];
-    }
-    out
-}
-
 /// An MCP session over Streamable HTTP at `/mcp`.
 pub(super) struct HttpMcp {
     session: String,
@@ -251,7 +187,7 @@ impl HttpMcp {
             .to_string()
             .as_bytes(),
         );
-        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.status, 200, "{}", reply.text());
         let session = reply
             .header("mcp-session-id")
             .expect("initialize names a session")
@@ -293,7 +229,7 @@ impl HttpMcp {
             server,
             &json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }),
         );
-        assert_eq!(reply.status, 200, "{method}: {}", reply.body);
+        assert_eq!(reply.status, 200, "{method}: {}", reply.text());
         reply.json()
     }
 }

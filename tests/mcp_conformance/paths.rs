@@ -276,7 +276,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
         route_of("objects.get"),
         encoded(CONTROL_URI)
     ));
-    assert!(control.body.contains(INSIDE), "{}", control.body);
+    assert!(control.text().contains(INSIDE), "{}", control.text());
     let mut injected = 0;
     for d in reads() {
         let Some(route) = d.route else { continue };
@@ -308,7 +308,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
                 api.status == 404 || api.status == 400,
                 "{payload:?}: {} {}",
                 api.status,
-                api.body
+                api.text()
             );
             let page = check(
                 &mut server,
@@ -365,8 +365,8 @@ fn check(server: &mut HttpServer, surface: &str, payload: &str, target: &str) ->
         reply.status < 500,
         "{target}: {} {}",
         reply.status,
-        reply.body
+        reply.text()
     );
-    assert_inside(surface, payload, &reply.body);
+    assert_inside(surface, payload, &reply.text());
     reply
 }

@@ -49,7 +49,7 @@ fn crawl_cockpit(server: &mut HttpServer) -> usize {
             reply.status < 500,
             "{target}: {} {}",
             reply.status,
-            reply.body
+            reply.text()
         );
         let is_page = target.starts_with("/cockpit")
             && !target.starts_with("/cockpit/assets/")
@@ -59,7 +59,7 @@ fn crawl_cockpit(server: &mut HttpServer) -> usize {
         if !is_page {
             continue;
         }
-        for link in links(&reply.body) {
+        for link in links(&reply.text()) {
             if seen.insert(link.clone()) {
                 queue.push_back(link);
             }
@@ -92,11 +92,17 @@ pub(super) fn read_everything_over_http(server: &mut HttpServer) -> HttpSweep {
         assert_eq!(route.method, Method::Get, "{} is a read", d.id);
         for input in sweep_inputs(d) {
             let reply = server.get(&with_query(route.path, &query_of(&input)));
-            assert_eq!(reply.status, 200, "{} {input}: {}", route.path, reply.body);
+            assert_eq!(
+                reply.status,
+                200,
+                "{} {input}: {}",
+                route.path,
+                reply.text()
+            );
             sweep.routes += 1;
         }
         let refused = server.get(&with_query(route.path, "no_such_parameter=1"));
-        assert_eq!(refused.status, 400, "{}: {}", route.path, refused.body);
+        assert_eq!(refused.status, 400, "{}: {}", route.path, refused.text());
         sweep.routes += 1;
     }
 
