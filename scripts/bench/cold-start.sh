@@ -18,7 +18,8 @@ runs_large=${2:-30}
 mkdir -p "$work"
 kit_peers
 (cd "$root" && cargo build --release --quiet)
-bin="$root/target/release/majordomus"
+# MAJORDOMUS_BIN measures that binary instead (checks-before-after.sh passes a fresh copy).
+bin=${MAJORDOMUS_BIN:-$root/target/release/majordomus}
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cold","version":"1"}}}'
 median() { sed -n 's/^ *\([0-9.]*\) ms median.*/\1/p' | sed -n "${1}p"; }
