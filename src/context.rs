@@ -77,6 +77,9 @@ pub struct Peers {
     shared: OnceLock<crate::board::Board>,
     /// Held from a snapshot of the sessions to its record written, so records land in order.
     publishing: Mutex<()>,
+    /// The join under way on a thread of its own ([`Context::join_board_in_background`]);
+    /// every use of the board waits for it first.
+    joining: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Peers {
@@ -157,26 +160,44 @@ impl Peers {
 
     /// The board of the repository at `root` (opened once; the first root asked for wins).
     pub fn shared_board(&self, root: &std::path::Path) -> &crate::board::Board {
+        self.joined();
         self.shared.get_or_init(|| crate::board::Board::open(root))
     }
 
     /// Puts this serving process on the repository's board; a failure is logged and every
     /// reading reports it, and the process serves on.
     pub fn join(&self, root: &std::path::Path) {
+        self.joined();
+        self.join_now(root);
+    }
+
+    fn join_now(&self, root: &std::path::Path) {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
-            .shared_board(root)
+            .shared
+            .get_or_init(|| crate::board::Board::open(root))
             .join(crate::board::sessions_of(&self.list()));
+    }
+
+    /// Waits for a join under way on its own thread. The lock is held while waiting, so that a
+    /// second caller waits too instead of finding the board not yet joined.
+    fn joined(&self) {
+        let mut joining = self.joining.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(thread) = joining.take() {
+            let _ = thread.join();
+        }
     }
 
     /// Takes this process off the board (a clean exit).
     pub fn leave(&self) {
+        self.joined();
         if let Some(board) = self.shared.get() {
             board.leave();
         }
     }
 
     fn publish(&self) {
+        self.joined();
         if let Some(board) = self.shared.get() {
             let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
             let _ = board.publish(crate::board::sessions_of(&self.list()));
@@ -325,6 +346,16 @@ impl Context {
         self.shared.executor.execute_shared_at(self, index, input)
     }
 
+    /// The answer `execute_shared_at` would give, when the executor's cache already holds it for
+    /// the current generation; found without running anything (see `Executor::cached_shared_at`).
+    pub fn cached_shared_at(
+        &self,
+        index: usize,
+        input: Value,
+    ) -> Option<Arc<crate::executor::Shared>> {
+        self.shared.executor.cached_shared_at(self, index, input)
+    }
+
     /// The live index, opened (and, for a server, watched) on first use.
     pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.shared
@@ -333,17 +364,64 @@ impl Context {
                 let root = crate::layer::find_root(&self.shared.options.start)?;
                 let live = LiveIndex::new(&root, self.shared.options.discovery)?;
                 if let Some(interval) = self.shared.options.watch {
-                    if let Err(e) = live.watch(interval) {
-                        tracing::warn!("cannot watch the layer for changes: {e}");
-                    }
-                    // A server searches many times per generation: worth the signatures.
-                    live.prepare_search_in_background();
-                    let listeners = self.shared.listeners.clone();
-                    live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
+                    self.watch(&live, interval);
                 }
                 Ok(live)
             })
             .as_ref()
+    }
+
+    /// Starts watching the layer, opened already, for changes every `interval` at most, and
+    /// sends what changes to the listeners: `majordomus mcp` does from its first answer on, so
+    /// that the watcher's thread is not started on the way to that answer. A change made
+    /// before is still seen: the watcher's first check compares the layer with the generation
+    /// served. Call it once, for a context opened without [`Options::watch`].
+    pub fn watch_layer(&self, interval: Duration) {
+        if let Some(live) = self.layer_if_open() {
+            self.watch(live, interval);
+        }
+    }
+
+    fn watch(&self, live: &Arc<LiveIndex>, interval: Duration) {
+        if let Err(e) = live.watch(interval) {
+            tracing::warn!("cannot watch the layer for changes: {e}");
+        }
+        // A server searches many times per generation: worth the signatures.
+        live.prepare_search_in_background();
+        let listeners = self.shared.listeners.clone();
+        live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
+    }
+
+    /// Puts this serving process on the board of the layer found from [`Options::start`] on a
+    /// thread of its own, so that the board's directory, lock and first record are made while
+    /// the layer is built rather than before the first answer. Every later use of the board
+    /// (a session attached, a reading, [`Peers::leave`]) waits for it first, so a session's
+    /// record is still on the board before its `initialize` is answered. Without a layer the
+    /// thread joins nothing, and the process fails on opening the layer instead.
+    pub fn join_board_in_background(&self) {
+        let ctx = self.clone();
+        let join = move || {
+            if let Ok(root) = crate::layer::find_root(&ctx.shared.options.start) {
+                ctx.shared.peers.join_now(&root);
+            }
+        };
+        let mut joining = self
+            .shared
+            .peers
+            .joining
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match std::thread::Builder::new()
+            .name("majordomus-board".into())
+            .spawn(join.clone())
+        {
+            Ok(thread) => *joining = Some(thread),
+            // No thread: join on this one.
+            Err(_) => {
+                drop(joining);
+                join();
+            }
+        }
     }
 
     /// The live index if it was already opened; never opens it.

@@ -185,27 +185,7 @@ impl Executor {
         let descriptor = &registry::all()[index];
         let stats = &self.stats[index];
         stats.executions.fetch_add(1, Ordering::Relaxed);
-
-        let mut problems = Vec::new();
-        lang::validate(
-            descriptor.input(),
-            &input,
-            "",
-            &Default::default(),
-            &mut problems,
-        );
-        if !problems.is_empty() {
-            return Err(CapabilityError::invalid_input(
-                problems
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ));
-        }
-        // JSON Schema's integer `1.0` reaches the typed handler as `1`.
-        let mut input = input;
-        lang::normalize(descriptor.input(), &mut input, &Default::default());
+        let input = validated(descriptor, input)?;
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
@@ -228,6 +208,31 @@ impl Executor {
         let evicted = lock(cache).put(key(ctx.pinned_generation()), Arc::clone(&answer));
         drop(evicted);
         Ok(answer)
+    }
+
+    /// The answer [`Executor::execute_shared_at`] would give when its cache already holds it for
+    /// the current generation, found without running anything (so without reading a file or
+    /// waiting for the layer); `None` otherwise (no cache, an invalid input, not cached yet).
+    /// A hit counts as an execution and a hit; a miss counts nothing, for the caller then runs it.
+    pub fn cached_shared_at(
+        &self,
+        ctx: &impl Host,
+        index: usize,
+        input: Value,
+    ) -> Option<Arc<Shared>> {
+        let cache = self.caches[index].as_ref()?;
+        let input = validated(&registry::all()[index], input).ok()?;
+        let ctx = ctx.pinned();
+        let generation = ctx.pinned_generation();
+        if generation == 0 {
+            // The layer is not open: the answer is filed under the generation opening it reads.
+            return None;
+        }
+        let hit = lock(cache).get(&format!("{generation}:{}", canonical(&input)))?;
+        let stats = &self.stats[index];
+        stats.executions.fetch_add(1, Ordering::Relaxed);
+        stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+        Some(hit)
     }
 
     /// The counters of the capability at `index`.
@@ -258,6 +263,30 @@ fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
 }
 
 /// The input with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry.
+/// `input` checked against the capability's declared input schema, and normalised the way its
+/// handler reads it (JSON Schema's integer `1.0` reaches the typed handler as `1`).
+fn validated(descriptor: &Descriptor, mut input: Value) -> Result<Value, CapabilityError> {
+    let mut problems = Vec::new();
+    lang::validate(
+        descriptor.input(),
+        &input,
+        "",
+        &Default::default(),
+        &mut problems,
+    );
+    if !problems.is_empty() {
+        return Err(CapabilityError::invalid_input(
+            problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
+    }
+    lang::normalize(descriptor.input(), &mut input, &Default::default());
+    Ok(input)
+}
+
 fn canonical(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {

@@ -59,6 +59,32 @@ fn builtin(ctx: &Context) -> impl Iterator<Item = (usize, &'static Descriptor)> 
         .filter(move |(_, d)| d.resource.is_some() && ctx.projects(d))
 }
 
+/// The most content [`answers_from_memory`] lets a thread that must not block copy out.
+pub const INLINE_BYTES: usize = 64 * 1024;
+
+/// Whether reading `uri` is answered from the open generation alone, with at most
+/// [`INLINE_BYTES`] of content: no builtin query to run (it may start `git` or read files), no
+/// layer to open, no large object to copy. An unknown URI counts: its refusal reads nothing.
+pub fn answers_from_memory(ctx: &Context, uri: &str) -> bool {
+    if ctx.layer_if_open().is_none()
+        || registry::all()
+            .iter()
+            .any(|d| d.resource.is_some_and(|r| r.uri == uri))
+    {
+        return false;
+    }
+    match resolve(ctx, uri) {
+        Ok(resolution @ Resolution::Declarative { .. }) => resolution
+            .object()
+            .is_some_and(|o| o.content.len() <= INLINE_BYTES),
+        Ok(resolution @ Resolution::SkillFile { .. }) => resolution
+            .skill_file()
+            .is_some_and(|(_, f)| f.bytes.len() <= INLINE_BYTES),
+        Ok(Resolution::Builtin { .. }) => false,
+        Err(_) => true,
+    }
+}
+
 /// Resolves `uri`: a builtin resource runs its query; anything else is looked up in the index.
 /// A URI nothing projects is `not_found`; a query's refusal passes through; any other failure of
 /// the query is `internal`, naming the URI and the capability.

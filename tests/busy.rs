@@ -12,7 +12,7 @@ use crate::serve_support::{read_reply, Served};
 use crate::support::{Fixture, McpServer};
 
 /// A plan of `n` independent issues, committed.
-fn plan_of(n: usize) -> Fixture {
+pub(crate) fn plan_of(n: usize) -> Fixture {
     let fixture = Fixture::new();
     for i in 0..n {
         fixture.write(
@@ -34,12 +34,12 @@ fn ledger_lines(root: &Path) -> Vec<Value> {
 
 /// Holds the checkout's write lock from this process, as another `majordomus` would, until it
 /// is dropped (closing the file lets go of the lock).
-struct ForeignWriter {
+pub(crate) struct ForeignWriter {
     _locked: fs::File,
 }
 
 impl ForeignWriter {
-    fn hold(root: &Path) -> ForeignWriter {
+    pub(crate) fn hold(root: &Path) -> ForeignWriter {
         let dir = root.join(".ai/local/state");
         fs::create_dir_all(&dir).expect("the state directory");
         let file = fs::OpenOptions::new()

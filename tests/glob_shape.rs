@@ -1,5 +1,5 @@
-//! The glob shapes `objects.applicable` matches without regex (`layer::GlobShape`) against
-//! `globset` built as the sources build it (`layer::glob`): on generated globs and paths, and on
+//! The glob shapes `objects.applicable` and the sources match without regex (`layer::GlobShape`)
+//! against `globset` built as the sources build it (`layer::glob`): on generated globs and paths, and on
 //! a sweep of every glob and path of a small alphabet, a glob read as a common shape matches
 //! exactly the paths `globset` matches.
 
@@ -65,12 +65,19 @@ fn common_glob() -> impl Strategy<Value = String> {
             !d.is_empty() && !d.starts_with('/')
         });
     let ext = prop::sample::select(&["rs", "ts", "test.ts", "", "s"][..]);
+    let name = prop::collection::vec(prop::sample::select(NAMES), 1..3)
+        .prop_map(|n| n.join("/"))
+        .prop_filter("a name after `*/`", |n| !n.is_empty());
     prop_oneof![
         dir.clone(),
         dir.clone().prop_map(|d| format!("{d}/**")),
         ext.clone().prop_map(|e| format!("**/*.{e}")),
-        (dir, ext).prop_map(|(d, e)| format!("{d}/**/*.{e}")),
+        (dir.clone(), ext.clone()).prop_map(|(d, e)| format!("{d}/**/*.{e}")),
         Just("**".to_string()),
+        (dir.clone(), ext.clone()).prop_map(|(d, e)| format!("{d}/*.{e}")),
+        ext.prop_map(|e| format!("*.{e}")),
+        dir.clone().prop_map(|d| format!("{d}/*")),
+        (dir, name).prop_map(|(d, n)| format!("{d}/*/{n}")),
     ]
 }
 
@@ -127,7 +134,13 @@ fn a_sweep_of_the_common_shapes_over_every_short_path_agrees_with_globset() {
     for dir in ["src", "a", "src/db", "x.rs", "src/x.rs", "a b", "."] {
         globs.push(dir.to_string());
         globs.push(format!("{dir}/**"));
+        globs.push(format!("{dir}/*"));
+        globs.push(format!("{dir}/*.rs"));
+        globs.push(format!("{dir}/*/x.rs"));
+        globs.push(format!("{dir}/*/db/x.rs"));
     }
+    globs.push("*.rs".to_string());
+    globs.push("*".to_string());
     let mut matched = 0;
     for g in &globs {
         assert!(GlobShape::of(g).is_some(), "`{g}` is a common shape");

@@ -145,6 +145,8 @@ mod surface_gen;
 mod cockpit_headings;
 /// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
 mod cockpit_streams;
+/// What a cold start keeps while it does less before its first answer (issue 19).
+mod cold_start;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
@@ -157,5 +159,6 @@ mod skills;
 mod skills_files;
 /// `skills/list` of more skills than a page holds, walked by cursor on both eras.
 mod skills_pages;
+mod skills_walk;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;

@@ -15,15 +15,26 @@ use crate::mcp::{stdio, Server};
 /// them (see `LiveIndex::watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
-    if !inspect {
-        options.watch = Some(WATCH_INTERVAL);
-    }
+pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
     let ctx = super::kept(Context::open(options));
+    if !inspect {
+        // On the repository's board from the start, so every other process sees this one;
+        // joined while the layer is built.
+        ctx.join_board_in_background();
+    }
     // Open the layer before the first message, so a missing or broken layer fails at start-up
     // with its exit code instead of on every request.
-    ctx.layer().map_err(Failure::from)?;
-    let index = ctx.index().map_err(Failure::from)?;
+    let opened = ctx
+        .layer()
+        .map_err(Failure::from)
+        .and_then(|_| ctx.index().map_err(Failure::from));
+    let index = match opened {
+        Ok(index) => index,
+        Err(failure) => {
+            ctx.peers().leave();
+            return Err(failure);
+        }
+    };
     if !inspect {
         tracing::info!(
             root = %index.root.display(),
@@ -31,9 +42,9 @@ pub(super) fn run(mut options: Options, inspect: bool, format: Format) -> Result
             state = index.state().as_str(),
             "serving MCP over stdio"
         );
-        // On the repository's board from the start, so every other process sees this one.
-        ctx.peers().join(&index.root);
-        let served = stdio::serve(&Server::new(ctx.clone()));
+        let served = stdio::serve(&Server::new(ctx.clone()), || {
+            ctx.watch_layer(WATCH_INTERVAL)
+        });
         ctx.peers().leave();
         return served.map_err(internal);
     }

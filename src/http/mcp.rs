@@ -10,6 +10,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
+use super::mcp_modern::Next;
 use super::AppState;
 use crate::context::Transport;
 use crate::mcp::{protocol, Server, Session};
@@ -89,6 +90,19 @@ pub async fn post(
         Ok(body) => body,
         Err(rejection) => return super::unreadable_body(&rejection),
     };
+    // A request the version header calls modern, in the common shape, is read once: by the
+    // envelope its checks and the dispatcher both use.
+    if super::mcp_modern::header_modern(&headers) {
+        let next = crate::mcp::envelope::read(&body)
+            .map(|envelope| super::mcp_modern::admit_envelope(&state, &headers, envelope));
+        match next {
+            Some(Next::Answered(response)) => return response,
+            Some(Next::Offload { writer }) => {
+                return super::mcp_modern::offload(state, body, writer).await
+            }
+            None => {}
+        }
+    }
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::diagnostic::{codes, Diagnostic};
+pub(crate) use super::directories::Directories;
 use super::yaml_bound::Refusal;
 use super::MAX_FILE_BYTES;
 
@@ -153,63 +154,6 @@ fn not_regular(path: &str, meta: &std::fs::Metadata) -> ReadOutcome {
         format!("is not a regular file (it is {})", describe_type(meta)),
         0,
     )
-}
-
-/// The directory a reader last opened a file in, kept open: claims come sorted, so files of one
-/// directory follow each other, and each is then looked up by its name alone instead of by
-/// every component of its path.
-#[derive(Default)]
-pub(crate) struct Directories {
-    #[cfg(unix)]
-    open: Option<(String, std::os::fd::OwnedFd)>,
-}
-
-impl Directories {
-    /// Opens `root/path` for reading without following a final symbolic link (the open fails
-    /// instead), without waiting for a writer if it is a named pipe, and never as a controlling
-    /// terminal.
-    #[cfg(unix)]
-    pub(crate) fn open_no_follow(
-        &mut self,
-        root: &Path,
-        path: &str,
-    ) -> std::io::Result<std::fs::File> {
-        use rustix::fs::{Mode, OFlags};
-        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
-        let cached = matches!(&self.open, Some((dir, _)) if dir == parent);
-        if !cached {
-            let dir = rustix::fs::open(
-                root.join(parent),
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            self.open = Some((parent.to_string(), dir));
-        }
-        let Some((_, dir)) = &self.open else {
-            return Err(std::io::Error::other("no directory is open"));
-        };
-        let file = rustix::fs::openat(
-            dir,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        Ok(std::fs::File::from(file))
-    }
-
-    #[cfg(not(unix))]
-    pub(crate) fn open_no_follow(
-        &mut self,
-        root: &Path,
-        path: &str,
-    ) -> std::io::Result<std::fs::File> {
-        let full = root.join(path);
-        let meta = std::fs::symlink_metadata(&full)?;
-        if meta.file_type().is_symlink() {
-            return Err(std::io::Error::other("is a symbolic link"));
-        }
-        std::fs::File::open(full)
-    }
 }
 
 /// Reads an opened, examined regular file whole, refusing what is not UTF-8 or grew too large.
@@ -499,7 +443,15 @@ pub(crate) fn versioned_mapping(
     known: &[&str],
     shape: &str,
 ) -> Result<Map<String, Value>, YamlError> {
-    let doc = yaml_to_json(text)?;
+    versioned(yaml_to_json(text)?, known, shape)
+}
+
+/// [`versioned_mapping`] of a document already parsed.
+pub(crate) fn versioned(
+    doc: Value,
+    known: &[&str],
+    shape: &str,
+) -> Result<Map<String, Value>, YamlError> {
     let Value::Object(file) = doc else {
         return Err(YamlError::Invalid(format!(
             "must be a mapping with {shape}"

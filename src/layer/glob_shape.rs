@@ -1,6 +1,7 @@
-//! The glob shapes rules and agent files write most often — a literal path, `dir/**`,
-//! `**/*.ext` and `dir/**/*.ext` — recognised once and matched by comparing strings, with no
-//! regex. A glob of any other shape is `None` here and goes to `globset` (`scope_table.rs`).
+//! The glob shapes rules, agent files and `sources.yaml` write most often — a literal path,
+//! `dir/**`, `**/*.ext`, `dir/**/*.ext`, `dir/*.ext` and `dir/*/name` — recognised once and
+//! matched by comparing strings, with no regex. A glob of any other shape is `None` here and goes
+//! to `globset` (`scope_table.rs`, `sources.rs`).
 //!
 //! Each shape means exactly what `globset` means by it under the options the sources use
 //! (`literal_separator`, `backslash_escape`: see `scope::glob`); `tests/glob_shape.rs` holds
@@ -17,6 +18,12 @@ pub enum GlobShape {
     /// `dir/**/*.ext` (`dir/` may be empty: `**/*.ext`): every path under `dir/` whose name ends
     /// with `.ext`.
     UnderEndingWith { dir: String, suffix: String },
+    /// `dir/*.ext`, `dir/*` (`dir/` may be empty: `*.ext`): every path right in `dir/` (its
+    /// rest holds no `/`) whose name ends with the suffix (`.ext`; empty for `dir/*`).
+    InEndingWith { dir: String, suffix: String },
+    /// `dir/*/name`: every path `dir/<one name>/name`; `name` is kept with its leading `/` and
+    /// may hold more of them.
+    NamedOneBelow { dir: String, name: String },
 }
 
 /// What `globset` reads as more than a plain character in a glob.
@@ -32,6 +39,9 @@ impl GlobShape {
         }
         if glob == "**" {
             return Some(GlobShape::Under(String::new()));
+        }
+        if let Some(shape) = one_star(glob) {
+            return Some(shape);
         }
         if let Some(dir) = glob.strip_suffix("/**") {
             // `dir` must be a plain, non-empty directory (`/**` alone is an absolute glob).
@@ -56,7 +66,10 @@ impl GlobShape {
     pub fn key(&self) -> &str {
         match self {
             GlobShape::Literal(path) => path,
-            GlobShape::Under(dir) | GlobShape::UnderEndingWith { dir, .. } => dir,
+            GlobShape::Under(dir)
+            | GlobShape::UnderEndingWith { dir, .. }
+            | GlobShape::InEndingWith { dir, .. }
+            | GlobShape::NamedOneBelow { dir, .. } => dir,
         }
     }
 
@@ -71,8 +84,35 @@ impl GlobShape {
                     && path.starts_with(dir.as_str())
                     && path.ends_with(suffix.as_str())
             }
+            GlobShape::InEndingWith { dir, suffix } => path
+                .strip_prefix(dir.as_str())
+                .is_some_and(|rest| !rest.contains('/') && rest.ends_with(suffix.as_str())),
+            GlobShape::NamedOneBelow { dir, name } => path
+                .strip_prefix(dir.as_str())
+                .and_then(|rest| rest.strip_suffix(name.as_str()))
+                .is_some_and(|one| !one.contains('/')),
         }
     }
+}
+
+/// `dir/*<suffix>` or `dir/*/name`: one `*` standing for a whole name or its start (`*` never
+/// crosses `/` in the sources' globs), everything else plain.
+fn one_star(glob: &str) -> Option<GlobShape> {
+    let (dir, rest) = glob.split_once('*')?;
+    if !is_plain(dir) || !(dir.is_empty() || dir.ends_with('/')) || !is_plain(rest) {
+        return None;
+    }
+    if rest.starts_with('/') {
+        // The name keeps its leading `/`: what is left before it is the one name `*` stands for.
+        return (rest.len() > 1).then(|| GlobShape::NamedOneBelow {
+            dir: dir.to_string(),
+            name: rest.to_string(),
+        });
+    }
+    (!rest.contains('/')).then(|| GlobShape::InEndingWith {
+        dir: dir.to_string(),
+        suffix: rest.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -101,9 +141,33 @@ mod tests {
             GlobShape::of("src/db/**/*.rs"),
             under_ending("src/db/", ".rs")
         );
+        assert_eq!(
+            GlobShape::of("*.rs"),
+            Some(GlobShape::InEndingWith {
+                dir: String::new(),
+                suffix: ".rs".into()
+            })
+        );
+        assert_eq!(
+            GlobShape::of(".ai/repo/prompts/*.md"),
+            Some(GlobShape::InEndingWith {
+                dir: ".ai/repo/prompts/".into(),
+                suffix: ".md".into()
+            })
+        );
+        assert_eq!(
+            GlobShape::of(".ai/repo/skills/*/SKILL.md"),
+            Some(GlobShape::NamedOneBelow {
+                dir: ".ai/repo/skills/".into(),
+                name: "/SKILL.md".into()
+            })
+        );
         for other in [
-            "*.rs",
-            "src/*.rs",
+            "src/a*.rs",
+            "src/*x/y.rs",
+            "src/*/",
+            "src/*/*.rs",
+            "*/**",
             "src/**/mod.rs",
             "src/{a,b}/**",
             "/**",

@@ -714,7 +714,7 @@ pub(crate) fn examine_configuration(root: &Path) -> [Option<FileStamp>; 3] {
 /// unchanged file it is what the watcher's check sees, so an idle layer is never rebuilt.
 ///
 /// A skill's file is stamped as the build opened it, when it is in `opened` (see
-/// `skills::Opened`), and examined now otherwise.
+/// `skills::Opened`), as its claim when it is one (`SKILL.md`), and examined now otherwise.
 pub(crate) fn stamp_with(
     root: &Path,
     plan: &Plan,
@@ -746,7 +746,11 @@ pub(crate) fn stamp_with(
     {
         let stamp = match opened.binary_search_by(|(p, _)| p.as_str().cmp(path)) {
             Ok(at) => Some(opened[at].1),
-            Err(_) => examined(path),
+            // A skill's `SKILL.md` is a claim, read once and stamped as that claim was.
+            Err(_) => match plan.claims.binary_search_by(|c| c.path.as_str().cmp(path)) {
+                Ok(i) => claimed(i),
+                Err(_) => examined(path),
+            },
         };
         stamp_entry(&mut hasher, path, stamp.as_ref());
     }

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::{describe_json, unknown_keys, versioned_mapping};
+use super::file::{describe_json, unknown_keys, versioned, yaml_to_json};
 use super::LayerError;
 use crate::registry::lang::{self, Additional, Problem, Schema, Type};
 
@@ -22,7 +22,8 @@ use crate::registry::lang::{self, Additional, Problem, Schema, Type};
 pub const REPOSITORY_KINDS_PATH: &str = ".ai/repo/knowledge/kinds.yaml";
 
 const BUILTIN_KINDS_PATH: &str = "share/kinds.yaml";
-const BUILTIN_KINDS_YAML: &str = include_str!("../../share/kinds.yaml");
+/// `share/kinds.yaml` converted to JSON by `build.rs`: read with serde_json at each start.
+const BUILTIN_KINDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kinds.json"));
 
 /// The schema of each builtin kind, by kind name.
 const BUILTIN_SCHEMAS: &[(&str, &str)] = &[
@@ -165,11 +166,13 @@ impl Kinds {
         static BUILTIN: OnceLock<Result<Kinds, LayerError>> = OnceLock::new();
         BUILTIN
             .get_or_init(|| {
-                let kinds = parse_kinds_file(
-                    BUILTIN_KINDS_YAML,
-                    Path::new(BUILTIN_KINDS_PATH),
-                    Origin::Builtin,
-                )?;
+                let path = Path::new(BUILTIN_KINDS_PATH);
+                let doc =
+                    serde_json::from_str(BUILTIN_KINDS_JSON).map_err(|e| LayerError::Kinds {
+                        path: path.to_path_buf(),
+                        message: format!("was not converted to JSON: {e}"),
+                    })?;
+                let kinds = parse_kinds_document(doc, path, Origin::Builtin)?;
                 Ok(Kinds {
                     kinds: kinds.into_iter().map(|k| (k.name.clone(), k)).collect(),
                 })
@@ -237,16 +240,28 @@ enum Origin {
 }
 
 fn parse_kinds_file(text: &str, path: &Path, origin: Origin) -> Result<Vec<Kind>, LayerError> {
+    parse_kinds_document(
+        yaml_to_json(text).map_err(|e| kinds_yaml_error(path, e))?,
+        path,
+        origin,
+    )
+}
+
+fn kinds_yaml_error(path: &Path, e: super::file::YamlError) -> LayerError {
+    super::config::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Kinds {
+        path,
+        message,
+    })
+}
+
+/// The kinds of a kinds file already parsed (the builtin one comes as JSON, see `build.rs`).
+fn parse_kinds_document(doc: Value, path: &Path, origin: Origin) -> Result<Vec<Kind>, LayerError> {
     let fail = |message: String| LayerError::Kinds {
         path: PathBuf::from(path),
         message,
     };
-    let file = versioned_mapping(text, FILE_KEYS, "`version: 1` and `kinds`").map_err(|e| {
-        super::config::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Kinds {
-            path,
-            message,
-        })
-    })?;
+    let file = versioned(doc, FILE_KEYS, "`version: 1` and `kinds`")
+        .map_err(|e| kinds_yaml_error(path, e))?;
     let Some(Value::Object(entries)) = file.get("kinds") else {
         return Err(fail(
             "`kinds` is required: a mapping from kind name to its definition".to_string(),
@@ -549,6 +564,31 @@ mod tests {
         assert_eq!(rule.front_matter, FrontMatter::Required);
         assert_eq!(kinds.get("issue").unwrap().format, KindFormat::Yaml);
         assert!(kinds.get("document").unwrap().identity.is_empty());
+    }
+
+    #[test]
+    fn the_builtin_kinds_read_as_json_are_share_kinds_yaml() {
+        let yaml = include_str!("../../share/kinds.yaml");
+        let converted: Value = serde_json::from_str(BUILTIN_KINDS_JSON).expect("JSON");
+        assert_eq!(
+            converted,
+            yaml_to_json(yaml).expect("share/kinds.yaml parses")
+        );
+        let from_yaml = parse_kinds_file(yaml, Path::new(BUILTIN_KINDS_PATH), Origin::Builtin)
+            .expect("share/kinds.yaml is valid");
+        let builtin = Kinds::builtin().expect("builtin kinds");
+        let mut names: Vec<&str> = from_yaml.iter().map(|k| k.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, builtin.names().collect::<Vec<_>>());
+        for kind in &from_yaml {
+            let served = builtin.get(&kind.name).expect("the same kind");
+            assert_eq!(
+                serde_json::to_value(kind).expect("kind"),
+                serde_json::to_value(served).expect("kind"),
+            );
+            assert_eq!(kind.compiled.declared, served.compiled.declared);
+        }
+        assert!(names.len() >= 8, "only {} builtin kinds", names.len());
     }
 
     #[test]

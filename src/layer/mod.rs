@@ -14,6 +14,7 @@
 mod changes;
 mod config;
 mod diagnostic;
+mod directories;
 mod discovery;
 mod events;
 mod file;
@@ -33,6 +34,8 @@ mod scope_table;
 mod search;
 mod skills;
 mod sources;
+#[cfg(unix)]
+mod untracked;
 mod walk;
 mod yaml_bound;
 

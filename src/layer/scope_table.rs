@@ -6,8 +6,8 @@
 //! Globs are grouped by their literal directory prefix (`src/db/` for `src/db/**/*.rs`): a path
 //! is matched only against the globs of its own ancestors. One set of thousands of such globs is
 //! a regex set that takes milliseconds per path. Within a group, the common shapes (a literal
-//! path, `dir/**`, `**/*.ext`, `dir/**/*.ext`: `GlobShape`) are compared as strings and only the
-//! rest go through the group's `GlobSet`.
+//! path, `dir/**`, `**/*.ext`, `dir/**/*.ext`, `dir/*.ext`, `dir/*/name`: `GlobShape`) are
+//! compared as strings and only the rest go through the group's `GlobSet`.
 //!
 //! An unscoped entry applies to every path asked, whatever they are: it gets one `always` reason
 //! naming no path, so an answer costs what the scoped matches cost, not entries × paths.

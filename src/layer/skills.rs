@@ -231,8 +231,11 @@ pub(crate) fn collect(
     // Skills are read side by side, a core's share each: thousands of small files.
     let threads = super::parallel::threads_for(claimed.len(), 16);
     let reads = super::parallel::in_parts(&claimed, threads, |part| {
+        // One reader's open directories serve all its skills: the next skill's directory is
+        // opened through their common parent, not from the root again.
+        let mut dirs = super::file::Directories::default();
         part.iter()
-            .map(|(o, directory)| read_skill(root, listed, directory, &o.identity))
+            .map(|(o, directory)| read_skill(root, listed, directory, o, &mut dirs))
             .collect::<Vec<_>>()
     });
     let mut skills = Vec::new();
@@ -285,14 +288,17 @@ type Refusal = (&'static str, String);
 type Entry = (String, u64, [u8; 32]);
 
 /// The files of one skill, or why it is refused; beside it, the stamp of each file it opened.
+/// Its `SKILL.md` is not read again: its bytes are the object's content, read once by the build
+/// (and stamped as that claim was).
 fn read_skill(
     root: &Path,
     listed: &Listed,
     directory: &str,
-    name: &str,
+    object: &Object,
+    dirs: &mut super::file::Directories,
 ) -> (Result<Vec<SkillFile>, Refusal>, Opened) {
     let mut opened = Vec::new();
-    let read = read_skill_files(root, listed, directory, name, &mut opened);
+    let read = read_skill_files(root, listed, directory, object, dirs, &mut opened);
     (read, opened)
 }
 
@@ -300,9 +306,11 @@ fn read_skill_files(
     root: &Path,
     listed: &Listed,
     directory: &str,
-    name: &str,
+    object: &Object,
+    dirs: &mut super::file::Directories,
     opened: &mut Opened,
 ) -> Result<Vec<SkillFile>, Refusal> {
+    let name = object.identity.as_str();
     let prefix = format!("{directory}/");
     if let Some(bad) = listed.non_utf8.iter().find(|p| p.starts_with(&prefix)) {
         return Err((
@@ -317,14 +325,26 @@ fn read_skill_files(
             format!("the skill `{name}` holds more than {MAX_SKILL_FILES} files (the bound per skill); it is refused whole"),
         ));
     }
-    let mut dirs = super::file::Directories::default();
     let mut files = Vec::with_capacity(paths.len());
     let mut total = 0u64;
+    let skill_md = format!("{prefix}SKILL.md");
     for path in paths {
+        if *path == skill_md {
+            total += object.content.len() as u64;
+            if total > MAX_SKILL_BYTES {
+                return Err(over_bytes(name, path));
+            }
+            files.push(skill_file(
+                name,
+                "SKILL.md",
+                object.content.as_bytes().to_vec(),
+            ));
+            continue;
+        }
         // Each file is opened without following a link and examined through the handle, and
         // the running total is checked before its bytes are read: past the bound, nothing more
         // is read.
-        let Some(mut file) = open(root, path, &mut dirs)? else {
+        let Some(mut file) = open(root, path, dirs)? else {
             continue;
         };
         let meta = file
@@ -339,28 +359,37 @@ fn read_skill_files(
         }
         total += meta.len();
         if total > MAX_SKILL_BYTES {
-            return Err((
-                codes::SKILL_TOO_LARGE,
-                format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{path}` passes it); it is refused whole"),
-            ));
+            return Err(over_bytes(name, path));
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, meta.len()), &mut bytes)
             .map_err(|e| unreadable(path, "read", &e))?;
-        let relative = &path[prefix.len()..];
-        let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
-        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
-        files.push(SkillFile {
-            uri: format!("{SKILL_SCHEME}{name}/{relative}"),
-            media_type: media_type(relative, is_text),
-            digest: format!("sha256:{}", hex(&sha256)),
-            sha256,
-            bytes: Arc::new(bytes),
-            is_text,
-            path: relative.to_string(),
-        });
+        files.push(skill_file(name, &path[prefix.len()..], bytes));
     }
     Ok(files)
+}
+
+/// The file at `relative` in the skill `name`, from the bytes read once: the digest, the text
+/// check and what is served all come from them.
+fn skill_file(name: &str, relative: &str, bytes: Vec<u8>) -> SkillFile {
+    let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
+    let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+    SkillFile {
+        uri: format!("{SKILL_SCHEME}{name}/{relative}"),
+        media_type: media_type(relative, is_text),
+        digest: format!("sha256:{}", hex(&sha256)),
+        sha256,
+        bytes: Arc::new(bytes),
+        is_text,
+        path: relative.to_string(),
+    }
+}
+
+fn over_bytes(name: &str, path: &str) -> Refusal {
+    (
+        codes::SKILL_TOO_LARGE,
+        format!("the skill `{name}` holds more than 16 MiB (the bound per skill; `{path}` passes it); it is refused whole"),
+    )
 }
 
 fn unreadable(path: &str, what: &str, e: &std::io::Error) -> Refusal {
@@ -429,12 +458,15 @@ pub fn media_type(path: &str, is_text: bool) -> &'static str {
     }
 }
 
+/// Lowercase hexadecimal, two digits a byte (a table, not the formatter: 1,800 digests a build).
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 /// Standard base64 with padding, for a blob's `blob` field.
@@ -470,6 +502,17 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(&[0xff, 0x00, 0x80, 0x01]), "/wCAAQ==");
+    }
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+        let digest: [u8; 32] = Sha256::digest(b"abc").into();
+        assert_eq!(
+            hex(&digest),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

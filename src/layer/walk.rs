@@ -1,17 +1,16 @@
 //! Walking the root with git's ignore rules (the `ignore` crate): every `.gitignore` from the work
 //! tree's top down, `info/exclude` and the global excludes file, and no ignore file above the
 //! top (a `.gitignore` in a home directory is not the repository's). `filesystem` discovery walks
-//! for every file; `vcs` discovery read in-process walks `.ai/` for the untracked ones, as
-//! `git ls-files --others --exclude-standard -- .ai/` lists them (outside `.ai/` an untracked
-//! file is never an object). Nothing here reads a file's content beyond ignore files.
+//! for every file; the untracked part of `vcs` discovery read in-process is its own walk of
+//! `.ai/` (`untracked`). Nothing here reads a file's content beyond ignore files.
 //!
 //! [`Excludes`] is the second line of SPEC §4's "an ignored file never": a file that
 //! `info/exclude` or the global excludes ignore stays out even when a committed `.gitignore`
 //! re-includes it with `!`, since git lets the committed file win.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder, WalkState};
@@ -40,24 +39,25 @@ pub(crate) enum Mode {
 #[derive(Debug)]
 pub(crate) struct Unsure(pub String);
 
-/// The one directory an [`Mode::Untracked`] walk enters below the root: under `vcs` an untracked
-/// file anywhere else is never an object (SPEC §4), so nothing else is read.
-const LAYER_DIR_NAME: &str = ".ai";
-
 /// Walks `root` by `mode`. Under [`Mode::Untracked`], `tracked` holds what the index tracks and
 /// `gitlinks` its submodules (root-relative), only `.ai/` (and the root's `.gitignore`, which
-/// rules it) is walked, and a problem git would handle its own way (an ignore file that does not
-/// parse, a directory that cannot be read) is [`Unsure`]: the caller asks git instead.
-///
-/// A directory's ignore files are found among the entries the walk reads anyway (the `ignore`
-/// crate's parallel walker), never probed for by name: a layer of hundreds of skill directories
-/// costs its directories' reads, not four failed lookups in each.
+/// rules it) is read (`untracked::walk`), and a problem git would handle its own way is
+/// [`Unsure`]: the caller asks git instead. A [`Mode::Filesystem`] walk reports what it could
+/// not see as diagnostics.
 pub(crate) fn walk(
     root: &Path,
     mode: Mode,
     tracked: &HashSet<String>,
     gitlinks: HashSet<String>,
 ) -> Result<Result<Listing, Unsure>, LayerError> {
+    if mode == Mode::Untracked {
+        #[cfg(unix)]
+        return super::untracked::walk(root, tracked, &gitlinks);
+        #[cfg(not(unix))]
+        return Ok(Err(Unsure(
+            "the in-process walk of `.ai/` is written for unix systems".into(),
+        )));
+    }
     if let Err(e) = std::fs::read_dir(root) {
         return Err(LayerError::Io {
             path: root.to_path_buf(),
@@ -73,35 +73,20 @@ pub(crate) fn walk(
         .parents(false)
         .git_ignore(true)
         .git_exclude(true)
-        .git_global(true)
+        .git_global(global_excludes_possible())
         .require_git(false)
         .follow_links(false)
         .threads(WALK_THREADS);
-    if let Some(why) = repository_ignores(&mut builder, root) {
-        if mode == Mode::Untracked {
-            return Ok(Err(why));
-        }
-    }
+    // An ignore file there that does not parse leaves its rules out; the filesystem walk
+    // reports what it could read.
+    let _ = repository_ignores(&mut builder, root);
     let root_owned = root.to_path_buf();
-    // Nested repositories the walk met and did not enter (a filter cannot yield an entry).
-    // Each directory is asked for a `.git` by name, one lookup: the entries the walk reads name
-    // it too, but only if the ignore rules leave it unignored, and git tells a nested repository
-    // by its `.git` whatever they say.
-    let nested = std::sync::Arc::new(Mutex::new(Vec::new()));
-    let found = nested.clone();
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
             return true;
         }
         let name = entry.file_name().to_str().unwrap_or("");
         if name == ".git" {
-            return false;
-        }
-        if mode == Mode::Untracked
-            && entry.depth() == 1
-            && name != LAYER_DIR_NAME
-            && name != ".gitignore"
-        {
             return false;
         }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -111,43 +96,19 @@ pub(crate) fn walk(
         let Some(relative) = relative(&root_owned, entry.path()) else {
             return true;
         };
-        if format!("{relative}/") == LOCAL_DIR && mode == Mode::Filesystem {
-            return false;
-        }
-        match mode {
-            Mode::Filesystem => !SKIPPED_DIRS.contains(&name),
-            // A submodule is one tracked entry; git does not list what is inside it.
-            Mode::Untracked if gitlinks.contains(&relative) => false,
-            // A nested repository that is not a submodule: git lists `dir/`, nothing under it.
-            Mode::Untracked if entry.path().join(".git").exists() => {
-                found
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(format!("{relative}/"));
-                false
-            }
-            Mode::Untracked => true,
-        }
+        format!("{relative}/") != LOCAL_DIR && !SKIPPED_DIRS.contains(&name)
     });
-    let collected = Mutex::new(Collected::default());
+    let collected = Mutex::new(Listing::default());
     builder.build_parallel().run(|| {
         Box::new(|entry| {
             let mut collected = collected.lock().unwrap_or_else(|e| e.into_inner());
-            match collected.take(root, mode, tracked, entry) {
-                Ok(()) => WalkState::Continue,
-                Err(()) => WalkState::Quit,
-            }
+            take(&mut collected, root, entry);
+            WalkState::Continue
         })
     });
-    let collected = collected.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = collected.unsure {
-        return Ok(Err(why));
-    }
-    let mut listing = collected.listing;
-    listing.paths.extend(std::mem::take(
-        &mut *nested.lock().unwrap_or_else(|e| e.into_inner()),
-    ));
-    Ok(Ok(listing))
+    Ok(Ok(collected
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())))
 }
 
 /// For a root below its work tree's top, the ignore files between them: the top's
@@ -181,97 +142,60 @@ fn repository_ignores(builder: &mut WalkBuilder, root: &Path) -> Option<Unsure> 
 
 /// How many threads walk: one. The walk already runs beside the build's reading of the
 /// configuration; the parallel walker is used for how it finds ignore files (among the entries
-/// it reads), not for more threads. Two took the same CPU time on the skills bench (29.2 ms a
-/// build both ways, `perf stat -r 30`) and entries in an order that varies.
+/// it reads), not for more threads.
 const WALK_THREADS: usize = 1;
 
-/// What a walk gathered, entry by entry, from whichever thread read it.
-#[derive(Default)]
-struct Collected {
-    listing: Listing,
-    /// Why an [`Mode::Untracked`] walk stopped: git is asked instead.
-    unsure: Option<Unsure>,
-}
-
-impl Collected {
-    /// Takes one entry of the walk; `Err` stops it (an [`Mode::Untracked`] walk met what git
-    /// must decide).
-    fn take(
-        &mut self,
-        root: &Path,
-        mode: Mode,
-        tracked: &HashSet<String>,
-        entry: Result<ignore::DirEntry, ignore::Error>,
-    ) -> Result<(), ()> {
-        let listing = &mut self.listing;
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                if mode == Mode::Untracked {
-                    self.unsure.get_or_insert(Unsure(e.to_string()));
-                    return Err(());
-                }
-                listing.diagnostics.push(Diagnostic::warning(
-                    codes::UNREADABLE,
-                    ".",
-                    format!("part of the repository cannot be walked, so files there may not be seen: {e}"),
-                ));
-                return Ok(());
-            }
-        };
-        if entry.depth() == 0 {
-            return Ok(());
+/// Takes one entry of a filesystem walk, from whichever thread read it.
+fn take(listing: &mut Listing, root: &Path, entry: Result<ignore::DirEntry, ignore::Error>) {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(e) => {
+            listing.diagnostics.push(Diagnostic::warning(
+                codes::UNREADABLE,
+                ".",
+                format!(
+                    "part of the repository cannot be walked, so files there may not be seen: {e}"
+                ),
+            ));
+            return;
         }
-        let Some(file_type) = entry.file_type() else {
-            return Ok(());
-        };
-        if file_type.is_dir() {
-            return Ok(());
+    };
+    if entry.depth() == 0 {
+        return;
+    }
+    let Some(file_type) = entry.file_type() else {
+        return;
+    };
+    if file_type.is_dir() {
+        return;
+    }
+    let path = entry.path();
+    let Ok(stripped) = path.strip_prefix(root) else {
+        return;
+    };
+    let (text, utf8) = match stripped.to_str() {
+        Some(t) => (t.to_string(), true),
+        None => (stripped.to_string_lossy().into_owned(), false),
+    };
+    if file_type.is_file() && entry.file_name() == ".gitignore" {
+        if let Some(pattern) = ambiguous_pattern(path) {
+            listing.diagnostics.push(Diagnostic::warning(
+                codes::IGNORE_PATTERN,
+                text.clone(),
+                format!(
+                    "`{text}`: the pattern `{pattern}` may not mean to the walk what it means to git; the files it names may be listed"
+                ),
+            ));
         }
-        let path = entry.path();
-        let Ok(stripped) = path.strip_prefix(root) else {
-            return Ok(());
-        };
-        let (text, utf8) = match stripped.to_str() {
-            Some(t) => (t.to_string(), true),
-            None => (stripped.to_string_lossy().into_owned(), false),
-        };
-        if file_type.is_file() && entry.file_name() == ".gitignore" {
-            if let Some(pattern) = ambiguous_pattern(path) {
-                let why = format!(
-                    "`{text}`: the pattern `{pattern}` may not mean to the walk what it means to git"
-                );
-                if mode == Mode::Untracked {
-                    self.unsure.get_or_insert(Unsure(why));
-                    return Err(());
-                }
-                listing.diagnostics.push(Diagnostic::warning(
-                    codes::IGNORE_PATTERN,
-                    text.clone(),
-                    format!("{why}; the files it names may be listed"),
-                ));
-            }
-        }
-        let special = !file_type.is_file() && !file_type.is_symlink();
-        match mode {
-            Mode::Untracked => {
-                // git lists only files and links, and only those it does not track.
-                if special || tracked.contains(&text) {
-                    return Ok(());
-                }
-            }
-            Mode::Filesystem => {
-                if special && utf8 {
-                    listing.special.insert(text.clone());
-                }
-            }
-        }
-        if utf8 {
-            listing.paths.push(text);
-        } else {
-            listing.non_utf8.push(text);
-        }
-        Ok(())
+    }
+    let special = !file_type.is_file() && !file_type.is_symlink();
+    if special && utf8 {
+        listing.special.insert(text.clone());
+    }
+    if utf8 {
+        listing.paths.push(text);
+    } else {
+        listing.non_utf8.push(text);
     }
 }
 
@@ -288,6 +212,45 @@ pub(crate) fn ambiguous_pattern(path: &Path) -> Option<String> {
         })
         .map(str::to_string)
 }
+
+/// Whether git may have a global excludes file, as the `ignore` crate finds one: a
+/// `core.excludesFile` in `$GIT_CONFIG_GLOBAL`, `~/.gitconfig`, the XDG `git/config` or the
+/// system configuration, or the default `git/ignore` under the XDG configuration directory. When
+/// none of those says so, the global excludes are empty, and neither the walk nor [`Excludes`]
+/// asks the crate to build them: it reads those files and searches each with a regex it compiles
+/// first, about a twelfth of a start's instructions at 100 objects, twice a start. Read once per
+/// process; any mention of the key, even one the crate would not take, keeps the crate's reading.
+pub(crate) fn global_excludes_possible() -> bool {
+    static POSSIBLE: OnceLock<bool> = OnceLock::new();
+    *POSSIBLE.get_or_init(|| {
+        let set = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        #[allow(deprecated)] // As the `ignore` crate finds the home directory.
+        let home = std::env::home_dir();
+        let xdg = set("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let configs = [
+            set("GIT_CONFIG_GLOBAL"),
+            home.as_ref().map(|h| h.join(".gitconfig")),
+            xdg.as_ref().map(|x| x.join("git/config")),
+            Some(set("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig"))),
+        ];
+        let names_the_key = |path: &PathBuf| {
+            std::fs::read(path).is_ok_and(|bytes| {
+                bytes
+                    .windows(EXCLUDES_KEY.len())
+                    .any(|w| w.eq_ignore_ascii_case(EXCLUDES_KEY))
+            })
+        };
+        configs.iter().flatten().any(names_the_key)
+            || xdg.is_some_and(|x| x.join("git/ignore").is_file())
+    })
+}
+
+/// The configuration key naming git's global excludes file, as bytes compared without case.
+const EXCLUDES_KEY: &[u8] = b"excludesfile";
 
 /// `path` relative to `root`, `/`-separated; `None` when it is not UTF-8 or not under `root`.
 fn relative(root: &Path, path: &Path) -> Option<String> {
@@ -315,8 +278,10 @@ impl Excludes {
                 matchers.push(matcher);
             }
         }
-        let (global, _) = GitignoreBuilder::new(top).build_global();
-        matchers.push(global);
+        if global_excludes_possible() {
+            let (global, _) = GitignoreBuilder::new(top).build_global();
+            matchers.push(global);
+        }
         matchers.retain(|m| !m.is_empty());
         Excludes {
             prefix: git.map(|g| g.prefix).unwrap_or_default(),

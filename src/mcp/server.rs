@@ -29,6 +29,13 @@ pub struct Session {
     pub opened: Opened,
     /// Its subscriptions and listens (SPEC §8.4).
     pub live: super::subscriptions::SessionLive,
+    /// Its requests are answered on a thread that must not block (an HTTP connection's own
+    /// task): only what [`answers_inline`] names, a read only from memory, a `tools/call` only
+    /// from memory or the executor's cache. Anything else is left unanswered with `would_block`
+    /// set, for the transport to answer again where blocking is allowed (ADR 0031).
+    pub inline: bool,
+    /// Set when a request was left unanswered because `inline` forbade its work.
+    pub would_block: bool,
 }
 
 impl Session {
@@ -39,8 +46,30 @@ impl Session {
             protocol_version: None,
             opened: Opened::ByMessage,
             live: Default::default(),
+            inline: false,
+            would_block: false,
         }
     }
+}
+
+/// The methods a session that must not block (`Session::inline`) may try to answer: compiled-in
+/// answers, a `tools/call` whose answer is cached or read from memory, and a `resources/read`
+/// read from memory (`resolve::answers_from_memory`).
+pub fn answers_inline(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call" | "resources/read" | "tools/list" | "ping" | "resources/templates/list"
+    )
+}
+
+/// Whether the tool at `index` answers `arguments` from the open generation alone: `objects.get`
+/// reads its URI as `resources/read` does, through `resolve`.
+fn reads_from_memory(ctx: &Context, index: usize, arguments: &Value) -> bool {
+    registry::by_id("objects.get").is_some_and(|(get, _)| get == index)
+        && arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .is_some_and(|uri| resolve::answers_from_memory(ctx, uri))
 }
 
 /// The longest `clientInfo.name` a session may give: it is kept on the peer board and shown
@@ -279,6 +308,12 @@ impl Server {
         self.dispatch(session, message, raw_id)
     }
 
+    /// [`Server::respond`] for a message its transport already read by its envelope (on the
+    /// thread that answers it: ADR 0020).
+    pub fn respond_envelope(&self, session: &mut Session, envelope: Envelope<'_>) -> Option<Frame> {
+        self.answer(session, Request::of_envelope(envelope))
+    }
+
     /// Handles one parsed message.
     pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
         self.dispatch(session, message, None).map(Frame::into_text)
@@ -388,6 +423,10 @@ impl Server {
                 ),
             ));
         }
+        if session.inline && !answers_inline(method) {
+            session.would_block = true;
+            return None;
+        }
         let params = match params {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(p)) => p,
@@ -440,7 +479,7 @@ impl Server {
                 Err(e) => Err(e),
             },
             "resources/list" => self.list_resources(&params),
-            "resources/read" => self.read_resource(&params),
+            "resources/read" => self.read_resource(session, &params),
             "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
             "skills/list" => super::skills::list(&self.ctx, &params).map(|p| {
                 Body::around("{\"skills\":", Text::Page(p.pages, p.page), p.after)
@@ -455,6 +494,9 @@ impl Server {
                 format!("method `{method}` is not served"),
             )),
         };
+        if session.would_block {
+            return None;
+        }
         Some(match (answer, era) {
             (Ok(body), Era::Legacy) => Frame::result(&id, body),
             (Ok(body), Era::Modern(_)) => {
@@ -516,7 +558,7 @@ impl Server {
         Ok(Body::owned(result.to_string()))
     }
 
-    fn call_tool(&self, session: &Session, mut params: Map<String, Value>) -> Answer {
+    fn call_tool(&self, session: &mut Session, mut params: Map<String, Value>) -> Answer {
         let arguments = params.remove("arguments");
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::new(
@@ -541,7 +583,18 @@ impl Server {
             ));
         };
         let ctx = self.ctx.with_caller(session.peer);
-        match ctx.execute_shared_at(index, arguments) {
+        let answer = if !session.inline || reads_from_memory(&ctx, index, &arguments) {
+            ctx.execute_shared_at(index, arguments)
+        } else if let Some(hit) = ctx.cached_shared_at(index, arguments) {
+            Ok(hit)
+        } else {
+            session.would_block = true;
+            return Err(RpcError::new(
+                protocol::INTERNAL_ERROR,
+                "not answered here: the call may block",
+            ));
+        };
+        match answer {
             Ok(answer) => Ok(Body::owned(tool_result(answer.text()))),
             Err(CapabilityError::Internal { message }) => Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
@@ -586,13 +639,20 @@ impl Server {
         Ok(Body::around("{\"resources\":", Text::Page(pages, page), after).hinted(hint))
     }
 
-    fn read_resource(&self, params: &Map<String, Value>) -> Answer {
+    fn read_resource(&self, session: &mut Session, params: &Map<String, Value>) -> Answer {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else {
             return Err(RpcError::new(
                 protocol::INVALID_PARAMS,
                 "`uri` must be a majordomus:// URI (a string)",
             ));
         };
+        if session.inline && !resolve::answers_from_memory(&self.ctx, uri) {
+            session.would_block = true;
+            return Err(RpcError::new(
+                protocol::INTERNAL_ERROR,
+                "not answered here: the read may block",
+            ));
+        }
         let hint = match registry::all()
             .iter()
             .find(|d| d.resource.is_some_and(|r| r.uri == uri))

@@ -69,12 +69,15 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::
 
 /// Serves one session on the process's stdin and stdout until EOF or a closed stdout.
 /// Answers and the session's notifications (SPEC §8.4) share one writer, a line at a time.
-pub fn serve(server: &Server) -> io::Result<()> {
+/// `after_first_answer` runs once the first message is answered (what a server starts that its
+/// first answer does not need: the layer's watcher), and so does the notifications' thread:
+/// nothing is owed before a first message asked for it, and a ring meanwhile is kept.
+pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<()> {
     let stdin = io::stdin();
     let mut reader = io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let writer = Arc::new(Mutex::new(io::BufWriter::with_capacity(
         64 * 1024,
-        io::stdout(),
+        Out::open(),
     )));
     let mut session = Session::new(Transport::Stdio);
     let bell = Arc::new(Bell::default());
@@ -85,10 +88,9 @@ pub fn serve(server: &Server) -> io::Result<()> {
         listeners: session.live.shared(),
         writer: Arc::clone(&writer),
     };
-    let notifying = std::thread::Builder::new()
-        .name("majordomus-mcp-notify".to_string())
-        .spawn(move || notifier.run())
-        .ok();
+    let mut notifier = Some(notifier);
+    let mut after_first_answer = Some(after_first_answer);
+    let mut notifying = None;
     let mut buf = Vec::new();
     let result = loop {
         if reader.buffer().is_empty() {
@@ -127,6 +129,16 @@ pub fn serve(server: &Server) -> io::Result<()> {
             if let Err(e) = out.flush() {
                 break closed_or(e);
             }
+        }
+        drop(out);
+        if let Some(notifier) = notifier.take() {
+            notifying = std::thread::Builder::new()
+                .name("majordomus-mcp-notify".to_string())
+                .spawn(move || notifier.run())
+                .ok();
+        }
+        if let Some(started) = after_first_answer.take() {
+            started();
         }
     };
     // The session ends: each open listen gets its graceful result after what it was owed.
@@ -174,11 +186,50 @@ impl Bell {
     }
 }
 
+/// Where frames go: the process's stdout, written as a file rather than through `io::Stdout`,
+/// whose line buffering scans every write for its last newline (a 300 KB `skills/list` page
+/// was scanned whole on each answer: a tenth of the server's samples while it listed). The
+/// session writes whole lines and flushes itself, so the scan bought nothing.
+enum Out {
+    File(std::fs::File),
+    /// stdout could not be taken as a file (its handle could not be duplicated).
+    Std(io::Stdout),
+}
+
+impl Out {
+    fn open() -> Out {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
+                return Out::File(std::fs::File::from(fd));
+            }
+        }
+        Out::Std(io::stdout())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::File(f) => f.write(bytes),
+            Out::Std(s) => s.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::File(f) => f.flush(),
+            Out::Std(s) => s.flush(),
+        }
+    }
+}
+
 /// Writes the session's notifications as they are owed, on the writer answers use.
 struct Notifier {
     bell: Arc<Bell>,
     listeners: Arc<Mutex<Vec<Arc<Listener>>>>,
-    writer: Arc<Mutex<io::BufWriter<io::Stdout>>>,
+    writer: Arc<Mutex<io::BufWriter<Out>>>,
 }
 
 impl Notifier {

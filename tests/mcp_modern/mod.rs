@@ -13,14 +13,20 @@ use majordomus::mcp::protocol;
 mod http;
 /// The bad-input rows over HTTP: `_meta`, versions, headers, sessions, methods, cursors.
 mod http_bad_input;
+/// A read answered on the connection's task is the one the blocking pool gives.
+mod inline;
 /// `resources/list` paged by 500 on both eras, and the cursors it refuses.
 mod paging;
 /// `mcp.projection` reports each era, and what it lists is what is served.
 mod projection;
+/// A request read once by its envelope answers as one parsed whole.
+mod read_once;
 /// Over stdio: what a modern result carries, the compiled tools, both eras in one process.
 mod stdio;
 /// The bad-input rows over stdio: `_meta` missing or misshapen, an unspoken version.
 mod stdio_bad_input;
+/// A modern writer call queues with the writers and starves no read.
+mod writers;
 
 const MODERN: &str = "2026-07-28";
 

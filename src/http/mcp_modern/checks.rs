@@ -1,42 +1,21 @@
-//! MCP's modern era over Streamable HTTP at `/mcp` (SPEC §8.3): a stateless POST whose body's
-//! `params._meta` names a modern version, or whose `MCP-Protocol-Version` header does. Before
-//! the dispatcher sees it, the request headers must agree with the body (`MCP-Protocol-Version`,
-//! `Mcp-Method`, `Mcp-Name` with its Base64 sentinel; -32020 otherwise), the version must be
-//! spoken (-32022) and the method served (404, -32601). No session is opened or named: a legacy
-//! `Mcp-Session-Id` on a modern request is refused. The dispatcher is `mcp::Server`, the same
-//! one stdio and legacy sessions use.
+//! The checks a modern POST must pass before the dispatcher sees it (SPEC §8.3), read from the
+//! request's [`Parts`]: the body's `_meta`, the version header against it and the version, the
+//! method header and the method, the name header with its Base64 sentinel. Each refusal answers
+//! the request's id: -32602, -32022, -32020 (400), or 404 with -32601.
+
+use std::borrow::Cow;
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
 
-use super::mcp::{SESSION_HEADER, VERSION_HEADER};
-use super::AppState;
-use crate::context::Transport;
-use crate::mcp::era::{self, Opened};
-use crate::mcp::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
-use crate::mcp::{Server, Session};
-
-/// The header mirroring the body's `method`.
-pub const METHOD_HEADER: &str = "mcp-method";
-/// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
-pub const NAME_HEADER: &str = "mcp-name";
-
-/// Whether this POST belongs to the modern era: its version header names a modern version, or
-/// its body looks modern (`_meta` naming a version, or a modern-only method).
-pub fn is_modern(headers: &HeaderMap, message: &Value) -> bool {
-    let header_modern = headers
-        .get(VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| MODERN_VERSIONS.contains(&v.trim()));
-    header_modern
-        || message
-            .get("method")
-            .and_then(Value::as_str)
-            .is_some_and(|method| {
-                era::looks_modern(method, &era::Meta::of_params(message.get("params")))
-            })
-}
+use super::{METHOD_HEADER, NAME_HEADER};
+use crate::http::mcp::{SESSION_HEADER, VERSION_HEADER};
+use crate::mcp::envelope::Envelope;
+use crate::mcp::era::{self, Meta};
+use crate::mcp::protocol::{self, MODERN_METHODS};
+use crate::registry::{self, rt::Effect};
 
 /// A JSON-RPC error answering the request `id` with an HTTP status.
 fn refuse(
@@ -120,48 +99,73 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Serves one modern POST whose body is `message` (already parsed from `body`).
-pub async fn post(
-    state: AppState,
-    headers: HeaderMap,
-    message: Value,
-    body: axum::body::Bytes,
-) -> Response {
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    if let Some(refusal) = check(&headers, &message, &id) {
-        return refusal;
-    }
-    if message.get("id").is_none() {
-        // A notification: accepted, never answered.
-        return StatusCode::ACCEPTED.into_response();
-    }
-    let server = Server::new(state.ctx.clone());
-    super::offload(move || {
-        let mut session = Session::new(Transport::Http);
-        session.opened = Opened::Modern;
-        let frame = server.handle(&mut session, &body);
-        // A listen that opened is answered with its stream (SPEC §8.4).
-        if let Some(listener) = session.live.take_listens().pop() {
-            return super::events::listen(&state.ctx, listener);
+/// What the checks and the routing read of a modern request: from a value parsed whole, or from
+/// the envelope the dispatcher reads (`mcp::envelope`), which leaves `_meta` as text.
+pub(super) struct Parts<'a> {
+    /// The message is an object (anything else is the dispatcher's -32600).
+    pub(super) object: bool,
+    pub(super) id: Option<Value>,
+    pub(super) method: Option<Cow<'a, str>>,
+    pub(super) params: Option<&'a Map<String, Value>>,
+    pub(super) meta: Meta<'a>,
+}
+
+impl<'a> Parts<'a> {
+    pub(super) fn of_value(message: &'a Value) -> Self {
+        let params = message.get("params");
+        Parts {
+            object: message.is_object(),
+            id: message.get("id").cloned(),
+            method: message
+                .get("method")
+                .and_then(Value::as_str)
+                .map(Cow::Borrowed),
+            params: params.and_then(Value::as_object),
+            meta: Meta::of_params(params),
         }
-        match frame {
-            Some(frame) => (
-                StatusCode::OK,
-                [(header::CONTENT_TYPE, "application/json")],
-                frame,
-            )
-                .into_response(),
-            None => StatusCode::ACCEPTED.into_response(),
+    }
+
+    pub(super) fn of_envelope(envelope: &'a Envelope<'a>) -> Self {
+        let params = envelope.params.as_ref();
+        Parts {
+            object: true,
+            // Valid JSON already (the envelope's reading checks every member).
+            id: envelope
+                .id
+                .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+            method: envelope.method.and_then(text_of),
+            params: params.map(|p| &p.members),
+            meta: params
+                .and_then(|p| p.meta)
+                .map_or(Meta::Absent, Meta::of_raw),
         }
-    })
-    .await
+    }
+
+    /// A `tools/call` of a tool whose capability writes the repository.
+    pub(super) fn calls_a_writer(&self) -> bool {
+        self.method.as_deref() == Some("tools/call")
+            && self
+                .params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .and_then(registry::by_tool)
+                .is_some_and(|(_, d)| d.effect == Effect::RepositoryMutation)
+    }
+}
+
+/// A JSON string's text, borrowed unless it has escapes; `None` for anything else.
+fn text_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<&str>(raw.get())
+        .map(Cow::Borrowed)
+        .or_else(|_| serde_json::from_str::<String>(raw.get()).map(Cow::Owned))
+        .ok()
 }
 
 /// Everything a modern request must pass before it is dispatched, in the order the protocol
 /// reports failures: the body's `_meta`, the version header against it, the version, the
 /// method header, the method, the name header.
-fn check(headers: &HeaderMap, message: &Value, id: &Value) -> Option<Response> {
-    if !message.is_object() {
+pub(super) fn check(headers: &HeaderMap, parts: &Parts<'_>, id: &Value) -> Option<Response> {
+    if !parts.object {
         // The dispatcher names what a message that is no request object is (-32600).
         return None;
     }
@@ -174,10 +178,8 @@ fn check(headers: &HeaderMap, message: &Value, id: &Value) -> Option<Response> {
             None,
         ));
     }
-    let method = message.get("method").and_then(Value::as_str);
-    let params = message.get("params");
-    let meta = era::Meta::of_params(params);
-    let meta = match era::read_meta(&meta) {
+    let method = parts.method.as_deref();
+    let meta = match era::read_meta(&parts.meta) {
         Ok(meta) => meta,
         Err(e) => {
             return Some(refuse(
@@ -262,7 +264,11 @@ fn check(headers: &HeaderMap, message: &Value, id: &Value) -> Option<Response> {
         _ => None,
     };
     let (field, value) = match source {
-        Some(field) => match params.and_then(|p| p.get(field)).and_then(Value::as_str) {
+        Some(field) => match parts
+            .params
+            .and_then(|p| p.get(field))
+            .and_then(Value::as_str)
+        {
             Some(value) => (field, value),
             // The dispatcher names a missing `name` or `uri` (-32602).
             None => return None,
