@@ -120,7 +120,7 @@ fn main() {
     let started = cpu_now();
     assert!(majordomus::secrets::find("").is_none());
     println!(
-        "the credential check's first call (it builds its searchers): {:.3} ms CPU",
+        "the credential check's first call (its tables, and the process's CPU detection): {:.3} ms CPU",
         ms(cpu_now() - started)
     );
     for (root, discovery, texts, _dir) in layer(&args) {

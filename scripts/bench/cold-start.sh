@@ -18,10 +18,12 @@ runs_large=${2:-30}
 mkdir -p "$work"
 kit_peers
 (cd "$root" && cargo build --release --quiet)
-bin="$root/target/release/majordomus"
+# MAJORDOMUS_BIN measures that binary instead (checks-before-after.sh passes a fresh copy).
+bin=${MAJORDOMUS_BIN:-$root/target/release/majordomus}
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cold","version":"1"}}}'
 median() { sed -n 's/^ *\([0-9.]*\) ms median.*/\1/p' | sed -n "${1}p"; }
+cpu_median() { sed -n 's/.*\[CPU \([0-9.]*\) ms median\]$/\1/p' | sed -n "${1}p"; }
 for n in 100 10000; do
   kit_repo "$n"
   objects=$(cd "$repo" && "$bin" objects list --limit 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
@@ -36,6 +38,8 @@ for n in 100 10000; do
   if [ -n "${BASELINE:-}" ]; then
     before=$(echo "$result" | median 3)
     python3 -c "print(f'   ratio majordomus/baseline: {$ours/$before:.2f}x')"
+    ours_cpu=$(echo "$result" | cpu_median 1); before_cpu=$(echo "$result" | cpu_median 3)
+    python3 -c "print(f'   ratio majordomus/baseline, CPU in the same turns: {$ours_cpu/$before_cpu:.3f}x')"
   fi
   if command -v perf >/dev/null; then
     for c in "${commands[@]}"; do

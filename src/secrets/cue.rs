@@ -1,55 +1,40 @@
-//! The one pass over a text that says which credential shapes it may hold and on which lines
-//! (its cues), so that only those lines meet only those shapes' patterns. A shape a text is not
-//! cued for has no match in it: every cue is a condition each match of the shape meets.
+//! What says which credential shapes a text may hold and on which lines (its cues), so that only
+//! those lines meet only those shapes' patterns. A shape a text is not cued for has no match in
+//! it: every cue is a condition each match of the shape meets.
 //!
-//! Three searches over the bytes, all vectorised: the shapes' literal anchors together (Teddy,
-//! from aho-corasick's `packed` searcher; an automaton where the CPU has no SIMD for it); apart
-//! from them the anchors compared ASCII case aside, by their first three bytes in every case; and
-//! `memchr2` for the `=` and `:` of assignments, whose names are compared with the assignment
-//! anchors in place, without allocating. Each hit is then checked against what its shape says
-//! lies beside the anchor (a word start, a token, `user:password@`), which keeps prose
-//! (`risk-free`, a plain URL, "the bearer of") from costing a pattern.
+//! Nothing is built for it but a few small tables read from the shape table (a few microseconds): no
+//! searcher, whose building (aho-corasick's Teddy, and the CPU detection it does) cost every
+//! process a tenth of a millisecond before its first file. One pass over the bytes (`pass`) finds
+//! each probe byte (every literal anchor holds one at a known offset) and each start of the one
+//! anchor made only of letters (`bearer`, any case); at a probe, the two bytes beside it say in
+//! one look whether any anchor holding that probe may be there (most probes are `snake_case` or
+//! `- item`), and only then is each such anchor checked where it would start. A `=` or `:` is a
+//! probe too, whose name is compared with the assignment anchors in place (`names`). Each anchor
+//! found is then checked against what its shape says lies beside it (a word start, a token,
+//! `user:password@`), which keeps prose (`risk-free`, a plain URL, "the bearer of") from costing
+//! a pattern.
 
 use std::sync::OnceLock;
 
-use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 use regex::Regex;
 
-use super::shapes::{Then, SHAPES};
+use super::names::Names;
+use super::pass::{self, PREFIX, PROBES};
+use super::sets::{cases, Pairs, ShapeSet};
+use super::shapes::{Named, Then, SHAPES};
 
-/// Shapes of the table, by their place in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ShapeSet(u32);
+/// The assignments' separators, among the probes.
+const SEPARATORS: [u8; 2] = *b"=:";
 
-const _: () = assert!(SHAPES.len() <= 32, "a `ShapeSet` holds 32 shapes");
-
-impl ShapeSet {
-    pub(super) const NONE: ShapeSet = ShapeSet(0);
-
-    fn insert(&mut self, shape: usize) {
-        self.0 |= 1 << shape;
-    }
-
-    pub(super) fn union(self, other: ShapeSet) -> ShapeSet {
-        ShapeSet(self.0 | other.0)
-    }
-
-    pub(super) fn contains(self, shape: usize) -> bool {
-        self.0 & (1 << shape) != 0
-    }
-
-    /// The shapes in table order.
-    pub(super) fn iter(self) -> impl Iterator<Item = usize> {
-        (0..SHAPES.len()).filter(move |i| self.0 & (1 << i) != 0)
-    }
-}
-
-/// A literal anchor, found by its key (the anchor, or for one compared ASCII case aside its first
-/// three bytes in one of their cases) and then checked in full where it was found.
+/// A literal anchor, found by a probe byte `offset` bytes into it (or by its prefix, at 0) and
+/// then checked in full where it would start.
 #[derive(Clone, Copy)]
 struct Cue {
+    /// The byte a hit on it is found at: its probe, or its first (in one of its cases).
+    hit: u8,
     shape: usize,
     anchor: &'static [u8],
+    offset: usize,
     any_case: bool,
     word_start: bool,
     then: Then,
@@ -112,107 +97,62 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The bytes of an assignment's name (`[a-z0-9_.\-]` ASCII case aside).
-fn in_name(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+/// The probe a literal anchor is found by and its offset in it: the first of [`PROBES`] it holds
+/// (a letter only where it is compared exactly), or `None` for one made only of letters.
+fn probe_of(anchor: &[u8], any_case: bool) -> Option<usize> {
+    PROBES
+        .iter()
+        .filter(|p| !(any_case && p.is_ascii_alphabetic()))
+        .find_map(|&p| anchor.iter().position(|&b| b == p))
 }
 
-/// An assignment's anchor: compared in the name before a `=` or `:`, exactly or (when its
-/// shape's pattern is case-insensitive) ASCII case aside.
-struct Name {
-    shape: usize,
-    anchor: &'static [u8],
-    any_case: bool,
+/// Where the two bytes beside a hit are, that say whether an anchor may be there: before it, or
+/// (for a hit at an anchor's first or second byte) after it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Before,
+    After,
 }
 
-/// A searcher of literal anchors' keys (Teddy, or an automaton where the CPU has no SIMD for it),
-/// and for each key, by its pattern id, the anchors it may be the start of: its own, and those of
-/// every shorter key it starts with (the search reports the longest).
-pub(super) struct Literals {
-    searcher: Searcher,
-    by_key: Vec<Vec<Cue>>,
-}
-
-enum Searcher {
-    Packed(packed::Searcher),
-    Automaton(AhoCorasick),
-}
-
-impl Literals {
-    fn new(keys: Vec<(Vec<u8>, Cue)>) -> Option<Literals> {
-        let mut distinct: Vec<Vec<u8>> = Vec::new();
-        for (key, _) in &keys {
-            if !distinct.contains(key) {
-                distinct.push(key.clone());
-            }
+impl Side {
+    fn of(offset: usize) -> Side {
+        if offset >= 2 {
+            Side::Before
+        } else {
+            Side::After
         }
-        let by_key = distinct
-            .iter()
-            .map(|key| {
-                keys.iter()
-                    .filter(|(shorter, _)| key.starts_with(shorter))
-                    .map(|(_, cue)| *cue)
-                    .collect()
-            })
-            .collect();
-        let searcher = match packed::Config::new()
-            .match_kind(packed::MatchKind::LeftmostLongest)
-            .builder()
-            .extend(&distinct)
-            .build()
-        {
-            Some(teddy) => Searcher::Packed(teddy),
-            None => Searcher::Automaton(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&distinct)
-                    .ok()?,
-            ),
+    }
+
+    /// The two bytes on this side of `at` in `text`, if there are two.
+    fn beside(self, text: &[u8], at: usize) -> Option<(u8, u8)> {
+        let from = match self {
+            Side::Before => at.checked_sub(2)?,
+            Side::After => at + 1,
         };
-        Some(Literals { searcher, by_key })
-    }
-
-    /// The leftmost (then longest) key at or after `from`: its pattern id and where it starts.
-    fn find_from(&self, text: &[u8], from: usize) -> Option<(usize, usize)> {
-        let span = Span::from(from..text.len());
-        let found = match &self.searcher {
-            Searcher::Packed(searcher) => searcher.find_in(text, span),
-            Searcher::Automaton(automaton) => automaton.find(Input::new(text).span(span)),
-        }?;
-        Some((found.pattern().as_usize(), found.start()))
-    }
-
-    /// Every anchor found in `text` that holds there, with its shapes.
-    fn each_cue(&self, text: &[u8], cue: &mut impl FnMut(usize, ShapeSet)) {
-        let mut from = 0;
-        while let Some((key, at)) = self.find_from(text, from) {
-            let mut shapes = ShapeSet::NONE;
-            for c in &self.by_key[key] {
-                if c.holds_at(text, at) {
-                    shapes.insert(c.shape);
-                }
-            }
-            if shapes != ShapeSet::NONE {
-                cue(at, shapes);
-            }
-            from = at + 1;
-        }
+        let pair = text.get(from..from + 2)?;
+        Some((pair[0], pair[1]))
     }
 }
 
-/// The table compiled for the one pass, and each shape's pattern, compiled the first time a line
-/// is cued for it (most text needs few of the patterns or none, and compiling all of them would
-/// cost every process milliseconds at start).
+/// The two bytes beside a hit with the hit's byte folded in, as a pair: one table for every
+/// probe, where a pair of one probe's that another's folds to only costs a look at the anchors.
+fn keyed(hit: u8, (first, second): (u8, u8)) -> (u8, u8) {
+    (first ^ hit.rotate_left(3), second)
+}
+
+/// The table read for the one pass, and each shape's pattern, compiled the first time a line is
+/// cued for it (most text needs few of the patterns or none, and compiling all of them would cost
+/// every process milliseconds at start).
 pub(super) struct Compiled {
-    /// The literal anchors compared exactly, and apart from them those compared ASCII case aside,
-    /// whose keys in every case would otherwise share the vector search's few buckets with the
-    /// rest and make it several times slower. `None` if a searcher could not be built.
-    pub(super) literals: Option<[Literals; 2]>,
-    /// The assignment anchors, by their first byte in lower case.
-    names: Vec<Vec<Name>>,
-    /// Their first two bytes in lower case, as bits (`first * 256 + second`): most places in a
-    /// name start none of them, and this says so in one look.
-    name_starts: Vec<u64>,
+    /// The literal anchors, once for each byte a hit on one is found at.
+    cues: Vec<Cue>,
+    /// The first bytes of the anchor made only of letters, each with `0x20` set as the pass sets
+    /// it in the text's; zeros, which no byte so set is, when no anchor is.
+    prefix: [u8; PREFIX],
+    /// The two bytes each literal anchor has before (or after) its hit byte, keyed by it.
+    before: Pairs,
+    after: Pairs,
+    names: Names,
     patterns: Vec<OnceLock<Option<Regex>>>,
 }
 
@@ -226,28 +166,29 @@ impl Compiled {
 
     /// Every cue in `text`, each as the place on its line it was found and the shapes it cues.
     pub(super) fn each_cue(&self, text: &[u8], mut cue: impl FnMut(usize, ShapeSet)) {
-        match &self.literals {
-            Some(literals) => {
-                for l in literals {
-                    l.each_cue(text, &mut cue);
-                }
-            }
-            None => {
-                // Without the searchers, every line is looked at for every literal shape.
-                let mut every = ShapeSet::NONE;
-                for (i, shape) in SHAPES.iter().enumerate() {
-                    if !shape.named {
-                        every.insert(i);
-                    }
-                }
-                cue(0, every);
-                for end in memchr::memchr_iter(b'\n', text) {
-                    cue(end + 1, every);
+        pass::each_hit(text, self.prefix, |at| self.cues_at(text, at, &mut cue));
+    }
+
+    /// The cues of the hit at `at` of `text`: the anchors holding the byte there that hold where
+    /// they would start, and the assignments whose separator it is.
+    fn cues_at(&self, text: &[u8], at: usize, cue: &mut impl FnMut(usize, ShapeSet)) {
+        let byte = text[at];
+        let may = |side: Side, pairs: &Pairs| {
+            side.beside(text, at).is_some_and(|pair| {
+                let (first, second) = keyed(byte, pair);
+                pairs.may_have(first, second)
+            })
+        };
+        if may(Side::Before, &self.before) || may(Side::After, &self.after) {
+            for c in self.cues.iter().filter(|c| c.hit == byte) {
+                let start = at.checked_sub(c.offset);
+                if let Some(start) = start.filter(|&start| c.holds_at(text, start)) {
+                    cue(start, ShapeSet::one(c.shape));
                 }
             }
         }
-        for at in memchr::memchr2_iter(b'=', b':', text) {
-            let shapes = self.named_before(&text[..at]);
+        if SEPARATORS.contains(&byte) {
+            let shapes = self.names.before(&text[..at]);
             if shapes != ShapeSet::NONE {
                 cue(at, shapes);
             }
@@ -261,111 +202,79 @@ impl Compiled {
         shapes
     }
 
-    /// The assignment shapes whose anchors the name ending `before` holds (the blanks and the
-    /// quote a pattern allows between a name and its `=` or `:` aside).
-    fn named_before(&self, before: &[u8]) -> ShapeSet {
-        let mut end = before.len();
-        while end > 0 && matches!(before[end - 1], b' ' | b'\t') {
-            end -= 1;
-        }
-        if end > 0 && matches!(before[end - 1], b'"' | b'\'') {
-            end -= 1;
-        }
-        let mut start = end;
-        while start > 0 && in_name(before[start - 1]) {
-            start -= 1;
-        }
-        let name = &before[start..end];
-        let mut shapes = ShapeSet::NONE;
-        for (i, pair) in name.windows(2).enumerate() {
-            let first = usize::from(pair[0].to_ascii_lowercase());
-            let bit = first * 256 + usize::from(pair[1].to_ascii_lowercase());
-            if self.name_starts[bit / 64] & (1 << (bit % 64)) == 0 {
-                continue;
-            }
-            for n in &self.names[first] {
-                let Some(seen) = name.get(i..i + n.anchor.len()) else {
-                    continue;
-                };
-                if seen == n.anchor || (n.any_case && seen.eq_ignore_ascii_case(n.anchor)) {
-                    shapes.insert(n.shape);
-                }
-            }
-        }
-        shapes
-    }
-}
-
-/// The keys an anchor is searched by: itself, or when compared ASCII case aside its first three
-/// bytes in every case.
-fn keys_of(anchor: &[u8], any_case: bool) -> Vec<Vec<u8>> {
-    if !any_case {
-        return vec![anchor.to_vec()];
-    }
-    let mut keys = vec![Vec::new()];
-    for &b in &anchor[..anchor.len().min(3)] {
-        let cases = if b.is_ascii_alphabetic() {
-            vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()]
-        } else {
-            vec![b]
-        };
-        keys = keys
-            .into_iter()
-            .flat_map(|key| {
-                cases.iter().map(move |&c| {
-                    let mut key = key.clone();
-                    key.push(c);
-                    key
+    /// Whether every literal anchor is found by a probe or is the one prefix (the table's tests).
+    #[cfg(test)]
+    pub(super) fn finds_every_anchor(&self) -> bool {
+        SHAPES.iter().enumerate().all(|(i, shape)| {
+            shape.named != Named::No
+                || shape.anchors.iter().all(|a| {
+                    self.cues
+                        .iter()
+                        .any(|c| c.shape == i && c.anchor == a.as_bytes())
                 })
-            })
-            .collect();
+        })
     }
-    keys
 }
 
 pub(super) fn compiled() -> &'static Compiled {
     static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let (mut exact, mut folded) = (Vec::new(), Vec::new());
-        let mut names: Vec<Vec<Name>> = (0..256).map(|_| Vec::new()).collect();
-        let mut name_starts = vec![0u64; 256 * 256 / 64];
+        let mut compiled = Compiled {
+            cues: Vec::new(),
+            prefix: [0; PREFIX],
+            before: Pairs::new(),
+            after: Pairs::new(),
+            names: Names::new(),
+            patterns: SHAPES.iter().map(|_| OnceLock::new()).collect(),
+        };
         for (i, shape) in SHAPES.iter().enumerate() {
+            if shape.named != Named::No {
+                continue;
+            }
             let any_case = shape.pattern.starts_with("(?i)");
-            for anchor in shape.anchors {
-                let anchor = anchor.as_bytes();
-                if shape.named {
-                    let bit = usize::from(anchor[0].to_ascii_lowercase()) * 256
-                        + usize::from(anchor[1].to_ascii_lowercase());
-                    name_starts[bit / 64] |= 1 << (bit % 64);
-                    names[usize::from(anchor[0].to_ascii_lowercase())].push(Name {
-                        shape: i,
-                        anchor,
-                        any_case,
-                    });
+            for anchor in shape.anchors.iter().map(|a| a.as_bytes()) {
+                let offset = match probe_of(anchor, any_case) {
+                    Some(offset) => offset,
+                    // The one prefix; a second anchor without a probe is left out, which the
+                    // table's tests refuse.
+                    None if compiled.prefix == [0; PREFIX] && anchor.len() >= PREFIX => {
+                        for (p, a) in compiled.prefix.iter_mut().zip(anchor) {
+                            *p = a | 0x20;
+                        }
+                        0
+                    }
+                    None => continue,
+                };
+                let side = Side::of(offset);
+                // An anchor too short for two bytes beside its hit is left out, which the table's
+                // tests refuse.
+                let Some(pair) = side.beside(anchor, offset) else {
                     continue;
-                }
-                let cue = Cue {
+                };
+                let cue = |hit| Cue {
+                    hit,
                     shape: i,
                     anchor,
+                    offset,
                     any_case,
                     word_start: shape.word_start,
                     then: shape.then,
                 };
-                let keys = keys_of(anchor, any_case);
-                let into = if keys.len() > 1 {
-                    &mut folded
-                } else {
-                    &mut exact
+                let pairs = match side {
+                    Side::Before => &mut compiled.before,
+                    Side::After => &mut compiled.after,
                 };
-                into.extend(keys.into_iter().map(|key| (key, cue)));
+                for byte in cases(anchor[offset], any_case) {
+                    compiled.cues.push(cue(byte));
+                    for first in cases(pair.0, any_case) {
+                        for second in cases(pair.1, any_case) {
+                            let (first, second) = keyed(byte, (first, second));
+                            pairs.insert(first, second, false);
+                        }
+                    }
+                }
             }
         }
-        let literals = Literals::new(exact).zip(Literals::new(folded));
-        Compiled {
-            literals: literals.map(|(exact, folded)| [exact, folded]),
-            names,
-            name_starts,
-            patterns: SHAPES.iter().map(|_| OnceLock::new()).collect(),
-        }
+        compiled
     })
 }

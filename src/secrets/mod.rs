@@ -5,9 +5,13 @@
 use std::borrow::Cow;
 
 mod cue;
+mod names;
+mod pass;
+mod sets;
 mod shapes;
 
-use cue::{compiled, ShapeSet};
+use cue::compiled;
+use sets::ShapeSet;
 use shapes::{Shape, SHAPES};
 
 /// What replaces a credential.
@@ -72,8 +76,9 @@ fn first_on_line(line: &str, shapes: ShapeSet) -> Option<(usize, usize)> {
         .min()
 }
 
-/// Builds the one pass's searchers (about 0.1 ms) if no check has yet, so a caller with time to
-/// spare (an index build waiting for git) spends it there rather than on its first object.
+/// Reads the shape table into the one pass's tables (about 10 µs) if no check has yet, so a
+/// caller with time to spare (an index build waiting for git) spends it there rather than on its
+/// first object.
 pub fn prepare() {
     compiled();
 }

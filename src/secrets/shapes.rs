@@ -5,7 +5,7 @@
 /// must also hold a digit (prose says "bearer authentication"; a token has digits), and its
 /// anchors: words one of which every match holds on the line it starts on (ASCII case aside
 /// when the pattern is case-insensitive). An assignment (`named`) holds one in the name before
-/// its `=` or `:`, ASCII case aside. What every match has beside the anchor that starts it lets
+/// its `=` or `:`, where its pattern puts it. What every match has beside the anchor that starts it lets
 /// the one pass (`cue`) pass over prose: `word_start`, that the match opens at an ASCII word
 /// boundary with the anchor (the pattern begins `(?-u:\b)` and then an anchor), and `then`, what
 /// follows the anchor.
@@ -13,10 +13,23 @@ pub(super) struct Shape {
     pub(super) name: &'static str,
     pub(super) pattern: &'static str,
     pub(super) needs_digit: bool,
-    pub(super) named: bool,
+    pub(super) named: Named,
     pub(super) anchors: &'static [&'static str],
     pub(super) word_start: bool,
     pub(super) then: Then,
+}
+
+/// Whether a shape is an assignment, and where in the name before its `=` or `:` its anchor is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Named {
+    /// Not an assignment: its anchors are literal.
+    No,
+    /// The name ends with the anchor (ASCII case aside), then at most a quote and blanks: the
+    /// pattern has `\b` after the anchor and nothing of the name.
+    Ends,
+    /// The anchor is anywhere in the name's last run of `[A-Z0-9_]`, as exactly: the pattern's
+    /// name is that class on both sides of the anchor, then blanks.
+    InUpperName,
 }
 
 /// What every match has right after its anchor, before any line end.
@@ -39,7 +52,7 @@ const fn shape(
         name,
         pattern,
         needs_digit: false,
-        named: false,
+        named: Named::No,
         anchors,
         word_start: true,
         then: Then::Anything,
@@ -71,7 +84,7 @@ pub(super) const SHAPES: &[Shape] = &[
         name: "a private key block",
         pattern: r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
         needs_digit: false,
-        named: false,
+        named: Named::No,
         anchors: &["PRIVATE KEY-----"],
         word_start: false,
         then: Then::Anything,
@@ -139,7 +152,7 @@ pub(super) const SHAPES: &[Shape] = &[
         name: "a bearer token",
         pattern: r"(?i)(?-u:\b)bearer[ \t]+[A-Za-z0-9._~+/=\-]{8,}",
         needs_digit: true,
-        named: false,
+        named: Named::No,
         anchors: &["bearer"],
         word_start: true,
         then: Then::Token,
@@ -161,7 +174,7 @@ pub(super) const SHAPES: &[Shape] = &[
         name: "an environment secret (NAME_PASSWORD=…)",
         pattern: r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*[ \t]*[=:][ \t]*["']?[^\s"'$<{\[(*%#…][^\s"']{3,}"#,
         needs_digit: false,
-        named: true,
+        named: Named::InUpperName,
         anchors: &[
             "PASSWORD",
             "PASSWD",
@@ -182,7 +195,7 @@ pub(super) const SHAPES: &[Shape] = &[
         name: "a secret assignment (password=…)",
         pattern: r#"(?i)(?-u:\b)[a-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|private[_\-]?key)(?-u:\b)["']?[ \t]*[=:][ \t]*["']?[^\s"'&,;$<{\[(*%…][^\s"'&,;]{3,}"#,
         needs_digit: true,
-        named: true,
+        named: Named::Ends,
         anchors: SECRET_NAMES,
         word_start: false,
         then: Then::Anything,

@@ -143,6 +143,17 @@ const CAUGHT_AND_MISSED: &[(&str, &str, &str)] = &[
         "password=hunter2hunter2",
         "the password: required, and never logged",
     ),
+    // Where in a name an assignment's anchor is: at its end, or in its last run of `[A-Z0-9_]`.
+    (
+        "a secret assignment (password=…)",
+        "client_secret: 9f8e7d6c5b",
+        "password_file=/etc/app9",
+    ),
+    (
+        "an environment secret (NAME_PASSWORD=…)",
+        "DB_PASSWORD_FILE=/run/db1",
+        "db.DB_PASSWORD=supersecret",
+    ),
     // What the one pass reads beside an anchor: a word start, a token, `user:password@`.
     (
         "an API secret key (sk-…)",
@@ -221,7 +232,7 @@ fn every_pattern_compiles_and_the_anchors_build() {
     for (i, shape) in SHAPES.iter().enumerate() {
         assert!(compiled.pattern(i).is_some(), "{}", shape.name);
     }
-    assert!(compiled.literals.is_some());
+    assert!(compiled.finds_every_anchor(), "an anchor with no probe");
 }
 
 /// Every pattern, compiled once for the reference searches.
