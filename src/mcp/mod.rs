@@ -4,6 +4,7 @@
 pub mod caching;
 pub mod envelope;
 pub mod era;
+pub mod frame;
 pub mod layer_instructions;
 pub mod paging;
 pub mod protocol;

@@ -1,0 +1,225 @@
+//! What an MCP answer is written as: a JSON-RPC frame around a result kept in pieces (text built
+//! for the answer, compiled in, a cached page or a cached `tools/call` result) so a large shared
+//! result is written out without being copied, and the error frame beside it. The dispatcher
+//! (`server`) decides what to answer; this module only writes it.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
+use super::caching::CacheHint;
+use super::era;
+
+/// A JSON-RPC failure: code, message and, for the errors that carry one, `data`.
+#[derive(Debug)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: crate::secrets::redact(&message.into()).into_owned(),
+            data: None,
+        }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A result's text as an answer holds it: built for this answer, compiled in, or shared with a
+/// per-generation cache, with fixed text around it. Kept in pieces so a large shared result
+/// (`resources/list` of a big layer) is written out without being copied.
+pub struct Body {
+    pub(super) before: &'static str,
+    pub(super) text: Text,
+    pub(super) after: Cow<'static, str>,
+    /// The result has a `_meta` of its own (a tool's error): a modern result puts the server's
+    /// identity there instead of adding a second one.
+    pub(super) own_meta: bool,
+    /// A modern result's own fields, written before the members of the text.
+    pub(super) lead: String,
+    /// Bytes of an owned text left unwritten: its opening brace, when `lead` opened the result.
+    pub(super) skip: usize,
+    /// How long the result stays fresh and for whom, when its method's results are cacheable.
+    pub(super) hint: Option<CacheHint>,
+}
+
+pub(super) enum Text {
+    Owned(String),
+    Static(&'static str),
+    /// One page of a generation's `resources/list` or `skills/list`.
+    Page(std::sync::Arc<crate::resolve::Pages>, usize),
+    /// A `tools/call` result as the executor's cache keeps it written.
+    Answer(std::sync::Arc<crate::executor::Shared>),
+}
+
+impl Body {
+    pub(super) fn owned(text: String) -> Self {
+        Self::around("", Text::Owned(text), "")
+    }
+
+    pub(super) fn around(
+        before: &'static str,
+        text: Text,
+        after: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            before,
+            text,
+            after: after.into(),
+            own_meta: false,
+            lead: String::new(),
+            skip: 0,
+            hint: None,
+        }
+    }
+
+    pub(super) fn parts(&self) -> [&str; 3] {
+        let text = match &self.text {
+            Text::Owned(s) => &s[self.skip..],
+            Text::Static(s) => &s[self.skip..],
+            Text::Page(pages, page) => pages.pages[*page].text.as_str(),
+            Text::Answer(answer) => &answer.written(tool_result)[self.skip..],
+        };
+        [self.before, text, &self.after]
+    }
+
+    pub(super) fn hinted(mut self, hint: CacheHint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
+    /// A modern result: the era's fields first (`lead`, written after the frame head's opening
+    /// brace), then this result's own members.
+    pub(super) fn modern(mut self, hint: Option<CacheHint>) -> Self {
+        const META: &str = "\"_meta\":{";
+        let mut meta_merged = false;
+        if self.own_meta {
+            if let Text::Owned(text) = &mut self.text {
+                if let Some(at) = text.find(META) {
+                    text.insert_str(at + META.len(), &format!("{},", era::server_info_entry()));
+                    meta_merged = true;
+                }
+            }
+        }
+        let mut lead = era::result_fields(hint, !meta_merged);
+        // The result's own opening brace gives way to the frame head's.
+        // It is skipped when written, not removed: a large result is not copied.
+        let rest = if self.before.is_empty() {
+            match &self.text {
+                Text::Owned(text) => &text[1..],
+                Text::Static(text) => &text[1..],
+                Text::Answer(answer) => &answer.written(tool_result)[1..],
+                Text::Page(..) => "",
+            }
+        } else {
+            &self.before[1..]
+        };
+        let closes = rest.starts_with('}');
+        if self.before.is_empty() {
+            self.skip = 1;
+        } else {
+            self.before = &self.before[1..];
+        }
+        if closes {
+            lead.pop();
+        }
+        self.lead = lead;
+        self
+    }
+}
+
+/// One frame to send back: the JSON-RPC envelope around a result (or a whole error frame).
+pub struct Frame {
+    head: String,
+    body: Option<Body>,
+}
+
+impl Frame {
+    /// A frame already written out whole (the transport's own parse errors).
+    pub fn whole(text: String) -> Self {
+        Self {
+            head: text,
+            body: None,
+        }
+    }
+
+    pub(super) fn error(id: &str, error: &RpcError) -> Self {
+        Self {
+            head: error_frame(id, error),
+            body: None,
+        }
+    }
+
+    pub(super) fn result(id: &str, body: Body) -> Self {
+        let mut head = String::with_capacity(id.len() + 32 + body.lead.len());
+        head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        head.push_str(id);
+        head.push_str(",\"result\":");
+        if !body.lead.is_empty() {
+            head.push('{');
+            head.push_str(&body.lead);
+        }
+        Self {
+            head,
+            body: Some(body),
+        }
+    }
+
+    /// The frame's text, in order, without a line end.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        let body = self.body.as_ref().map(Body::parts).unwrap_or(["", "", ""]);
+        let tail = if self.body.is_some() { "}" } else { "" };
+        std::iter::once(self.head.as_str())
+            .chain(body)
+            .chain(std::iter::once(tail))
+            .filter(|piece| !piece.is_empty())
+    }
+
+    /// Writes the frame without a line end; a large shared result is not copied.
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        self.pieces()
+            .try_for_each(|piece| out.write_all(piece.as_bytes()))
+    }
+
+    /// The whole frame as one string.
+    pub fn into_text(self) -> String {
+        if self.body.is_none() {
+            return self.head;
+        }
+        let mut text = String::with_capacity(self.pieces().map(str::len).sum());
+        self.pieces().for_each(|piece| text.push_str(piece));
+        text
+    }
+}
+
+/// A successful `tools/call` result: the answer's compact JSON as the text block and, the same
+/// bytes, as `structuredContent`. Built in one buffer: the text (written once per answer, a cache
+/// hit reuses it) is escaped into the text block and spliced in as `structuredContent`.
+pub(super) fn tool_result(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len() * 2 + 96);
+    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    // A `str` always serialises (to a JSON string); nothing here can fail.
+    let _ = serde_json::to_writer(&mut out, text);
+    out.extend_from_slice(br#"}],"structuredContent":"#);
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(br#","isError":false}"#);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `id` is JSON text, echoed as is.
+pub(super) fn error_frame(id: &str, error: &RpcError) -> String {
+    let mut error_value = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = &error.data {
+        error_value["data"] = data.clone();
+    }
+    let error = error_value;
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
+}
