@@ -152,6 +152,8 @@ mod cockpit_streams;
 mod cold_start;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;
+/// The busy refusals past the sessions cap, the listens' bound and the large-render slots, held.
+mod held_refusals;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
 /// Every busy refusal the same way: 503 `busy`, `Retry-After`, held (issue 13, Bad input).

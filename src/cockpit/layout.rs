@@ -193,7 +193,9 @@ pub(super) fn error_page(ctx: &Context, f: Failure) -> Page {
         code => f.code,
         message => crate::secrets::redact(&f.message).into_owned(),
     };
-    page(ctx, "error.html", values, f.status)
+    let mut page = page(ctx, "error.html", values, f.status);
+    page.busy = f.code == "busy" && page.status == f.status;
+    page
 }
 
 /// Renders `template`, adding what every page shows. A template failure is logged and becomes
@@ -242,11 +244,16 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         .get_template(template)
         .and_then(|t| t.render(merged));
     match rendered {
-        Ok(html) => Page { status, html },
+        Ok(html) => Page {
+            status,
+            html,
+            busy: false,
+        },
         Err(e) => {
             tracing::error!("rendering {template} failed: {e:#}");
             Page {
                 status: 500,
+                busy: false,
                 html: "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error · majordomus</title></head><body><main><h1>Something went wrong</h1><p>The page could not be rendered; the server log says why.</p><p><a href=\"/cockpit\">Back to the overview</a></p></main></body></html>".into(),
             }
         }

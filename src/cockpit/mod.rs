@@ -40,6 +40,9 @@ pub const PAGE_CODES: &[(&str, u16)] = &[
 pub struct Page {
     pub status: u16,
     pub html: String,
+    /// The page refuses for being busy (`busy`: a bound that frees itself), so the server
+    /// holds it and says when to retry, as it does every busy refusal.
+    pub busy: bool,
 }
 
 /// An embedded asset.

@@ -5,7 +5,10 @@
 //! [`MAX_HELD_REFUSALS`] are held at once, past it a refusal is sent at once, so held refusals
 //! never take more than that many of the guard's requests in flight or of the timers. It knows
 //! nothing of why a request is refused: the guard's in-flight bound, the writer queue, the large
-//! pages' lane and the Cockpit's event streams each build their own answer.
+//! pages' lane, the sessions cap and the Cockpit's event streams each build their own answer. A
+//! refusal built where nothing may wait (on a blocking thread: a modern listen past its bound, a
+//! Cockpit render that found every large-render slot taken) is marked with [`to_hold`] and held
+//! by the guard, which every answer passes ([`Refusals::hold_marked`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +52,15 @@ impl Refusals {
         response
     }
 
+    /// `response` held and sent as [`Refusals::refuse`] sends a refusal when it was marked with
+    /// [`to_hold`]; any other answer at once, untouched.
+    pub async fn hold_marked(&self, mut response: Response) -> Response {
+        match response.extensions_mut().remove::<ToHold>() {
+            Some(ToHold { retry_after }) => self.refuse(retry_after, move || response).await,
+            None => response,
+        }
+    }
+
     /// [`Refusals::refuse`] with the JSON envelope: `503 busy` and `message`.
     pub async fn busy(&self, retry_after: u64, message: &str) -> Response {
         self.refuse(retry_after, || {
@@ -58,8 +70,23 @@ impl Refusals {
     }
 }
 
+/// The mark of a refusal to be held on its way out, and the `Retry-After` it is sent with.
+#[derive(Clone, Copy, Debug)]
+struct ToHold {
+    retry_after: u64,
+}
+
+/// Marks `refusal`, built where nothing may wait, to be held by the guard and sent with
+/// `Retry-After: retry_after` seconds, as every busy refusal is.
+pub fn to_hold(mut refusal: Response, retry_after: u64) -> Response {
+    refusal.extensions_mut().insert(ToHold { retry_after });
+    refusal
+}
+
 #[cfg(test)]
 mod tests {
+    use axum::response::IntoResponse;
+
     use super::*;
 
     #[tokio::test(start_paused = true)]
@@ -89,6 +116,39 @@ mod tests {
         assert_eq!(
             again.await.unwrap().status(),
             StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_marked_refusal_is_held_and_sent_with_retry_after_and_any_other_answer_at_once() {
+        let refusals = Refusals::default();
+        let marked = to_hold(
+            super::super::error_response(StatusCode::SERVICE_UNAVAILABLE, "busy", "full"),
+            5,
+        );
+        let held = {
+            let refusals = refusals.clone();
+            tokio::spawn(async move { refusals.hold_marked(marked).await })
+        };
+        let other = {
+            let refusals = refusals.clone();
+            tokio::spawn(async move { refusals.hold_marked(StatusCode::OK.into_response()).await })
+        };
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        assert!(other.is_finished(), "an unmarked answer is not held");
+        assert!(!held.is_finished(), "a marked refusal is held");
+        let other = other.await.unwrap();
+        assert_eq!(other.status(), StatusCode::OK);
+        assert!(other.headers().get(header::RETRY_AFTER).is_none());
+        tokio::time::advance(REFUSAL_HOLD).await;
+        let held = held.await.unwrap();
+        assert_eq!(held.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(held.headers().get(header::RETRY_AFTER).unwrap(), "5");
+        assert!(
+            held.extensions().get::<ToHold>().is_none(),
+            "the mark is spent"
         );
     }
 }

@@ -146,8 +146,11 @@ fn stream(
 
 /// Modern `subscriptions/listen` streams open at once on HTTP. A listen names no session, and
 /// every client is this machine, so the bound is the server's: past it a listen is refused with
-/// `503 busy` naming it, and the listens already open go on.
+/// `503 busy` naming it, held as every busy refusal is, and the listens already open go on.
 pub const MAX_LISTENS: usize = 256;
+
+/// What a listen refused past [`MAX_LISTENS`] is told to wait, in seconds (`Retry-After`).
+const LISTENS_RETRY_AFTER: u64 = 5;
 
 /// A modern `subscriptions/listen`, opened by the dispatcher: its stream, acknowledgement
 /// first; past [`MAX_LISTENS`], a refusal and the listener let go.
@@ -158,17 +161,15 @@ pub fn listen(ctx: &Context, listener: Arc<Listener>) -> Response {
         .listeners;
     if open > MAX_LISTENS {
         ctx.listeners().remove(&listener);
-        let mut refused = super::error_response(
+        let refused = super::error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "busy",
             &format!(
-                "`subscriptions/listen`: {MAX_LISTENS} listens are open on this server, its bound; end one, or retry later"
+                "`subscriptions/listen`: {MAX_LISTENS} listens are open on this server, its bound; end one, or retry in {LISTENS_RETRY_AFTER} s"
             ),
         );
-        refused
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        return refused;
+        // Built on a blocking thread: the guard holds it, as every busy refusal is held.
+        return super::busy::to_hold(refused, LISTENS_RETRY_AFTER);
     }
     stream(ctx, listener, None, None)
 }

@@ -2,7 +2,7 @@
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
 //! request from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
 //! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal
-//! is (`busy`). Every answer carries
+//! is (`busy`), and so is any refusal a handler marked to be held. Every answer carries
 //! `X-Content-Type-Options: nosniff`.
 
 use std::net::IpAddr;
@@ -176,7 +176,7 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
     let page = request.uri().path().starts_with("/cockpit");
     let handled = SCOPE.scope(scope, next.run(request));
     tokio::pin!(handled);
-    match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {
+    let answered = match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {
         Ok(response) => response.into_response(),
         Err(_) if !ticket.abandon() => handled.await.into_response(),
         Err(_) => {
@@ -189,7 +189,9 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
                 false => error_response(StatusCode::REQUEST_TIMEOUT, "timeout", &message),
             }
         }
-    }
+    };
+    // A refusal built on a blocking thread, where nothing may wait, is held here on a timer.
+    state.refusals.hold_marked(answered).await
 }
 
 #[cfg(test)]

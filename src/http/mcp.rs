@@ -21,6 +21,9 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
 
+/// What an `initialize` refused at the sessions cap is told to wait, in seconds (`Retry-After`).
+pub const SESSIONS_RETRY_AFTER: u64 = 1;
+
 fn new_session_id() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)?;
@@ -153,13 +156,12 @@ pub async fn post(
             .open(id.clone(), session, state.ctx.peers())
             .is_err()
         {
-            return super::error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "busy",
-                &format!(
-                    "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry shortly"
-                ),
+            // Held and sent with `Retry-After` as every busy refusal is: a client looping on
+            // `initialize` past the cap would otherwise have a session built for it each time.
+            let message = format!(
+                "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry in {SESSIONS_RETRY_AFTER} s"
             );
+            return state.refusals.busy(SESSIONS_RETRY_AFTER, &message).await;
         }
         return frame_response(frame, Some(&id));
     }

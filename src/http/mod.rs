@@ -13,6 +13,7 @@ mod mcp_modern;
 mod sessions;
 mod writers;
 
+pub use busy::REFUSAL_HOLD;
 pub use events::{MAX_LISTENS, MAX_PAGE_STREAMS};
 pub use guard::PeerAddr;
 
@@ -359,7 +360,12 @@ async fn cockpit_page(
         )
             .into_response();
         cockpit_headers(&mut response, "no-cache");
-        response
+        // A render refused for being busy (every large-render slot taken) was built on a
+        // blocking thread: the guard holds it and sends it with `Retry-After`.
+        match page.busy {
+            true => busy::to_hold(response, lane::RETRY_AFTER_SECONDS),
+            false => response,
+        }
     };
     if post {
         // A posted form is the runner of a writer: it queues with the writers, not the reads.

@@ -1,0 +1,295 @@
+//! See: issue 13, Bad input (no other client is slowed) — the busy refusals the in-flight test of
+//! `refusals` does not reach are answered as every busy refusal is: `503 busy` with
+//! `Retry-After`, held a moment first (`http::busy`). Through the real binary: an `initialize`
+//! past the sessions cap, a modern `subscriptions/listen` past its bound, and an object page that
+//! finds every large-render slot taken and the wait for one full.
+//!
+//! That a refusal was held is read as a lower bound only: the server waits at least
+//! [`REFUSAL_HOLD`] before it writes one, so no load on the machine can make a held refusal come
+//! sooner, and a refusal sent at once comes far sooner.
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use majordomus::cockpit::render_bound::{large_slots, LARGE_DOCUMENT_BYTES, MAX_WAITING_LARGE};
+use majordomus::http::{MAX_LISTENS, REFUSAL_HOLD};
+use serde_json::json;
+
+use crate::refusals::busy_heading;
+use crate::serve_support::{read_reply, Reply, Served};
+use crate::support::{Fixture, PATIENCE};
+
+/// A reply and how long it took from the request's last byte.
+fn timed(served: &Served, bytes: &[u8]) -> (Reply, Duration) {
+    let mut stream = served.connect();
+    stream
+        .set_read_timeout(Some(PATIENCE))
+        .expect("a read timeout");
+    stream.write_all(bytes).expect("the request is sent");
+    let sent = Instant::now();
+    let reply = read_reply(&mut stream);
+    (reply, sent.elapsed())
+}
+
+fn initialize_bytes(served: &Served, n: usize) -> Vec<u8> {
+    let message = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": format!("client-{n}"), "version": "0.0.1" },
+        },
+    });
+    served.request_bytes(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        message.to_string().as_bytes(),
+    )
+}
+
+#[test]
+fn an_initialize_past_the_sessions_cap_is_refused_busy_held_and_with_retry_after() {
+    use majordomus::http::mcp::{MAX_SESSIONS, SESSIONS_RETRY_AFTER};
+
+    let fixture = Fixture::new();
+    let served = Arc::new(Served::start(fixture.root()));
+    // The cap filled by four clients at once.
+    let fillers: Vec<_> = (0..4)
+        .map(|k| {
+            let served = Arc::clone(&served);
+            std::thread::spawn(move || {
+                (k..MAX_SESSIONS)
+                    .step_by(4)
+                    .map(|n| {
+                        let reply = served.send_raw(&initialize_bytes(&served, n));
+                        assert_eq!(reply.status, 200, "initialize {n}: {}", reply.text());
+                        reply
+                            .header("mcp-session-id")
+                            .expect("a session id")
+                            .to_string()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let sessions: Vec<String> = fillers
+        .into_iter()
+        .flat_map(|filler| filler.join().expect("a filler"))
+        .collect();
+    // Filling the cap may take longer than a session must be idle before a new one may end it
+    // (a debug build on a loaded machine): a `ping` on each, far cheaper than an `initialize`,
+    // makes every one recently used, so none may be ended to make room.
+    let pingers: Vec<_> = (0..4)
+        .map(|k| {
+            let (served, sessions) = (Arc::clone(&served), sessions.clone());
+            std::thread::spawn(move || {
+                for id in sessions.iter().skip(k).step_by(4) {
+                    let ping = json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" });
+                    let reply = served.mcp(Some(id), &ping);
+                    assert_eq!(reply.status, 200, "ping {id}: {}", reply.text());
+                }
+            })
+        })
+        .collect();
+    for pinger in pingers {
+        pinger.join().expect("a pinger");
+    }
+    let (refused, took) = timed(&served, &initialize_bytes(&served, MAX_SESSIONS));
+    let message = refused.assert_error(503, "busy");
+    assert!(
+        message.contains(&format!("{MAX_SESSIONS} sessions are live")),
+        "the refusal names the cap: {message}"
+    );
+    assert_eq!(
+        refused.header("retry-after"),
+        Some(SESSIONS_RETRY_AFTER.to_string().as_str())
+    );
+    assert!(refused.header("mcp-session-id").is_none(), "no session");
+    assert!(took >= REFUSAL_HOLD, "held {took:?}");
+    // The sessions open are kept.
+    let ping = json!({ "jsonrpc": "2.0", "id": 3, "method": "ping" });
+    assert_eq!(served.mcp(Some(&sessions[0]), &ping).status, 200);
+}
+
+/// A modern `subscriptions/listen`: its connection, status, head and the first of its body.
+fn listen(served: &Served) -> (std::net::TcpStream, u16, String, Duration) {
+    let modern = majordomus::mcp::protocol::MODERN_VERSIONS[0];
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": modern,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": { "resourcesListChanged": true },
+        },
+    })
+    .to_string();
+    let mut stream = served.connect();
+    stream
+        .set_read_timeout(Some(PATIENCE))
+        .expect("a read timeout");
+    let request = served.request_bytes(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", modern),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        body.as_bytes(),
+    );
+    stream.write_all(&request).expect("sent");
+    let sent = Instant::now();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("an answer");
+        assert_eq!(n, 1, "closed: {}", String::from_utf8_lossy(&seen));
+        seen.push(byte[0]);
+    }
+    let took = sent.elapsed();
+    let head = String::from_utf8_lossy(&seen).into_owned();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let mut rest = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let whole = |rest: &[u8]| match status {
+        200 => rest.windows(2).any(|w| w == b"\n\n"),
+        _ => rest.ends_with(b"}"),
+    };
+    while !whole(&rest) {
+        let n = stream.read(&mut chunk).expect("a body");
+        if n == 0 {
+            break;
+        }
+        rest.extend_from_slice(&chunk[..n]);
+    }
+    (stream, status, head + &String::from_utf8_lossy(&rest), took)
+}
+
+#[test]
+fn a_listen_past_its_bound_is_refused_busy_held_and_with_retry_after() {
+    let fixture = Fixture::new();
+    let served = Served::start(fixture.root());
+    let open: Vec<_> = (0..MAX_LISTENS)
+        .map(|n| {
+            let (stream, status, text, _) = listen(&served);
+            assert_eq!(status, 200, "listen {n}: {text}");
+            stream
+        })
+        .collect();
+    let (_, status, text, took) = listen(&served);
+    assert_eq!(status, 503, "{text}");
+    let lower = text.to_lowercase();
+    assert!(lower.contains("retry-after: 5\r\n"), "{text}");
+    assert!(text.contains("\"busy\""), "{text}");
+    assert!(
+        text.contains(&format!("{MAX_LISTENS} listens are open")),
+        "the refusal names the bound: {text}"
+    );
+    assert!(took >= REFUSAL_HOLD, "held {took:?}");
+    drop(open);
+}
+
+const SKILL: &str = ".ai/repo/skills/big-tables";
+
+/// A skill whose one reference is a few times the large-document size. The index does not file
+/// a skill's files as objects, so its page is not known to be large before it is read: it
+/// renders on the pool and meets the large-render slots once its size is known.
+fn fixture_with_a_large_skill_file() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.write(
+        &format!("{SKILL}/SKILL.md"),
+        "---\nname: big-tables\ndescription: Look values up in large tables.\n---\n\n# Big tables\n",
+    );
+    let mut table = String::from("# Table\n\n");
+    let mut i = 0;
+    while table.len() < 8 * LARGE_DOCUMENT_BYTES {
+        table.push_str(&format!("| row {i} | <value {i}> |\n"));
+        i += 1;
+    }
+    fixture.write(&format!("{SKILL}/references/table.md"), table);
+    fixture.commit("a skill with a large table");
+    fixture
+}
+
+#[test]
+fn a_page_that_finds_every_large_render_slot_taken_is_refused_busy_held_and_with_retry_after() {
+    let fixture = fixture_with_a_large_skill_file();
+    let served = Arc::new(Served::start(fixture.root()));
+    let target = "/cockpit/object?uri=skill%3A%2F%2Fbig-tables%2Freferences%2Ftable.md";
+    let first = served.get(target);
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert!(first.text().contains("row 1 |"), "the table is shown");
+
+    // More clients than the slots run and the wait holds, each asking again once answered: the
+    // bytes of a request are kept, so a refusal is read as it came.
+    let clients = large_slots() + MAX_WAITING_LARGE + 6;
+    let stop = Arc::new(AtomicBool::new(false));
+    let refusals: Arc<Mutex<Vec<(Reply, Duration)>>> = Arc::default();
+    let bytes = served.request_bytes("GET", target, &[], b"");
+    let flood: Vec<_> = (0..clients)
+        .map(|_| {
+            let (served, stop, refusals) = (
+                Arc::clone(&served),
+                Arc::clone(&stop),
+                Arc::clone(&refusals),
+            );
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let (reply, took) = timed(&served, &bytes);
+                    match reply.status {
+                        200 => {}
+                        503 => {
+                            let mut kept = refusals.lock().unwrap();
+                            if kept.len() < 8 {
+                                kept.push((reply, took));
+                            }
+                        }
+                        other => panic!("the page answered {other}: {}", reply.text()),
+                    }
+                }
+            })
+        })
+        .collect();
+    let waited = Instant::now();
+    while refusals.lock().unwrap().is_empty() {
+        assert!(
+            waited.elapsed() < PATIENCE,
+            "{clients} clients of a large page never took every slot and the wait"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for client in flood {
+        client.join().expect("a client");
+    }
+    for (reply, took) in refusals.lock().unwrap().iter() {
+        let text = reply.text();
+        assert_eq!(reply.header("retry-after"), Some("1"), "{text}");
+        assert!(
+            reply
+                .header("content-type")
+                .is_some_and(|t| t.starts_with("text/html")),
+            "the Cockpit's page: {text}"
+        );
+        assert!(
+            text.contains(&format!("<h1>{}</h1>", busy_heading())),
+            "the page says the server is busy: {text}"
+        );
+        assert!(text.contains("large pages"), "{text}");
+        assert!(*took >= REFUSAL_HOLD, "held {took:?}");
+    }
+}
