@@ -2,14 +2,14 @@
 //! when it breaks a rule of the declaration language (`src/registry/lang/`), pairs each
 //! declaration with its handler in `src/capabilities/`, and writes the generated tables,
 //! `tools/list` bytes and OpenAPI document into `OUT_DIR`. Thin by design: the rules live in
-//! `lang/`, the generator in `codegen.rs`.
+//! `lang/`, the generator in `codegen/`.
 
 #[path = "src/registry/lang/full.rs"]
 // Not every caller uses every item of the run-time half the crate also compiles.
 #[allow(dead_code, unused_imports)]
 mod lang;
 
-#[path = "src/registry/codegen.rs"]
+#[path = "src/registry/codegen/mod.rs"]
 #[allow(dead_code)]
 mod codegen;
 
@@ -33,7 +33,7 @@ fn main() {
         "build.rs",
         "registry",
         "src/registry/lang",
-        "src/registry/codegen.rs",
+        "src/registry/codegen",
         "src/registry/surface.rs",
         "src/mcp/protocol.rs",
         "src/capabilities",

@@ -4,7 +4,7 @@
 mod support;
 
 // The declaration language and the generator, compiled here as build.rs compiles them.
-#[path = "../src/registry/codegen.rs"]
+#[path = "../src/registry/codegen/mod.rs"]
 #[allow(dead_code)]
 mod codegen;
 #[path = "../src/registry/lang/full.rs"]

@@ -1,0 +1,196 @@
+//! The OpenAPI 3.1 document: one path per capability route, its parameters or body from the
+//! input schema, its answer from the output, the error responses of `ERROR_CODES`.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Map, Value};
+
+use super::naming::pascal;
+use crate::lang::load::Registry;
+use crate::lang::publish::Refs;
+use crate::lang::{Kind, Method, Type, ERROR_CODES};
+
+/// The error codes a route of this kind may answer with, as the OpenAPI document and the
+/// surface publish them.
+pub fn route_error_codes(kind: Kind) -> Vec<&'static str> {
+    let mut codes = vec!["invalid_input", "forbidden", "not_found"];
+    if kind == Kind::Command {
+        codes.push("refused");
+    }
+    codes.extend(["internal", "busy"]);
+    codes
+}
+
+fn error_response(code: &str) -> Value {
+    json!({ "$ref": format!("#/components/responses/{}", pascal(code)) })
+}
+
+pub(super) fn openapi(registry: &Registry, version: &str) -> String {
+    let mut paths = Map::new();
+    let mut tags = BTreeSet::new();
+    for c in &registry.capabilities {
+        let Some(route) = &c.expose.http else {
+            continue;
+        };
+        tags.insert(c.namespace.clone());
+        let mut op = Map::new();
+        op.insert("operationId".into(), json!(c.id));
+        op.insert("summary".into(), json!(c.title));
+        op.insert("description".into(), json!(c.description.trim()));
+        op.insert("tags".into(), json!([c.namespace]));
+        match route.method {
+            Method::Get => {
+                let params: Vec<Value> = c
+                    .input
+                    .properties
+                    .iter()
+                    .map(|(name, s)| {
+                        let mut p = Map::new();
+                        p.insert("name".into(), json!(name));
+                        p.insert("in".into(), json!("query"));
+                        p.insert("required".into(), json!(c.input.is_required(name)));
+                        if let Some(d) = &s.description {
+                            p.insert("description".into(), json!(d));
+                        }
+                        p.insert("schema".into(), s.to_json(Refs::Components));
+                        if s.ty == Some(Type::Array) {
+                            p.insert("style".into(), json!("form"));
+                            p.insert("explode".into(), json!(true));
+                        }
+                        let examples: Map<String, Value> = c
+                            .examples
+                            .iter()
+                            .filter_map(|e| {
+                                e.input
+                                    .get(name)
+                                    .map(|v| (e.name.clone(), json!({ "value": v })))
+                            })
+                            .collect();
+                        if !examples.is_empty() {
+                            p.insert("examples".into(), Value::Object(examples));
+                        }
+                        Value::Object(p)
+                    })
+                    .collect();
+                if !params.is_empty() {
+                    op.insert("parameters".into(), Value::Array(params));
+                }
+            }
+            Method::Post => {
+                let mut media = Map::new();
+                media.insert("schema".into(), c.input.to_json(Refs::Components));
+                let examples: Map<String, Value> = c
+                    .examples
+                    .iter()
+                    .map(|e| (e.name.clone(), json!({ "value": e.input })))
+                    .collect();
+                if !examples.is_empty() {
+                    media.insert("examples".into(), Value::Object(examples));
+                }
+                op.insert(
+                    "requestBody".into(),
+                    json!({
+                        "description": "The input as a JSON object; an empty body is `{}`.",
+                        "required": false,
+                        "content": { "application/json": media },
+                    }),
+                );
+            }
+        }
+        let mut responses = Map::new();
+        responses.insert(
+            "200".into(),
+            json!({
+                "description": c.title,
+                "content": { "application/json": { "schema": c.output.to_json(Refs::Components) } },
+            }),
+        );
+        for code in route_error_codes(c.kind) {
+            if let Some((_, status)) = ERROR_CODES.iter().find(|(c, _)| *c == code) {
+                responses.insert(status.to_string(), error_response(code));
+            }
+        }
+        op.insert("responses".into(), Value::Object(responses));
+        let mut ext = Map::new();
+        ext.insert("effect".into(), json!(c.effect.as_str()));
+        ext.insert("kind".into(), json!(c.kind.as_str()));
+        ext.insert("determinism".into(), json!(c.determinism.as_str()));
+        let mut mcp = Map::new();
+        if let Some(t) = &c.expose.tool {
+            mcp.insert("tool".into(), json!(t));
+        }
+        if let Some(r) = &c.expose.resource {
+            mcp.insert("resource".into(), json!(r.uri));
+        }
+        if !mcp.is_empty() {
+            ext.insert("mcp".into(), Value::Object(mcp));
+        }
+        if let Some(words) = &c.expose.cli {
+            ext.insert("cli".into(), json!(words.join(" ")));
+        }
+        op.insert("x-majordomus".into(), Value::Object(ext));
+        let method = match route.method {
+            Method::Get => "get",
+            Method::Post => "post",
+        };
+        let entry = paths
+            .entry(route.path.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(obj) = entry.as_object_mut() {
+            obj.insert(method.into(), Value::Object(op));
+        }
+    }
+    // Sort paths so the document does not depend on id order.
+    let mut sorted: Vec<(String, Value)> = paths.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let paths: Map<String, Value> = sorted.into_iter().collect();
+
+    let mut schemas = Map::new();
+    for (name, schema) in &registry.schemas {
+        schemas.insert(name.clone(), schema.to_json(Refs::Components));
+    }
+    let codes: Vec<&str> = ERROR_CODES.iter().map(|(c, _)| *c).collect();
+    schemas.insert(
+        "Error".into(),
+        json!({
+            "type": "object",
+            "description": "Every failure on every route: one stable code word and a message.",
+            "required": ["error"],
+            "properties": {
+                "error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {
+                        "code": { "type": "string", "enum": codes },
+                        "message": { "type": "string" },
+                    },
+                },
+            },
+        }),
+    );
+    let mut responses = Map::new();
+    for (code, status) in ERROR_CODES {
+        responses.insert(
+            pascal(code),
+            json!({
+                "description": format!("`{code}` (HTTP {status})"),
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } },
+            }),
+        );
+    }
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "majordomus",
+            "version": version,
+            "description": "A repository's AI layer as HTTP: one route per capability of the registry.",
+        },
+        "servers": [{ "url": "http://127.0.0.1:8741" }],
+        "tags": tags.iter().map(|t| json!({ "name": t })).collect::<Vec<_>>(),
+        "paths": paths,
+        "components": { "schemas": schemas, "responses": responses },
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
