@@ -127,6 +127,9 @@ pub async fn post(
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize")
         && message.get("id").is_some();
     if is_initialize {
+        if state.sessions.full() {
+            return sessions_full(&state).await;
+        }
         let Ok(id) = new_session_id() else {
             return super::error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -156,12 +159,7 @@ pub async fn post(
             .open(id.clone(), session, state.ctx.peers())
             .is_err()
         {
-            // Held and sent with `Retry-After` as every busy refusal is: a client looping on
-            // `initialize` past the cap would otherwise have a session built for it each time.
-            let message = format!(
-                "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry in {SESSIONS_RETRY_AFTER} s"
-            );
-            return state.refusals.busy(SESSIONS_RETRY_AFTER, &message).await;
+            return sessions_full(&state).await;
         }
         return frame_response(frame, Some(&id));
     }
@@ -195,6 +193,15 @@ pub async fn post(
     } else {
         super::offload(work).await
     }
+}
+
+/// An `initialize` refused at the sessions cap, held and sent with `Retry-After` as every busy
+/// refusal is, so a client looping on it cannot spin the server.
+async fn sessions_full(state: &AppState) -> Response {
+    let message = format!(
+        "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry in {SESSIONS_RETRY_AFTER} s"
+    );
+    state.refusals.busy(SESSIONS_RETRY_AFTER, &message).await
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {

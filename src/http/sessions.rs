@@ -103,16 +103,19 @@ impl Table {
     /// [`EVICTABLE_AFTER`] at `now`. Busy sessions are passed over; there are at most as many as
     /// requests in flight.
     fn evict_oldest_idle(&mut self, now: Instant) -> Option<Arc<Slot>> {
+        let id = self.oldest_evictable(now)?.clone();
+        self.take(&id)
+    }
+
+    /// The least recently used session no request is using, if it has been idle for
+    /// [`EVICTABLE_AFTER`] at `now`.
+    fn oldest_evictable(&self, now: Instant) -> Option<&String> {
         let (seen, id) = self.by_age.iter().find(|(_, id)| {
             self.by_id
                 .get(*id)
                 .is_some_and(|live| live.slot.busy.load(Ordering::SeqCst) == 0)
         })?;
-        if now.saturating_duration_since(seen.0) < EVICTABLE_AFTER {
-            return None;
-        }
-        let id = id.clone();
-        self.take(&id)
+        (now.saturating_duration_since(seen.0) >= EVICTABLE_AFTER).then_some(id)
     }
 }
 
@@ -167,6 +170,19 @@ impl Sessions {
 
     /// Adds `session` under `id`. At the cap, the oldest idle session ends to make room; when
     /// every session is busy, nothing is added.
+    /// Whether a new session would be refused now: the cap is reached and no session has been
+    /// idle long enough to end. An `initialize` is refused on it before any of its work (a
+    /// refused one built a session and put a peer on the board only to take both back); `open`
+    /// still decides, as the table may change in between.
+    pub fn full(&self) -> bool {
+        self.full_at(Instant::now())
+    }
+
+    fn full_at(&self, now: Instant) -> bool {
+        let table = self.table();
+        table.by_id.len() >= MAX_SESSIONS && table.oldest_evictable(now).is_none()
+    }
+
     pub fn open(&self, id: String, session: Session, peers: &Peers) -> Result<(), Full> {
         self.open_at(Instant::now(), id, session, peers)
     }
@@ -294,6 +310,8 @@ mod tests {
                 .expect("room below the cap");
         }
         // Everyone was active a moment ago: a flood of new sessions is refused, not obeyed.
+        assert!(sessions.full_at(start));
+        assert!(!sessions.full_at(start + EVICTABLE_AFTER));
         assert_eq!(
             sessions.open_at(start, "flood".into(), session(&peers, "c"), &peers),
             Err(Full)
