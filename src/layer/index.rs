@@ -1,6 +1,17 @@
 //! The index: one generation of the layer's objects and diagnostics, built in one pass and never
 //! changed afterwards (a newer generation replaces it whole; see `live`), and its freshness stamp:
-//! what the build examined, which `live` compares with what it examines now.
+//! what the build examined, which `live` compares with what it examines now. What the build
+//! reads is `plan`, how it reads it `read`, and how a generation is named `stamp`.
+
+mod plan;
+mod read;
+mod stamp;
+
+pub(crate) use plan::{plan, plan_from, Claim, Plan};
+use read::{exclude_duplicates, read_in_parallel};
+pub(crate) use read::{read_one, Outcome, Read};
+pub(crate) use stamp::{examine_configuration, stamp_with};
+use stamp::{fingerprint, object_entry};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,12 +22,10 @@ use sha2::{Digest, Sha256};
 
 use super::diagnostic::{codes, Diagnostic, Severity};
 use super::discovery;
-use super::file::{read_claimed, Directories, ReadOutcome};
 use super::incremental::{FileStamp, Files, Reuse};
 use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
 use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
-use super::object::{make_object_or_return, Object};
-use super::parallel;
+use super::object::Object;
 use super::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use super::sources::{Sources, SOURCES_PATH};
 use super::{Discovery, LayerError};
@@ -204,103 +213,6 @@ impl Index {
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.is_error())
     }
-}
-
-/// A path a source claimed, with the class that won it.
-#[derive(Clone, Debug)]
-pub(crate) struct Claim {
-    pub path: String,
-    pub class: usize,
-    /// Other classes that also matched, for the `claimed_twice` warning.
-    pub also: Vec<usize>,
-    /// Discovery saw something other than a file or a link here: examine before opening.
-    pub special: bool,
-}
-
-/// What discovery and the sources say the index should read: shared by [`build`] and by the
-/// watcher's change detection, so both look at the same files.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Plan {
-    pub claims: Vec<Claim>,
-    /// Claimed paths that are not UTF-8 (lossy); refused.
-    pub non_utf8: Vec<(String, usize)>,
-    pub listing_diagnostics: Vec<Diagnostic>,
-    /// Every listed file under a claimed skill's directory, and the names there that are not
-    /// UTF-8: the skill's files are what discovery lists, so an ignored file is never one.
-    pub skill_files: super::skills::Listed,
-}
-
-pub(crate) fn plan(
-    root: &Path,
-    discovery: Discovery,
-    sources: &Sources,
-) -> Result<Plan, LayerError> {
-    plan_from(discovery::list(root, discovery)?, sources)
-}
-
-/// The plan of an already known listing.
-pub(crate) fn plan_from(
-    listing: discovery::Listing,
-    sources: &Sources,
-) -> Result<Plan, LayerError> {
-    let mut scratch = Vec::new();
-    let mut matched = Vec::new();
-    for (i, path) in listing.paths.iter().enumerate() {
-        sources.matching(path, &mut scratch);
-        if let Some((&class, rest)) = scratch.split_first() {
-            matched.push((i, class, rest.to_vec()));
-        }
-    }
-    let skill_files = super::skills::Listed::of(
-        &listing.paths,
-        &listing.non_utf8,
-        matched
-            .iter()
-            .filter(|(_, class, _)| sources.classes[*class].kind == super::skills::SKILL_KIND)
-            .map(|(i, _, _)| listing.paths[*i].as_str()),
-    );
-    let mut claims = Vec::with_capacity(matched.len());
-    let mut matched = matched.into_iter().peekable();
-    for (i, path) in listing.paths.into_iter().enumerate() {
-        let Some((_, class, also)) = matched.next_if(|(at, _, _)| *at == i) else {
-            continue;
-        };
-        claims.push(Claim {
-            special: listing.special.contains(&path),
-            path,
-            class,
-            also,
-        });
-    }
-    let mut non_utf8 = Vec::new();
-    for path in listing.non_utf8 {
-        sources.matching(&path, &mut scratch);
-        if let Some(&class) = scratch.first() {
-            non_utf8.push((path, class));
-        }
-    }
-    Ok(Plan {
-        claims,
-        non_utf8,
-        listing_diagnostics: listing.diagnostics,
-        skill_files,
-    })
-}
-
-/// What one worker made of one claim.
-// `Gone` is rare and the vector of outcomes lives only while one build assembles its objects;
-// boxing every object to shrink it would cost an allocation per file.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Outcome {
-    /// The file no longer exists (a tracked file deleted from the working tree): not part of
-    /// this generation at all.
-    Gone,
-    File {
-        /// The bytes' digest, for a file that is not an object (an object's is taken lazily).
-        digest: Option<[u8; 32]>,
-        len: u64,
-        result: Result<Object, Vec<Diagnostic>>,
-    },
 }
 
 /// Builds generation `generation` of the layer at `root` (a directory holding
@@ -518,251 +430,4 @@ pub(crate) fn build_from(
         skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
-}
-
-/// One claimed file, read and made into an object (or refused), with the metadata it was opened
-/// with.
-pub(crate) type Read = (Outcome, Option<FileStamp>);
-
-/// Reads and parses one claimed file. A panic here would be a bug (every reader is total over
-/// its input); if one happens, that file is reported rather than the whole build lost.
-pub(crate) fn read_one(
-    root: &Path,
-    claim: &Claim,
-    manifest: &Manifest,
-    kinds: &Kinds,
-    sources: &Sources,
-    dirs: &mut Directories,
-) -> Read {
-    let work = || -> Read {
-        let class = &sources.classes[claim.class];
-        let (read, examined) = read_claimed(root, &claim.path, claim.special, dirs);
-        let outcome = match read {
-            ReadOutcome::Gone => Outcome::Gone,
-            ReadOutcome::Refused {
-                diagnostic,
-                bytes,
-                len,
-            } => Outcome::File {
-                digest: Some(Sha256::digest(&bytes).into()),
-                len,
-                result: Err(vec![diagnostic]),
-            },
-            ReadOutcome::Read(text) => {
-                let len = text.len() as u64;
-                let made = match kinds.get(&class.kind) {
-                    Some(kind) => make_object_or_return(
-                        kind,
-                        kinds,
-                        &claim.path,
-                        &class.id,
-                        manifest.section_of(&claim.path),
-                        text,
-                    ),
-                    // Sources are checked against the kinds before any file is read.
-                    None => Err((
-                        vec![Diagnostic::error(
-                            codes::UNREADABLE,
-                            claim.path.clone(),
-                            format!("the kind `{}` is not known", class.kind),
-                        )],
-                        text,
-                    )),
-                };
-                match made {
-                    Ok(object) => Outcome::File {
-                        digest: None,
-                        len,
-                        result: Ok(object),
-                    },
-                    Err((problems, text)) => Outcome::File {
-                        digest: Some(Sha256::digest(text.as_bytes()).into()),
-                        len,
-                        result: Err(problems),
-                    },
-                }
-            }
-        };
-        (outcome, examined.as_ref().map(FileStamp::of))
-    };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
-        let failed = Outcome::File {
-            digest: Some([0; 32]),
-            len: 0,
-            result: Err(vec![Diagnostic::error(
-                codes::UNREADABLE,
-                claim.path.clone(),
-                "could not be indexed (the reader failed); this is a bug in majordomus",
-            )]),
-        };
-        // Stamped as the watcher will see it, so the failure is not rebuilt on every poll.
-        (failed, FileStamp::examine(&root.join(&claim.path)))
-    })
-}
-
-/// Reads and parses the claimed files on every available core (below a few dozen files a
-/// thread costs more than it saves). Each reader takes a contiguous run of claims; its part comes
-/// back as it is, so the parts in order follow the claims' (sorted) order.
-fn read_in_parallel(
-    root: &Path,
-    claims: &[Claim],
-    manifest: &Manifest,
-    kinds: &Kinds,
-    sources: &Sources,
-) -> Vec<Vec<Read>> {
-    // Each reader keeps its own open directory (see `Directories`).
-    parallel::in_parts(claims, parallel::threads_for(claims.len(), 32), |claims| {
-        let mut dirs = Directories::default();
-        claims
-            .iter()
-            .map(|claim| read_one(root, claim, manifest, kinds, sources, &mut dirs))
-            .collect()
-    })
-}
-
-/// Sorts objects by URI and removes every object whose URI another also claims, with one
-/// `duplicate_identity` diagnostic per claimant naming all of them. Works in place: a second
-/// vector of ten thousand objects would be a needless peak.
-fn exclude_duplicates(
-    mut objects: Vec<Object>,
-    diagnostics: &mut Vec<Diagnostic>,
-    settled: &mut Vec<(String, u64, [u8; 32])>,
-) -> Vec<Object> {
-    objects.sort_unstable_by(|a, b| {
-        a.uri
-            .cmp(&b.uri)
-            .then_with(|| a.provenance.path.cmp(&b.provenance.path))
-    });
-    let mut duplicated = vec![false; objects.len()];
-    let mut start = 0;
-    while start < objects.len() {
-        let end = start
-            + objects[start..]
-                .iter()
-                .take_while(|o| o.uri == objects[start].uri)
-                .count();
-        if end - start > 1 {
-            let claimants = &objects[start..end];
-            let paths: Vec<String> = claimants
-                .iter()
-                .map(|o| format!("`{}`", o.provenance.path))
-                .collect();
-            for o in claimants {
-                diagnostics.push(Diagnostic::error(
-                    codes::DUPLICATE_IDENTITY,
-                    o.provenance.path.clone(),
-                    format!(
-                        "`{}` is claimed by {}; every claimant is excluded until one identity changes",
-                        o.uri,
-                        paths.join(" and ")
-                    ),
-                ));
-            }
-            duplicated[start..end].fill(true);
-        }
-        start = end;
-    }
-    let mut position = 0;
-    objects.retain(|o| {
-        position += 1;
-        let keep = !duplicated[position - 1];
-        if !keep {
-            settled.push(object_entry(o));
-        }
-        keep
-    });
-    objects
-}
-
-/// An object's fingerprint entry: its path, length and the digest of its content.
-fn object_entry(o: &Object) -> (String, u64, [u8; 32]) {
-    (
-        o.provenance.path.clone(),
-        o.content.len() as u64,
-        Sha256::digest(o.content.as_bytes()).into(),
-    )
-}
-
-/// Hashes each entry as (path, NUL, length, SHA-256 of the bytes) in path order.
-fn fingerprint(mut entries: Vec<(String, u64, [u8; 32])>) -> String {
-    entries.sort_unstable();
-    entries.dedup();
-    let mut hasher = Sha256::new();
-    hasher.update(b"majordomus-layer/1\n");
-    for (path, len, digest) in &entries {
-        hasher.update(path.as_bytes());
-        hasher.update([0]);
-        hasher.update(len.to_le_bytes());
-        hasher.update(digest);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The stamps of the layer's configuration files (manifest, sources, kinds), in that order.
-pub(crate) fn examine_configuration(root: &Path) -> [Option<FileStamp>; 3] {
-    [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
-        .map(|path| FileStamp::examine(&root.join(path)))
-}
-
-/// The stamp of a plan whose claimed files were already examined: `claimed(i)` is what the
-/// `i`th claim's metadata was (`None`: absent). A build passes what it saw when it opened each
-/// file, before reading it, so a change made during the build moves the next stamp; for an
-/// unchanged file it is what the watcher's check sees, so an idle layer is never rebuilt.
-///
-/// A skill's file is stamped as the build opened it, when it is in `opened` (see
-/// `skills::Opened`), as its claim when it is one (`SKILL.md`), and examined now otherwise.
-pub(crate) fn stamp_with(
-    root: &Path,
-    plan: &Plan,
-    configuration: &[Option<FileStamp>; 3],
-    claimed: impl Fn(usize) -> Option<FileStamp>,
-    opened: &[(String, FileStamp)],
-) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    let examined = |path: &str| FileStamp::examine(&root.join(path));
-    for (path, meta) in [MANIFEST_PATH, SOURCES_PATH, REPOSITORY_KINDS_PATH]
-        .into_iter()
-        .zip(configuration)
-    {
-        stamp_entry(&mut hasher, path, meta.as_ref());
-    }
-    for (i, claim) in plan.claims.iter().enumerate() {
-        stamp_entry(&mut hasher, &claim.path, claimed(i).as_ref());
-    }
-    for (path, _) in &plan.non_utf8 {
-        stamp_entry(&mut hasher, path, examined(path).as_ref());
-    }
-    // Every file of a skill as it was opened, before its bytes were read, so an edit made while
-    // the build read it moves the next stamp; a file the build did not open, examined now.
-    for path in plan
-        .skill_files
-        .paths
-        .iter()
-        .chain(&plan.skill_files.non_utf8)
-    {
-        let stamp = match opened.binary_search_by(|(p, _)| p.as_str().cmp(path)) {
-            Ok(at) => Some(opened[at].1),
-            // A skill's `SKILL.md` is a claim, read once and stamped as that claim was.
-            Err(_) => match plan.claims.binary_search_by(|c| c.path.as_str().cmp(path)) {
-                Ok(i) => claimed(i),
-                Err(_) => examined(path),
-            },
-        };
-        stamp_entry(&mut hasher, path, stamp.as_ref());
-    }
-    hasher.finalize().into()
-}
-
-/// One path's part of a stamp: the path, then its length, modification time, inode and mode.
-fn stamp_entry(hasher: &mut Sha256, path: &str, stamp: Option<&FileStamp>) {
-    hasher.update(path.as_bytes());
-    hasher.update([0]);
-    match stamp {
-        Some(stamp) => stamp.hash_into(hasher),
-        None => hasher.update(b"absent"),
-    }
 }

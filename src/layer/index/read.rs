@@ -1,0 +1,188 @@
+//! Reading the claimed files: one file into an object or its diagnostics (a reader's panic
+//! reported as that file's failure), all of them on every core, and the objects two files claim
+//! under one URI excluded.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::plan::Claim;
+use super::stamp::object_entry;
+use crate::layer::diagnostic::{codes, Diagnostic};
+use crate::layer::file::{read_claimed, Directories, ReadOutcome};
+use crate::layer::incremental::FileStamp;
+use crate::layer::kinds::Kinds;
+use crate::layer::manifest::Manifest;
+use crate::layer::object::{make_object_or_return, Object};
+use crate::layer::parallel;
+use crate::layer::sources::Sources;
+
+/// What one worker made of one claim.
+// `Gone` is rare and the vector of outcomes lives only while one build assembles its objects;
+// boxing every object to shrink it would cost an allocation per file.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Outcome {
+    /// The file no longer exists (a tracked file deleted from the working tree): not part of
+    /// this generation at all.
+    Gone,
+    File {
+        /// The bytes' digest, for a file that is not an object (an object's is taken lazily).
+        digest: Option<[u8; 32]>,
+        len: u64,
+        result: Result<Object, Vec<Diagnostic>>,
+    },
+}
+
+/// One claimed file, read and made into an object (or refused), with the metadata it was opened
+/// with.
+pub(crate) type Read = (Outcome, Option<FileStamp>);
+
+/// Reads and parses one claimed file. A panic here would be a bug (every reader is total over
+/// its input); if one happens, that file is reported rather than the whole build lost.
+pub(crate) fn read_one(
+    root: &Path,
+    claim: &Claim,
+    manifest: &Manifest,
+    kinds: &Kinds,
+    sources: &Sources,
+    dirs: &mut Directories,
+) -> Read {
+    let work = || -> Read {
+        let class = &sources.classes[claim.class];
+        let (read, examined) = read_claimed(root, &claim.path, claim.special, dirs);
+        let outcome = match read {
+            ReadOutcome::Gone => Outcome::Gone,
+            ReadOutcome::Refused {
+                diagnostic,
+                bytes,
+                len,
+            } => Outcome::File {
+                digest: Some(Sha256::digest(&bytes).into()),
+                len,
+                result: Err(vec![diagnostic]),
+            },
+            ReadOutcome::Read(text) => {
+                let len = text.len() as u64;
+                let made = match kinds.get(&class.kind) {
+                    Some(kind) => make_object_or_return(
+                        kind,
+                        kinds,
+                        &claim.path,
+                        &class.id,
+                        manifest.section_of(&claim.path),
+                        text,
+                    ),
+                    // Sources are checked against the kinds before any file is read.
+                    None => Err((
+                        vec![Diagnostic::error(
+                            codes::UNREADABLE,
+                            claim.path.clone(),
+                            format!("the kind `{}` is not known", class.kind),
+                        )],
+                        text,
+                    )),
+                };
+                match made {
+                    Ok(object) => Outcome::File {
+                        digest: None,
+                        len,
+                        result: Ok(object),
+                    },
+                    Err((problems, text)) => Outcome::File {
+                        digest: Some(Sha256::digest(text.as_bytes()).into()),
+                        len,
+                        result: Err(problems),
+                    },
+                }
+            }
+        };
+        (outcome, examined.as_ref().map(FileStamp::of))
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        let failed = Outcome::File {
+            digest: Some([0; 32]),
+            len: 0,
+            result: Err(vec![Diagnostic::error(
+                codes::UNREADABLE,
+                claim.path.clone(),
+                "could not be indexed (the reader failed); this is a bug in majordomus",
+            )]),
+        };
+        // Stamped as the watcher will see it, so the failure is not rebuilt on every poll.
+        (failed, FileStamp::examine(&root.join(&claim.path)))
+    })
+}
+
+/// Reads and parses the claimed files on every available core (below a few dozen files a
+/// thread costs more than it saves). Each reader takes a contiguous run of claims; its part comes
+/// back as it is, so the parts in order follow the claims' (sorted) order.
+pub(super) fn read_in_parallel(
+    root: &Path,
+    claims: &[Claim],
+    manifest: &Manifest,
+    kinds: &Kinds,
+    sources: &Sources,
+) -> Vec<Vec<Read>> {
+    // Each reader keeps its own open directory (see `Directories`).
+    parallel::in_parts(claims, parallel::threads_for(claims.len(), 32), |claims| {
+        let mut dirs = Directories::default();
+        claims
+            .iter()
+            .map(|claim| read_one(root, claim, manifest, kinds, sources, &mut dirs))
+            .collect()
+    })
+}
+
+/// Sorts objects by URI and removes every object whose URI another also claims, with one
+/// `duplicate_identity` diagnostic per claimant naming all of them. Works in place: a second
+/// vector of ten thousand objects would be a needless peak.
+pub(super) fn exclude_duplicates(
+    mut objects: Vec<Object>,
+    diagnostics: &mut Vec<Diagnostic>,
+    settled: &mut Vec<(String, u64, [u8; 32])>,
+) -> Vec<Object> {
+    objects.sort_unstable_by(|a, b| {
+        a.uri
+            .cmp(&b.uri)
+            .then_with(|| a.provenance.path.cmp(&b.provenance.path))
+    });
+    let mut duplicated = vec![false; objects.len()];
+    let mut start = 0;
+    while start < objects.len() {
+        let end = start
+            + objects[start..]
+                .iter()
+                .take_while(|o| o.uri == objects[start].uri)
+                .count();
+        if end - start > 1 {
+            let claimants = &objects[start..end];
+            let paths: Vec<String> = claimants
+                .iter()
+                .map(|o| format!("`{}`", o.provenance.path))
+                .collect();
+            for o in claimants {
+                diagnostics.push(Diagnostic::error(
+                    codes::DUPLICATE_IDENTITY,
+                    o.provenance.path.clone(),
+                    format!(
+                        "`{}` is claimed by {}; every claimant is excluded until one identity changes",
+                        o.uri,
+                        paths.join(" and ")
+                    ),
+                ));
+            }
+            duplicated[start..end].fill(true);
+        }
+        start = end;
+    }
+    let mut position = 0;
+    objects.retain(|o| {
+        position += 1;
+        let keep = !duplicated[position - 1];
+        if !keep {
+            settled.push(object_entry(o));
+        }
+        keep
+    });
+    objects
+}
