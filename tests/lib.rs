@@ -162,6 +162,8 @@ mod skills;
 mod skills_files;
 /// `skills/list` of more skills than a page holds, walked by cursor on both eras.
 mod skills_pages;
+/// A `skills/list` page longer than the stdio writer's buffer, among pipelined answers.
+mod skills_stream;
 mod skills_walk;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Skills at scale (issue 17, Measured): 200 skills of 10 files each, over stdio.
 
-Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor]
+Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor] [--before OTHER_MAJORDOMUS]
 
 Makes two throwaway repositories (`git init`, `MAJORDOMUS init`, committed):
 - SKILLS: 200 skills, each a `SKILL.md` and nine more text files (references, scripts, a
@@ -23,6 +23,10 @@ Then, in one run (so both sides share the machine's drift):
 - on the floor, a whole walk of the 201 skills by pages of 50 (five round trips of a quarter of
   the bytes) beside the one page of 500: what a smaller page would cost a client that lists
   everything, whatever the server does;
+- with `--before OTHER`, a second warm server of that binary over the same SKILLS, taking the
+  same turns: its three medians and MAJORDOMUS's against them (after / before, one run);
+- each warm server's CPU time over the timed rounds (the sum of its threads' time on a CPU,
+  `/proc/PID/task/*/schedstat`), a round being one read, one get and one list;
 - the index build of each layer, as `MAJORDOMUS_LOG=debug` reports it ("index built in X ms"),
   the median of N one-shot `objects list --limit 1` runs, taking turns; the ratio SKILLS /
   KNOWLEDGE (target <= 1.3x), and each side's CPU time per run (user + system of the child).
@@ -157,6 +161,23 @@ def builds_ms(binary, roots, rounds):
     return [(statistics.median(b), statistics.median(c)) for b, c in found]
 
 
+def cpu_ns(process):
+    """The time a process's threads have spent on a CPU, in ns (0 where schedstat is missing)."""
+    total = 0
+    base = f"/proc/{process.pid}/task"
+    try:
+        tasks = os.listdir(base)
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"{base}/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def load():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -223,6 +244,7 @@ def main():
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 50
     skills_repo = make(binary, "skills")
     knowledge_repo = make(binary, "knowledge")
+    scratch = []
     try:
         print(
             f"layers: {SKILLS} skills x {FILES} files ({layer_bytes(skills_repo)} bytes under .ai/repo) "
@@ -248,9 +270,17 @@ def main():
             ("skills/list", {}),
         ]
         servers = [server]
+        if "--before" in args:
+            before = Stdio([os.path.abspath(args[args.index("--before") + 1]), "mcp", "--repo", skills_repo])
+            before.call(
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+            )
+            servers.append(before)
         floors = []
         if "--no-floor" not in args:
             answers = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
+            scratch.append(answers)
             for method, params in requests:
                 server.next_id += 1
                 line = json.dumps({"jsonrpc": "2.0", "id": server.next_id, "method": method, "params": params})
@@ -263,6 +293,7 @@ def main():
             floors.append(Stdio([floor], env={**ENV, "FLOOR_ANSWERS": answers}))
             # A second floor whose skills/list is a page of 50 entries, a quarter of the bytes.
             quarter = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
+            scratch.append(quarter)
             page = {"skills": listed["skills"][:50], "nextCursor": "0" * 40}
             with open(os.path.join(quarter, "skills__list.json"), "w") as f:
                 f.write(json.dumps(page, separators=(",", ":")))
@@ -274,20 +305,34 @@ def main():
                 )
         print(f"load before the round trips: {load()}")
         fns = []
-        for s in servers + floors[:1]:
+        for s in servers[:1] + floors[:1] + servers[1:]:
             for method, params in requests:
                 fns.append(lambda s=s, method=method, params=params: s.round_trip(method, params))
         if floors:
             walk = lambda: [floors[1].round_trip("skills/list", {}) for _ in range((SKILLS + 1 + 49) // 50)]
             fns.append(walk)
+        cpu_before = [cpu_ns(s.process) for s in servers]
         figures = medians_ms(fns, rounds)
+        cpu_rounds = [(cpu_ns(s.process) - c) / (rounds + 2) / 1e6 for s, c in zip(servers, cpu_before)]
         read, get, lst = figures[:3]
         print(f"load after: {load()}")
+        print(f"CPU a round (read + get + list) of the warm server: {cpu_rounds[0]:.3f} ms")
         print(f"resources/read of one object: median {read:.3f} ms ({read_bytes} bytes)")
         print(f"skills/get of one skill:      median {get:.3f} ms ({get_bytes} bytes), {get / read:.2f}x the read (target <= 1.5x)")
         print(f"skills/list of {SKILLS + 1} skills:   median {lst:.3f} ms ({list_bytes} bytes), {lst / read:.2f}x the read (target <= 1.5x)")
+        if len(servers) > 1:
+            b_read, b_get, b_list = figures[6:9] if floors else figures[3:6]
+            print(
+                f"--before, the same turns: read {b_read:.3f} ms, get {b_get:.3f} ms, list {b_list:.3f} ms; "
+                f"CPU a round {cpu_rounds[1]:.3f} ms"
+            )
+            print(
+                f"after / before: read {read / b_read:.2f}x, get {get / b_get:.2f}x, list {lst / b_list:.2f}x, "
+                f"CPU a round {cpu_rounds[0] / cpu_rounds[1]:.2f}x" if cpu_rounds[1] else "CPU: no schedstat"
+            )
         if floors:
-            f_read, f_get, f_list, f_walk = figures[3:7]
+            f_read, f_get, f_list = figures[3:6]
+            f_walk = figures[-1]
             print(f"floor, the same bytes: read {f_read:.3f} ms, get {f_get:.3f} ms, list {f_list:.3f} ms ({f_list / f_read:.2f}x its read)")
             print(
                 f"majordomus's own share: read {read - f_read:+.3f} ms, get {get - f_get:+.3f} ms, "
@@ -311,6 +356,8 @@ def main():
             f"CPU a run {skills_cpu / knowledge_cpu:.2f}x"
         )
     finally:
+        for d in scratch:
+            shutil.rmtree(d, ignore_errors=True)
         shutil.rmtree(skills_repo, ignore_errors=True)
         shutil.rmtree(knowledge_repo, ignore_errors=True)
     return 0
