@@ -126,8 +126,16 @@ mod linux_x86_64 {
         let out = bin().current_dir(repo.path()).arg("init").output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         own_tree(repo.path(), uid);
+        // A copy that user may run wherever the checkout is (a home directory may be closed).
+        let copy_dir = tempfile::tempdir().unwrap();
+        let copy = copy_dir.path().join("majordomus");
+        std::fs::copy(env!("CARGO_BIN_EXE_majordomus"), &copy).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let open = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(copy_dir.path(), open.clone()).unwrap();
+        std::fs::set_permissions(&copy, open).unwrap();
         use std::os::unix::process::CommandExt;
-        let out = bin()
+        let out = std::process::Command::new(&copy)
             .current_dir(repo.path())
             .args(["--discovery", "filesystem", "objects", "list"])
             .env_remove("HOME")
