@@ -315,10 +315,10 @@ const STATIC_ARCHIVES: [(&str, &[&str]); 7] = [
 /// alone is not enough: rustc passes `-Bdynamic` before its `-l` arguments, which undoes it, and
 /// the result links against `libc.so.6` with no interpreter and crashes at its first
 /// instruction. Anywhere else, or with `MAJORDOMUS_LINK=dynamic`, the link stays dynamic; the
-/// binary learns which through `cfg(majordomus_static_glibc)`.
+/// binary learns which through `cfg(static_glibc)`.
 fn link_statically() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    println!("cargo::rustc-check-cfg=cfg(majordomus_static_glibc)");
+    println!("cargo::rustc-check-cfg=cfg(static_glibc)");
     println!("cargo::rerun-if-env-changed=MAJORDOMUS_LINK");
     let static_target = var("CARGO_CFG_TARGET_OS") == "linux"
         && var("CARGO_CFG_TARGET_ENV") == "gnu"
@@ -369,7 +369,7 @@ fn link_statically() {
     }
     println!("cargo::rustc-link-arg-bins=-static");
     println!("cargo::rustc-link-arg-bins=-L{}", dir.display());
-    println!("cargo::rustc-cfg=majordomus_static_glibc");
+    println!("cargo::rustc-cfg=static_glibc");
 }
 
 /// The linker cargo or the flags name for the target (`target.<triple>.linker`, `-C linker=`).

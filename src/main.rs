@@ -3,7 +3,7 @@
 
 fn main() -> std::process::ExitCode {
     grow_the_heap_in_large_steps();
-    #[cfg(majordomus_static_glibc)]
+    #[cfg(static_glibc)]
     keep_name_lookups_inside_the_binary();
     majordomus::cli::main()
 }
@@ -25,7 +25,7 @@ fn grow_the_heap_in_large_steps() {
 /// shared library pulling in `libc.so.6` beside the static libc: looking up a user
 /// `/etc/passwd` does not name (the home directory when `$HOME` is unset) crashed that way. The
 /// lookups the binary makes use the built-in services only.
-#[cfg(majordomus_static_glibc)]
+#[cfg(static_glibc)]
 fn keep_name_lookups_inside_the_binary() {
     unsafe extern "C" {
         fn __nss_configure_lookup(

@@ -45,7 +45,7 @@ mod linux_x86_64 {
             .all(|a| toolchain_has(a))
             && option_env!("MAJORDOMUS_LINK") != Some("dynamic");
         assert_eq!(
-            cfg!(majordomus_static_glibc),
+            cfg!(static_glibc),
             static_expected,
             "build.rs decided otherwise than the toolchain's archives say"
         );
