@@ -40,9 +40,18 @@ mod linux_x86_64 {
 
     #[test]
     fn the_binary_has_no_loader_where_the_static_archives_exist() {
-        let static_expected = ["libc.a", "libgcc_eh.a", "libgcc.a", "libpthread.a"]
-            .iter()
-            .all(|a| toolchain_has(a))
+        // The archives build.rs's STATIC_ARCHIVES names.
+        let archives = [
+            "libc.a",
+            "libm.a",
+            "libpthread.a",
+            "libdl.a",
+            "librt.a",
+            "libutil.a",
+            "libgcc_eh.a",
+            "libgcc.a",
+        ];
+        let static_expected = archives.iter().all(|a| toolchain_has(a))
             && option_env!("MAJORDOMUS_LINK") != Some("dynamic");
         assert_eq!(
             cfg!(static_glibc),
