@@ -171,3 +171,5 @@ mod skills_stream;
 mod skills_walk;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;
+/// How the binary is linked: statically against glibc where it can be, and what that changes.
+mod start_static;
