@@ -406,3 +406,32 @@ fn a_wide_layer_split_across_the_cores_is_listed_as_git_lists_it() {
         );
     }
 }
+
+/// A submodule inside `.ai/`, which the walk made before the index is read would enter: the
+/// listing is still what git lists (the submodule one tracked entry, nothing inside it).
+#[test]
+fn a_submodule_inside_the_layer_is_listed_as_git_lists_it() {
+    let dir = tempfile::TempDir::new().expect("a directory");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    write(root, ".ai/repo/skills/s/SKILL.md", "skill");
+    let upstream = tempfile::TempDir::new().expect("a directory");
+    git(upstream.path(), &["init", "-q"]);
+    write(upstream.path(), "inner.md", "inner");
+    git(upstream.path(), &["add", "-A"]);
+    git(upstream.path(), &["commit", "-q", "-m", "inner"]);
+    let url = upstream.path().to_str().expect("a UTF-8 path");
+    git(
+        root,
+        &["submodule", "add", "-q", url, ".ai/repo/skills/s/vendored"],
+    );
+    write(root, ".ai/repo/skills/s/vendored/untracked.md", "inside");
+    write(root, ".ai/repo/skills/s/notes.md", "untracked");
+    let (ours, in_process) = vcs_candidates(root).expect("a listing");
+    assert!(in_process, "left to git: {:?}", list(root).map(|r| r.err()));
+    assert_eq!(ours, git_lists(root));
+    assert!(ours.contains(&".ai/repo/skills/s/vendored".to_string()));
+    assert!(!ours
+        .iter()
+        .any(|p| p.starts_with(".ai/repo/skills/s/vendored/")));
+}
