@@ -173,3 +173,5 @@ mod skills_walk;
 mod start;
 /// How the binary is linked: statically against glibc where it can be, and what that changes.
 mod start_static;
+/// serve keeps serving, and stops with exit 0, after its stderr reader is gone.
+mod stderr_closed;
