@@ -7,9 +7,10 @@
 //! validator compiles a `pattern` each time it meets one, which at ten thousand files would cost
 //! more than parsing them.
 //!
-//! A builtin kind's schema is parsed when a file of that kind first needs it (or a client asks
-//! to see it), not at every start: a start at 100 objects meets four of the eight kinds, and
-//! parsing all eight was 0.8 of 8.9 million instructions (adr-0034). The tests read every one.
+//! A builtin kind's schema is not parsed at start: `build.rs` parses `share/schemas/` and writes
+//! the Rust that builds each parsed schema, which a file of that kind builds on its first check;
+//! its JSON is read only when a client asks to see it. Parsing all eight at every start was 0.8
+//! of 8.9 million instructions at 100 objects (adr-0034). The tests read every one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -149,14 +150,15 @@ pub(crate) struct CompiledSchema {
 }
 
 /// A schema as declared and as parsed. A repository kind's is both from the start (its errors
-/// are the kinds file's); a builtin kind's is its embedded file, read on first use.
+/// are the kinds file's); a builtin kind's is built on first use from what `build.rs` parsed,
+/// and its JSON read from the embedded file only when a client asks to see it.
 #[derive(Debug)]
 struct Declared {
     /// The kind's `share/schemas/<kind>.schema.json`, for a builtin kind not yet read.
     embedded: Option<(&'static str, &'static str)>,
     json: OnceLock<Value>,
-    /// `Err`: an embedded schema that does not read, which the tests prove never happens
-    /// (`every_builtin_schema_reads_and_passes_a_repository_kinds_checks`).
+    /// `Err`: a builtin kind without a compiled schema, which the tests prove never happens
+    /// (`every_builtin_kind_passes_a_repository_kinds_checks`).
     parsed: OnceLock<Result<Schema, String>>,
 }
 
@@ -196,7 +198,7 @@ impl CompiledSchema {
             .parsed
             .get_or_init(|| {
                 let (kind, _) = self.schema.embedded.unwrap_or_default();
-                read_builtin_schema(kind, self.json())
+                read_builtin_schema(kind)
             })
             .as_ref()
             .map_err(String::as_str)
@@ -218,14 +220,15 @@ impl CompiledSchema {
     }
 }
 
-/// A builtin kind's embedded schema, parsed as a start reads it: its patterns were read against
-/// the dialect, and the schema held to a repository kind's checks, by the tests.
-fn read_builtin_schema(kind: &str, json: &Value) -> Result<Schema, String> {
-    let bug = |why: String| {
-        format!("the builtin schema of kind `{kind}` {why}; this is a bug in majordomus")
-    };
-    lang::schema::embedded_schema_from_json(json)
-        .map_err(|v| bug(format!("does not read ({} violations)", v.len())))
+// `builtin_schema`: each builtin kind's schema as `build.rs` parsed it, built without parsing.
+include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
+
+/// A builtin kind's schema: its patterns were read against the dialect, and the schema held to a
+/// repository kind's checks, by the tests; `build.rs` parsed it.
+fn read_builtin_schema(kind: &str) -> Result<Schema, String> {
+    builtin_schema(kind).ok_or_else(|| {
+        format!("the builtin kind `{kind}` has no compiled schema; this is a bug in majordomus")
+    })
 }
 
 /// The kinds a layer knows: the builtin ones plus those its repository adds. The builtin ones
