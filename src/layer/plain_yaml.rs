@@ -18,7 +18,10 @@ pub(crate) fn mapping(text: &str) -> Option<Map<String, Value>> {
     if !text.chars().all(|c| c == '\n' || printable(c)) {
         return None;
     }
-    let mut map = Map::new();
+    // Sized for a key a line (an upper bound; at most 64), so the mapping of a front matter does
+    // not grow while it is filled.
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut map = Map::with_capacity(lines.min(64));
     let mut lines = text.split('\n').peekable();
     while let Some(line) = lines.next() {
         if is_blank(line) || line.starts_with('#') {
