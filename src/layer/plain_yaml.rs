@@ -15,7 +15,11 @@ use serde_json::{Map, Value};
 pub(crate) fn mapping(text: &str) -> Option<Map<String, Value>> {
     // The parser refuses unprintable characters anywhere, comments included, and tabs and
     // carriage returns have rules of their own: all of that is left to it.
-    if !text.chars().all(|c| c == '\n' || printable(c)) {
+    // ASCII first, a byte at a time; only text with other characters is decoded to be checked.
+    let ascii = text
+        .bytes()
+        .all(|b| b == b'\n' || (b' '..=b'~').contains(&b));
+    if !ascii && !text.chars().all(|c| c == '\n' || printable(c)) {
         return None;
     }
     // Sized for a key a line (an upper bound; at most 64), so the mapping of a front matter does
