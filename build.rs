@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
     link_at_a_fixed_address();
+    link_statically();
     // Exactly what the generator reads, plus the embedded asset trees SPEC §3.3 names. A path
     // that does not exist would make cargo rerun on every build, so only existing ones are named.
     for watched in [
@@ -429,4 +430,122 @@ fn link_at_a_fixed_address() {
     if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
         println!("cargo::rustc-link-arg-bins=-no-pie");
     }
+}
+
+/// The archives a static link of the binary resolves rustc's `-l` arguments to. Each `-l` name
+/// std passes on GNU/Linux gets a linker script of that name in a directory the binary's link
+/// searches first, naming the archive by its absolute path: rustc asks for these under
+/// `-Bdynamic`, and the linker looks for `lib<name>.so` then `lib<name>.a` in each directory in
+/// turn, so the scripts win over the shared libraries of the system's directories. `gcc_s`, which
+/// has no archive, is libgcc's unwinder and its support routines (`gcc_eh`, `gcc`), as rustc
+/// links them under `crt-static`; `c` is grouped with them because each calls the other.
+const STATIC_ARCHIVES: [(&str, &[&str]); 7] = [
+    ("gcc_s", &["libgcc_eh.a", "libgcc.a"]),
+    ("util", &["libutil.a"]),
+    ("rt", &["librt.a"]),
+    ("pthread", &["libpthread.a"]),
+    ("m", &["libm.a"]),
+    ("dl", &["libdl.a"]),
+    ("c", &["libc.a", "libgcc_eh.a", "libgcc.a"]),
+];
+
+/// Links the binary statically against glibc on x86_64 GNU/Linux when the C toolchain that links
+/// it has every archive of [`STATIC_ARCHIVES`]: no `ld.so` runs and no shared library is mapped,
+/// relocated or bound before `main` (adr-0033). Only the binaries' link changes
+/// (`cargo::rustc-link-arg-bins`); proc-macros, build scripts and test binaries keep the
+/// toolchain's dynamic link, which `-C target-feature=+crt-static` cannot leave them. `-static`
+/// alone is not enough: rustc passes `-Bdynamic` before its `-l` arguments, which undoes it, and
+/// the result links against `libc.so.6` with no interpreter and crashes at its first
+/// instruction. Anywhere else, or with `MAJORDOMUS_LINK=dynamic`, the link stays dynamic; the
+/// binary learns which through `cfg(static_glibc)`.
+fn link_statically() {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    println!("cargo::rustc-check-cfg=cfg(static_glibc)");
+    println!("cargo::rerun-if-env-changed=MAJORDOMUS_LINK");
+    let static_target = var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && var("CARGO_CFG_TARGET_ARCH") == "x86_64";
+    // With `crt-static` in the flags rustc links statically on its own.
+    let crt_static = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static");
+    if !static_target || crt_static || var("MAJORDOMUS_LINK") == "dynamic" {
+        return;
+    }
+    let Some(linker) = configured_linker().or_else(|| {
+        // rustc's default, `cc`, is the host's: it says nothing of another target's archives.
+        (var("TARGET") == var("HOST")).then(|| "cc".to_string())
+    }) else {
+        return;
+    };
+    let mut found = std::collections::BTreeMap::new();
+    for (_, archives) in STATIC_ARCHIVES {
+        for archive in archives {
+            let Some(path) = archive_path(&linker, archive) else {
+                return;
+            };
+            found.insert(*archive, path);
+        }
+    }
+    let dir = PathBuf::from(var("OUT_DIR")).join("static-glibc");
+    if fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    for (name, archives) in STATIC_ARCHIVES {
+        let inputs: Vec<String> = archives
+            .iter()
+            .map(|a| format!("\"{}\"", found[a].display()))
+            .collect();
+        let command = if archives.len() > 1 { "GROUP" } else { "INPUT" };
+        let script = format!("{command}({})\n", inputs.join(" "));
+        let path = dir.join(format!("lib{name}.a"));
+        if !fs::read_to_string(&path).is_ok_and(|old| old == script)
+            && fs::write(&path, script).is_err()
+        {
+            return;
+        }
+    }
+    // A new libc or libgcc (an upgrade) relinks the binary with it.
+    for path in found.values() {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
+    println!("cargo::rustc-link-arg-bins=-static");
+    println!("cargo::rustc-link-arg-bins=-L{}", dir.display());
+    println!("cargo::rustc-cfg=static_glibc");
+}
+
+/// The linker cargo or the flags name for the target (`target.<triple>.linker`, `-C linker=`).
+fn configured_linker() -> Option<String> {
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let mut named = None;
+    let mut after_c = false;
+    for flag in flags.split('\x1f') {
+        let option = match flag.strip_prefix("-C") {
+            Some("") => {
+                after_c = true;
+                continue;
+            }
+            Some(option) => option,
+            None if after_c => flag,
+            None => "",
+        };
+        after_c = false;
+        if let Some(linker) = option.strip_prefix("linker=") {
+            named = Some(linker.to_string());
+        }
+    }
+    named.or_else(|| std::env::var("RUSTC_LINKER").ok().filter(|l| !l.is_empty()))
+}
+
+/// Where `linker` (a C compiler driver) would take `archive` from: its own answer to
+/// `-print-file-name`, which is the bare name when it has no such file.
+fn archive_path(linker: &str, archive: &str) -> Option<PathBuf> {
+    let out = std::process::Command::new(linker)
+        .arg(format!("-print-file-name={archive}"))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())?;
+    let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    (path.is_absolute() && path.is_file()).then(|| path.canonicalize().unwrap_or(path))
 }

@@ -64,11 +64,20 @@ pub fn filter_from(value: Option<&str>) -> Result<Targets, String> {
     }
 }
 
+/// Writes `text` and a line end to stderr in one write, and carries on if stderr is gone: a
+/// client or shell that closed its end of the pipe must not turn a message into a panic.
+pub fn say(text: &str) {
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Installs the subscriber once; later calls do nothing.
 pub fn init() {
     let value = std::env::var(LOG_ENV).ok();
     let filter = filter_from(value.as_deref()).unwrap_or_else(|problem| {
-        eprintln!("majordomus: {problem}");
+        say(&format!("majordomus: {problem}"));
         Targets::new().with_default(tracing::Level::WARN)
     });
     let _ = tracing_subscriber::registry()

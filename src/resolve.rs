@@ -189,7 +189,7 @@ impl<'a> SkillMeta<'a> {
         SkillMeta {
             skill: &skill.name,
             path: &f.path,
-            digest: &f.digest,
+            digest: f.digest(),
         }
     }
 }

@@ -161,8 +161,16 @@ mod refusals;
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.
 mod skills_files;
+/// `skills/list` pages bounded by bytes: wide entries, a walk, an entry longer than a page.
+mod skills_page_bytes;
 /// `skills/list` of more skills than a page holds, walked by cursor on both eras.
 mod skills_pages;
+/// A `skills/list` page longer than the stdio writer's buffer, among pipelined answers.
+mod skills_stream;
 mod skills_walk;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;
+/// How the binary is linked: statically against glibc where it can be, and what that changes.
+mod start_static;
+/// serve keeps serving, and stops with exit 0, after its stderr reader is gone.
+mod stderr_closed;

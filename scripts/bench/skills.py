@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Skills at scale (issue 17, Measured): 200 skills of 10 files each, over stdio.
 
-Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor]
+Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor] [--before OTHER_MAJORDOMUS] [--gap MS]
 
 Makes two throwaway repositories (`git init`, `MAJORDOMUS init`, committed):
 - SKILLS: 200 skills, each a `SKILL.md` and nine more text files (references, scripts, a
@@ -10,10 +10,11 @@ Makes two throwaway repositories (`git init`, `MAJORDOMUS init`, committed):
   front matter), so both layers weigh about the same bytes.
 
 Then, in one run (so both sides share the machine's drift):
-- on one warm `MAJORDOMUS mcp` process over SKILLS, the median of N rounds of `skills/list` (the
-  one page of 200 entries), `skills/get` of one skill and `resources/read` of one object
-  (`majordomus://skill/...`), each one request and its answer; ratios against the read
-  (target <= 1.5x);
+- on one warm `MAJORDOMUS mcp` process over SKILLS, the median of N rounds of `skills/list`
+  (its first page: the request without a cursor), the whole walk of the listing (the first page,
+  then each `nextCursor` until there is none: what a host pays for every skill), `skills/get` of
+  one skill and `resources/read` of one object (`majordomus://skill/...`), each one request and
+  its answer; ratios against the read (target <= 1.5x);
 - beside it, taking turns round by round, the kit's floor program (no JSON parser, no layer:
   canned bytes) serving majordomus's own results for the same three requests, byte for byte:
   what moving and reading those bytes costs, so what is left of majordomus's ratio is its own
@@ -23,6 +24,10 @@ Then, in one run (so both sides share the machine's drift):
 - on the floor, a whole walk of the 201 skills by pages of 50 (five round trips of a quarter of
   the bytes) beside the one page of 500: what a smaller page would cost a client that lists
   everything, whatever the server does;
+- with `--before OTHER`, a second warm server of that binary over the same SKILLS, taking the
+  same turns: its three medians and MAJORDOMUS's against them (after / before, one run);
+- each warm server's CPU time over the timed rounds (the sum of its threads' time on a CPU,
+  `/proc/PID/task/*/schedstat`), a round being one read, one get and one list;
 - the index build of each layer, as `MAJORDOMUS_LOG=debug` reports it ("index built in X ms"),
   the median of N one-shot `objects list --limit 1` runs, taking turns; the ratio SKILLS /
   KNOWLEDGE (target <= 1.3x), and each side's CPU time per run (user + system of the child).
@@ -112,15 +117,18 @@ def layer_bytes(root):
     return total
 
 
-def medians_ms(fns, rounds):
+def medians_ms(fns, rounds, gap=0.0):
     """The median of `rounds` timings of each of `fns`, taking turns round by round so that all
-    share the machine's drift."""
+    share the machine's drift; `gap` seconds of sleep before each turn (a server that has just
+    answered polls its stdin for 100 us: without a gap it still does while the next one is timed)."""
     for fn in fns:
         fn()
         fn()  # warm: the first answers of a generation fill its caches
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, out in zip(fns, times):
+            if gap:
+                time.sleep(gap)
             start = time.perf_counter()
             fn()
             out.append(time.perf_counter() - start)
@@ -155,6 +163,23 @@ def builds_ms(binary, roots, rounds):
             builds.append(build)
             cpus.append(cpu)
     return [(statistics.median(b), statistics.median(c)) for b, c in found]
+
+
+def cpu_ns(process):
+    """The time a process's threads have spent on a CPU, in ns (0 where schedstat is missing)."""
+    total = 0
+    base = f"/proc/{process.pid}/task"
+    try:
+        tasks = os.listdir(base)
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"{base}/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 def load():
@@ -208,6 +233,38 @@ def floor_binary():
     return binary
 
 
+CURSOR = re.compile(rb'"nextCursor":"([^"]+)"')
+
+
+def walk(session):
+    """The whole `skills/list` of a session by cursor, unparsed: (pages, bytes)."""
+    cursor, pages, size = None, 0, 0
+    while True:
+        session._send("skills/list", {"cursor": cursor} if cursor else {})
+        line = session._line()
+        pages += 1
+        size += len(line)
+        # The cursor closes the result: it is among the line's last bytes.
+        found = CURSOR.search(line, max(0, len(line) - 256))
+        if not found:
+            return pages, size
+        cursor = found.group(1).decode()
+
+
+def listing(session):
+    """Every entry of a session's `skills/list`, walked by cursor, and the pages' sizes."""
+    entries, sizes, cursor = [], [], None
+    while True:
+        page, size = session.call("skills/list", {"cursor": cursor} if cursor else {})
+        entries.extend(page["skills"])
+        sizes.append(size)
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return entries, sizes
+        if len(sizes) > 1000:
+            raise SystemExit("skills/list: the walk does not end")
+
+
 def result_text(line):
     """The result member of an answer line, as text."""
     start = line.index(b'"result":') + len(b'"result":')
@@ -223,6 +280,7 @@ def main():
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 50
     skills_repo = make(binary, "skills")
     knowledge_repo = make(binary, "knowledge")
+    scratch = []
     try:
         print(
             f"layers: {SKILLS} skills x {FILES} files ({layer_bytes(skills_repo)} bytes under .ai/repo) "
@@ -233,9 +291,11 @@ def main():
             "initialize",
             {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
         )
-        listed, list_bytes = server.call("skills/list", {})
-        if len(listed["skills"]) != SKILLS + 1 or "nextCursor" in listed:
-            raise SystemExit(f"skills/list: {len(listed['skills'])} skills, expected {SKILLS + 1} on one page")
+        first_page, list_bytes = server.call("skills/list", {})
+        everything, page_sizes = listing(server)
+        names = [e["frontmatter"]["name"] for e in everything]
+        if len(names) != SKILLS + 1 or len(set(names)) != len(names):
+            raise SystemExit(f"skills/list: {len(names)} entries ({len(set(names))} skills), expected {SKILLS + 1} once each")
         uri = "skill://skill-100/SKILL.md"
         got, get_bytes = server.call("skills/get", {"uri": uri})
         if len(got["skill"]["resources"]) != FILES:
@@ -248,9 +308,17 @@ def main():
             ("skills/list", {}),
         ]
         servers = [server]
+        if "--before" in args:
+            before = Stdio([os.path.abspath(args[args.index("--before") + 1]), "mcp", "--repo", skills_repo])
+            before.call(
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+            )
+            servers.append(before)
         floors = []
         if "--no-floor" not in args:
             answers = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
+            scratch.append(answers)
             for method, params in requests:
                 server.next_id += 1
                 line = json.dumps({"jsonrpc": "2.0", "id": server.next_id, "method": method, "params": params})
@@ -263,7 +331,8 @@ def main():
             floors.append(Stdio([floor], env={**ENV, "FLOOR_ANSWERS": answers}))
             # A second floor whose skills/list is a page of 50 entries, a quarter of the bytes.
             quarter = tempfile.mkdtemp(prefix="majordomus-bench-floor-")
-            page = {"skills": listed["skills"][:50], "nextCursor": "0" * 40}
+            scratch.append(quarter)
+            page = {"skills": everything[:50], "nextCursor": "0" * 40}
             with open(os.path.join(quarter, "skills__list.json"), "w") as f:
                 f.write(json.dumps(page, separators=(",", ":")))
             floors.append(Stdio([floor], env={**ENV, "FLOOR_ANSWERS": quarter}))
@@ -274,20 +343,46 @@ def main():
                 )
         print(f"load before the round trips: {load()}")
         fns = []
-        for s in servers + floors[:1]:
+        for s in servers[:1] + floors[:1] + servers[1:]:
             for method, params in requests:
                 fns.append(lambda s=s, method=method, params=params: s.round_trip(method, params))
+        for s in servers:
+            fns.append(lambda s=s: walk(s))
         if floors:
-            walk = lambda: [floors[1].round_trip("skills/list", {}) for _ in range((SKILLS + 1 + 49) // 50)]
-            fns.append(walk)
-        figures = medians_ms(fns, rounds)
+            floor_walk = lambda: [floors[1].round_trip("skills/list", {}) for _ in range((SKILLS + 1 + 49) // 50)]
+            fns.append(floor_walk)
+        cpu_before = [cpu_ns(s.process) for s in servers]
+        gap = float(args[args.index("--gap") + 1]) / 1000 if "--gap" in args else 0.0
+        figures = medians_ms(fns, rounds, gap)
+        cpu_rounds = [(cpu_ns(s.process) - c) / (rounds + 2) / 1e6 for s, c in zip(servers, cpu_before)]
         read, get, lst = figures[:3]
+        walks = figures[3 * (len(servers) + bool(floors)) :][: len(servers)]
         print(f"load after: {load()}")
+        print(f"CPU a round (read + get + first page + walk) of the warm server: {cpu_rounds[0]:.3f} ms")
         print(f"resources/read of one object: median {read:.3f} ms ({read_bytes} bytes)")
         print(f"skills/get of one skill:      median {get:.3f} ms ({get_bytes} bytes), {get / read:.2f}x the read (target <= 1.5x)")
-        print(f"skills/list of {SKILLS + 1} skills:   median {lst:.3f} ms ({list_bytes} bytes), {lst / read:.2f}x the read (target <= 1.5x)")
+        print(
+            f"skills/list, its first page:  median {lst:.3f} ms ({len(first_page['skills'])} skills, {list_bytes} bytes), "
+            f"{lst / read:.2f}x the read (target <= 1.5x)"
+        )
+        print(
+            f"skills/list, the whole walk:  median {walks[0]:.3f} ms ({SKILLS + 1} skills in {len(page_sizes)} page(s), "
+            f"{sum(page_sizes)} bytes), {walks[0] / read:.2f}x the read, {walks[0] / lst:.2f}x its first page"
+        )
+        if len(servers) > 1:
+            b_read, b_get, b_list = figures[6:9] if floors else figures[3:6]
+            print(
+                f"--before, the same turns: read {b_read:.3f} ms, get {b_get:.3f} ms, first page {b_list:.3f} ms, "
+                f"walk {walks[1]:.3f} ms; CPU a round {cpu_rounds[1]:.3f} ms"
+            )
+            print(
+                f"after / before: read {read / b_read:.2f}x, get {get / b_get:.2f}x, first page {lst / b_list:.2f}x, "
+                f"walk {walks[0] / walks[1]:.2f}x, "
+                + (f"CPU a round {cpu_rounds[0] / cpu_rounds[1]:.2f}x" if cpu_rounds[1] else "CPU: no schedstat")
+            )
         if floors:
-            f_read, f_get, f_list, f_walk = figures[3:7]
+            f_read, f_get, f_list = figures[3:6]
+            f_walk = figures[-1]
             print(f"floor, the same bytes: read {f_read:.3f} ms, get {f_get:.3f} ms, list {f_list:.3f} ms ({f_list / f_read:.2f}x its read)")
             print(
                 f"majordomus's own share: read {read - f_read:+.3f} ms, get {get - f_get:+.3f} ms, "
@@ -311,6 +406,8 @@ def main():
             f"CPU a run {skills_cpu / knowledge_cpu:.2f}x"
         )
     finally:
+        for d in scratch:
+            shutil.rmtree(d, ignore_errors=True)
         shutil.rmtree(skills_repo, ignore_errors=True)
         shutil.rmtree(knowledge_repo, ignore_errors=True)
     return 0

@@ -185,7 +185,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
                 title: f.path.clone(),
                 description: None,
                 metadata: serde_json::Map::from_iter([
-                    ("digest".to_string(), Value::from(f.digest.clone())),
+                    ("digest".to_string(), Value::from(f.digest())),
                     (
                         "encoding".to_string(),
                         Value::from(if f.is_text { "text" } else { "base64" }),

@@ -199,7 +199,10 @@ where
     match dispatch(&matches, format) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(failure) => {
-            eprintln!("majordomus: {}", crate::secrets::redact(&failure.message));
+            crate::logging::say(&format!(
+                "majordomus: {}",
+                crate::secrets::redact(&failure.message)
+            ));
             ExitCode::from(failure.code)
         }
     }

@@ -533,9 +533,9 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         .map(|i| i.root.display().to_string())
         .unwrap_or_default();
     let base = format!("http://{local}");
-    eprintln!(
+    crate::logging::say(&format!(
         "majordomus serving {root} on {base}\n  cockpit  {base}/cockpit\n  openapi  {base}/openapi.json\n  mcp      {base}/mcp"
-    );
+    ));
     let app = router(state.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let reaper_state = state.clone();
@@ -580,7 +580,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         }
         while connections.try_join_next().is_some() {}
     }
-    eprintln!("majordomus: stopping; letting requests in flight finish");
+    crate::logging::say("majordomus: stopping; letting requests in flight finish");
     // Every stream ends, a listen with its graceful result, so connections can close.
     state.ctx.listeners().shut_down();
     let _ = stop_tx.send(true);

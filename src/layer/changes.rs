@@ -1,7 +1,7 @@
 //! What changed between two generations of the index (SPEC §8.4): the URIs added, the URIs
 //! removed and the URIs whose content changed, computed once per published generation and read
 //! by everything that tells clients about it. It compares what a read of each URI answers (an
-//! object as `resolve` serves it, a skill file's digest); it knows nothing of who is told.
+//! object as `resolve` serves it, a skill file's bytes); it knows nothing of who is told.
 
 use std::cmp::Ordering;
 
@@ -68,13 +68,15 @@ impl Changes {
     }
 }
 
-/// Every skill file of `index` with its digest, sorted by URI.
-fn files(index: &Index) -> Vec<(&str, &str)> {
-    let mut files: Vec<(&str, &str)> = index
+/// Every skill file of `index` with the bytes a read returns, sorted by URI. The bytes, not the
+/// digest: comparing them is cheaper than hashing both generations (digests are taken on first
+/// use) and says the same.
+fn files(index: &Index) -> Vec<(&str, &[u8])> {
+    let mut files: Vec<(&str, &[u8])> = index
         .skills
         .iter()
         .flat_map(|s| s.files.iter())
-        .map(|f| (f.uri.as_str(), f.digest.as_str()))
+        .map(|f| (f.uri.as_str(), f.bytes.as_slice()))
         .collect();
     files.sort_unstable();
     files

@@ -25,6 +25,9 @@ const MAX_INDEX_BYTES: u64 = 256 * 1024 * 1024;
 /// The mode of a submodule's entry.
 const GITLINK: u32 = 0o160000;
 
+/// The directory walked for untracked files.
+const LAYER_DIR: &str = ".ai/";
+
 /// One entry of the index: its path (relative to the work tree's top) and mode.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -41,6 +44,32 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
     if let Err(why) = configuration_is_plain(&git) {
         return Ok(Err(why));
     }
+    // The walk of `.ai/` does not wait for the index: it lists every file there that git does
+    // not ignore, on a thread of its own, and the tracked ones are dropped once the index says
+    // which they are.
+    std::thread::scope(|scope| {
+        let walking = std::thread::Builder::new()
+            .name("ai-walk".into())
+            .spawn_scoped(scope, || {
+                walk::walk(root, walk::Mode::Untracked, &HashSet::new(), HashSet::new())
+            })
+            .ok();
+        list_with(root, &git, move || walking.and_then(|w| w.join().ok()))
+    })
+}
+
+/// What a walk of `.ai/` gave, or nothing when it could not run.
+type Walked = Option<Result<Result<Listing, Unsure>, LayerError>>;
+
+/// The candidates, from git's index and `walked`, the walk of `.ai/` made without knowing what is
+/// tracked (`None`: it could not run). A submodule under `.ai/`, which such a walk enters, has
+/// the layer walked again knowing the index, so the listing is always what one walk knowing it
+/// gives.
+fn list_with(
+    root: &Path,
+    git: &GitDir,
+    walked: impl FnOnce() -> Walked,
+) -> Result<Result<Listing, Unsure>, LayerError> {
     let entries = match read_index(&git.git.join("index")) {
         Ok(entries) => entries,
         Err(why) => return Ok(Err(why)),
@@ -66,10 +95,16 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
                 .push(String::from_utf8_lossy(relative).into_owned()),
         }
     }
-    let untracked = match walk::walk(root, walk::Mode::Untracked, &tracked, gitlinks)? {
+    let in_layer = gitlinks.iter().any(|g| g.starts_with(LAYER_DIR));
+    let walked = match walked() {
+        Some(walked) if !in_layer => walked,
+        _ => walk::walk(root, walk::Mode::Untracked, &tracked, gitlinks),
+    };
+    let mut untracked = match walked? {
         Ok(untracked) => untracked,
         Err(why) => return Ok(Err(why)),
     };
+    untracked.paths.retain(|p| !tracked.contains(p));
     for path in &untracked.paths {
         listing.untracked.insert(path.clone());
     }

@@ -43,8 +43,8 @@ pub struct Index {
     /// Sorted by path (layer-wide ones first), then code.
     pub diagnostics: Vec<Diagnostic>,
     /// The fingerprint's entries for files that are not objects (the configuration files, refused
-    /// files, excluded duplicates): (path, length, SHA-256 of the bytes). Objects' entries are
-    /// derived from their content when [`Index::fingerprint`] is first asked for.
+    /// files, excluded duplicates): (path, length, SHA-256 of the bytes). Objects' and skill
+    /// files' entries are derived from their bytes when [`Index::fingerprint`] is first asked for.
     settled: Vec<(String, u64, [u8; 32])>,
     fingerprint: OnceLock<String>,
     pub kinds: Kinds,
@@ -84,6 +84,7 @@ impl Index {
         self.fingerprint.get_or_init(|| {
             let mut entries = self.settled.clone();
             entries.extend(self.objects.iter().map(object_entry));
+            entries.extend(super::skills::fingerprint_entries(&self.skills));
             fingerprint(entries)
         })
     }
@@ -477,10 +478,9 @@ pub(crate) fn build_from(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, skill_entries, opened) =
+    let (skills, opened) =
         super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
-    settled.extend(skill_entries);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 

@@ -1,10 +1,11 @@
 //! Skills (SPEC §4.1 skill row, §8.5): a skill is the directory holding its `SKILL.md`, in the
 //! Agent Skills format. This module owns what the index adds to a skill object: the warnings for
 //! front-matter keys the format does not define (never a refusal), and every other file of the
-//! skill's directory, read whole under the per-skill bounds and digested.
+//! skill's directory, read whole under the per-skill bounds; each file's digest is taken from
+//! the bytes read, on the first surface that shows it (ADR 0035).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sha2::{Digest, Sha256};
 
@@ -72,10 +73,17 @@ pub struct SkillFile {
     /// Served as `text` (valid UTF-8 without NUL) rather than as a base64 `blob`.
     pub is_text: bool,
     pub media_type: &'static str,
-    /// `sha256:<hex>` of exactly the bytes a read returns.
-    pub digest: String,
-    /// The same digest as bytes, for the fingerprint.
-    pub sha256: [u8; 32],
+    /// The SHA-256 of `bytes`, taken on first use and shared by every clone of this file: the
+    /// bytes are never re-read, so the digest is always of exactly what a read returns.
+    digest: Arc<OnceLock<Digested>>,
+}
+
+/// A file's SHA-256, as bytes (for the fingerprint) and as the entry shows it.
+#[derive(Debug)]
+struct Digested {
+    sha256: [u8; 32],
+    /// `sha256:<hex>`.
+    text: String,
 }
 
 /// One line of a skill's file list.
@@ -98,7 +106,7 @@ impl Skill {
     pub fn resources(&self) -> impl Iterator<Item = SkillResource<'_>> {
         self.files.iter().map(|f| SkillResource {
             uri: &f.uri,
-            digest: &f.digest,
+            digest: f.digest(),
             size: f.bytes.len(),
         })
     }
@@ -112,6 +120,26 @@ impl Skill {
 }
 
 impl SkillFile {
+    /// `sha256:<hex>` of exactly the bytes a read returns; hashed once, on first use.
+    pub fn digest(&self) -> &str {
+        &self.digested().text
+    }
+
+    /// The same digest as bytes, for the fingerprint.
+    pub fn sha256(&self) -> [u8; 32] {
+        self.digested().sha256
+    }
+
+    fn digested(&self) -> &Digested {
+        self.digest.get_or_init(|| {
+            let sha256: [u8; 32] = Sha256::digest(self.bytes.as_slice()).into();
+            Digested {
+                text: format!("sha256:{}", hex(&sha256)),
+                sha256,
+            }
+        })
+    }
+
     /// The text of a text file.
     pub fn text(&self) -> Option<&str> {
         if self.is_text {
@@ -214,15 +242,15 @@ fn under<'a>(paths: &'a [String], prefix: &str) -> &'a [String] {
 /// Collects the files of every skill object from what discovery listed. A skill whose files break
 /// a bound, include a symlink or anything but regular files, or cannot be read, is refused
 /// whole: its object is removed and a diagnostic names what is wrong (an entry's file list is
-/// complete or absent, never truncated). Returns the skills sorted by name and the fingerprint
-/// entries of their files other than `SKILL.md` (which is an object and fingerprinted as one),
-/// and the stamp of every file as it was opened, before it was read ([`Opened`]).
+/// complete or absent, never truncated). Returns the skills sorted by name and the stamp of every
+/// file as it was opened, before it was read ([`Opened`]). Nothing is hashed here: each digest
+/// is taken on first use ([`SkillFile::digest`], [`fingerprint_entries`]).
 pub(crate) fn collect(
     root: &Path,
     listed: &Listed,
     objects: &mut Vec<Object>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> (Vec<Skill>, Vec<Entry>, Opened) {
+) -> (Vec<Skill>, Opened) {
     let claimed: Vec<(&Object, &str)> = objects
         .iter()
         .filter(|o| o.kind == SKILL_KIND)
@@ -239,20 +267,12 @@ pub(crate) fn collect(
             .collect::<Vec<_>>()
     });
     let mut skills = Vec::new();
-    let mut entries = Vec::new();
     let mut refused = Vec::new();
     let mut opened = Vec::with_capacity(listed.paths.len());
     for ((object, directory), (read, stamps)) in claimed.iter().zip(reads.into_iter().flatten()) {
         opened.extend(stamps);
         match read {
             Ok(files) => {
-                for f in files.iter().filter(|f| f.path != "SKILL.md") {
-                    entries.push((
-                        format!("{directory}/{}", f.path),
-                        f.bytes.len() as u64,
-                        f.sha256,
-                    ));
-                }
                 skills.push(Skill {
                     name: object.identity.clone(),
                     directory: directory.to_string(),
@@ -274,7 +294,25 @@ pub(crate) fn collect(
     objects.retain(|o| !refused.contains(&o.uri));
     skills.sort_by(|a, b| a.name.cmp(&b.name));
     opened.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    (skills, entries, opened)
+    (skills, opened)
+}
+
+/// The fingerprint entries of every skill's files but its `SKILL.md` (an object, fingerprinted
+/// as one): root-relative path, length, SHA-256. Hashes what no surface has shown yet.
+pub(crate) fn fingerprint_entries(skills: &[Skill]) -> impl Iterator<Item = Entry> + '_ {
+    skills.iter().flat_map(|skill| {
+        skill
+            .files
+            .iter()
+            .filter(|f| f.path != "SKILL.md")
+            .map(|f| {
+                (
+                    format!("{}/{}", skill.directory, f.path),
+                    f.bytes.len() as u64,
+                    f.sha256(),
+                )
+            })
+    })
 }
 
 /// Each skill file a build opened, root-relative, with its stamp as the open handle gave it
@@ -369,16 +407,14 @@ fn read_skill_files(
     Ok(files)
 }
 
-/// The file at `relative` in the skill `name`, from the bytes read once: the digest, the text
-/// check and what is served all come from them.
+/// The file at `relative` in the skill `name`, from the bytes read once: the text check, what is
+/// served and (when first shown) the digest all come from them.
 fn skill_file(name: &str, relative: &str, bytes: Vec<u8>) -> SkillFile {
     let is_text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
-    let sha256: [u8; 32] = Sha256::digest(&bytes).into();
     SkillFile {
         uri: format!("{SKILL_SCHEME}{name}/{relative}"),
         media_type: media_type(relative, is_text),
-        digest: format!("sha256:{}", hex(&sha256)),
-        sha256,
+        digest: Arc::default(),
         bytes: Arc::new(bytes),
         is_text,
         path: relative.to_string(),
@@ -458,7 +494,7 @@ pub fn media_type(path: &str, is_text: bool) -> &'static str {
     }
 }
 
-/// Lowercase hexadecimal, two digits a byte (a table, not the formatter: 1,800 digests a build).
+/// Lowercase hexadecimal, two digits a byte (a table, not the formatter: 1,800 digests a generation).
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);

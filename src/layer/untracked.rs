@@ -3,7 +3,9 @@
 //! --exclude-standard -- .ai/` lists them. Each directory is opened through its parent's handle
 //! and read once: its entries name its ignore file, a nested repository's `.git` and its
 //! subdirectories, so nothing is probed for by name and no path is resolved from the root again
-//! (a layer of hundreds of skill directories costs one open and one read of each).
+//! (a layer of hundreds of skill directories costs one open and one read of each). A directory
+//! with many subdirectories to enter (a layer's skills) has them walked on the cores, each part
+//! with the rules in force there; the listing is the same set whatever the split.
 //!
 //! The rules are git's: every `.gitignore` from the work tree's top down to an entry's
 //! directory, the deepest first, the last matching line of a file deciding; then `info/exclude`,
@@ -16,6 +18,7 @@ use std::ffi::OsStr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -32,6 +35,11 @@ const LAYER_DIR_NAME: &[u8] = b".ai";
 /// A directory's ignore file.
 const IGNORE_FILE: &[u8] = b".gitignore";
 
+/// How many subdirectories to enter a directory needs before they are walked on the cores, and
+/// how many each thread should have at least: a skill directory and its few subdirectories are
+/// a dozen syscalls, and a thread's start is worth it past a few dozen of them.
+const SPLIT_AT: usize = 32;
+
 /// The untracked files and links under `root/.ai/` that git does not ignore, each of them not
 /// in `tracked` (root-relative paths git's index holds); a nested repository is one entry
 /// `dir/`, as git lists it, and a submodule in `gitlinks` is not entered.
@@ -39,6 +47,18 @@ pub(crate) fn walk(
     root: &Path,
     tracked: &HashSet<String>,
     gitlinks: &HashSet<String>,
+) -> Result<Result<Listing, Unsure>, LayerError> {
+    walk_splitting_at(root, tracked, gitlinks, SPLIT_AT)
+}
+
+/// [`walk`], with the subdirectories of a directory that has at least `split_at` of them to
+/// enter walked on the cores (once: a part's walk does not split again). The tests compare
+/// every split with none.
+pub(crate) fn walk_splitting_at(
+    root: &Path,
+    tracked: &HashSet<String>,
+    gitlinks: &HashSet<String>,
+    split_at: usize,
 ) -> Result<Result<Listing, Unsure>, LayerError> {
     let root_dir = open_root(root)?;
     let git = GitDir::find(root);
@@ -51,8 +71,9 @@ pub(crate) fn walk(
         tracked,
         gitlinks,
         rules: Vec::new(),
-        excludes: Vec::new(),
+        excludes: Arc::from(Vec::new()),
         listing: Listing::default(),
+        split_at,
     };
     if let Err(why) = walk.start(git.as_ref(), root_dir) {
         return Ok(Err(why));
@@ -86,11 +107,14 @@ struct Walk<'a> {
     top_prefix: Vec<u8>,
     tracked: &'a HashSet<String>,
     gitlinks: &'a HashSet<String>,
-    /// The ignore files in force, from the work tree's top down to the directory being read.
-    rules: Vec<Rules>,
+    /// The ignore files in force, from the work tree's top down to the directory being read
+    /// (shared with the walks of a split's parts).
+    rules: Vec<Arc<Rules>>,
     /// `info/exclude`, then the global excludes, relative to the work tree's top.
-    excludes: Vec<Gitignore>,
+    excludes: Arc<[Gitignore]>,
     listing: Listing,
+    /// How many subdirectories to enter split a directory's walk across the cores.
+    split_at: usize,
 }
 
 /// One entry of a directory: its name and what it is (never followed).
@@ -103,13 +127,14 @@ impl Walk<'_> {
     /// Reads the rules above the root, the root's entries, and walks `.ai/` if git does not
     /// ignore it.
     fn start(&mut self, git: Option<&GitDir>, root_dir: OwnedFd) -> Result<(), Unsure> {
+        let mut excludes = Vec::new();
         if let Some(git) = git {
             let mut builder = GitignoreBuilder::new(&git.top);
             builder.add(git.info_exclude());
             let matcher = builder
                 .build()
                 .map_err(|e| Unsure(format!("`info/exclude` cannot be read: {e}")))?;
-            self.excludes.push(matcher);
+            excludes.push(matcher);
             // The ignore files of the directories between the work tree's top and the root.
             let mut dir = git.top.clone();
             let mut base = 0;
@@ -124,9 +149,10 @@ impl Walk<'_> {
         if super::walk::global_excludes_possible() {
             let (global, _) =
                 GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
-            self.excludes.push(global);
+            excludes.push(global);
         }
-        self.excludes.retain(|m| !m.is_empty());
+        excludes.retain(|m| !m.is_empty());
+        self.excludes = Arc::from(excludes);
         let (root_dir, entries) = read_entries(root_dir, self.root)?;
         if let Some(file) = entries.iter().find(|e| e.name == IGNORE_FILE) {
             self.push_rules(
@@ -139,7 +165,7 @@ impl Walk<'_> {
             .iter()
             .find(|e| e.name == LAYER_DIR_NAME && e.kind == FileType::Directory);
         if layer.is_some() && !self.ignored(LAYER_DIR_NAME, true) {
-            self.enter(fd_of(&root_dir, self.root)?, LAYER_DIR_NAME.to_vec())?;
+            self.enter(fd_of(&root_dir, self.root)?, LAYER_DIR_NAME)?;
         }
         Ok(())
     }
@@ -168,7 +194,7 @@ impl Walk<'_> {
             return Err(Unsure(e.to_string()));
         }
         let matcher = builder.build().map_err(|e| Unsure(e.to_string()))?;
-        self.rules.push(Rules { base, matcher });
+        self.rules.push(Arc::new(Rules { base, matcher }));
         Ok(())
     }
 
@@ -195,9 +221,9 @@ impl Walk<'_> {
 
     /// Walks the directory `name` of `parent`, root-relative `relative` (no trailing `/`), which
     /// git does not ignore.
-    fn enter(&mut self, parent: BorrowedFd<'_>, relative: Vec<u8>) -> Result<(), Unsure> {
-        let name = relative.rsplit(|b| *b == b'/').next().unwrap_or(&relative);
-        let full = self.root.join(OsStr::from_bytes(&relative));
+    fn enter(&mut self, parent: BorrowedFd<'_>, relative: &[u8]) -> Result<(), Unsure> {
+        let name = relative.rsplit(|b| *b == b'/').next().unwrap_or(relative);
+        let full = self.root.join(OsStr::from_bytes(relative));
         let dir = rustix::fs::openat(
             parent,
             OsStr::from_bytes(name),
@@ -211,7 +237,7 @@ impl Walk<'_> {
             // A nested repository that is not a submodule: git lists `dir/`, nothing under it.
             self.listing
                 .paths
-                .push(format!("{}/", String::from_utf8_lossy(&relative)));
+                .push(format!("{}/", String::from_utf8_lossy(relative)));
             return Ok(());
         }
         let pushed = match entries.iter().find(|e| e.name == IGNORE_FILE) {
@@ -223,8 +249,11 @@ impl Walk<'_> {
             }
             None => false,
         };
+        // Subdirectories are entered after the files are listed: the listing is a set, and a
+        // directory's subdirectories may be split across the cores.
+        let mut subdirectories = Vec::new();
         for entry in &entries {
-            let mut path = relative.clone();
+            let mut path = relative.to_vec();
             path.push(b'/');
             path.extend_from_slice(&entry.name);
             match entry.kind {
@@ -237,7 +266,7 @@ impl Walk<'_> {
                     if self.gitlinks.contains(text.as_ref()) {
                         continue;
                     }
-                    self.enter(fd, path)?;
+                    subdirectories.push(path);
                 }
                 // git lists only files and links.
                 FileType::RegularFile | FileType::Symlink => {
@@ -256,10 +285,56 @@ impl Walk<'_> {
                 _ => {}
             }
         }
+        self.enter_all(fd, &subdirectories)?;
         if pushed {
             self.rules.pop();
         }
         Ok(())
+    }
+
+    /// Walks each of `subdirectories` of the directory `parent`, in order; past `split_at` of
+    /// them, in contiguous parts on the cores, each part's walk starting from this one's rules.
+    /// The first part that is [`Unsure`] decides, as the first such directory would in order.
+    fn enter_all(
+        &mut self,
+        parent: BorrowedFd<'_>,
+        subdirectories: &[Vec<u8>],
+    ) -> Result<(), Unsure> {
+        if subdirectories.len() < self.split_at {
+            for path in subdirectories {
+                self.enter(parent, path)?;
+            }
+            return Ok(());
+        }
+        let threads = super::parallel::threads_for(subdirectories.len(), self.split_at);
+        let this = &*self;
+        let parts = super::parallel::in_parts(subdirectories, threads, |part| {
+            let mut walk = this.part();
+            for path in part {
+                walk.enter(parent, path)?;
+            }
+            Ok(walk.listing)
+        });
+        for part in parts {
+            let listing = part?;
+            self.listing.paths.extend(listing.paths);
+            self.listing.non_utf8.extend(listing.non_utf8);
+        }
+        Ok(())
+    }
+
+    /// A walk of a part of a split: the same rules, an empty listing, and no split of its own.
+    fn part(&self) -> Walk<'_> {
+        Walk {
+            root: self.root,
+            top_prefix: self.top_prefix.clone(),
+            tracked: self.tracked,
+            gitlinks: self.gitlinks,
+            rules: self.rules.clone(),
+            excludes: Arc::clone(&self.excludes),
+            listing: Listing::default(),
+            split_at: usize::MAX,
+        }
     }
 }
 

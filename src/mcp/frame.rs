@@ -183,10 +183,30 @@ impl Frame {
             .filter(|piece| !piece.is_empty())
     }
 
-    /// Writes the frame without a line end; a large shared result is not copied.
-    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        self.pieces()
-            .try_for_each(|piece| out.write_all(piece.as_bytes()))
+    /// The length of the frame's line, its line end included.
+    pub fn line_len(&self) -> usize {
+        self.pieces().map(str::len).sum::<usize>() + 1
+    }
+
+    /// Writes the frame and its line end as one vectored write: a large shared result is not
+    /// copied, and a result larger than the writer's buffer leaves in one `writev` with the
+    /// envelope around it, so the reader is not woken for a 40-byte head before the page.
+    pub fn write_line_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut slices: Vec<std::io::IoSlice<'_>> = self
+            .pieces()
+            .chain(std::iter::once("\n"))
+            .map(|piece| std::io::IoSlice::new(piece.as_bytes()))
+            .collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            match out.write_vectored(rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// The whole frame as one string.
@@ -222,4 +242,72 @@ pub(super) fn error_frame(id: &str, error: &RpcError) -> String {
     }
     let error = error_value;
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that takes at most `step` bytes a call, across the slices it is given, as a
+    /// pipe under pressure or an interrupted `writev` may.
+    struct Trickle {
+        step: usize,
+        written: Vec<u8>,
+        calls: usize,
+    }
+
+    impl std::io::Write for Trickle {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.write_vectored(&[std::io::IoSlice::new(bytes)])
+        }
+
+        fn write_vectored(&mut self, slices: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 3 == 0 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let mut left = self.step;
+            for slice in slices {
+                let take = slice.len().min(left);
+                self.written.extend_from_slice(&slice[..take]);
+                left -= take;
+                if left == 0 {
+                    break;
+                }
+            }
+            Ok(self.step - left)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_written_in_parts_is_the_frame_and_its_line_end_byte_for_byte() {
+        let page = format!(
+            "[{}]",
+            vec!["{\"uri\":\"skill://a/SKILL.md\"}"; 50].join(",")
+        );
+        let expected =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"skills\":{page},\"nextCursor\":\"c\"}}}}\n");
+        let frame = Frame::result(
+            "7",
+            Body::around("{\"skills\":", Text::Owned(page), ",\"nextCursor\":\"c\"}"),
+        );
+        assert_eq!(frame.line_len(), expected.len());
+        for step in [1, 5, 64, expected.len(), expected.len() + 10] {
+            let mut out = Trickle {
+                step,
+                written: Vec::new(),
+                calls: 0,
+            };
+            frame.write_line_to(&mut out).expect("written");
+            assert_eq!(
+                String::from_utf8_lossy(&out.written),
+                expected,
+                "step {step}"
+            );
+        }
+    }
 }

@@ -45,10 +45,15 @@ fn frontmatter_of(index: &crate::layer::Index, skill: &Skill) -> Map<String, Val
         .unwrap_or_default()
 }
 
+/// The most bytes of entries one `skills/list` page holds (its JSON array), beside
+/// [`protocol::PAGE_SIZE`] entries: whichever comes first closes the page (ADR 0036). An entry
+/// is never split: one longer than this is a page of its own.
+pub const PAGE_BYTES: usize = 256 * 1024;
+
 /// The pages of `skills/list` of one generation, made once: every skill's entry as JSON text, in
-/// name order, at most [`protocol::PAGE_SIZE`] a page. A listing is then the page as it lies
-/// (written out without a copy), and `skills/get` a slice of it: no front matter is parsed,
-/// no file hashed and no entry serialised at request time.
+/// name order, at most [`protocol::PAGE_SIZE`] entries and [`PAGE_BYTES`] a page. A listing is
+/// then the page as it lies (written out without a copy), and `skills/get` a slice of it: no
+/// front matter is parsed, no file hashed and no entry serialised at request time.
 struct Entries {
     /// Each page's text is the JSON array of its entries.
     pages: std::sync::Arc<resolve::Pages>,
@@ -56,27 +61,40 @@ struct Entries {
     spans: Vec<(usize, std::ops::Range<usize>)>,
 }
 
+/// Closes the page being written, if it holds anything.
+fn close(pages: &mut Vec<resolve::Page>, text: &mut String, entries: &mut usize) {
+    if *entries > 0 {
+        text.push(']');
+        pages.push(resolve::Page {
+            text: std::mem::replace(text, String::from("[")),
+            entries: std::mem::take(entries),
+            has_objects: true,
+        });
+    }
+}
+
 fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries> {
     ctx.per_generation(index.generation, || {
         let mut pages = Vec::new();
         let mut spans = Vec::with_capacity(index.skills.len());
-        for (number, chunk) in index.skills.chunks(protocol::PAGE_SIZE).enumerate() {
-            let mut text = String::from("[");
-            for (i, skill) in chunk.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                let start = text.len();
-                text.push_str(&entry(skill, frontmatter_of(index, skill)).to_string());
-                spans.push((number, start..text.len()));
+        let mut text = String::from("[");
+        let mut on_page = 0;
+        for skill in &index.skills {
+            let written = entry(skill, frontmatter_of(index, skill)).to_string();
+            // `[`, the entries, a comma between two and `]`.
+            let grown = text.len() + usize::from(on_page > 0) + written.len() + 1;
+            if on_page == protocol::PAGE_SIZE || (on_page > 0 && grown > PAGE_BYTES) {
+                close(&mut pages, &mut text, &mut on_page);
             }
-            text.push(']');
-            pages.push(resolve::Page {
-                text,
-                entries: chunk.len(),
-                has_objects: true,
-            });
+            if on_page > 0 {
+                text.push(',');
+            }
+            let start = text.len();
+            text.push_str(&written);
+            spans.push((pages.len(), start..text.len()));
+            on_page += 1;
         }
+        close(&mut pages, &mut text, &mut on_page);
         if pages.is_empty() {
             // A listing of nothing is one page of nothing.
             pages.push(resolve::Page {
@@ -103,8 +121,8 @@ pub struct ListPage {
     pub after: String,
 }
 
-/// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] a page; the result
-/// is `{"skills":` the page, then [`ListPage::after`].
+/// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] entries and
+/// [`PAGE_BYTES`] a page; the result is `{"skills":` the page, then [`ListPage::after`].
 pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
     let index = index(ctx)?;
     let pages = std::sync::Arc::clone(&entries(ctx, &index).pages);

@@ -115,9 +115,14 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
         };
         let mut out = lock(&writer);
         if let Some(frame) = frame {
-            let written = frame
-                .write_to(&mut *out)
-                .and_then(|()| out.write_all(b"\n"));
+            // A line longer than the buffer (a `skills/list` page) goes straight to stdout in
+            // one `writev`, after whatever the buffer holds; `BufWriter` would split it.
+            let written = if frame.line_len() >= out.capacity() {
+                out.flush()
+                    .and_then(|()| frame.write_line_to(out.get_mut()))
+            } else {
+                frame.write_line_to(&mut *out)
+            };
             if let Err(e) = written {
                 break closed_or(e);
             }
@@ -214,6 +219,13 @@ impl Write for Out {
         match self {
             Out::File(f) => f.write(bytes),
             Out::Std(s) => s.write(bytes),
+        }
+    }
+
+    fn write_vectored(&mut self, slices: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Out::File(f) => f.write_vectored(slices),
+            Out::Std(s) => s.write_vectored(slices),
         }
     }
 

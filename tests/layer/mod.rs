@@ -23,6 +23,8 @@ mod refused;
 mod root;
 /// Search through the library: postings answer as the scan does; identities rank first.
 mod search;
+/// A skill file's digest, taken on first use, is of the bytes its generation serves.
+mod skill_digests;
 /// Watches that must not miss a change: recreated, swapped, renamed and nested directories.
 mod watching;
 

@@ -322,3 +322,116 @@ fn a_corrupt_truncated_or_unknown_index_is_refused_never_misread() {
         parse(&bytes).expect("checksum")
     );
 }
+
+/// The untracked walk of `root` (its work tree's top) with the subdirectories of a directory
+/// split across the cores past `split_at` of them: the sorted paths and non-UTF-8 names, or why
+/// it was left to git.
+fn walked(root: &Path, split_at: usize) -> Result<(Vec<String>, Vec<String>), String> {
+    let entries = super::read_index(&root.join(".git/index")).expect("a readable index");
+    let as_text = |e: &super::Entry| String::from_utf8(e.path.clone()).expect("utf-8 paths");
+    let tracked = entries.iter().map(as_text).collect();
+    let gitlinks = entries
+        .iter()
+        .filter(|e| e.mode == super::GITLINK)
+        .map(as_text)
+        .collect();
+    match super::super::untracked::walk_splitting_at(root, &tracked, &gitlinks, split_at)
+        .expect("a walkable root")
+    {
+        Ok(mut listing) => {
+            listing.paths.sort_unstable();
+            listing.non_utf8.sort_unstable();
+            Ok((listing.paths, listing.non_utf8))
+        }
+        Err(why) => Err(why.0),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_walk_split_across_the_cores_lists_what_one_thread_lists(shape in shapes()) {
+        let dir = tempfile::TempDir::new().expect("a directory");
+        build(dir.path(), &shape);
+        let whole = walked(dir.path(), usize::MAX);
+        for split_at in [1, 2, 3] {
+            prop_assert_eq!(&walked(dir.path(), split_at), &whole, "split at {}: {:#?}", split_at, shape);
+        }
+    }
+}
+
+/// A layer of 80 skills, wide enough for the walk to split it in two: tracked and untracked files, a skill's
+/// own `.gitignore` (with a negation), an ignored skill, a nested repository and a non-UTF-8
+/// name among them, listed as git lists them and as one thread walks them.
+#[test]
+fn a_wide_layer_split_across_the_cores_is_listed_as_git_lists_it() {
+    let dir = tempfile::TempDir::new().expect("a directory");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    write(root, ".gitignore", "*.log\ns-17/\n");
+    for s in 0..80 {
+        let skill = format!(".ai/repo/skills/s-{s:02}");
+        write(root, &format!("{skill}/SKILL.md"), "skill");
+        write(root, &format!("{skill}/references/r.md"), "reference");
+        write(root, &format!("{skill}/scripts/run.log"), "ignored");
+        if s % 3 == 0 {
+            write(root, &format!("{skill}/.gitignore"), "*.txt\n!keep.txt\n");
+            write(root, &format!("{skill}/assets/a.txt"), "ignored here");
+            write(root, &format!("{skill}/assets/keep.txt"), "kept");
+        }
+    }
+    git(root, &["add", ".ai/repo/skills/s-0*", ".gitignore"]);
+    let nested = root.join(".ai/repo/skills/s-21/vendored");
+    std::fs::create_dir_all(&nested).expect("a nested repository");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "inner.md", "not the layer's");
+    let expected = git_lists(root);
+    // Beside them a name that is not UTF-8: not a path of the listing, one of its names.
+    let odd = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"odd-\xff.md");
+    std::fs::write(root.join(".ai/repo/skills/s-30").join(odd), "odd").expect("a file");
+    let (ours, in_process) = vcs_candidates(root).expect("a listing");
+    assert!(in_process, "left to git: {:?}", list(root).map(|r| r.err()));
+    assert_eq!(ours, expected);
+    assert!(ours.len() > 100, "{} candidates", ours.len());
+    assert!(ours.contains(&".ai/repo/skills/s-21/vendored/".to_string()));
+    assert!(!ours.iter().any(|p| p.starts_with(".ai/repo/skills/s-17/")));
+    let whole = walked(root, usize::MAX).expect("walked in-process");
+    assert_eq!(whole.1.len(), 1, "{:?}", whole.1);
+    for split_at in [1, 2, 32] {
+        assert_eq!(
+            walked(root, split_at).as_ref(),
+            Ok(&whole),
+            "split at {split_at}"
+        );
+    }
+}
+
+/// A submodule inside `.ai/`, which the walk made before the index is read would enter: the
+/// listing is still what git lists (the submodule one tracked entry, nothing inside it).
+#[test]
+fn a_submodule_inside_the_layer_is_listed_as_git_lists_it() {
+    let dir = tempfile::TempDir::new().expect("a directory");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    write(root, ".ai/repo/skills/s/SKILL.md", "skill");
+    let upstream = tempfile::TempDir::new().expect("a directory");
+    git(upstream.path(), &["init", "-q"]);
+    write(upstream.path(), "inner.md", "inner");
+    git(upstream.path(), &["add", "-A"]);
+    git(upstream.path(), &["commit", "-q", "-m", "inner"]);
+    let url = upstream.path().to_str().expect("a UTF-8 path");
+    git(
+        root,
+        &["submodule", "add", "-q", url, ".ai/repo/skills/s/vendored"],
+    );
+    write(root, ".ai/repo/skills/s/vendored/untracked.md", "inside");
+    write(root, ".ai/repo/skills/s/notes.md", "untracked");
+    let (ours, in_process) = vcs_candidates(root).expect("a listing");
+    assert!(in_process, "left to git: {:?}", list(root).map(|r| r.err()));
+    assert_eq!(ours, git_lists(root));
+    assert!(ours.contains(&".ai/repo/skills/s/vendored".to_string()));
+    assert!(!ours
+        .iter()
+        .any(|p| p.starts_with(".ai/repo/skills/s/vendored/")));
+}

@@ -155,7 +155,10 @@ fn assert_same(edited: &Index, full: &Index) {
         i.skills
             .iter()
             .map(|s| {
-                let files = s.files.iter().map(|f| (f.uri.clone(), f.digest.clone()));
+                let files = s
+                    .files
+                    .iter()
+                    .map(|f| (f.uri.clone(), f.digest().to_string()));
                 (s.object_uri.clone(), files.collect())
             })
             .collect()
