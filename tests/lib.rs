@@ -144,11 +144,12 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
+/// What a cold start keeps while it does less before its first answer (issue 19).
+mod builtin_kinds_start;
 /// Every error page the Cockpit can produce has a heading naming its condition (issue 13).
 mod cockpit_headings;
 /// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
 mod cockpit_streams;
-/// What a cold start keeps while it does less before its first answer (issue 19).
 mod cold_start;
 /// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
 mod flood;

@@ -204,10 +204,14 @@ impl<'a> Cursor<'a> {
         Ok(value)
     }
 
-    /// Bytes up to the next NUL, which is consumed.
+    /// Bytes up to the next NUL, which is consumed. A path is a few dozen bytes: core's search,
+    /// not `memchr`, whose first call asks the CPU for its features (about 100 µs of `cpuid`
+    /// under a hypervisor) on this thread, which a cold start waits for (adr-0034).
     fn until_nul(&mut self) -> Result<&'a [u8], Unsure> {
         let rest = &self.bytes[self.at..];
-        let n = memchr::memchr(0, rest)
+        let n = rest
+            .iter()
+            .position(|&b| b == 0)
             .ok_or_else(|| Unsure("git's index ends inside a path".into()))?;
         let path = &rest[..n];
         self.at += n + 1;

@@ -6,17 +6,22 @@
 //! `lang::validate`. Patterns are compiled once here rather than on every validation: the
 //! validator compiles a `pattern` each time it meets one, which at ten thousand files would cost
 //! more than parsing them.
+//!
+//! A builtin kind's schema is not parsed at start: `build.rs` parses `share/schemas/` and writes
+//! the Rust that builds each parsed schema, which a file of that kind builds on its first check;
+//! its JSON is read only when a client asks to see it. Parsing all eight at every start was 0.8
+//! of 8.9 million instructions at 100 objects (adr-0034). The tests read every one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::file::{describe_json, unknown_keys, versioned, yaml_to_json};
 use super::LayerError;
-use crate::registry::lang::{self, Additional, Problem, Schema, Type};
+use crate::registry::lang::{self, Additional, Problem, ProblemKind, Schema, Type};
 
 /// Where a repository adds its own kinds, relative to the root.
 pub const REPOSITORY_KINDS_PATH: &str = ".ai/repo/knowledge/kinds.yaml";
@@ -117,47 +122,126 @@ pub struct Kind {
     pub unknown_keys_warn: bool,
     /// Defined by this binary rather than by the repository.
     pub builtin: bool,
-    /// The metadata schema as declared (JSON), for clients that want to show it.
-    pub schema: Value,
-    #[serde(skip)]
+    /// The metadata schema: as declared (JSON, for clients that want to show it, serialised as
+    /// `schema`) and parsed for validation.
+    #[serde(rename = "schema", serialize_with = "declared_json")]
     pub(crate) compiled: CompiledSchema,
 }
 
-/// A kind's schema, ready for validation. Its patterns are compiled once per process, on
-/// first use, by `lang::validate` itself.
+impl Kind {
+    /// The metadata schema as declared (JSON).
+    pub fn schema(&self) -> &Value {
+        self.compiled.json()
+    }
+}
+
+fn declared_json<S: serde::Serializer>(
+    compiled: &CompiledSchema,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    compiled.json().serialize(serializer)
+}
+
+/// A kind's schema, ready for validation; shared by every copy of the kind. Its patterns are
+/// compiled once per process, on first use, by `lang::validate` itself.
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledSchema {
-    declared: Schema,
+    schema: Arc<Declared>,
+}
+
+/// A schema as declared and as parsed. A repository kind's is both from the start (its errors
+/// are the kinds file's); a builtin kind's is built on first use from what `build.rs` parsed,
+/// and its JSON read from the embedded file only when a client asks to see it.
+#[derive(Debug)]
+struct Declared {
+    /// The kind's `share/schemas/<kind>.schema.json`, for a builtin kind not yet read.
+    embedded: Option<(&'static str, &'static str)>,
+    json: OnceLock<Value>,
+    /// `Err`: a builtin kind without a compiled schema, which the tests prove never happens
+    /// (`every_builtin_kind_passes_a_repository_kinds_checks`).
+    parsed: OnceLock<Result<Schema, String>>,
 }
 
 impl CompiledSchema {
-    fn new(declared: Schema) -> Result<Self, String> {
-        Ok(Self { declared })
+    fn parsed(json: Value, declared: Schema) -> Self {
+        Self {
+            schema: Arc::new(Declared {
+                embedded: None,
+                json: OnceLock::from(json),
+                parsed: OnceLock::from(Ok(declared)),
+            }),
+        }
+    }
+
+    fn embedded(kind: &'static str, text: &'static str) -> Self {
+        Self {
+            schema: Arc::new(Declared {
+                embedded: Some((kind, text)),
+                json: OnceLock::new(),
+                parsed: OnceLock::new(),
+            }),
+        }
+    }
+
+    fn json(&self) -> &Value {
+        self.schema.json.get_or_init(|| {
+            self.schema
+                .embedded
+                .and_then(|(_, text)| serde_json::from_str(text).ok())
+                .unwrap_or(Value::Null)
+        })
+    }
+
+    /// The parsed schema, read now when it is a builtin kind's first use.
+    fn declared(&self) -> Result<&Schema, &str> {
+        self.schema
+            .parsed
+            .get_or_init(|| {
+                let (kind, _) = self.schema.embedded.unwrap_or_default();
+                read_builtin_schema(kind)
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// Every problem `metadata` has against the schema, as `lang::validate` words them.
     pub(crate) fn problems(&self, metadata: &Value) -> Vec<Problem> {
         let mut problems = Vec::new();
-        lang::validate(
-            &self.declared,
-            metadata,
-            "",
-            &BTreeMap::new(),
-            &mut problems,
-        );
+        match self.declared() {
+            Ok(declared) => lang::validate(declared, metadata, "", &BTreeMap::new(), &mut problems),
+            Err(why) => problems.push(Problem::new(ProblemKind::Constraint, why.to_string())),
+        }
         problems
     }
 
     pub(crate) fn declares(&self, property: &str) -> bool {
-        self.declared.properties.iter().any(|(p, _)| p == property)
+        self.declared()
+            .is_ok_and(|d| d.properties.iter().any(|(p, _)| p == property))
     }
 }
 
-/// The kinds a layer knows: the builtin ones plus those its repository adds.
-#[derive(Clone, Debug, Serialize)]
-#[serde(transparent)]
+// `builtin_schema`: each builtin kind's schema as `build.rs` parsed it, built without parsing.
+include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
+
+/// A builtin kind's schema: its patterns were read against the dialect, and the schema held to a
+/// repository kind's checks, by the tests; `build.rs` parsed it.
+fn read_builtin_schema(kind: &str) -> Result<Schema, String> {
+    builtin_schema(kind).ok_or_else(|| {
+        format!("the builtin kind `{kind}` has no compiled schema; this is a bug in majordomus")
+    })
+}
+
+/// The kinds a layer knows: the builtin ones plus those its repository adds. The builtin ones
+/// are shared by every layer of the process; a repository's own are added to a copy.
+#[derive(Clone, Debug)]
 pub struct Kinds {
-    kinds: BTreeMap<String, Kind>,
+    kinds: Arc<BTreeMap<String, Kind>>,
+}
+
+impl Serialize for Kinds {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.kinds.serialize(serializer)
+    }
 }
 
 impl Kinds {
@@ -174,7 +258,7 @@ impl Kinds {
                     })?;
                 let kinds = parse_kinds_document(doc, path, Origin::Builtin)?;
                 Ok(Kinds {
-                    kinds: kinds.into_iter().map(|k| (k.name.clone(), k)).collect(),
+                    kinds: Arc::new(kinds.into_iter().map(|k| (k.name.clone(), k)).collect()),
                 })
             })
             .clone()
@@ -214,7 +298,7 @@ impl Kinds {
                     ),
                 });
             }
-            self.kinds.insert(kind.name.clone(), kind);
+            Arc::make_mut(&mut self.kinds).insert(kind.name.clone(), kind);
         }
         Ok(())
     }
@@ -367,24 +451,38 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
         }
         .to_string()
     });
-    let schema_json = match (def.get("schema"), origin) {
-        (Some(inline), _) => inline.clone(),
-        (None, Origin::Builtin) => {
-            let text = BUILTIN_SCHEMAS
-                .iter()
-                .find(|(kind, _)| *kind == name)
-                .map(|(_, text)| *text)
-                .ok_or_else(|| format!("has no schema file `share/schemas/{name}.schema.json`"))?;
-            serde_json::from_str(text)
-                .map_err(|e| format!("`share/schemas/{name}.schema.json` is not JSON: {e}"))?
+    if let (None, Origin::Builtin) = (def.get("schema"), origin) {
+        // Read when a file of the kind first needs it; the tests hold every builtin schema to
+        // a repository kind's checks (`every_builtin_kind_passes_a_repository_kinds_checks`).
+        let &(kind, text) = BUILTIN_SCHEMAS
+            .iter()
+            .find(|(kind, _)| *kind == name)
+            .ok_or_else(|| format!("has no schema file `share/schemas/{name}.schema.json`"))?;
+        if format == KindFormat::Text && !identity.is_empty() {
+            return Err("a `text` kind has no metadata, so its identity must be empty".to_string());
         }
-        (None, Origin::Repository) => {
-            return Err(
+        return Ok(Kind {
+            name: name.to_string(),
+            format,
+            front_matter,
+            identity,
+            identity_matches,
+            title_field,
+            description_field,
+            media_type,
+            unknown_keys_warn,
+            builtin: true,
+            compiled: CompiledSchema::embedded(kind, text),
+        });
+    }
+    let schema_json =
+        match def.get("schema") {
+            Some(inline) => inline.clone(),
+            None => return Err(
                 "`schema` is required: the JSON Schema (registry subset) its metadata must satisfy"
                     .to_string(),
-            )
-        }
-    };
+            ),
+        };
     // A builtin schema's patterns were read against the dialect by the tests
     // (`builtin_patterns_all_compile`), not again at every start.
     let parse = match origin {
@@ -445,7 +543,6 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
             return Err(format!("`{field}` is not a property of `schema`"));
         }
     }
-    let compiled = CompiledSchema::new(declared)?;
     Ok(Kind {
         name: name.to_string(),
         format,
@@ -457,8 +554,7 @@ fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
         media_type,
         unknown_keys_warn,
         builtin: origin == Origin::Builtin,
-        schema: schema_json,
-        compiled,
+        compiled: CompiledSchema::parsed(schema_json, declared),
     })
 }
 
@@ -526,15 +622,20 @@ mod tests {
         for kind in kinds.iter() {
             // Read with the dialect check a start skips for builtin kinds: each pattern is one
             // ECMA-262 and `regex` read alike, and the start parses the same schema.
-            let schema = lang::schema_from_json(&kind.schema).expect("a builtin schema parses");
+            let schema = lang::schema_from_json(kind.schema()).expect("a builtin schema parses");
             assert_eq!(
                 uncompilable_pattern(&schema, ""),
                 None,
                 "kind `{}`",
                 kind.name
             );
-            assert_eq!(schema, kind.compiled.declared, "kind `{}`", kind.name);
-            patterns += kind.schema.to_string().matches("\"pattern\"").count();
+            assert_eq!(
+                Ok(&schema),
+                kind.compiled.declared(),
+                "kind `{}`",
+                kind.name
+            );
+            patterns += kind.schema().to_string().matches("\"pattern\"").count();
             checked += 1;
         }
         assert!(checked >= 8, "only {checked} builtin kinds");
@@ -586,9 +687,57 @@ mod tests {
                 serde_json::to_value(kind).expect("kind"),
                 serde_json::to_value(served).expect("kind"),
             );
-            assert_eq!(kind.compiled.declared, served.compiled.declared);
+            assert_eq!(kind.compiled.declared(), served.compiled.declared());
+            assert!(served.compiled.declared().is_ok(), "kind `{}`", kind.name);
         }
         assert!(names.len() >= 8, "only {} builtin kinds", names.len());
+    }
+
+    #[test]
+    fn every_builtin_kind_passes_a_repository_kinds_checks() {
+        // A start reads a builtin schema only when a file needs it, and without the checks a
+        // repository kind's schema passes when its kinds file is read: here are those checks.
+        let doc: Value = serde_json::from_str(BUILTIN_KINDS_JSON).expect("JSON");
+        let mut checked = 0;
+        for (name, def) in doc["kinds"].as_object().expect("kinds") {
+            let mut def = def.clone();
+            let (_, text) = BUILTIN_SCHEMAS
+                .iter()
+                .find(|(kind, _)| kind == name)
+                .expect("a schema file");
+            def["schema"] = serde_json::from_str(text).expect("JSON");
+            let as_repository = parse_kind(name, &def, Origin::Repository)
+                .unwrap_or_else(|e| panic!("kind `{name}`: {e}"));
+            let builtin = Kinds::builtin().unwrap();
+            let served = builtin.get(name).expect("a builtin kind");
+            assert_eq!(
+                as_repository.compiled.declared(),
+                served.compiled.declared()
+            );
+            assert_eq!(as_repository.schema(), served.schema(), "kind `{name}`");
+            checked += 1;
+        }
+        assert!(checked >= 8, "only {checked} builtin kinds");
+    }
+
+    #[test]
+    fn the_builtin_kinds_are_shared_by_every_layer_and_a_repository_adds_to_a_copy() {
+        let first = Kinds::builtin().unwrap();
+        let second = Kinds::builtin().unwrap();
+        assert!(Arc::ptr_eq(&first.kinds, &second.kinds));
+        let mut extended = Kinds::builtin().unwrap();
+        let added = "version: 1\nkinds:\n  runbook:\n    format: text\n    schema:\n      type: object\n      additionalProperties: false\n";
+        extended.extend(added, Path::new("k.yaml")).unwrap();
+        assert!(!Arc::ptr_eq(&first.kinds, &extended.kinds));
+        assert!(first.get("runbook").is_none());
+        // The copy shares each builtin kind's schema, parsed once for both.
+        let knowledge = &extended.get("knowledge").unwrap().compiled;
+        assert!(Arc::ptr_eq(
+            &knowledge.schema,
+            &first.get("knowledge").unwrap().compiled.schema
+        ));
+        assert!(knowledge.declares("id"));
+        assert!(!knowledge.declares("undeclared"));
     }
 
     #[test]

@@ -192,7 +192,7 @@ pub(crate) fn make_object_or_return(
     };
     let bytes = text.len() as u64;
     Ok(Object(Arc::new(ObjectFields {
-        uri: format!("{URI_SCHEME}{}/{}", kind.name, parts.identity),
+        uri: [URI_SCHEME, &kind.name, "/", &parts.identity].concat(),
         kind: kind.name.clone(),
         identity: parts.identity,
         title: parts.title,

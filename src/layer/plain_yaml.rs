@@ -15,10 +15,17 @@ use serde_json::{Map, Value};
 pub(crate) fn mapping(text: &str) -> Option<Map<String, Value>> {
     // The parser refuses unprintable characters anywhere, comments included, and tabs and
     // carriage returns have rules of their own: all of that is left to it.
-    if !text.chars().all(|c| c == '\n' || printable(c)) {
+    // ASCII first, a byte at a time; only text with other characters is decoded to be checked.
+    let ascii = text
+        .bytes()
+        .all(|b| b == b'\n' || (b' '..=b'~').contains(&b));
+    if !ascii && !text.chars().all(|c| c == '\n' || printable(c)) {
         return None;
     }
-    let mut map = Map::new();
+    // Sized for a key a line (an upper bound; at most 64), so the mapping of a front matter does
+    // not grow while it is filled.
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut map = Map::with_capacity(lines.min(64));
     let mut lines = text.split('\n').peekable();
     while let Some(line) = lines.next() {
         if is_blank(line) || line.starts_with('#') {

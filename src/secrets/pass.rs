@@ -29,6 +29,12 @@ pub(super) fn each_hit(text: &[u8], prefix: [u8; PREFIX], hit: impl FnMut(usize)
     blocks(text, prefix, hit);
 }
 
+/// Detects the CPU's features [`each_hit`] asks for, once per process.
+pub(super) fn prepare() {
+    #[cfg(target_arch = "x86_64")]
+    let _ = std::is_x86_feature_detected!("avx2");
+}
+
 /// [`blocks`], compiled for AVX2: twice the bytes in each comparison of the baseline's SSE2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]

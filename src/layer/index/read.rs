@@ -114,8 +114,10 @@ pub(crate) fn read_one(
 }
 
 /// Reads and parses the claimed files on every available core (below a few dozen files a
-/// thread costs more than it saves). Each reader takes a contiguous run of claims; its part comes
-/// back as it is, so the parts in order follow the claims' (sorted) order.
+/// thread costs more than it saves). The readers take runs of [`READ_RUN`] claims in order from
+/// one counter, the calling thread among them: a reader the system starts late (a loaded
+/// machine, adr-0034) takes fewer runs instead of being waited for. The runs come back in the
+/// claims' (sorted) order; a run no reader finished is read on the calling thread.
 pub(super) fn read_in_parallel(
     root: &Path,
     claims: &[Claim],
@@ -123,15 +125,44 @@ pub(super) fn read_in_parallel(
     kinds: &Kinds,
     sources: &Sources,
 ) -> Vec<Vec<Read>> {
-    // Each reader keeps its own open directory (see `Directories`).
-    parallel::in_parts(claims, parallel::threads_for(claims.len(), 32), |claims| {
-        let mut dirs = Directories::default();
-        claims
+    let threads = parallel::threads_for(claims.len(), 32);
+    let runs = claims.len().div_ceil(READ_RUN);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let read_run = |run: usize, dirs: &mut Directories| -> Vec<Read> {
+        let end = ((run + 1) * READ_RUN).min(claims.len());
+        claims[run * READ_RUN..end]
             .iter()
-            .map(|claim| read_one(root, claim, manifest, kinds, sources, &mut dirs))
+            .map(|claim| read_one(root, claim, manifest, kinds, sources, dirs))
             .collect()
-    })
+    };
+    let readers = vec![(); threads];
+    // Each reader keeps its own open directory (see `Directories`).
+    let taken = parallel::in_parts(&readers, threads, |_| {
+        let mut dirs = Directories::default();
+        let mut read = Vec::new();
+        loop {
+            let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if run >= runs {
+                return read;
+            }
+            read.push((run, read_run(run, &mut dirs)));
+        }
+    });
+    let mut ordered: Vec<Option<Vec<Read>>> = (0..runs).map(|_| None).collect();
+    for (run, reads) in taken.into_iter().flatten() {
+        ordered[run] = Some(reads);
+    }
+    let mut dirs = Directories::default();
+    ordered
+        .into_iter()
+        .enumerate()
+        .map(|(run, reads)| reads.unwrap_or_else(|| read_run(run, &mut dirs)))
+        .collect()
 }
+
+/// How many claims a reader takes at a time: few enough that readers finish together, enough
+/// that consecutive files share their reader's open directory.
+const READ_RUN: usize = 8;
 
 /// Sorts objects by URI and removes every object whose URI another also claims, with one
 /// `duplicate_identity` diagnostic per claimant naming all of them. Works in place: a second

@@ -201,10 +201,13 @@ pub fn validate(
         if let Some(items) = &schema.items {
             // One buffer for every item's name: a long array is not an allocation per item.
             let mut at_item = String::with_capacity(path.len() + 8);
+            at_item.push_str(path);
+            at_item.push('[');
+            let base = at_item.len();
             for (i, item) in list.iter().enumerate() {
-                at_item.clear();
-                // Writing to a `String` cannot fail.
-                let _ = fmt::Write::write_fmt(&mut at_item, format_args!("{path}[{i}]"));
+                at_item.truncate(base);
+                push_decimal(&mut at_item, i);
+                at_item.push(']');
                 validate(items, item, &at_item, named, errors);
             }
         }
@@ -266,6 +269,8 @@ pub fn validate(
         }
         for (key, item) in map {
             match schema.properties.iter().find(|(p, _)| p == key) {
+                // At the top the path is the key itself: no copy of it.
+                Some((_, sub)) if path.is_empty() => validate(sub, item, key, named, errors),
                 Some((_, sub)) => validate(sub, item, &join(path, key), named, errors),
                 None => match &schema.additional {
                     Additional::Forbidden => {
@@ -290,6 +295,23 @@ pub fn validate(
             }
         }
     }
+}
+
+/// Appends `n` in decimal, without the formatting machinery an item's path would otherwise go
+/// through once per array item.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 /// Whether `n` has no fraction (`1`, `1.0`, `-3e2`).
@@ -409,6 +431,10 @@ pub fn compiled_pattern(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    // Looked up by the borrowed text first: a hit (every call but the first) allocates nothing.
+    if let Some(compiled) = map.get(pattern) {
+        return compiled.clone();
+    }
     map.entry(pattern.to_string())
         .or_insert_with(|| regex::Regex::new(pattern).ok().map(Arc::new))
         .clone()
