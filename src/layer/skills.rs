@@ -258,14 +258,19 @@ pub(crate) fn collect(
         .collect();
     // Skills are read side by side, a core's share each: thousands of small files.
     let threads = super::parallel::threads_for(claimed.len(), 16);
-    let reads = super::parallel::in_parts(&claimed, threads, |part| {
-        // One reader's open directories serve all its skills: the next skill's directory is
-        // opened through their common parent, not from the root again.
-        let mut dirs = super::file::Directories::default();
-        part.iter()
-            .map(|(o, directory)| read_skill(root, listed, directory, o, &mut dirs))
-            .collect::<Vec<_>>()
-    });
+    // One reader's open directories serve all the skills it takes: the next skill's directory
+    // is opened through their common parent, not from the root again.
+    let reads = super::parallel::in_runs(
+        &claimed,
+        threads,
+        SKILL_RUN,
+        super::file::Directories::default,
+        |dirs, part| {
+            part.iter()
+                .map(|(o, directory)| read_skill(root, listed, directory, o, dirs))
+                .collect::<Vec<_>>()
+        },
+    );
     let mut skills = Vec::new();
     let mut refused = Vec::new();
     let mut opened = Vec::with_capacity(listed.paths.len());
@@ -296,6 +301,10 @@ pub(crate) fn collect(
     opened.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     (skills, opened)
 }
+
+/// How many skills a reader takes at a time: few enough that the readers finish together
+/// whenever each starts, enough that consecutive skills share the reader's open parent.
+const SKILL_RUN: usize = 4;
 
 /// The fingerprint entries of every skill's files but its `SKILL.md` (an object, fingerprinted
 /// as one): root-relative path, length, SHA-256. Hashes what no surface has shown yet.

@@ -40,6 +40,10 @@ const IGNORE_FILE: &[u8] = b".gitignore";
 /// a dozen syscalls, and a thread's start is worth it past a few dozen of them.
 const SPLIT_AT: usize = 32;
 
+/// How many subdirectories a thread of a split takes at a time (fewer when the split starts
+/// lower, as the tests' do): few enough that the threads finish together whenever each starts.
+const WALK_RUN: usize = 8;
+
 /// The untracked files and links under `root/.ai/` that git does not ignore, each of them not
 /// in `tracked` (root-relative paths git's index holds); a nested repository is one entry
 /// `dir/`, as git lists it, and a submodule in `gitlinks` is not entered.
@@ -293,8 +297,9 @@ impl Walk<'_> {
     }
 
     /// Walks each of `subdirectories` of the directory `parent`, in order; past `split_at` of
-    /// them, in contiguous parts on the cores, each part's walk starting from this one's rules.
-    /// The first part that is [`Unsure`] decides, as the first such directory would in order.
+    /// them, in runs of [`WALK_RUN`] taken by the cores as each is free, each run's walk starting
+    /// from this one's rules. The first run that is [`Unsure`] decides, as the first such
+    /// directory would in order.
     fn enter_all(
         &mut self,
         parent: BorrowedFd<'_>,
@@ -308,13 +313,19 @@ impl Walk<'_> {
         }
         let threads = super::parallel::threads_for(subdirectories.len(), self.split_at);
         let this = &*self;
-        let parts = super::parallel::in_parts(subdirectories, threads, |part| {
-            let mut walk = this.part();
-            for path in part {
-                walk.enter(parent, path)?;
-            }
-            Ok(walk.listing)
-        });
+        let parts = super::parallel::in_runs(
+            subdirectories,
+            threads,
+            WALK_RUN.min(self.split_at),
+            || (),
+            |_, part| {
+                let mut walk = this.part();
+                for path in part {
+                    walk.enter(parent, path)?;
+                }
+                Ok(walk.listing)
+            },
+        );
         for part in parts {
             let listing = part?;
             self.listing.paths.extend(listing.paths);
