@@ -5,15 +5,13 @@
 //! are bounded.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use majordomus::cockpit::render_bound::{large_slots, LARGE_DOCUMENT_BYTES, MAX_WAITING_LARGE};
-use serde_json::json;
 
-use crate::serve_support::{Reply, Served};
+use crate::serve_support::{listen, Reply, Served};
 use crate::support::Fixture;
 
 const LARGE: &str = "docs/links.md";
@@ -193,64 +191,6 @@ fn the_large_page_lane_runs_behind_every_other_thread() {
     assert_eq!(main.1, 0, "{threads:?}");
 }
 
-const MODERN: &str = "2026-07-28";
-
-/// Opens a modern `subscriptions/listen` on its own connection and reads its head (and, when it
-/// is a stream, its acknowledgement).
-fn listen(served: &Served) -> (TcpStream, u16, String) {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-            "notifications": { "resourcesListChanged": true },
-        },
-    })
-    .to_string();
-    let mut stream = served.connect();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
-        served.host(),
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).expect("sent");
-    let mut seen = Vec::new();
-    let mut byte = [0u8; 1];
-    // The head, then the first event (a stream's acknowledgement) or the refusal's body.
-    while !seen.ends_with(b"\r\n\r\n") {
-        let n = stream.read(&mut byte).expect("an answer");
-        assert_eq!(
-            n,
-            1,
-            "the connection closed: {}",
-            String::from_utf8_lossy(&seen)
-        );
-        seen.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&seen).into_owned();
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let mut rest = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let whole = |rest: &[u8]| match status {
-        200 => rest.windows(2).any(|w| w == b"\n\n"),
-        _ => rest.ends_with(b"}"),
-    };
-    while !whole(&rest) {
-        let n = stream.read(&mut chunk).expect("a body");
-        if n == 0 {
-            break;
-        }
-        rest.extend_from_slice(&chunk[..n]);
-    }
-    (stream, status, head + &String::from_utf8_lossy(&rest))
-}
-
 #[test]
 fn modern_listens_on_http_are_bounded_and_a_listen_that_ends_makes_room() {
     use majordomus::http::MAX_LISTENS;
@@ -259,12 +199,12 @@ fn modern_listens_on_http_are_bounded_and_a_listen_that_ends_makes_room() {
     let served = Served::start(fixture.root());
     let mut open = Vec::new();
     for n in 0..MAX_LISTENS {
-        let (stream, status, text) = listen(&served);
+        let (stream, status, text, _) = listen(&served);
         assert_eq!(status, 200, "listen {n}: {text}");
         assert!(text.contains("acknowledged"), "listen {n}: {text}");
         open.push(stream);
     }
-    let (_, status, text) = listen(&served);
+    let (_, status, text, _) = listen(&served);
     assert_eq!(status, 503, "{text}");
     assert!(text.to_lowercase().contains("retry-after: 5"), "{text}");
     assert!(text.contains("\"busy\""), "{text}");
@@ -290,7 +230,7 @@ fn modern_listens_on_http_are_bounded_and_a_listen_that_ends_makes_room() {
     drop(open.pop());
     let waited = Instant::now();
     loop {
-        let (stream, status, text) = listen(&served);
+        let (stream, status, text, _) = listen(&served);
         if status == 200 {
             open.push(stream);
             break;

@@ -497,3 +497,65 @@ pub fn poll<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A modern `subscriptions/listen`: its connection, status, head and the first of its body (a
+/// stream's acknowledgement or a refusal's JSON), and how long the head took to arrive.
+pub fn listen(served: &Served) -> (TcpStream, u16, String, Duration) {
+    let modern = majordomus::mcp::protocol::MODERN_VERSIONS[0];
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": modern,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": { "resourcesListChanged": true },
+        },
+    })
+    .to_string();
+    let mut stream = served.connect();
+    stream
+        .set_read_timeout(Some(crate::support::PATIENCE))
+        .expect("a read timeout");
+    let request = served.request_bytes(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", modern),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        body.as_bytes(),
+    );
+    stream.write_all(&request).expect("sent");
+    let sent = Instant::now();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("an answer");
+        assert_eq!(n, 1, "closed: {}", String::from_utf8_lossy(&seen));
+        seen.push(byte[0]);
+    }
+    let took = sent.elapsed();
+    let head = String::from_utf8_lossy(&seen).into_owned();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let mut rest = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let whole = |rest: &[u8]| match status {
+        200 => rest.windows(2).any(|w| w == b"\n\n"),
+        _ => rest.ends_with(b"}"),
+    };
+    while !whole(&rest) {
+        let n = stream.read(&mut chunk).expect("a body");
+        if n == 0 {
+            break;
+        }
+        rest.extend_from_slice(&chunk[..n]);
+    }
+    (stream, status, head + &String::from_utf8_lossy(&rest), took)
+}
