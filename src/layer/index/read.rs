@@ -125,39 +125,18 @@ pub(super) fn read_in_parallel(
     kinds: &Kinds,
     sources: &Sources,
 ) -> Vec<Vec<Read>> {
-    let threads = parallel::threads_for(claims.len(), 32);
-    let runs = claims.len().div_ceil(READ_RUN);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let read_run = |run: usize, dirs: &mut Directories| -> Vec<Read> {
-        let end = ((run + 1) * READ_RUN).min(claims.len());
-        claims[run * READ_RUN..end]
-            .iter()
-            .map(|claim| read_one(root, claim, manifest, kinds, sources, dirs))
-            .collect()
-    };
-    let readers = vec![(); threads];
     // Each reader keeps its own open directory (see `Directories`).
-    let taken = parallel::in_parts(&readers, threads, |_| {
-        let mut dirs = Directories::default();
-        let mut read = Vec::new();
-        loop {
-            let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if run >= runs {
-                return read;
-            }
-            read.push((run, read_run(run, &mut dirs)));
-        }
-    });
-    let mut ordered: Vec<Option<Vec<Read>>> = (0..runs).map(|_| None).collect();
-    for (run, reads) in taken.into_iter().flatten() {
-        ordered[run] = Some(reads);
-    }
-    let mut dirs = Directories::default();
-    ordered
-        .into_iter()
-        .enumerate()
-        .map(|(run, reads)| reads.unwrap_or_else(|| read_run(run, &mut dirs)))
-        .collect()
+    parallel::in_runs(
+        claims,
+        parallel::threads_for(claims.len(), 32),
+        READ_RUN,
+        Directories::default,
+        |dirs, run| {
+            run.iter()
+                .map(|claim| read_one(root, claim, manifest, kinds, sources, dirs))
+                .collect()
+        },
+    )
 }
 
 /// How many claims a reader takes at a time: few enough that readers finish together, enough
