@@ -77,9 +77,6 @@ pub struct Peers {
     shared: OnceLock<crate::board::Board>,
     /// Held from a snapshot of the sessions to its record written, so records land in order.
     publishing: Mutex<()>,
-    /// The join under way on a thread of its own ([`Context::join_board_in_background`]);
-    /// every use of the board waits for it first.
-    joining: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Peers {
@@ -160,18 +157,12 @@ impl Peers {
 
     /// The board of the repository at `root` (opened once; the first root asked for wins).
     pub fn shared_board(&self, root: &std::path::Path) -> &crate::board::Board {
-        self.joined();
         self.shared.get_or_init(|| crate::board::Board::open(root))
     }
 
     /// Puts this serving process on the repository's board; a failure is logged and every
     /// reading reports it, and the process serves on.
     pub fn join(&self, root: &std::path::Path) {
-        self.joined();
-        self.join_now(root);
-    }
-
-    fn join_now(&self, root: &std::path::Path) {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
             .shared
@@ -179,25 +170,14 @@ impl Peers {
             .join(crate::board::sessions_of(&self.list()));
     }
 
-    /// Waits for a join under way on its own thread. The lock is held while waiting, so that a
-    /// second caller waits too instead of finding the board not yet joined.
-    fn joined(&self) {
-        let mut joining = self.joining.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(thread) = joining.take() {
-            let _ = thread.join();
-        }
-    }
-
     /// Takes this process off the board (a clean exit).
     pub fn leave(&self) {
-        self.joined();
         if let Some(board) = self.shared.get() {
             board.leave();
         }
     }
 
     fn publish(&self) {
-        self.joined();
         if let Some(board) = self.shared.get() {
             let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
             let _ = board.publish(crate::board::sessions_of(&self.list()));
@@ -358,11 +338,33 @@ impl Context {
 
     /// The live index, opened (and, for a server, watched) on first use.
     pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
+        self.open_layer(false)
+    }
+
+    /// [`Context::layer`], and when this call opens it, this serving process joins the layer's
+    /// board (`crate::board`) while the first build waits for its listing: the board's
+    /// directory, lock and first record are made on a thread that would otherwise be idle, so
+    /// they cost the first answer nothing and need no thread of their own, and the process is
+    /// on the board before any session is answered. Without a layer nothing is joined, and the
+    /// process fails on opening it.
+    pub fn layer_on_board(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
+        self.open_layer(true)
+    }
+
+    fn open_layer(&self, join_board: bool) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.shared
             .layer
             .get_or_init(|| {
                 let root = crate::layer::find_root(&self.shared.options.start)?;
-                let live = LiveIndex::new(&root, self.shared.options.discovery)?;
+                let discovery = self.shared.options.discovery;
+                let live = if join_board {
+                    let ctx = self.clone();
+                    let board_root = root.clone();
+                    let join = move || ctx.shared.peers.join(&board_root);
+                    LiveIndex::new_doing(&root, discovery, Box::new(join))?
+                } else {
+                    LiveIndex::new(&root, discovery)?
+                };
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }
@@ -390,38 +392,6 @@ impl Context {
         live.prepare_search_in_background();
         let listeners = self.shared.listeners.clone();
         live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
-    }
-
-    /// Puts this serving process on the board of the layer found from [`Options::start`] on a
-    /// thread of its own, so that the board's directory, lock and first record are made while
-    /// the layer is built rather than before the first answer. Every later use of the board
-    /// (a session attached, a reading, [`Peers::leave`]) waits for it first, so a session's
-    /// record is still on the board before its `initialize` is answered. Without a layer the
-    /// thread joins nothing, and the process fails on opening the layer instead.
-    pub fn join_board_in_background(&self) {
-        let ctx = self.clone();
-        let join = move || {
-            if let Ok(root) = crate::layer::find_root(&ctx.shared.options.start) {
-                ctx.shared.peers.join_now(&root);
-            }
-        };
-        let mut joining = self
-            .shared
-            .peers
-            .joining
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match std::thread::Builder::new()
-            .name("majordomus-board".into())
-            .spawn(join.clone())
-        {
-            Ok(thread) => *joining = Some(thread),
-            // No thread: join on this one.
-            Err(_) => {
-                drop(joining);
-                join();
-            }
-        }
     }
 
     /// The live index if it was already opened; never opens it.

@@ -17,15 +17,15 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
 pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
     let ctx = super::kept(Context::open(options));
-    if !inspect {
-        // On the repository's board from the start, so every other process sees this one;
-        // joined while the layer is built.
-        ctx.join_board_in_background();
-    }
     // Open the layer before the first message, so a missing or broken layer fails at start-up
-    // with its exit code instead of on every request.
-    let opened = ctx
-        .layer()
+    // with its exit code instead of on every request; a server is on the repository's board
+    // from then on, so every other process sees this one.
+    let opened = if inspect {
+        ctx.layer()
+    } else {
+        ctx.layer_on_board()
+    };
+    let opened = opened
         .map_err(Failure::from)
         .and_then(|_| ctx.index().map_err(Failure::from));
     let index = match opened {

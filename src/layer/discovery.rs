@@ -59,6 +59,9 @@ pub(crate) struct Pending {
     /// git, running; or why it could not be started, reported by [`Pending::finish`] so that a
     /// broken configuration read meanwhile is reported first, as without the head start.
     git: Option<Result<Child, LayerError>>,
+    /// Work of the caller's done on its thread while the listing is under way (see
+    /// [`Pending::meanwhile`]).
+    meanwhile: Option<Box<dyn FnOnce()>>,
 }
 
 /// What reading git's index in-process gave.
@@ -74,6 +77,7 @@ pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
         discovery,
         reading: None,
         git: None,
+        meanwhile: None,
     };
     if discovery == Discovery::Vcs {
         let owned = root.to_path_buf();
@@ -90,9 +94,19 @@ pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
 }
 
 impl Pending {
+    /// Has [`Pending::finish`] do `work` on the caller's thread before it waits for the listing:
+    /// the wait is time that thread would otherwise spend idle.
+    pub(crate) fn meanwhile(mut self, work: Box<dyn FnOnce()>) -> Pending {
+        self.meanwhile = Some(work);
+        self
+    }
+
     /// The listing: sorted, deduplicated, nothing under `.ai/local/`, only what may become an
     /// object (see [`admit`]).
     pub(crate) fn finish(mut self) -> Result<Listing, LayerError> {
+        if let Some(work) = self.meanwhile.take() {
+            work();
+        }
         if let Some(reading) = self.reading.take() {
             let read = reading
                 .join()

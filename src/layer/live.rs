@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::changes::Changes;
 use super::events::{Notifications, WatchSet};
 use super::incremental;
-use super::index::{build, Index};
+use super::index::{build, build_doing, Index};
 use super::{Discovery, LayerError};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
@@ -133,11 +133,27 @@ impl LiveIndex {
     /// Builds the first generation (1) and returns the live index; no watcher runs until
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
-        let first = build(root, discovery, 1)?;
+        Ok(Self::from_first(root, build(root, discovery, 1)?))
+    }
+
+    /// [`LiveIndex::new`], doing `meanwhile` on this thread while the first build waits for its
+    /// listing (see [`build_doing`]).
+    pub fn new_doing(
+        root: &Path,
+        discovery: Discovery,
+        meanwhile: Box<dyn FnOnce()>,
+    ) -> Result<Arc<LiveIndex>, LayerError> {
+        Ok(Self::from_first(
+            root,
+            build_doing(root, discovery, 1, meanwhile)?,
+        ))
+    }
+
+    fn from_first(root: &Path, first: Index) -> Arc<LiveIndex> {
         // `auto` became what the first build used; every later build and check uses the same.
         let discovery = first.discovery;
         let stamp = first.stamp;
-        Ok(Arc::new(LiveIndex {
+        Arc::new(LiveIndex {
             root: root.to_path_buf(),
             discovery,
             current: RwLock::new(Arc::new(first)),
@@ -158,7 +174,7 @@ impl LiveIndex {
             prepare_search: AtomicBool::new(false),
             search_wanted: AtomicBool::new(false),
             on_change: RwLock::new(None),
-        }))
+        })
     }
 
     /// The current generation. Never builds and never waits for a build: a reader holding the
