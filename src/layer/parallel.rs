@@ -49,9 +49,11 @@ pub(crate) fn in_parts<T: Sync, R: Send>(
 /// `work` over `items` in runs of `run` items claimed in order from a shared counter by the
 /// calling thread and `threads - 1` threads of their own, each thread keeping one `state` for all
 /// the runs it takes; the results come back in the runs' order. Unlike [`in_parts`] no thread
-/// waits on a late one: on this VM a thread spawned into an idle core may start a millisecond
-/// after it is made (the wake-up of the core), and with fixed halves the caller then waits out
-/// that millisecond after finishing its own half; here it takes the runs the late thread has not.
+/// waits on a late one: a new thread is often queued on the core of the thread that made it, even
+/// with another core idle (a scheduler trace, adr-0037), and starts only when that thread blocks
+/// or the scheduler next balances, up to a millisecond later on this VM; with fixed halves the
+/// caller then waits out that delay after finishing its own half; here it takes the runs the late
+/// thread has not.
 /// A run no thread finished (one could not start, or unwound) is done on the calling thread.
 pub(crate) fn in_runs<T: Sync, S, R: Send>(
     items: &[T],
