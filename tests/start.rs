@@ -1,22 +1,7 @@
-//! How the binary starts (issue 19, cold start): it is linked at a fixed address where the
-//! toolchain is GNU/Linux's (adr-0021), and a fixed command such as `mcp` is parsed by the tree
-//! without the capabilities' subcommands, answering usage errors as the whole tree does.
+//! How the binary starts: a fixed command such as `mcp` is parsed by the tree without the
+//! capabilities' subcommands, answering usage errors as the whole tree does.
 
 use crate::support::{run, stderr, stdout};
-
-/// `e_type` of the ELF header: 2 is an executable linked at a fixed address, 3 a
-/// position-independent one (whose relative relocations the loader applies at every start).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[test]
-fn the_binary_is_linked_at_a_fixed_address() {
-    let bytes = std::fs::read(env!("CARGO_BIN_EXE_majordomus")).expect("the binary is readable");
-    assert_eq!(&bytes[..4], b"\x7fELF");
-    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
-    assert_eq!(
-        e_type, 2,
-        "ELF type {e_type}: a position-independent executable again"
-    );
-}
 
 #[test]
 fn a_fixed_command_answers_a_usage_error_naming_itself() {
