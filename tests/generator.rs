@@ -133,6 +133,39 @@ fn generated_rust_is_headed_and_formatted() {
     );
 }
 
+/// The builtin kinds' schemas (`share/schemas/`) come out of the generator as build.rs writes
+/// them: headed `@generated`, formatted, the same bytes twice, one arm per schema file.
+#[test]
+fn builtin_schemas_are_generated_headed_and_formatted() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("share/schemas");
+    let mut schemas = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("share/schemas")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some(kind) = name.strip_suffix(".schema.json") else {
+            continue;
+        };
+        let json = serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
+            .expect("JSON");
+        let schema = crate::lang::schema::embedded_schema_from_json(&json).expect("a schema");
+        schemas.push((kind.to_string(), schema));
+    }
+    assert!(schemas.len() >= 8, "{} builtin schemas", schemas.len());
+    let rust = codegen::builtin_schemas(&schemas).expect("generates");
+    assert_eq!(rust, codegen::builtin_schemas(&schemas).expect("generates"));
+    let (header, body) = rust.split_once('\n').expect("a header line");
+    assert!(header.starts_with("// @generated"), "{header}");
+    let file = syn::parse_file(body).expect("the generated Rust parses");
+    assert_eq!(prettyplease::unparse(&file), body, "prettyplease-formatted");
+    for (kind, _) in &schemas {
+        assert!(body.contains(&format!("{kind:?} =>")), "{kind}");
+    }
+}
+
 #[test]
 fn the_generator_types_every_schema_shape() {
     let rust = generate_fixture().rust;

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::file::{describe_json, unknown_keys, versioned, yaml_to_json};
 use super::LayerError;
+use crate::registry::builtin_schemas::builtin_schema;
 use crate::registry::lang::{self, Additional, Problem, ProblemKind, Schema, Type};
 
 mod parse;
@@ -223,8 +224,6 @@ impl CompiledSchema {
     }
 }
 
-// `builtin_schema`: each builtin kind's schema as `build.rs` parsed it, built without parsing.
-include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
 
 /// A builtin kind's schema: its patterns were read against the dialect, and the schema held to a
 /// repository kind's checks, by the tests; `build.rs` parsed it.

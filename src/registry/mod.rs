@@ -1,5 +1,5 @@
-//! The compiled registry: the one `include!` of what `build.rs` generated from `registry/`, and
-//! lookups over it. Everything a projection knows about a capability comes from here.
+//! The compiled registry: the one place that includes the Rust `build.rs` generated (from
+//! `registry/`, and the builtin kinds' schemas from `share/schemas/`), and lookups over it. Everything a projection knows about a capability comes from here.
 
 pub mod lang;
 pub mod rt;
@@ -15,6 +15,14 @@ pub mod rt;
 mod generated {
     use super::rt;
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
+}
+
+/// Each builtin kind's schema as `build.rs` parsed it from `share/schemas/`, built without parsing.
+// What the generated code names (`lang::schema::OneOf` only when a schema has a `oneOf`).
+#[allow(clippy::all, clippy::pedantic, unused_imports)]
+pub mod builtin_schemas {
+    use super::lang::{self, Additional, Schema, Type};
+    include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
 }
 
 pub use generated::{

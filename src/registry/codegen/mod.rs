@@ -1,6 +1,7 @@
 //! The generator: turns a validated `lang::load::Registry` into the Rust tables and types the crate
 //! includes, the exact bytes of the MCP `tools/list` array, and the OpenAPI 3.1 document, one
-//! module per artefact (`rust` with `types` and `naming`, `tools_list`, `openapi`).
+//! module per artefact (`rust` with `types` and `naming`, `tools_list`, `openapi`), and the Rust
+//! that builds the builtin kinds' schemas (`schemas`).
 //!
 //! Compiled only by `build.rs` and by the test crate (both through `#[path]`, next to the whole
 //! declaration language as `crate::lang`); the binary never links it. Everything it emits is deterministic: capabilities
@@ -9,6 +10,7 @@
 mod naming;
 mod openapi;
 mod rust;
+mod schemas;
 mod tools_list;
 mod types;
 
@@ -18,6 +20,7 @@ use crate::lang::load::Registry;
 use crate::lang::Violation;
 
 pub use openapi::route_error_codes;
+pub use schemas::builtin_schemas;
 pub use tools_list::tool_entry;
 
 use openapi::openapi;
