@@ -5,8 +5,6 @@
 use std::borrow::Cow;
 
 mod cue;
-mod names;
-mod pass;
 mod sets;
 mod shapes;
 
@@ -76,13 +74,10 @@ fn first_on_line(line: &str, shapes: ShapeSet) -> Option<(usize, usize)> {
         .min()
 }
 
-/// Reads the shape table into the one pass's tables (about 10 µs) if no check has yet, and asks
-/// the CPU which vector instructions the pass may use (std's detection, shared with `memchr`:
-/// about 100 µs of `cpuid` under a hypervisor), so a caller with time to spare (an index build
-/// waiting for git) spends it there rather than on its first object.
+/// Builds the anchors' searcher if no check has yet, so a caller with time to spare (an index
+/// build waiting for git) spends it there rather than on its first object.
 pub fn prepare() {
     compiled();
-    pass::prepare();
 }
 
 /// The name of the first credential shape found in `text`, if any. Never the value.

@@ -227,12 +227,11 @@ fn ordinary_prose_is_cued_for_nothing() {
 }
 
 #[test]
-fn every_pattern_compiles_and_the_anchors_build() {
+fn every_pattern_compiles() {
     let compiled = compiled();
     for (i, shape) in SHAPES.iter().enumerate() {
         assert!(compiled.pattern(i).is_some(), "{}", shape.name);
     }
-    assert!(compiled.finds_every_anchor(), "an anchor with no probe");
 }
 
 /// Every pattern, compiled once for the reference searches.
