@@ -18,7 +18,7 @@ runs_large=${2:-30}
 mkdir -p "$work"
 kit_peers
 (cd "$root" && cargo build --release --quiet)
-# MAJORDOMUS_BIN measures that binary instead (checks-before-after.sh passes a fresh copy).
+# MAJORDOMUS_BIN measures that binary instead of this checkout's release build.
 bin=${MAJORDOMUS_BIN:-$root/target/release/majordomus}
 rmcp="$work/peers/rmcp/target/release/peer-rmcp"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cold","version":"1"}}}'

@@ -293,15 +293,8 @@ pub(crate) fn yaml_to_json(text: &str) -> Result<Value, YamlError> {
     parse(text)
 }
 
-#[cfg(not(feature = "unchecked-baseline"))]
 fn check_bound(text: &str) -> Result<(), YamlError> {
     super::yaml_bound::check(text).map_err(YamlError::Bound)
-}
-
-/// The bench baseline's (feature `unchecked-baseline`): no pre-scan.
-#[cfg(feature = "unchecked-baseline")]
-fn check_bound(_text: &str) -> Result<(), YamlError> {
-    Ok(())
 }
 
 /// The one call of the YAML parser, on a document within the bound.
@@ -333,27 +326,9 @@ pub(crate) mod parser_calls {
 }
 
 /// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
-/// mapping. The plain shape most front matter has is read without the parser (same result):
-/// `plain_yaml` reads line by line and nests at most a list deep, so after the size check only
-/// what it declines needs the depth scan.
+/// mapping.
 pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, YamlError> {
-    if text.len() > super::yaml_bound::MAX_BYTES {
-        return Err(YamlError::Bound(Refusal::Oversized { bytes: text.len() }));
-    }
-    match super::plain_yaml::mapping(text) {
-        Some(map) => Ok(map),
-        None => {
-            check_bound(text)?;
-            as_mapping(parse(text)?)
-        }
-    }
-}
-
-/// [`yaml_mapping`] through serde_yaml alone.
-#[cfg(test)]
-pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>, YamlError> {
-    check_bound(text)?;
-    as_mapping(parse(text)?)
+    as_mapping(yaml_to_json(text)?)
 }
 
 fn as_mapping(value: Value) -> Result<Map<String, Value>, YamlError> {

@@ -210,22 +210,14 @@ pub(crate) fn make_object_or_return(
     })))
 }
 
-#[cfg(not(feature = "unchecked-baseline"))]
 fn credential_in(text: &str) -> Option<crate::secrets::Found> {
     crate::secrets::find(text)
 }
 
-/// Builds the content check's searchers now: the index does while git lists the files, so the
-/// first object read does not wait for them.
+/// Builds the content check's searcher now: the index does while git lists the files, so the
+/// first object read does not wait for it.
 pub(crate) fn prepare_content_check() {
-    #[cfg(not(feature = "unchecked-baseline"))]
     crate::secrets::prepare();
-}
-
-/// The bench baseline's (feature `unchecked-baseline`): no content check.
-#[cfg(feature = "unchecked-baseline")]
-fn credential_in(_text: &str) -> Option<crate::secrets::Found> {
-    None
 }
 
 /// What an object's file says of it, read and checked against its kind.
