@@ -28,9 +28,11 @@ fn an_idle_server_is_told_of_changes_instead_of_polling_for_them() {
             .parse()
             .ok()
     };
-    served.await_log(Duration::from_secs(20), "the watcher idle for 10 s", |line| {
-        line.contains("notified=true") && waits(line).is_some_and(|ms| ms >= 10_000)
-    });
+    served.await_log(
+        Duration::from_secs(20),
+        "the watcher idle for 10 s",
+        |line| line.contains("notified=true") && waits(line).is_some_and(|ms| ms >= 10_000),
+    );
 }
 
 #[test]

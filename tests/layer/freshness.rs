@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use majordomus::layer::{self, default_sources_yaml, Discovery, LiveIndex};
 
-use super::{has_object_from, layer_repo, rule, settled_checks, wait_for, MANIFEST};
+use super::{
+    has_object_from, idle_for, layer_repo, listen_to_the_layer, rule, settled_checks, wait_for,
+    MANIFEST,
+};
 use crate::support::eventually;
 
 #[test]
@@ -183,10 +186,13 @@ fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
     let repo = layer_repo();
     repo.commit_all();
     let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
-    // An interval this short would mean ~60 checks in the pause below if the watcher polled.
-    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    listen_to_the_layer();
+    let watcher = live.watch(Duration::from_millis(5)).unwrap();
     let checks = settled_checks(&live);
     assert!(live.notified(), "the file system notifies on Linux");
+    // Told of changes, the watcher waits 10 s for its next check, where the interval of 5 ms
+    // would have it check 2,000 times meanwhile.
+    idle_for(&watcher, Duration::from_secs(10));
 
     // Reading the layer, as every build and `git ls-files` does, and writing under `.ai/local/`,
     // which is never read, are no reason to look.

@@ -3,7 +3,12 @@
 //! one path. Every fixture is a throwaway directory written by the test itself.
 
 use std::sync::Arc;
+use std::sync::{Mutex, Once};
+use std::thread::{JoinHandle, ThreadId};
 use std::time::Duration;
+
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
 
 use crate::support::{eventually, Fixture};
 use majordomus::layer::{build, Discovery, Index, IndexState, LiveIndex};
@@ -93,6 +98,70 @@ fn assert_refused(index: &Index, path: &str, code: &str) {
         index.get("majordomus://rule/base@1").is_some(),
         "the rest of the layer is no longer served"
     );
+}
+
+/// What the library's layer code logged at debug level, each line with the thread that logged it:
+/// how a test hears a watcher say what it is doing (it runs on a thread of its own).
+static HEARD: Mutex<Vec<(ThreadId, String)>> = Mutex::new(Vec::new());
+
+/// Collects the layer's debug lines into [`HEARD`] from the first call on, for the whole test
+/// binary (a subscriber is global); other targets stay silent.
+fn listen_to_the_layer() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        struct Heard;
+        impl std::io::Write for Heard {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                let line = String::from_utf8_lossy(bytes).into_owned();
+                let thread = std::thread::current().id();
+                HEARD
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((thread, line));
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(|| Heard)
+                    .with_ansi(false),
+            )
+            .with(Targets::new().with_target("majordomus::layer", tracing::Level::DEBUG));
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    });
+}
+
+/// Waits until the watcher running on `watcher` says it waits at least `at_least` for its next
+/// check while notifications tell it of changes: it is idle, and checks again only then.
+fn idle_for(watcher: &JoinHandle<()>, at_least: Duration) {
+    let thread = watcher.thread().id();
+    let waits = |line: &str| -> Option<u64> {
+        line.split("layer watcher waits ")
+            .nth(1)?
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()
+    };
+    eventually(
+        Duration::from_secs(20),
+        &format!("the watcher idle for {at_least:?}"),
+        || {
+            let heard = HEARD.lock().unwrap_or_else(|e| e.into_inner());
+            heard
+                .iter()
+                .any(|(from, line)| {
+                    *from == thread
+                        && line.contains("notified=true")
+                        && waits(line).is_some_and(|ms| u128::from(ms) >= at_least.as_millis())
+                })
+                .then_some(())
+        },
+    )
 }
 
 /// Waits until `ready` holds for `live`'s current generation, failing after five seconds.
