@@ -5,12 +5,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use majordomus::http::MAX_PAGE_STREAMS;
 
 use crate::serve_support::Served;
-use crate::support::{Fixture, PATIENCE};
+use crate::support::{eventually, Fixture, PATIENCE};
 
 /// Opens `/cockpit/events` and reads until the stream's greeting or the refusal's whole page:
 /// the open connection, the status and what was read.
@@ -97,17 +97,16 @@ fn cockpit_event_streams_are_bounded_and_a_closed_tab_makes_room() {
     drop(open.pop());
     let closed = Instant::now();
     let mut refused = 0;
-    loop {
+    let stream = eventually(PATIENCE, "room after a tab closed", || {
         let (stream, status, text) = open_stream(&served);
         if status == 200 {
-            open.push(stream);
-            break;
+            return Some(stream);
         }
         assert_eq!(status, 503, "{text}");
         refused += 1;
-        assert!(closed.elapsed() < PATIENCE, "no room after a tab closed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        None
+    });
+    open.push(stream);
     eprintln!(
         "a closed tab's slot was free after {:?} ({refused} refusals first)",
         closed.elapsed()

@@ -7,12 +7,12 @@
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use majordomus::cockpit::render_bound::{large_slots, LARGE_DOCUMENT_BYTES, MAX_WAITING_LARGE};
 
 use crate::serve_support::{listen, Reply, Served};
-use crate::support::Fixture;
+use crate::support::{eventually, Fixture};
 
 const LARGE: &str = "docs/links.md";
 
@@ -99,8 +99,9 @@ fn past_its_lane_a_large_page_is_refused_unread_with_retry_after_and_cheap_pages
                                 kept.push(reply);
                             }
                             drop(kept);
-                            // Not a client honouring `Retry-After`: only enough of a pause that
-                            // the test does not spin.
+                            // Pacing a flooding client, not waiting for the server: it asks
+                            // again at once, as a client ignoring `Retry-After` would, with only
+                            // enough of a pause that the test does not spin.
                             std::thread::sleep(Duration::from_millis(5));
                         }
                         other => panic!("the large page answered {other}: {}", reply.text()),
@@ -111,14 +112,11 @@ fn past_its_lane_a_large_page_is_refused_unread_with_retry_after_and_cheap_pages
         })
         .collect();
 
-    let waited = Instant::now();
-    while refused.load(Ordering::Relaxed) == 0 {
-        assert!(
-            waited.elapsed() < PATIENCE,
-            "{clients} clients of the large page never filled its lane"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    eventually(
+        PATIENCE,
+        &format!("{clients} clients of the large page filling its lane"),
+        || (refused.load(Ordering::Relaxed) > 0).then_some(()),
+    );
     // The lane is full and its clients keep it so: cheap pages are answered, whole.
     for _ in 0..10 {
         for target in ["/cockpit", "/cockpit/objects", "/api/v1/perf"] {
@@ -228,15 +226,13 @@ fn modern_listens_on_http_are_bounded_and_a_listen_that_ends_makes_room() {
     }
     // A listen whose client left makes room for a new one.
     drop(open.pop());
-    let waited = Instant::now();
-    loop {
+    let stream = eventually(PATIENCE, "room after a listen ended", || {
         let (stream, status, text, _) = listen(&served);
         if status == 200 {
-            open.push(stream);
-            break;
+            return Some(stream);
         }
         assert_eq!(status, 503, "{text}");
-        assert!(waited.elapsed() < PATIENCE, "no room after a listen ended");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        None
+    });
+    open.push(stream);
 }

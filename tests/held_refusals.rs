@@ -19,7 +19,7 @@ use serde_json::json;
 
 use crate::refusals::busy_heading;
 use crate::serve_support::{listen, read_reply, Reply, Served};
-use crate::support::{Fixture, PATIENCE};
+use crate::support::{eventually, Fixture, PATIENCE};
 
 /// A reply and how long it took from the request's last byte.
 fn timed(served: &Served, bytes: &[u8]) -> (Reply, Duration) {
@@ -203,14 +203,11 @@ fn a_page_that_finds_every_large_render_slot_taken_is_refused_busy_held_and_with
             })
         })
         .collect();
-    let waited = Instant::now();
-    while refusals.lock().unwrap().is_empty() {
-        assert!(
-            waited.elapsed() < PATIENCE,
-            "{clients} clients of a large page never took every slot and the wait"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually(
+        PATIENCE,
+        &format!("{clients} clients of a large page taking every slot and the wait"),
+        || (!refusals.lock().unwrap().is_empty()).then_some(()),
+    );
     stop.store(true, Ordering::Relaxed);
     for client in flood {
         client.join().expect("a client");

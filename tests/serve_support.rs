@@ -1,21 +1,21 @@
-//! `majordomus serve` as a child process on a real socket, a hand-written HTTP/1.1 client (so a
-//! test controls `Host`, `Origin` and `Content-Length` byte for byte), and a throwaway fixture
-//! repository made by `majordomus init`.
+//! The one HTTP harness: `majordomus serve` as a child process on a real socket, a hand-written
+//! HTTP/1.1 client (so a test controls `Host`, `Origin` and `Content-Length` byte for byte), and,
+//! for a sweep, every reply kept in a transcript beside the server's stdout and stderr.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::path::Path;
-use std::process::{Child, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
-use crate::support::{bin, git_in};
+use crate::support::{bin, eventually, within, Fixture, GIT_ENV};
 
 /// How long a test waits for one answer before it calls the server stuck.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
@@ -24,7 +24,13 @@ pub const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
 pub struct Served {
     child: Child,
     pub port: u16,
+    /// `host:port` from the server's announcement.
+    address: String,
     log: Arc<Mutex<String>>,
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<JoinHandle<()>>,
+    /// Every reply as text, kept only once [`Served::recording`] asked for it.
+    transcript: Option<Mutex<String>>,
 }
 
 impl Served {
@@ -35,18 +41,24 @@ impl Served {
 
     /// Like `start`, with extra arguments for `serve` (`--read-only`).
     pub fn start_with(repo: &Path, extra: &[&str]) -> Served {
-        let mut command = bin();
-        command
-            .args(["serve", "--port", "0"])
-            .args(extra)
-            .arg("--repo")
-            .arg(repo);
-        Served::spawn(command)
+        Served::start_with_env(repo, extra, &[])
+    }
+
+    /// Like `start_with`, with extra environment variables (`MAJORDOMUS_LOG`). None of the
+    /// caller's `GIT_*` redirections or log level reach the server unless given here.
+    pub fn start_with_env(repo: &Path, extra: &[&str], env: &[(&str, &str)]) -> Served {
+        Served::spawn(Served::command(repo, extra, env), true)
+    }
+
+    /// Like `start`, but the test lets go of the server's stderr right after the line naming
+    /// its port: the pipe's only read end is closed while the server goes on.
+    pub fn start_closing_stderr(repo: &Path) -> Served {
+        Served::spawn(Served::command(repo, &[], &[]), false)
     }
 
     /// Like `start`, in a shell that first lowers the open-file limit to `open_files`.
     pub fn start_with_open_files(repo: &Path, open_files: u32) -> Served {
-        let mut command = std::process::Command::new("sh");
+        let mut command = Command::new("sh");
         command
             .arg("-c")
             .arg(format!(
@@ -54,32 +66,68 @@ impl Served {
             ))
             .arg(env!("CARGO_BIN_EXE_majordomus"))
             .arg(repo);
-        Served::spawn(command)
+        Served::spawn(command, true)
     }
 
-    /// Runs `command` (a `serve --port 0`) and waits for the line naming its port.
-    fn spawn(mut command: std::process::Command) -> Served {
+    fn command(repo: &Path, extra: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut command = bin();
+        command
+            .args(["serve", "--port", "0"])
+            .args(extra)
+            .arg("--repo")
+            .arg(repo)
+            .current_dir(repo)
+            .env_remove("MAJORDOMUS_LOG");
+        for var in GIT_ENV {
+            command.env_remove(var);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    /// Runs `command` (a `serve --port 0`) and waits for the line naming its address; stderr is
+    /// then drained for the child's whole life (so its logs can never fill the pipe), or, unless
+    /// `keep_stderr`, closed.
+    fn spawn(mut command: Command, keep_stderr: bool) -> Served {
         let mut child = command
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("the majordomus binary starts");
+        let mut out = child.stdout.take().expect("stdout is piped");
+        let stdout = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = out.read_to_end(&mut bytes);
+            bytes
+        });
         let stderr = child.stderr.take().expect("stderr is piped");
         let log = Arc::new(Mutex::new(String::new()));
         let (first_tx, first_rx) = mpsc::channel();
         let drained = Arc::clone(&log);
-        // Drain stderr for the child's whole life, so its logs can never fill the pipe.
-        std::thread::spawn(move || {
+        let stderr = std::thread::spawn(move || {
             let mut first = Some(first_tx);
-            for line in BufReader::new(stderr).lines() {
+            for line in BufReader::new(stderr).split(b'\n') {
                 let Ok(line) = line else { break };
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(line.clone());
+                let line = String::from_utf8_lossy(&line).into_owned();
+                {
+                    let mut log = drained.lock().unwrap_or_else(|e| e.into_inner());
+                    log.push_str(&line);
+                    log.push('\n');
                 }
-                let mut log = drained.lock().unwrap_or_else(|e| e.into_inner());
-                log.push_str(&line);
-                log.push('\n');
+                // Log lines may come first (at debug or trace); the announcement is the first
+                // line of `serve`'s own.
+                if line.starts_with("majordomus serving ") {
+                    if let Some(tx) = first.take() {
+                        let _ = tx.send(line);
+                        if !keep_stderr {
+                            // The reader, and with it the pipe's only read end, goes here.
+                            break;
+                        }
+                    }
+                }
             }
         });
         let first = match first_rx.recv_timeout(ANSWER_DEADLINE) {
@@ -87,24 +135,94 @@ impl Served {
             Err(_) => {
                 let _ = child.kill();
                 let status = child.wait();
-                panic!("`majordomus serve` printed no first line ({status:?})");
+                panic!(
+                    "`majordomus serve` never said where it listens ({status:?}); stderr: {}",
+                    log.lock().unwrap_or_else(|e| e.into_inner())
+                );
             }
         };
-        let port = first
-            .strip_prefix("majordomus serving ")
-            .and_then(|rest| rest.rsplit_once(" on http://127.0.0.1:"))
-            .and_then(|(_, port)| port.trim().parse::<u16>().ok())
-            .unwrap_or_else(|| panic!("the first stderr line names the port: {first:?}"));
-        Served { child, port, log }
+        let address = first
+            .rsplit_once(" on http://")
+            .map(|(_, address)| address.trim().to_string())
+            .unwrap_or_else(|| panic!("the announcement names the address: {first:?}"));
+        let port = address
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse::<u16>().ok())
+            .unwrap_or_else(|| panic!("the announcement names the port: {first:?}"));
+        Served {
+            child,
+            port,
+            address,
+            log,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            transcript: None,
+        }
+    }
+
+    /// From now on every reply is kept, as text, for [`Served::transcript`]: what a sweep
+    /// searches for what must never be served.
+    pub fn recording(mut self) -> Served {
+        self.transcript = Some(Mutex::new(String::new()));
+        self
+    }
+
+    /// Every reply received since [`Served::recording`], status line, headers and body.
+    pub fn transcript(&self) -> String {
+        self.transcript
+            .as_ref()
+            .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
+
+    /// The address the server announced, `host:port`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Waits, up to `deadline`, for a line on the server's stderr that `wanted` accepts, and
+    /// returns it: how a test learns that the server reached a state it only logs.
+    pub fn await_log(
+        &self,
+        deadline: Duration,
+        what: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> String {
+        eventually(deadline, what, || {
+            self.log().lines().find(|l| wanted(l)).map(str::to_string)
+        })
+    }
+
+    /// Sends SIGTERM, as a service manager stops a server.
+    pub fn terminate(&self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill only sends a signal to the child this value owns.
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM reaches the server");
+    }
+
+    /// Stops the server and returns its stdout and stderr.
+    pub fn stop(&mut self) -> (String, String) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let stdout = self
+            .stdout
+            .take()
+            .map(|h| h.join().expect("the stdout reader ends"))
+            .unwrap_or_default();
+        if let Some(reader) = self.stderr.take() {
+            reader.join().expect("the stderr reader ends");
+        }
+        (String::from_utf8_lossy(&stdout).into_owned(), self.log())
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// `127.0.0.1:<port>`: what a well-behaved client sends as `Host`.
+    /// `<address>:<port>`: what a well-behaved client sends as `Host`.
     pub fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.address.clone()
     }
 
     /// Everything the server wrote to stderr so far.
@@ -114,7 +232,7 @@ impl Served {
 
     /// A fresh connection with a read deadline.
     pub fn connect(&self) -> TcpStream {
-        let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the server accepts");
+        let stream = TcpStream::connect(&self.address).expect("the server accepts");
         stream
             .set_read_timeout(Some(ANSWER_DEADLINE))
             .expect("a read timeout");
@@ -125,7 +243,17 @@ impl Served {
     pub fn send_raw(&self, bytes: &[u8]) -> Reply {
         let mut stream = self.connect();
         stream.write_all(bytes).expect("the request is sent");
-        read_reply(&mut stream)
+        let reply = read_reply(&mut stream);
+        if let Some(transcript) = &self.transcript {
+            let mut kept = transcript.lock().unwrap_or_else(|e| e.into_inner());
+            kept.push_str(&format!("HTTP/1.1 {}\n", reply.status));
+            for (name, value) in &reply.headers {
+                kept.push_str(&format!("{name}: {value}\n"));
+            }
+            kept.push_str(&reply.text());
+            kept.push('\n');
+        }
+        reply
     }
 
     /// One request on its own connection; see [`Served::request_bytes`].
@@ -241,18 +369,9 @@ impl Drop for Served {
     }
 }
 
-/// Polls `child` until it exits or `deadline` passes.
+/// Waits for `child` to exit, or for `deadline` to pass (then `None`).
 pub fn wait_with_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        if start.elapsed() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    within(deadline, || child.try_wait().ok().flatten())
 }
 
 /// Runs the binary with `args` and waits at most `deadline`; a child still running then is killed
@@ -412,34 +531,15 @@ pub fn finish_sending(stream: &TcpStream) {
     stream.shutdown(Shutdown::Write).expect("half-close");
 }
 
-/// A git repository holding the layer `majordomus init` writes, committed.
-pub fn fixture_repo() -> TempDir {
-    fixture_repo_with(&[])
+/// A git repository holding the layer `majordomus init` writes, committed: [`Fixture::with_files`]
+/// with none.
+pub fn fixture_repo() -> Fixture {
+    Fixture::with_files(&[])
 }
 
-/// Like [`fixture_repo`], with extra files (path, content) written before the commit.
-pub fn fixture_repo_with(files: &[(&str, &str)]) -> TempDir {
-    let dir = TempDir::new().expect("a temporary directory");
-    git_in(dir.path(), &["init", "-q"]);
-    let out = bin()
-        .arg("init")
-        .arg("--repo")
-        .arg(dir.path())
-        .output()
-        .expect("init runs");
-    assert!(
-        out.status.success(),
-        "majordomus init: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for (path, content) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
-        std::fs::write(path, content).expect("a fixture file");
-    }
-    git_in(dir.path(), &["add", "-A"]);
-    git_in(dir.path(), &["commit", "-q", "-m", "layer"]);
-    dir
+/// [`Fixture::with_files`]: extra files (path, content) written before the one commit.
+pub fn fixture_repo_with(files: &[(&str, &str)]) -> Fixture {
+    Fixture::with_files(files)
 }
 
 /// The path of the HTTP route that exposes capability `id`.
@@ -483,19 +583,10 @@ pub fn query_of(input: &Value) -> String {
     }
 }
 
-/// Polls `probe` every 100 ms until it returns `Some`, or fails the test after `deadline`.
-pub fn poll<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(
-            start.elapsed() < deadline,
-            "{what}: not within {deadline:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+/// Asks `probe` until it returns `Some`, or fails the test after `deadline`: see
+/// [`crate::support::eventually`].
+pub fn poll<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    eventually(deadline, what, probe)
 }
 
 /// A modern `subscriptions/listen`: its connection, status, head and the first of its body (a

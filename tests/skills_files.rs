@@ -175,18 +175,12 @@ fn until(
     what: &str,
     ready: impl Fn(&[(String, String)]) -> bool,
 ) -> Vec<(String, String)> {
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    loop {
-        let files = files_of(server);
-        if ready(&files) {
-            return files;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never served {what}: {files:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut last = Vec::new();
+    crate::support::within(crate::support::PATIENCE, || {
+        last = files_of(server);
+        ready(&last).then(|| last.clone())
+    })
+    .unwrap_or_else(|| panic!("the server never served {what}: {last:?}"))
 }
 
 #[test]

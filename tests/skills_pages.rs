@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use crate::support::{Fixture, McpServer};
+use crate::support::{eventually, Fixture, McpServer, PATIENCE};
 use majordomus::mcp::protocol;
 
 const MODERN: &str = "2026-07-28";
@@ -136,16 +136,14 @@ fn a_cursor_of_a_generation_that_has_gone_is_invalid_params() {
         "---\nname: s-0000\ndescription: Skill 0, edited.\n---\n\n# s-0000\n",
     );
     // The edit is served once the watcher has seen it; the old cursor is then refused.
-    let mut refused = None;
-    for _ in 0..200 {
-        let answer = server.request("skills/list", json!({ "cursor": cursor }));
-        if let Some(error) = answer.get("error") {
-            refused = Some(error.clone());
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let error = refused.expect("the cursor is refused once the layer changed");
+    let error = eventually(
+        PATIENCE,
+        "the cursor refused once the layer changed",
+        || {
+            let answer = server.request("skills/list", json!({ "cursor": cursor }));
+            answer.get("error").cloned()
+        },
+    );
     assert_eq!(error["code"], protocol::INVALID_PARAMS, "{error}");
     assert!(
         error["message"]

@@ -3,51 +3,22 @@
 
 #[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
 mod linux_x86_64 {
-    use crate::serve_support::read_reply;
     use crate::support::{bin, stderr};
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
 
     /// `serve --host localhost` binds the loopback address
     /// `/etc/hosts` names, and answers on it.
     #[test]
     fn serve_resolves_a_host_name() {
         let repo = crate::serve_support::fixture_repo();
-        let mut child = bin()
-            .args(["serve", "--host", "localhost", "--port", "0", "--repo"])
-            .arg(repo.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
-        let mut log = BufReader::new(child.stderr.take().unwrap());
-        let mut first = String::new();
-        log.read_line(&mut first).expect("a first line");
-        // Drained for the server's whole life: a closed pipe would fail its next log line.
-        std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-        let address = first
-            .trim()
-            .rsplit_once(" on http://")
-            .map(|(_, a)| a.to_string())
-            .unwrap_or_else(|| panic!("the first line names the address: {first:?}"));
+        let served =
+            crate::serve_support::Served::start_with(repo.root(), &["--host", "localhost"]);
+        let address = served.address();
         let ip = address.rsplit_once(':').unwrap().0;
         assert!(
             ip == "127.0.0.1" || ip == "[::1]",
             "localhost bound {address}"
         );
-        let mut stream = std::net::TcpStream::connect(&address).expect("the server accepts");
-        stream
-            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
-            .unwrap();
-        write!(
-            stream,
-            "GET /cockpit HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let reply = read_reply(&mut stream);
-        let _ = child.kill();
-        let _ = child.wait();
+        let reply = served.get("/cockpit");
         assert_eq!(reply.status, 200, "{}", reply.text());
     }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
@@ -71,7 +71,10 @@ pub fn this_checkout() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A throwaway git repository with a layer made by `majordomus init`, committed.
+/// A throwaway directory every test that needs a repository or a layer builds on: empty
+/// ([`Fixture::bare`]), a git repository with the layer `majordomus init` writes ([`Fixture::new`],
+/// [`Fixture::with_files`]), or any tree the test writes itself ([`Fixture::with_file`],
+/// [`Fixture::commit_all`]). The directory goes when the fixture is dropped.
 pub struct Fixture {
     dir: tempfile::TempDir,
 }
@@ -127,6 +130,19 @@ impl Fixture {
         fixture
     }
 
+    /// `git init`, `majordomus init`, the extra files (path, content), one commit.
+    pub fn with_files(files: &[(&str, &str)]) -> Fixture {
+        let fixture = Fixture::bare();
+        fixture.git(&["init", "-q"]);
+        let out = run_in(fixture.root(), &["init"]);
+        assert!(out.status.success(), "majordomus init: {}", stderr(&out));
+        for (path, content) in files {
+            fixture.write(path, content);
+        }
+        fixture.commit("layer");
+        fixture
+    }
+
     /// An empty directory: no git, no layer.
     pub fn bare() -> Fixture {
         Fixture {
@@ -134,8 +150,30 @@ impl Fixture {
         }
     }
 
+    /// The fixture with `content` written at the repository-relative `path`: for building a
+    /// tree in one expression (`Fixture::bare().with_file(…).with_file(…)`).
+    pub fn with_file(self, path: &str, content: impl AsRef<[u8]>) -> Fixture {
+        self.write(path, content);
+        self
+    }
+
     pub fn root(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The root, as a `TempDir` names it: for callers that held a bare temporary directory.
+    pub fn path(&self) -> &Path {
+        self.root()
+    }
+
+    /// The absolute path of the repository-relative `relative`.
+    pub fn at(&self, relative: &str) -> PathBuf {
+        self.root().join(relative)
+    }
+
+    /// Removes the repository-relative file `relative`.
+    pub fn remove(&self, relative: &str) {
+        std::fs::remove_file(self.at(relative)).expect("the fixture file can be removed");
     }
 
     /// Writes `content` to the repository-relative `path`, creating its directories.
@@ -155,6 +193,37 @@ impl Fixture {
     pub fn commit(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    /// `git init` (harmless on a repository already), add everything and commit.
+    pub fn commit_all(&self) {
+        self.git(&["init", "-q"]);
+        self.commit("layer");
+    }
+}
+
+/// Asks `probe` until it answers `Some`, and fails the test naming `what` once `deadline` has
+/// passed: see [`within`].
+pub fn eventually<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    within(deadline, probe).unwrap_or_else(|| panic!("{what}: not within {deadline:?}"))
+}
+
+/// Asks `probe` until it answers `Some`, or `None` once `deadline` has passed. The one place a
+/// test waits by asking again: what ends the wait is the program's answer (a counter, a page,
+/// an exit status); the pause between asks, doubling from 1 ms to 50 ms, only keeps the asking
+/// from spinning.
+pub fn within<T>(deadline: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(found) = probe() {
+            return Some(found);
+        }
+        if start.elapsed() >= deadline {
+            return None;
+        }
+        thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
 
@@ -462,16 +531,9 @@ impl McpServer {
         }
     }
 
-    /// Waits for the exit, polling up to `PATIENCE`.
+    /// Waits for the exit, up to `PATIENCE`.
     pub fn wait(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.try_status() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "the server did not exit");
-            thread::sleep(Duration::from_millis(5));
-        }
+        eventually(PATIENCE, "the server's exit", || self.try_status())
     }
 }
 

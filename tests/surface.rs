@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::support::{git_in, run, run_in, stderr, stdout};
+use crate::support::{run, run_in, stderr, stdout, Fixture};
 
 fn built() -> String {
     let out = run(&["surface"]);
@@ -295,16 +295,13 @@ fn diff_names_each_change_its_class_and_the_bump_and_reads_as_a_changelog() {
 }
 
 /// A throwaway repository whose commit holds `surface` as `surface.json`.
-fn repo_with(surface: Option<&str>) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    git_in(dir.path(), &["init", "-q"]);
-    std::fs::write(dir.path().join("README"), "x").expect("written");
+fn repo_with(surface: Option<&str>) -> Fixture {
+    let repo = Fixture::bare().with_file("README", "x");
     if let Some(s) = surface {
-        std::fs::write(dir.path().join("surface.json"), s).expect("written");
+        repo.write("surface.json", s);
     }
-    git_in(dir.path(), &["add", "-A"]);
-    git_in(dir.path(), &["commit", "-q", "-m", "base"]);
-    dir
+    repo.commit_all();
+    repo
 }
 
 #[test]

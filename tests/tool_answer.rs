@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{Fixture, McpServer};
+use crate::support::{eventually, Fixture, McpServer, PATIENCE};
 
 /// A scoped rule whose title and statement need escaping in a JSON string of JSON.
 const SCOPED_RULE: &str = "---
@@ -122,24 +122,16 @@ fn an_edit_between_two_identical_calls_is_answered_from_the_new_generation() {
             .replace("statement: 'Tabs", "statement: 'Edited: tabs"),
     );
     // Once the server reads the new generation (its `get` of the rule says so)...
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
+    eventually(PATIENCE, "the edit seen by `get`", || {
         let got = mcp.call_ok(
             "majordomus_get",
             json!({ "uri": "majordomus://rule/quoted@1" }),
         );
-        if got["metadata"]["statement"]
+        got["metadata"]["statement"]
             .as_str()
             .is_some_and(|s| s.starts_with("Edited"))
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the edit was never seen: {got}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+            .then_some(())
+    });
     // ...the very same input is answered anew, not from the first generation's cache entry.
     let after = mcp.call_ok("majordomus_applicable", arguments);
     let rule = rule_of(&after);

@@ -216,7 +216,34 @@ fn matters(root: &Path, event: &Event) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::fixed_directory;
+    use super::{fixed_directory, matters};
+    use notify::event::{AccessKind, AccessMode, DataChange, ModifyKind};
+    use notify::{Event, EventKind};
+    use std::path::Path;
+
+    #[test]
+    fn reads_and_local_files_never_matter_and_writes_to_the_layer_do() {
+        let root = Path::new("/repo");
+        let event = |kind: EventKind, path: &str| Event::new(kind).add_path(root.join(path));
+        let written = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        let rule = ".ai/repo/rules/a.md";
+        for read in [
+            AccessKind::Open(AccessMode::Read),
+            AccessKind::Read,
+            AccessKind::Close(AccessMode::Read),
+        ] {
+            assert!(
+                !matters(root, &event(EventKind::Access(read), rule)),
+                "{read:?}"
+            );
+        }
+        assert!(!matters(root, &event(written, ".ai/local/scratch.txt")));
+        assert!(!matters(root, &event(written, ".git/objects/ab/cd")));
+        assert!(matters(root, &event(written, ".git/index")));
+        assert!(matters(root, &event(written, rule)));
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        assert!(matters(root, &event(closed, rule)));
+    }
 
     #[test]
     fn the_fixed_directory_stops_at_the_first_pattern() {

@@ -82,6 +82,8 @@ pub struct LiveIndex {
     watcher: Mutex<Option<Arc<Sender<Signal>>>>,
     /// Stamp checks made by the watcher (not forced builds).
     polls: AtomicU64,
+    /// How many times the watcher (re)started its notifications.
+    watches_started: AtomicU64,
     /// What the latest full check took, in nanoseconds.
     full_check: AtomicU64,
     /// Whether the watcher is driven by file-system notifications rather than its interval.
@@ -153,6 +155,7 @@ impl LiveIndex {
             last_error: Mutex::new(None),
             watcher: Mutex::new(None),
             polls: AtomicU64::new(0),
+            watches_started: AtomicU64::new(0),
             full_check: AtomicU64::new(0),
             notified: AtomicBool::new(false),
             refreshes: Mutex::new(Refreshes::default()),
@@ -197,6 +200,13 @@ impl LiveIndex {
     /// layer is checked only every 10 s.
     pub fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed)
+    }
+
+    /// How many times the watcher started its notifications: once at first, and again each time
+    /// a generation needs other (or re-created) directories watched. A change made after this
+    /// moved is raised by the new notifications.
+    pub fn watches_started(&self) -> u64 {
+        self.watches_started.load(Ordering::Relaxed)
     }
 
     /// Whether the watcher learns of changes from the file system (else it polls every interval).
@@ -285,6 +295,12 @@ impl LiveIndex {
                     } else {
                         interval.max(live.full_check_cost() * POLLED_COST_RATIO)
                     };
+                    // What a test waits for to know the watcher is idle, and for how long.
+                    tracing::debug!(
+                        notified = watching.current.is_some(),
+                        "layer watcher waits {} ms for its next check",
+                        wait.as_millis()
+                    );
                 }
             })?;
         *lock(&self.watcher) = Some(mailbox);
@@ -318,6 +334,7 @@ impl LiveIndex {
             Ok(started) => {
                 watching.current = Some(started);
                 watching.refused = None;
+                self.watches_started.fetch_add(1, Ordering::Relaxed);
             }
             Err(why) => {
                 tracing::debug!("layer changes are polled for, not notified: {why}");
@@ -340,13 +357,15 @@ impl LiveIndex {
     }
 
     /// Tells the index a search was served: the first one starts the signatures' builds when
-    /// [`LiveIndex::prepare_search_in_background`] asked for them; later ones do nothing.
-    pub fn searched(&self) {
-        if self.search_wanted.load(Ordering::Relaxed)
-            && !self.prepare_search.swap(true, Ordering::Relaxed)
-        {
+    /// [`LiveIndex::prepare_search_in_background`] asked for them; later ones do nothing. True
+    /// when this call started them.
+    pub fn searched(&self) -> bool {
+        let starts = self.search_wanted.load(Ordering::Relaxed)
+            && !self.prepare_search.swap(true, Ordering::Relaxed);
+        if starts {
             prepare_in_background(self.current(), None);
         }
+        starts
     }
 
     /// Calls `hook` with what each generation published from now on changed, computed once per

@@ -11,16 +11,28 @@ use super::{EXAMPLE_RULE, EXAMPLE_RULE_PATH};
 #[test]
 fn an_idle_server_is_told_of_changes_instead_of_polling_for_them() {
     let repo = fixture_repo();
-    let served = Served::start(repo.path());
+    let served = Served::start_with_env(repo.path(), &[], &[("MAJORDOMUS_LOG", "debug")]);
     let counters = || served.get(route_of("perf.counters")).json();
     let first = poll(Duration::from_secs(5), "the watcher's first check", || {
         let now = counters();
         (now["index_checks"].as_u64()? >= 1).then_some(now)
     });
     assert_eq!(first["index_notified"], true, "{first}");
-    // Polling every 500 ms, as without notifications, would check three times meanwhile.
-    std::thread::sleep(Duration::from_millis(1600));
-    assert_eq!(counters()["index_checks"], first["index_checks"]);
+    // The watcher says how long it waits before each check: told of changes, once idle it waits
+    // 10 s, where polling would wait 500 ms. A server that polled never says so.
+    let waits = |line: &str| -> Option<u64> {
+        line.split("layer watcher waits ")
+            .nth(1)?
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()
+    };
+    served.await_log(
+        Duration::from_secs(20),
+        "the watcher idle for 10 s",
+        |line| line.contains("notified=true") && waits(line).is_some_and(|ms| ms >= 10_000),
+    );
 }
 
 #[test]

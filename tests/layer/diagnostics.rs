@@ -3,11 +3,11 @@
 
 use majordomus::layer::{self, IndexState, Severity};
 
-use super::{assert_refused, codes_for, rule, Repo, MANIFEST};
+use super::{assert_refused, codes_for, layer_repo, rule, Built, Fixture, MANIFEST};
 
 #[test]
 fn malformed_front_matter_unclosed() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/rules/open.md",
         "---\nid: open\nversion: 1\n\n# never closed\n",
@@ -21,7 +21,7 @@ fn malformed_front_matter_unclosed() {
 
 #[test]
 fn malformed_front_matter_not_a_mapping() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/rules/list.md",
         "---\n- id\n- version\n---\nbody\n",
@@ -35,7 +35,7 @@ fn malformed_front_matter_not_a_mapping() {
 
 #[test]
 fn malformed_front_matter_invalid_yaml() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/rules/yaml.md",
         "---\nid: [unclosed\nversion: 1\n---\nbody\n",
@@ -49,7 +49,7 @@ fn malformed_front_matter_invalid_yaml() {
 
 #[test]
 fn malformed_front_matter_absent_where_required() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/rules/bare.md",
         "# Just a heading\n\nNo front matter.\n",
@@ -63,7 +63,7 @@ fn malformed_front_matter_absent_where_required() {
 
 #[test]
 fn malformed_yaml_in_an_issue() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/project/issues/bad.yaml", "id: bad\ntitle: [\n");
     assert_refused(
         &repo.index(),
@@ -74,7 +74,7 @@ fn malformed_yaml_in_an_issue() {
 
 #[test]
 fn missing_field() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let text = rule("short", 1).replace("statement: Do short.\n", "");
     repo.write(".ai/repo/rules/short.md", &text);
     let index = repo.index();
@@ -89,7 +89,7 @@ fn missing_field() {
 
 #[test]
 fn unknown_key() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let text = rule("extra", 1).replace("status: active\n", "status: active\npriority: high\n");
     repo.write(".ai/repo/rules/extra.md", &text);
     assert_refused(&repo.index(), ".ai/repo/rules/extra.md", "unknown_key");
@@ -97,14 +97,14 @@ fn unknown_key() {
 
 #[test]
 fn schema_violation_version_zero() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/zero.md", rule("zero", 0));
     assert_refused(&repo.index(), ".ai/repo/rules/zero.md", "schema_violation");
 }
 
 #[test]
 fn schema_violation_a_date_that_is_no_day() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/adrs/adr-0001.md",
         "---\nid: adr-0001\ntitle: T\nstatus: accepted\ndate: 2026-13-45\n---\n",
@@ -120,7 +120,7 @@ fn schema_violation_a_date_that_is_no_day() {
 
 #[test]
 fn schema_violation_a_status_outside_the_enum() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let text = rule("odd", 1).replace("status: active", "status: maybe");
     repo.write(".ai/repo/rules/odd.md", &text);
     assert_refused(&repo.index(), ".ai/repo/rules/odd.md", "schema_violation");
@@ -128,7 +128,7 @@ fn schema_violation_a_status_outside_the_enum() {
 
 #[test]
 fn kind_mismatch() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let text = rule("confused", 1).replace("kind: rule", "kind: prompt");
     repo.write(".ai/repo/rules/confused.md", &text);
     assert_refused(&repo.index(), ".ai/repo/rules/confused.md", "kind_mismatch");
@@ -136,7 +136,7 @@ fn kind_mismatch() {
 
 #[test]
 fn identity_mismatch_for_prompts_skills_and_issues() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/prompts/review.md",
         "---\nname: critique\ndescription: Review.\n---\n",
@@ -162,7 +162,7 @@ fn identity_mismatch_for_prompts_skills_and_issues() {
 
 #[test]
 fn duplicate_identity_excludes_every_claimant() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/one.md", rule("same", 3));
     repo.write(".ai/repo/rules/sub/two.md", rule("same", 3));
     let index = repo.index();
@@ -185,7 +185,7 @@ fn duplicate_identity_excludes_every_claimant() {
 
 #[test]
 fn required_source_empty() {
-    let repo = Repo::bare();
+    let repo = Fixture::bare();
     repo.write(".ai/manifest.yaml", MANIFEST);
     repo.write(
         ".ai/repo/prompts/p.md",
@@ -206,7 +206,7 @@ fn required_source_empty() {
 
 #[test]
 fn claimed_twice_stays_with_the_first_source() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: everything, kind: document, pathspec: '.ai/repo/**/*.md'}\n",
@@ -226,7 +226,7 @@ fn claimed_twice_stays_with_the_first_source() {
 
 #[test]
 fn every_reported_code_is_documented() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/zero.md", rule("zero", 0));
     repo.write(".ai/repo/rules/bare.md", "nothing\n");
     let index = repo.index();

@@ -4,11 +4,11 @@
 
 use majordomus::layer::{self, build, default_sources_yaml, Discovery, IndexState, LayerError};
 
-use super::{rule, Repo};
+use super::{layer_repo, rule, Built};
 
 #[test]
 fn both_discovery_modes_give_the_same_objects_on_a_committed_layer() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/prompts/p.md",
         "---\nname: p\ndescription: P.\n---\n",
@@ -26,7 +26,7 @@ fn both_discovery_modes_give_the_same_objects_on_a_committed_layer() {
 
 #[test]
 fn vcs_sees_an_untracked_file_and_skips_a_deleted_one() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/gone.md", rule("gone", 1));
     repo.commit_all();
     repo.remove(".ai/repo/rules/gone.md");
@@ -39,7 +39,7 @@ fn vcs_sees_an_untracked_file_and_skips_a_deleted_one() {
 
 #[test]
 fn vcs_outside_a_git_repository_is_unusable_and_names_the_alternative() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let e = build(repo.root(), Discovery::Vcs, 1).unwrap_err();
     assert!(matches!(e, LayerError::GitUnusable { .. }), "{e:?}");
     assert_eq!(e.exit_code(), 13);
@@ -48,7 +48,7 @@ fn vcs_outside_a_git_repository_is_unusable_and_names_the_alternative() {
 
 #[test]
 fn the_local_directory_is_never_indexed() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(

@@ -3,37 +3,42 @@
 //! an idle notified layer is not polled, and an edit landing during a build is picked up.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use majordomus::layer::{self, build, default_sources_yaml, Discovery, LiveIndex};
+use majordomus::layer::{self, default_sources_yaml, Discovery, LiveIndex};
 
-use super::{has_object_from, rule, settled_checks, wait_for, Repo, MANIFEST};
+use super::{
+    has_object_from, idle_for, layer_repo, listen_to_the_layer, rule, settled_checks, wait_for,
+    MANIFEST,
+};
+use crate::support::eventually;
 
 #[test]
 fn a_sources_edit_made_during_a_build_is_picked_up() {
     // The configuration is stamped before it is read: an edit landing while the files are
     // read moves the next stamp, so the watcher rebuilds with it.
-    let repo = Repo::new();
-    for i in 0..3000 {
+    let repo = layer_repo();
+    for i in 0..20 {
         repo.write(
             &format!(".ai/repo/rules/r{i}.md"),
             rule(&format!("r{i}"), 1),
         );
     }
     repo.write("notes/a.md", "# A note\n\nSome text.\n");
-    std::fs::create_dir_all(repo.path(".ai/repo/knowledge")).unwrap();
-    let started = Instant::now();
-    build(repo.root(), Discovery::Filesystem, 1).unwrap();
-    let one_build = started.elapsed();
+    std::fs::create_dir_all(repo.at(".ai/repo/knowledge")).unwrap();
 
-    let root = repo.root().to_path_buf();
-    let editor = std::thread::spawn(move || {
-        std::thread::sleep(one_build / 2);
+    // The edit lands while the first build is under way: after its configuration was read,
+    // before its files are.
+    let sources_path = repo.at(layer::SOURCES_PATH);
+    let edit = Box::new(move || {
         let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
-        std::fs::write(root.join(layer::SOURCES_PATH), sources).unwrap();
+        std::fs::write(sources_path, sources).unwrap();
     });
-    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
-    editor.join().unwrap();
+    let live = LiveIndex::new_doing(repo.root(), Discovery::Filesystem, edit).unwrap();
+    assert!(
+        !has_object_from(&live.current(), "notes/a.md"),
+        "the first build read the configuration before the edit"
+    );
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     wait_for(&live, "the sources edited during the build", |i| {
         has_object_from(i, "notes/a.md")
@@ -42,7 +47,7 @@ fn a_sources_edit_made_during_a_build_is_picked_up() {
 
 #[test]
 fn a_live_index_notices_created_edited_and_removed_files() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.commit_all();
     let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
     let watcher = live.watch(Duration::from_millis(10)).unwrap();
@@ -102,7 +107,7 @@ fn an_unchanged_layer_builds_no_new_generation() {
     // For files left alone the two must agree, refused ones included, or an idle layer would be
     // rebuilt on every poll.
     for discovery in [Discovery::Filesystem, Discovery::Vcs] {
-        let repo = Repo::new();
+        let repo = layer_repo();
         let mut latin = rule("latin", 1).into_bytes();
         latin.extend_from_slice(&[0xff, b'\n']);
         repo.write(".ai/repo/rules/latin.md", latin);
@@ -112,14 +117,14 @@ fn an_unchanged_layer_builds_no_new_generation() {
         repo.write("elsewhere/target.md", rule("linked", 1));
         #[cfg(unix)]
         std::os::unix::fs::symlink(
-            repo.path("elsewhere/target.md"),
-            repo.path(".ai/repo/rules/link.md"),
+            repo.at("elsewhere/target.md"),
+            repo.at(".ai/repo/rules/link.md"),
         )
         .unwrap();
         repo.commit_all();
         #[cfg(unix)]
         assert!(Command::new("mkfifo")
-            .arg(repo.path(".ai/repo/rules/pipe.md"))
+            .arg(repo.at(".ai/repo/rules/pipe.md"))
             .status()
             .expect("mkfifo runs")
             .success());
@@ -130,15 +135,18 @@ fn an_unchanged_layer_builds_no_new_generation() {
             live.current().diagnostics
         );
         let _watcher = live.watch(Duration::from_millis(5)).unwrap();
-        std::thread::sleep(Duration::from_millis(80));
-        assert_eq!(live.generations_built(), 1, "{discovery:?}");
-        assert_eq!(live.current().generation, 1, "{discovery:?}");
+        settled_checks(&live);
+        // The watcher serves a writer's refresh after the check it is making: once the refresh
+        // is answered, that check is done, and the refresh built the only new generation.
+        live.refresh_now().unwrap();
+        assert_eq!(live.generations_built(), 2, "{discovery:?}");
+        assert_eq!(live.current().generation, 2, "{discovery:?}");
     }
 }
 
 #[test]
 fn refresh_now_is_served_by_the_watcher_and_counted_only_without_one() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
 
     // Without a watcher the caller's thread builds, and the counter says so.
@@ -158,7 +166,7 @@ fn refresh_now_is_served_by_the_watcher_and_counted_only_without_one() {
 
 #[test]
 fn a_broken_edit_keeps_the_last_good_generation_served() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(Duration::from_millis(5)).unwrap();
     repo.write(".ai/manifest.yaml", "schema: nonsense\n");
@@ -175,34 +183,39 @@ fn a_broken_edit_keeps_the_last_good_generation_served() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.commit_all();
     let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
-    // An interval this short would mean ~60 checks in the pause below if the watcher polled.
-    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
+    listen_to_the_layer();
+    let watcher = live.watch(Duration::from_millis(5)).unwrap();
     let checks = settled_checks(&live);
     assert!(live.notified(), "the file system notifies on Linux");
+    // Told of changes, the watcher waits 10 s for its next check, where the interval of 5 ms
+    // would have it check 2,000 times meanwhile.
+    idle_for(&watcher, Duration::from_secs(10));
 
     // Reading the layer, as every build and `git ls-files` does, and writing under `.ai/local/`,
     // which is never read, are no reason to look.
     for object in &live.current().objects {
-        std::fs::read(repo.path(&object.provenance.path)).unwrap();
+        std::fs::read(repo.at(&object.provenance.path)).unwrap();
     }
     repo.write(".ai/local/scratch.txt", "not part of the layer");
-    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(live.polls(), checks, "an idle layer was checked again");
 
-    // A change is seen long before the 10 s fallback check.
+    // A change is seen long before the 10 s fallback check, by one check: the events of the
+    // reads and the local file came first on the same queue and started none, and an interval
+    // of 5 ms would have made several while the change settled (at least 25 ms).
     repo.write(".ai/repo/rules/new.md", rule("new", 1));
     wait_for(&live, "a created file", |i| {
         i.get("majordomus://rule/new@1").is_some()
     });
+    assert_eq!(live.polls(), checks + 1, "checks beyond the change's own");
 }
 
 #[cfg(target_os = "linux")]
 #[test]
 fn a_source_directory_created_later_is_watched_once_it_exists() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(
@@ -228,7 +241,7 @@ fn a_source_directory_created_later_is_watched_once_it_exists() {
 
 #[test]
 fn a_source_that_may_match_anywhere_is_polled_for() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(
@@ -241,16 +254,10 @@ fn a_source_that_may_match_anywhere_is_polled_for() {
     let checks = settled_checks(&live);
     // Polls keep coming without any change on disk; how soon depends on the machine's load, so
     // wait for them (up to a generous bound) instead of counting them in a fixed interval.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while live.polls() <= checks + 3 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually(Duration::from_secs(20), "three more checks", || {
+        (live.polls() > checks + 3).then_some(())
+    });
     assert!(!live.notified());
-    assert!(
-        live.polls() > checks + 3,
-        "polled {} times in 20 s",
-        live.polls() - checks
-    );
     repo.write("a/b/NOTES.md", "# Notes\n\nText.\n");
     wait_for(&live, "a file anywhere", |i| {
         has_object_from(i, "a/b/NOTES.md")

@@ -2,12 +2,16 @@
 //! they share: a throwaway repository with a manifest and one valid rule, and what a build said of
 //! one path. Every fixture is a throwaway directory written by the test itself.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, Once};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::Duration;
 
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+
+use crate::support::{eventually, Fixture};
 use majordomus::layer::{build, Discovery, Index, IndexState, LiveIndex};
-use tempfile::TempDir;
 
 /// One fixture per diagnostic code of the front matter, the schema, identities and sources.
 mod diagnostics;
@@ -38,56 +42,22 @@ fn rule(id: &str, version: u32) -> String {
     )
 }
 
-/// A throwaway repository with a layer.
-struct Repo {
-    dir: TempDir,
+/// A throwaway repository with a manifest and one valid rule, so the required `rules` source is
+/// satisfied; not yet a git repository ([`Fixture::commit_all`] makes it one).
+fn layer_repo() -> Fixture {
+    Fixture::bare()
+        .with_file(".ai/manifest.yaml", MANIFEST)
+        .with_file(".ai/repo/rules/base.md", rule("base", 1))
 }
 
-impl Repo {
-    /// A layer with a manifest and one valid rule, so the required `rules` source is satisfied.
-    fn new() -> Repo {
-        let repo = Repo::bare();
-        repo.write(".ai/manifest.yaml", MANIFEST);
-        repo.write(".ai/repo/rules/base.md", rule("base", 1));
-        repo
-    }
+/// A fixture's layer built through the library.
+trait Built {
+    fn build(&self, discovery: Discovery) -> Index;
+    /// Built with `filesystem` discovery.
+    fn index(&self) -> Index;
+}
 
-    /// An empty directory.
-    fn bare() -> Repo {
-        Repo {
-            dir: TempDir::new().expect("a temporary directory"),
-        }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.root().join(relative)
-    }
-
-    fn write(&self, relative: &str, content: impl AsRef<[u8]>) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-
-    fn remove(&self, relative: &str) {
-        std::fs::remove_file(self.path(relative)).unwrap();
-    }
-
-    fn git(&self, args: &[&str]) {
-        crate::support::git_in(self.root(), args);
-    }
-
-    /// `git init`, add everything and commit.
-    fn commit_all(&self) {
-        self.git(&["init", "-q"]);
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", "layer"]);
-    }
-
+impl Built for Fixture {
     fn build(&self, discovery: Discovery) -> Index {
         build(self.root(), discovery, 1).expect("the layer builds")
     }
@@ -129,29 +99,84 @@ fn assert_refused(index: &Index, path: &str, code: &str) {
     );
 }
 
-/// Polls `live` until `ready` holds for its current generation, failing after five seconds.
-fn wait_for(live: &LiveIndex, what: &str, ready: impl Fn(&Index) -> bool) -> Arc<Index> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let index = live.current();
-        if ready(&index) {
-            return index;
+/// What the library's layer code logged at debug level, each line with the thread that logged it:
+/// how a test hears a watcher say what it is doing (it runs on a thread of its own).
+static HEARD: Mutex<Vec<(ThreadId, String)>> = Mutex::new(Vec::new());
+
+/// Collects the layer's debug lines into [`HEARD`] from the first call on, for the whole test
+/// binary (a subscriber is global); other targets stay silent.
+fn listen_to_the_layer() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        struct Heard;
+        impl std::io::Write for Heard {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                let line = String::from_utf8_lossy(bytes).into_owned();
+                let thread = std::thread::current().id();
+                HEARD
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((thread, line));
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
         }
-        assert!(Instant::now() < deadline, "the watcher never saw: {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(|| Heard)
+                    .with_ansi(false),
+            )
+            .with(Targets::new().with_target("majordomus::layer", tracing::Level::DEBUG));
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    });
 }
 
-/// Waits until the watcher has started and made its first check, and returns the checks so far.
+/// Waits until the watcher running on `watcher` says it waits at least `at_least` for its next
+/// check while notifications tell it of changes: it is idle, and checks again only then.
+fn idle_for(watcher: &JoinHandle<()>, at_least: Duration) {
+    let thread = watcher.thread().id();
+    let waits = |line: &str| -> Option<u64> {
+        line.split("layer watcher waits ")
+            .nth(1)?
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()
+    };
+    eventually(
+        Duration::from_secs(20),
+        &format!("the watcher idle for {at_least:?}"),
+        || {
+            let heard = HEARD.lock().unwrap_or_else(|e| e.into_inner());
+            heard
+                .iter()
+                .any(|(from, line)| {
+                    *from == thread
+                        && line.contains("notified=true")
+                        && waits(line).is_some_and(|ms| u128::from(ms) >= at_least.as_millis())
+                })
+                .then_some(())
+        },
+    )
+}
+
+/// Waits until `ready` holds for `live`'s current generation, failing after five seconds.
+fn wait_for(live: &LiveIndex, what: &str, ready: impl Fn(&Index) -> bool) -> Arc<Index> {
+    eventually(
+        Duration::from_secs(5),
+        &format!("the watcher seeing {what}"),
+        || Some(live.current()).filter(|index| ready(index)),
+    )
+}
+
+/// Waits until the watcher has started its notifications (where the platform gives them) and
+/// made its first check, and returns the checks so far: the watcher starts them before that
+/// check, so every change after this returns raises an event.
 fn settled_checks(live: &LiveIndex) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while live.polls() == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the watcher never made its first check"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(50));
-    live.polls()
+    eventually(Duration::from_secs(5), "the watcher's first check", || {
+        (live.polls() > 0).then(|| live.polls())
+    })
 }

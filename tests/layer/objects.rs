@@ -4,11 +4,11 @@
 
 use majordomus::layer::IndexState;
 
-use super::{rule, Repo, MANIFEST};
+use super::{layer_repo, rule, Built, Fixture, MANIFEST};
 
 #[test]
 fn a_rule_becomes_an_object_with_identity_uri_and_provenance() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let index = repo.index();
     assert_eq!(index.state(), IndexState::Ok, "{:#?}", index.diagnostics);
     let o = index.get("majordomus://rule/base@1").unwrap();
@@ -27,7 +27,7 @@ fn a_rule_becomes_an_object_with_identity_uri_and_provenance() {
 
 #[test]
 fn metadata_keeps_the_files_key_order() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/knowledge/curated/order.md",
         "---\ntitle: Order\ntags: [b, a]\nid: order\nrecorded_at: 2026-11-30\n---\nText.\n",
@@ -44,7 +44,7 @@ fn metadata_keeps_the_files_key_order() {
 
 #[test]
 fn an_unquoted_yaml_date_is_read_as_the_string_it_looks_like() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/repo/adrs/adr-0007-dates.md",
         "---\nid: adr-0007\ntitle: Dates\nstatus: accepted\ndate: 2026-11-30\n---\n",
@@ -58,7 +58,7 @@ fn an_unquoted_yaml_date_is_read_as_the_string_it_looks_like() {
 
 #[test]
 fn a_document_is_named_by_its_path_and_titled_by_its_first_heading() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         "docs/guide/intro.md",
         "Some text.\n\n# Getting started\n\nMore.\n",
@@ -77,7 +77,7 @@ fn a_document_is_named_by_its_path_and_titled_by_its_first_heading() {
 
 #[test]
 fn objects_are_sorted_by_uri_and_counted_by_kind() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/a.md", rule("zeta", 1));
     repo.write(".ai/repo/rules/b.md", rule("alpha", 2));
     repo.write(".ai/repo/project/issues/one.yaml", "id: one\ntitle: One\n");
@@ -95,13 +95,13 @@ fn objects_are_sorted_by_uri_and_counted_by_kind() {
 
 #[test]
 fn the_fingerprint_is_stable_and_moves_with_content() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let first = repo.index().fingerprint().to_string();
     assert_eq!(first.len(), 64);
     assert_eq!(repo.index().fingerprint(), first, "two builds agree");
 
     // The same files elsewhere give the same fingerprint: the root path is not part of it.
-    let copy = Repo::bare();
+    let copy = Fixture::bare();
     copy.write(".ai/manifest.yaml", MANIFEST);
     copy.write(".ai/repo/rules/base.md", rule("base", 1));
     assert_eq!(copy.index().fingerprint(), first);

@@ -8,15 +8,16 @@ use std::time::Duration;
 
 use majordomus::layer::{self, Discovery};
 
-use super::{assert_refused, rule, Repo};
+use super::{assert_refused, layer_repo, rule, Built};
+use crate::support::eventually;
 
 #[cfg(unix)]
 #[test]
 fn unreadable_a_named_pipe_is_not_read() {
     // Tests run as root, where a mode-000 file is still readable; a named pipe is an entry that
     // is not a regular file and would block a naive reader forever.
-    let repo = Repo::new();
-    let fifo = repo.path(".ai/repo/rules/pipe.md");
+    let repo = layer_repo();
+    let fifo = repo.at(".ai/repo/rules/pipe.md");
     let status = Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -30,8 +31,8 @@ fn unreadable_a_named_pipe_is_not_read() {
 fn a_build_does_not_open_a_named_pipe() {
     // Opening a pipe for reading would release a writer waiting on it (and hand it a broken
     // pipe): the build examines what the walk saw as special before opening anything.
-    let repo = Repo::new();
-    let fifo = repo.path(".ai/repo/rules/pipe.md");
+    let repo = layer_repo();
+    let fifo = repo.at(".ai/repo/rules/pipe.md");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -42,26 +43,32 @@ fn a_build_does_not_open_a_named_pipe() {
         .arg(format!("echo data > '{}'", fifo.display()))
         .spawn()
         .expect("a writer starts");
-    std::thread::sleep(Duration::from_millis(100));
+    // The kernel says where a process sleeps: the writer's open waits for a reader.
+    let waiting_for_a_reader = |pid: u32| {
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        ["wait_for_partner", "fifo_open"].contains(&wchan.trim())
+    };
+    eventually(
+        Duration::from_secs(10),
+        "the writer waiting for a reader",
+        || waiting_for_a_reader(writer.id()).then_some(()),
+    );
     assert_refused(&repo.index(), ".ai/repo/rules/pipe.md", "unreadable");
-    std::thread::sleep(Duration::from_millis(200));
-    let released = writer.try_wait().expect("the writer can be waited for");
+    // A reader's open would have woken the writer before the build returned; it waits still.
+    let still_waiting = waiting_for_a_reader(writer.id());
     let _ = writer.kill();
     let _ = writer.wait();
-    assert!(
-        released.is_none(),
-        "the build opened the pipe: {released:?}"
-    );
+    assert!(still_waiting, "the build opened the pipe");
 }
 
 #[test]
 fn unreadable_a_path_that_cannot_be_examined_is_reported_not_dropped() {
     // git still lists the tracked file; its directory has become a file, so the path can be
     // neither opened nor examined (ENOTDIR): an error naming it, not a silent disappearance.
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/sub/inner.md", rule("inner", 1));
     repo.commit_all();
-    std::fs::remove_dir_all(repo.path(".ai/repo/rules/sub")).unwrap();
+    std::fs::remove_dir_all(repo.at(".ai/repo/rules/sub")).unwrap();
     repo.write(".ai/repo/rules/sub", "now a file\n");
     let index = repo.build(Discovery::Vcs);
     assert_refused(&index, ".ai/repo/rules/sub/inner.md", "unreadable");
@@ -69,7 +76,7 @@ fn unreadable_a_path_that_cannot_be_examined_is_reported_not_dropped() {
 
 #[test]
 fn unreadable_a_tracked_file_replaced_by_a_directory() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/repo/rules/odd.md", rule("odd", 1));
     repo.commit_all();
     repo.remove(".ai/repo/rules/odd.md");
@@ -84,11 +91,11 @@ fn unreadable_a_tracked_file_replaced_by_a_directory() {
 #[cfg(unix)]
 #[test]
 fn symlink_is_refused_not_followed() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("elsewhere/target.md", rule("linked", 1));
     std::os::unix::fs::symlink(
-        repo.path("elsewhere/target.md"),
-        repo.path(".ai/repo/rules/link.md"),
+        repo.at("elsewhere/target.md"),
+        repo.at(".ai/repo/rules/link.md"),
     )
     .unwrap();
     let index = repo.index();
@@ -98,7 +105,7 @@ fn symlink_is_refused_not_followed() {
 
 #[test]
 fn oversized_is_refused_without_being_read() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let mut big = rule("big", 1);
     big.push_str(&"x".repeat(5 * 1024 * 1024));
     repo.write(".ai/repo/rules/big.md", &big);
@@ -107,7 +114,7 @@ fn oversized_is_refused_without_being_read() {
 
 #[test]
 fn invalid_utf8_is_refused() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let mut bytes = rule("latin", 1).into_bytes();
     bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
     repo.write(".ai/repo/rules/latin.md", bytes);
@@ -116,7 +123,7 @@ fn invalid_utf8_is_refused() {
 
 #[test]
 fn hostile_files_are_diagnosed_never_panicked_on() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let deep_list = format!("---\nid: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000));
     let laughs = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n---\n".to_string();
     let mut hostile: Vec<Vec<u8>> = vec![

@@ -8,7 +8,7 @@ use majordomus::layer::{
     self, build, default_sources_yaml, find_root, Discovery, IndexState, LayerError,
 };
 
-use super::{Repo, MANIFEST};
+use super::{layer_repo, Built, Fixture, MANIFEST};
 
 #[test]
 fn this_repositorys_own_layer_indexes_cleanly() {
@@ -32,9 +32,9 @@ fn this_repositorys_own_layer_indexes_cleanly() {
 
 #[test]
 fn the_root_is_the_nearest_ancestor_with_a_manifest() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("nested/deeper/file.txt", "x");
-    let start = repo.path("nested/deeper");
+    let start = repo.at("nested/deeper");
     let root = find_root(&start).unwrap();
     assert_eq!(root, repo.root().canonicalize().unwrap());
 
@@ -42,33 +42,33 @@ fn the_root_is_the_nearest_ancestor_with_a_manifest() {
     repo.write("nested/.ai/manifest.yaml", MANIFEST);
     assert_eq!(
         find_root(&start).unwrap(),
-        repo.path("nested").canonicalize().unwrap()
+        repo.at("nested").canonicalize().unwrap()
     );
 }
 
 #[test]
 fn a_git_directory_alone_does_not_mark_a_root() {
-    let repo = Repo::new();
-    std::fs::create_dir_all(repo.path("sub/.git")).unwrap();
+    let repo = layer_repo();
+    std::fs::create_dir_all(repo.at("sub/.git")).unwrap();
     repo.write("sub/x/y.txt", "x");
     assert_eq!(
-        find_root(&repo.path("sub/x")).unwrap(),
+        find_root(&repo.at("sub/x")).unwrap(),
         repo.root().canonicalize().unwrap()
     );
 }
 
 #[test]
 fn a_nearer_broken_manifest_is_an_error_not_skipped() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("inner/.ai/manifest.yaml", "schema: [unclosed\n");
-    let e = find_root(&repo.path("inner")).unwrap_err();
+    let e = find_root(&repo.at("inner")).unwrap_err();
     assert!(matches!(e, LayerError::Manifest { .. }), "{e:?}");
     assert_eq!(e.exit_code(), 10);
 }
 
 #[test]
 fn no_layer_exits_12_and_says_how_to_create_one() {
-    let repo = Repo::bare();
+    let repo = Fixture::bare();
     let e = find_root(repo.root()).unwrap_err();
     assert!(matches!(e, LayerError::NoLayer { .. }), "{e:?}");
     assert_eq!(e.exit_code(), 12);
@@ -77,14 +77,14 @@ fn no_layer_exits_12_and_says_how_to_create_one() {
 
 #[test]
 fn a_start_directory_that_does_not_exist_has_no_layer() {
-    let repo = Repo::bare();
-    let e = find_root(&repo.path("no/such/dir")).unwrap_err();
+    let repo = Fixture::bare();
+    let e = find_root(&repo.at("no/such/dir")).unwrap_err();
     assert_eq!(e.exit_code(), 12, "{e}");
 }
 
 #[test]
 fn a_manifest_with_an_unknown_key_exits_10() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/manifest.yaml", format!("{MANIFEST}extra: 1\n"));
     let e = build(repo.root(), Discovery::Filesystem, 1).unwrap_err();
     assert!(matches!(e, LayerError::Manifest { .. }), "{e:?}");
@@ -94,7 +94,7 @@ fn a_manifest_with_an_unknown_key_exits_10() {
 
 #[test]
 fn a_manifest_of_another_schema_exits_10() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         ".ai/manifest.yaml",
         "schema: ai-repository/v9\nsections: {repo: repo}\n",
@@ -105,7 +105,7 @@ fn a_manifest_of_another_schema_exits_10() {
 
 #[test]
 fn sources_with_an_unknown_key_exit_10() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/*.md', required: true, weight: 3}\n",
@@ -118,7 +118,7 @@ fn sources_with_an_unknown_key_exit_10() {
 
 #[test]
 fn a_source_of_an_unknown_kind_exits_10() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         "version: 1\nsources:\n  - {id: recipes, kind: recipe, pathspec: 'recipes/*.md'}\n",
@@ -130,7 +130,7 @@ fn a_source_of_an_unknown_kind_exits_10() {
 
 #[test]
 fn the_default_sources_are_the_text_init_writes() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let without = repo.index();
     assert!(!without.sources.declared);
     repo.write(layer::SOURCES_PATH, default_sources_yaml());
@@ -142,7 +142,7 @@ fn the_default_sources_are_the_text_init_writes() {
 
 #[test]
 fn a_repository_may_add_a_kind_but_not_redefine_a_builtin() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::REPOSITORY_KINDS_PATH,
         "version: 1\nkinds:\n  runbook:\n    format: markdown\n    front_matter: required\n    identity: [id]\n    title: title\n    schema:\n      type: object\n      additionalProperties: false\n      required: [id, title]\n      properties:\n        id: {type: string}\n        title: {type: string}\n",
@@ -178,7 +178,7 @@ fn a_repository_may_add_a_kind_but_not_redefine_a_builtin() {
 #[test]
 fn a_repository_kind_name_outside_the_word_shape_is_refused_by_name() {
     for bad in ["Runbook", "9lives", "run-book", "_hidden", "runbook\u{e9}"] {
-        let repo = Repo::new();
+        let repo = layer_repo();
         repo.write(
             layer::REPOSITORY_KINDS_PATH,
             format!("version: 1\nkinds:\n  {bad}:\n    format: text\n"),

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use majordomus::layer::{Discovery, Field, Found, Index, LiveIndex, QueryError, Request};
 
-use super::{rule, wait_for, Repo};
+use super::{layer_repo, rule, wait_for, Built, Fixture};
 
 /// A layer of a few rules whose bodies share some words and not others.
-fn searchable_repo() -> Repo {
-    let repo = Repo::new();
+fn searchable_repo() -> Fixture {
+    let repo = layer_repo();
     let bodies = [
         (
             "tabs",
@@ -120,19 +120,22 @@ fn a_word_in_an_identity_ranks_its_object_first() {
 fn only_a_live_index_asked_to_prepares_search_from_its_first_search_and_then_every_generation() {
     let repo = searchable_repo();
     let one_shot = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
-    one_shot.searched();
-    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        !one_shot.searched(),
+        "a one-shot index starts no preparation"
+    );
     assert!(!one_shot.current().search_is_prepared());
 
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     live.prepare_search_in_background();
-    std::thread::sleep(Duration::from_millis(20));
     assert!(
         !live.current().search_is_prepared(),
         "a server that has not searched builds no signatures"
     );
-    live.searched();
+    // The first search is the one that starts the preparation: nothing started it before.
+    assert!(live.searched(), "the first search starts the preparation");
+    assert!(!live.searched(), "a later search starts nothing");
     wait_for(
         &live,
         "the first generation prepared",

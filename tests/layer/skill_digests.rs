@@ -5,13 +5,13 @@
 use majordomus::layer::{Changes, Index};
 use sha2::Digest;
 
-use super::Repo;
+use super::{layer_repo, Built, Fixture};
 
 const DIR: &str = ".ai/repo/skills/pdf-tools";
 const REFERENCE: &str = "# Forms\n\nA form field is flattened before merging.\n";
 
-fn with_skill() -> Repo {
-    let repo = Repo::new();
+fn with_skill() -> Fixture {
+    let repo = layer_repo();
     repo.write(
         &format!("{DIR}/SKILL.md"),
         "---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\n\n# PDF tools\n",

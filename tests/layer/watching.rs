@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use majordomus::layer::{self, default_sources_yaml, Discovery, Index, LiveIndex};
 
-use super::{has_object_from, rule, settled_checks, Repo, MANIFEST};
+use super::{has_object_from, layer_repo, rule, settled_checks, MANIFEST};
+use crate::support::{eventually, within};
 
 // Changes notifications must not miss: each would otherwise wait for the 10 s fallback check,
 // where polling every 500 ms (what a server does without notifications) saw it at once.
@@ -19,15 +20,24 @@ const SERVER_INTERVAL: Duration = Duration::from_millis(500);
 /// Like `wait_for`, but 3 s: well above the 0.5 s poll, well below the 10 s fallback check.
 #[cfg(target_os = "linux")]
 fn seen_within_3s(live: &LiveIndex, what: &str, ready: impl Fn(&Index) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while !ready(&live.current()) {
-        assert!(
-            Instant::now() < deadline,
-            "not seen within 3 s (polling: 0.5 s): {what}; checks so far: {}",
-            live.polls()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let seen = within(Duration::from_secs(3), || {
+        ready(&live.current()).then_some(())
+    });
+    assert!(
+        seen.is_some(),
+        "not seen within 3 s (polling: 0.5 s): {what}; checks so far: {}",
+        live.polls()
+    );
+}
+
+/// Waits until the watcher has started its notifications anew since `before` (its count of
+/// starts): a change made after this is raised by the new watches, not found by the check that
+/// follows a restart.
+#[cfg(target_os = "linux")]
+fn watched_anew(live: &LiveIndex, before: u64) {
+    eventually(Duration::from_secs(5), "the watches started anew", || {
+        (live.watches_started() > before).then_some(())
+    });
 }
 
 /// `docs/` removed and re-created within one settle window (what `git checkout` does when every
@@ -35,19 +45,20 @@ fn seen_within_3s(live: &LiveIndex, what: &str, ready: impl Fn(&Index) -> bool) 
 #[cfg(target_os = "linux")]
 #[test]
 fn a_source_directory_deleted_and_recreated_at_once_stays_watched() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("docs/a.md", "# A\n\nText.\n");
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(SERVER_INTERVAL).unwrap();
     settled_checks(&live);
     assert!(live.notified());
+    let started = live.watches_started();
 
-    std::fs::remove_dir_all(repo.path("docs")).unwrap();
+    std::fs::remove_dir_all(repo.at("docs")).unwrap();
     repo.write("docs/b.md", "# B\n\nText.\n");
     seen_within_3s(&live, "docs/ re-created", |i| {
         has_object_from(i, "docs/b.md") && !has_object_from(i, "docs/a.md")
     });
-    std::thread::sleep(Duration::from_millis(200));
+    watched_anew(&live, started);
     repo.write("docs/c.md", "# C\n\nText.\n");
     seen_within_3s(&live, "a file written into the re-created docs/", |i| {
         has_object_from(i, "docs/c.md")
@@ -58,7 +69,7 @@ fn a_source_directory_deleted_and_recreated_at_once_stays_watched() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_checkout_that_replaces_docs_leaves_it_watched() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("docs/a.md", "# A\n\nText.\n");
     repo.commit_all();
     repo.git(&["checkout", "-q", "-b", "other"]);
@@ -70,10 +81,11 @@ fn a_checkout_that_replaces_docs_leaves_it_watched() {
     let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
     let _watcher = live.watch(SERVER_INTERVAL).unwrap();
     settled_checks(&live);
+    let started = live.watches_started();
 
     repo.git(&["checkout", "-q", "other"]);
     seen_within_3s(&live, "the checkout", |i| has_object_from(i, "docs/b.md"));
-    std::thread::sleep(Duration::from_millis(200));
+    watched_anew(&live, started);
     // Under `vcs` an untracked file outside `.ai/` is no object: edit a tracked one instead.
     repo.write("docs/b.md", "# B, edited\n\nText.\n");
     seen_within_3s(&live, "a tracked file edited after the checkout", |i| {
@@ -87,21 +99,22 @@ fn a_checkout_that_replaces_docs_leaves_it_watched() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_swapped_ai_directory_stays_watched() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(SERVER_INTERVAL).unwrap();
     settled_checks(&live);
+    let started = live.watches_started();
 
-    let copy = repo.path(".ai.new");
+    let copy = repo.at(".ai.new");
     std::fs::create_dir_all(copy.join("repo/rules")).unwrap();
     std::fs::write(copy.join("manifest.yaml"), MANIFEST).unwrap();
     std::fs::write(copy.join("repo/rules/base.md"), rule("base", 2)).unwrap();
-    std::fs::rename(repo.path(".ai"), repo.path(".ai.old")).unwrap();
-    std::fs::rename(&copy, repo.path(".ai")).unwrap();
+    std::fs::rename(repo.at(".ai"), repo.at(".ai.old")).unwrap();
+    std::fs::rename(&copy, repo.at(".ai")).unwrap();
     seen_within_3s(&live, "the swap", |i| {
         i.get("majordomus://rule/base@2").is_some()
     });
-    std::thread::sleep(Duration::from_millis(200));
+    watched_anew(&live, started);
     repo.write(".ai/repo/rules/new.md", rule("new", 1));
     seen_within_3s(&live, "a rule written into the new .ai/", |i| {
         i.get("majordomus://rule/new@1").is_some()
@@ -113,7 +126,7 @@ fn a_swapped_ai_directory_stays_watched() {
 #[cfg(target_os = "linux")]
 #[test]
 fn renaming_a_sources_grandparent_is_noticed() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(
@@ -127,7 +140,7 @@ fn renaming_a_sources_grandparent_is_noticed() {
     let _watcher = live.watch(SERVER_INTERVAL).unwrap();
     settled_checks(&live);
 
-    std::fs::rename(repo.path("a/b"), repo.path("a/old")).unwrap();
+    std::fs::rename(repo.at("a/b"), repo.at("a/old")).unwrap();
     seen_within_3s(&live, "a/b renamed away", |i| {
         !has_object_from(i, "a/b/c/x.md")
     });
@@ -137,7 +150,7 @@ fn renaming_a_sources_grandparent_is_noticed() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_gitignore_above_a_sources_directory_is_noticed() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(
@@ -166,7 +179,7 @@ fn a_gitignore_above_a_sources_directory_is_noticed() {
 #[cfg(target_os = "linux")]
 #[test]
 fn unrelated_writes_do_not_check_more_often_than_the_old_poll() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("docs/a.md", "# A\n\nText.\n");
     repo.commit_all();
     let live = LiveIndex::new(repo.root(), Discovery::Vcs).unwrap();
@@ -178,6 +191,8 @@ fn unrelated_writes_do_not_check_more_often_than_the_old_poll() {
         repo.write("server.log", format!("line {n}\n"));
         repo.write("docs/_build/index.html", format!("<p>{n}</p>"));
         n += 1;
+        // Pacing the writer, not waiting for the watcher: about 500 writes a second of each
+        // file for the 2 s the checks are counted over.
         std::thread::sleep(Duration::from_millis(2));
     }
     let made = live.polls() - checks;
@@ -193,7 +208,7 @@ fn unrelated_writes_do_not_check_more_often_than_the_old_poll() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_nested_sources_directory_keeps_the_outer_watch_recursive() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(
         layer::SOURCES_PATH,
         format!(
@@ -204,10 +219,16 @@ fn a_nested_sources_directory_keeps_the_outer_watch_recursive() {
     repo.write("docs/sub/a.md", "# A\n\nText.\n");
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(SERVER_INTERVAL).unwrap();
-    settled_checks(&live);
+    let checks = settled_checks(&live);
 
-    std::fs::create_dir(repo.path("docs/sub/x")).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    std::fs::create_dir(repo.at("docs/sub/x")).unwrap();
+    // The new directory's event, once checked for, has reached the watcher: the recursive watch
+    // of `docs/` took the directory in as it raised it.
+    eventually(
+        Duration::from_secs(5),
+        "the new directory checked for",
+        || (live.polls() > checks).then_some(()),
+    );
     repo.write("docs/sub/x/b.md", "# B\n\nText.\n");
     seen_within_3s(&live, "a file in a new directory under docs/sub", |i| {
         has_object_from(i, "docs/sub/x/b.md")

@@ -11,11 +11,11 @@ use crate::support::Fixture;
 use majordomus::mcp::protocol;
 use majordomus::registry;
 
-use super::http_client::HttpServer;
 use super::secrets::{assert_no_secret, planted_environment};
 use super::surfaces::Recorded;
 use super::untouched::listing;
 use super::{route_of, tool_of};
+use crate::serve_support::Served;
 
 /// The refusal code of an `isError` result, after checking its shape (SPEC §6).
 pub(super) fn refusal(result: &Value) -> (String, String) {
@@ -68,8 +68,8 @@ fn an_internal_failure_is_a_json_rpc_error_over_mcp_and_a_500_over_http_with_one
         "{over_mcp}"
     );
 
-    let mut server = HttpServer::start(fixture.root(), &[]);
-    let reply = server.send(
+    let server = Served::start(fixture.root());
+    let reply = server.request(
         "POST",
         route_of("knowledge.record"),
         &[("Content-Type", "application/json")],
@@ -171,12 +171,12 @@ fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_n
     ];
     let mut session = Recorded::start(fixture.root(), &[], &[]);
     session.initialize();
-    let mut server = HttpServer::start(fixture.root(), &[]);
+    let mut server = Served::start(fixture.root());
     for (id, input, field) in &rows {
         let (code, text) = refusal(&session.call(tool_of(id), input.clone()));
         assert_eq!(code, "invalid_input", "{id} {input}: {text}");
         assert!(text.contains(&format!("`{field}")), "{id} {input}: {text}");
-        let reply = server.send(
+        let reply = server.request(
             "POST",
             route_of(id),
             &[("Content-Type", "application/json")],
@@ -197,7 +197,7 @@ fn writers_given_input_of_the_wrong_shape_refuse_it_naming_the_field_and_write_n
     }
     // A body that is not an object of the input's properties never reaches a writer.
     for body in ["[]", "\"base\"", "{\"issue\":", "null"] {
-        let reply = server.send(
+        let reply = server.request(
             "POST",
             route_of(transition),
             &[("Content-Type", "application/json")],

@@ -10,12 +10,13 @@ use serde_json::json;
 use crate::support::Fixture;
 use majordomus::mcp::protocol;
 
-use super::http_client::{HttpMcp, HttpServer, Reply};
+use super::http_client::HttpMcp;
 use super::secrets::around;
 use super::surfaces::Recorded;
 use super::{
     base_input, encoded, query_of, reads, route_of, string_properties, tool_of, with_query,
 };
+use crate::serve_support::{Reply, Served};
 
 /// The marker of the file outside the repository.
 const OUTSIDE: &str = "MJOUTSIDE4d81e0";
@@ -270,7 +271,9 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_stdio() {
 fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
     let escapes = Escapes::new();
     let payloads = escapes.payloads();
-    let mut server = HttpServer::start(escapes.fixture.root(), &[("MAJORDOMUS_LOG", "trace")]);
+    let mut server =
+        Served::start_with_env(escapes.fixture.root(), &[], &[("MAJORDOMUS_LOG", "trace")])
+            .recording();
     let control = server.get(&format!(
         "{}?uri={}",
         route_of("objects.get"),
@@ -337,7 +340,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
         check(&mut server, "a request path", &target, &target);
         injected += 1;
     }
-    let mut mcp = HttpMcp::initialize(&mut server);
+    let mut mcp = HttpMcp::initialize(&server);
     for payload in &payloads {
         let frame = mcp.request(&mut server, "resources/read", json!({ "uri": payload }));
         assert!(frame.get("error").is_some(), "{payload:?}: {frame}");
@@ -353,13 +356,13 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
     assert_inside(
         "an answer over HTTP",
         "the whole session",
-        &server.transcript,
+        &server.transcript(),
     );
     assert_inside("stderr of `serve`", "the whole session", &err);
 }
 
 /// GETs `target`, which carries `payload`: never a 5xx, never anything from outside.
-fn check(server: &mut HttpServer, surface: &str, payload: &str, target: &str) -> Reply {
+fn check(server: &Served, surface: &str, payload: &str, target: &str) -> Reply {
     let reply = server.get(target);
     assert!(
         reply.status < 500,

@@ -7,12 +7,12 @@ use serde_json::json;
 use crate::support::{stderr, stdout, Fixture};
 use majordomus::registry;
 
-use super::http_client::HttpServer;
 use super::surfaces::{
     read_everything_over_http, read_everything_over_stdio, read_everything_through_the_cli,
     Recorded,
 };
 use super::{reads, route_of, tool_of};
+use crate::serve_support::Served;
 
 /// The marker every planted credential carries. Searched case-insensitively: an AWS key id can
 /// only hold it in capitals.
@@ -167,7 +167,7 @@ fn no_secret_in_the_environment_or_the_repository_reaches_an_http_client() {
     let fixture = fixture_with_planted_secrets();
     let planted = planted_environment();
     let env = swept_environment(&planted);
-    let mut server = HttpServer::start(fixture.root(), &env);
+    let mut server = Served::start_with_env(fixture.root(), &[], &env).recording();
     let sweep = read_everything_over_http(&mut server);
     let identity = server.get(route_of("repository.identity"));
     assert_eq!(identity.json()["origin"], "https://github.com/o/r.git");
@@ -194,10 +194,10 @@ fn no_secret_in_the_environment_or_the_repository_reaches_an_http_client() {
         sweep.mcp_tool_calls,
         sweep.mcp_resources,
         sweep.cockpit_pages,
-        server.transcript.len(),
+        server.transcript().len(),
         err.lines().count()
     );
-    assert_no_secret("an answer over HTTP", &server.transcript);
+    assert_no_secret("an answer over HTTP", &server.transcript());
     assert_no_secret("stdout of `serve`", &out);
     assert_no_secret("stderr of `serve`", &err);
 }

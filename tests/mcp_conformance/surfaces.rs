@@ -11,8 +11,9 @@ use crate::cli::cli_args;
 use crate::support::{bin, stderr, McpServer};
 use majordomus::registry::rt::Method;
 
-use super::http_client::{HttpMcp, HttpServer};
+use super::http_client::HttpMcp;
 use super::{query_of, reads, sweep_inputs, with_query};
+use crate::serve_support::Served;
 
 /// The `href` targets of an HTML page, entities decoded, fragments dropped.
 fn links(html: &str) -> Vec<String> {
@@ -33,7 +34,7 @@ const CRAWL_BOUND: usize = 600;
 /// Fetches `/cockpit` and every Cockpit page reachable from it by links (GET only, bounded),
 /// and every other same-server link once. Returns how many pages were fetched; a page that fails
 /// with a 5xx fails the test.
-fn crawl_cockpit(server: &mut HttpServer) -> usize {
+fn crawl_cockpit(server: &Served) -> usize {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut queue: VecDeque<String> = VecDeque::from(["/cockpit".to_string()]);
     seen.insert("/cockpit".into());
@@ -80,13 +81,13 @@ pub(super) struct HttpSweep {
 /// A whole session of reads over HTTP: the fixed routes, every read route with each sweep input
 /// (and once with a parameter it does not know), an MCP session at `/mcp` calling every read tool
 /// and reading every resource, and the Cockpit crawled.
-pub(super) fn read_everything_over_http(server: &mut HttpServer) -> HttpSweep {
+pub(super) fn read_everything_over_http(server: &Served) -> HttpSweep {
     let mut sweep = HttpSweep::default();
     for fixed in ["/", "/api/v1", "/openapi.json", "/healthz", "/no/such/path"] {
         server.get(fixed);
         sweep.routes += 1;
     }
-    server.send("GET", "/", &[("Accept", "text/html")], b"");
+    server.request("GET", "/", &[("Accept", "text/html")], b"");
     for d in reads() {
         let Some(route) = d.route else { continue };
         assert_eq!(route.method, Method::Get, "{} is a read", d.id);

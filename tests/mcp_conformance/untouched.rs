@@ -7,11 +7,11 @@ use std::time::SystemTime;
 
 use crate::support::Fixture;
 
-use super::http_client::HttpServer;
 use super::surfaces::{
     read_everything_over_http, read_everything_over_stdio, read_everything_through_the_cli,
     Recorded,
 };
+use crate::serve_support::Served;
 
 /// Every path outside `.git`, with its size and mtime (a link's own, not its target's).
 pub(super) fn listing(root: &Path) -> BTreeMap<String, (u64, SystemTime)> {
@@ -54,7 +54,7 @@ fn a_whole_session_of_reads_on_every_surface_changes_nothing() {
     let mut session = Recorded::start(root, &[], &[]);
     let (stdio_calls, _) = read_everything_over_stdio(&mut session);
     assert_eq!(session.server.close().status.code(), Some(0));
-    let mut server = HttpServer::start(root, &[]);
+    let mut server = Served::start(root);
     let http = read_everything_over_http(&mut server);
     server.stop();
     let cli = read_everything_through_the_cli(root, &[]).len();

@@ -2,11 +2,9 @@
 //! trace, EOF (before or after messages) and a closed stdout end with exit 0, and a thousand
 //! pipelined requests are answered in order.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 
-use crate::support::{Fixture, McpServer, PATIENCE};
+use crate::support::{eventually, Fixture, McpServer, PATIENCE};
 use majordomus::mcp::protocol::{self};
 
 use super::{call_every_read_tool, error_code, tool_of};
@@ -73,15 +71,16 @@ fn a_closed_stdout_ends_the_session_with_exit_0() {
     server.initialize();
     server.drop_stdout();
     // Each ping's answer meets a closed pipe once the reader has let go of it.
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = server.try_status() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the server outlived its stdout");
-        server.try_send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = eventually(
+        PATIENCE,
+        "the server's exit after its stdout closed",
+        || {
+            server.try_status().or_else(|| {
+                server.try_send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+                None
+            })
+        },
+    );
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
