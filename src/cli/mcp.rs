@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use clap::ArgMatches;
 use serde_json::{json, Value};
 
 use super::{exit, internal, print_answer, write_stdout, Failure, Format};
@@ -15,7 +16,8 @@ use crate::mcp::{stdio, Server};
 /// them (see `LiveIndex::watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
+pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<(), Failure> {
+    let inspect = sub.get_flag("inspect");
     let ctx = super::kept(Context::open(options));
     // Open the layer before the first message, so a missing or broken layer fails at start-up
     // with its exit code instead of on every request; a server is on the repository's board
@@ -28,6 +30,7 @@ pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(),
     let opened = opened
         .map_err(Failure::from)
         .and_then(|_| ctx.index().map_err(Failure::from));
+    let opened = opened.and_then(|index| super::select_toolsets(&ctx, sub).map(|()| index));
     let index = match opened {
         Ok(index) => index,
         Err(failure) => {
