@@ -188,6 +188,54 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             t["capability"].as_str().unwrap_or_default()
         ));
     }
+    let sets = &p["toolsets"];
+    line(format!(
+        "toolsets: {} — {} of {} tools listed: {}",
+        words(&sets["selected"]),
+        sets["listed"],
+        sets["declared"],
+        sets["why"].as_str().unwrap_or_default()
+    ));
+    for set in sets["available"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<12} {:>2} tools — {}",
+            set["name"].as_str().unwrap_or_default(),
+            set["tools"].as_array().map_or(0, Vec::len),
+            set["about"].as_str().unwrap_or_default()
+        ));
+    }
+    let bill = &p["bill"];
+    line("what a client loads before its first call (bytes / estimated tokens):".into());
+    for e in bill["eras"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<6} tools/list {:>6} B / {:>5} tok   instructions {:>5} B / {:>4} tok",
+            e["era"].as_str().unwrap_or_default(),
+            e["tools_list"]["bytes"].as_i64().unwrap_or_default(),
+            e["tools_list"]["tokens"].as_i64().unwrap_or_default(),
+            e["instructions"]["bytes"].as_i64().unwrap_or_default(),
+            e["instructions"]["tokens"].as_i64().unwrap_or_default()
+        ));
+    }
+    line(format!(
+        "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
+        "per tool", "bytes", "tok", "name", "descr", "input", "output"
+    ));
+    for t in bill["tools"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
+            t["tool"].as_str().unwrap_or_default(),
+            t["whole"]["bytes"].as_i64().unwrap_or_default(),
+            t["whole"]["tokens"].as_i64().unwrap_or_default(),
+            t["name"]["bytes"].as_i64().unwrap_or_default(),
+            t["description"]["bytes"].as_i64().unwrap_or_default(),
+            t["input_schema"]["bytes"].as_i64().unwrap_or_default(),
+            t["output_schema"]["bytes"].as_i64().unwrap_or_default()
+        ));
+    }
+    line(format!(
+        "  tokens: {}",
+        bill["method"].as_str().unwrap_or_default()
+    ));
     line(format!("writers: {}", words(&p["writers"])));
     let builtin: Vec<String> = p["resources"]["builtin"]
         .as_array()

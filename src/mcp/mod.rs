@@ -1,6 +1,7 @@
 //! The MCP projection: the protocol constants, the dispatcher shared by every transport, and the
 //! stdio transport. It is the only module that knows MCP.
 
+pub mod bill;
 pub mod caching;
 pub mod envelope;
 pub mod era;
