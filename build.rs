@@ -283,6 +283,7 @@ fn mcp_facts() -> surface::McpFacts<'static> {
             },
         ],
         templates: protocol::TEMPLATES,
+        core_toolset: protocol::CORE_TOOLSET,
     }
 }
 

@@ -20,12 +20,7 @@ pub const ALL: &str = "all";
 pub const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
-pub const CORE_CAPABILITIES: &[&str] = &[
-    "capabilities.list",
-    "objects.applicable",
-    "objects.get",
-    "objects.search",
-];
+pub use super::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
