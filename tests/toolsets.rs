@@ -250,6 +250,10 @@ fn a_tool_outside_the_toolsets_is_unknown_over_http_too() {
     );
     // The HTTP API is no MCP projection: the capability still answers there.
     assert_eq!(served.get("/api/v1/mcp").status, 200);
+    // The Cockpit's MCP page shows the selection and what it costs.
+    let page = served.get("/cockpit/mcp").text();
+    assert!(page.contains("Listed: objects — 4 of"), "{page}");
+    assert!(page.contains("id=\"tool-bill-table\""), "{page}");
 }
 
 #[test]
