@@ -191,6 +191,7 @@ fn mcp_facts() -> surface::McpFacts<'static> {
             },
         ],
         templates: protocol::TEMPLATES,
+        core_toolset: protocol::CORE_TOOLSET,
     }
 }
 

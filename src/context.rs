@@ -43,6 +43,24 @@ impl Default for Options {
     }
 }
 
+/// The `tools/list` array a process serves.
+#[derive(Clone, Debug)]
+pub enum ToolsList {
+    /// Every tool (of its mode), as compiled.
+    Compiled(&'static str),
+    /// The entries of the selected toolsets.
+    Cut(Arc<str>),
+}
+
+impl ToolsList {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ToolsList::Compiled(s) => s,
+            ToolsList::Cut(s) => s,
+        }
+    }
+}
+
 /// A peer's number on the board.
 pub type PeerId = u64;
 
@@ -205,6 +223,8 @@ struct Shared {
     writing: Mutex<()>,
     /// Every client listening for the layer's changes (SPEC §8.4).
     listeners: crate::listeners::Listeners,
+    /// The toolsets this process projects over MCP, chosen once at start.
+    toolsets: OnceLock<crate::mcp::toolsets::Selection>,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -243,6 +263,7 @@ impl Context {
                 per_generation: Mutex::new(Vec::new()),
                 writing: Mutex::new(()),
                 listeners: crate::listeners::Listeners::default(),
+                toolsets: OnceLock::new(),
             }),
             caller: None,
             pinned: None,
@@ -431,12 +452,34 @@ impl Context {
         self.shared.options.read_only
     }
 
-    /// The `tools/list` array this process serves: the compile-time bytes for its mode.
-    pub fn tools_list_json(&self) -> &'static str {
-        if self.shared.options.read_only {
-            registry::TOOLS_LIST_READ_ONLY_JSON
+    /// Whether this process lists and answers `d` as an MCP tool: it projects `d`, `d` has a
+    /// tool, and the tool is in the selected toolsets.
+    pub fn projects_tool(&self, d: &Descriptor) -> bool {
+        d.tool.is_some() && self.projects(d) && self.toolsets().includes(d.id)
+    }
+
+    /// Chooses the toolsets this process projects; the first choice holds (a server makes it
+    /// once, before its first message). Answers whether this one was taken.
+    pub fn select_toolsets(&self, selection: crate::mcp::toolsets::Selection) -> bool {
+        self.shared.toolsets.set(selection).is_ok()
+    }
+
+    /// The toolsets this process projects: every tool unless a start chose others.
+    pub fn toolsets(&self) -> &crate::mcp::toolsets::Selection {
+        self.shared
+            .toolsets
+            .get_or_init(|| crate::mcp::toolsets::Selection::all(self.read_only()))
+    }
+
+    /// The `tools/list` array this process serves: the compile-time bytes for its mode, or the
+    /// selected toolsets' entries of them.
+    pub fn tools_list_json(&self) -> ToolsList {
+        if let Some(cut) = self.toolsets().served() {
+            ToolsList::Cut(Arc::clone(cut))
+        } else if self.shared.options.read_only {
+            ToolsList::Compiled(registry::TOOLS_LIST_READ_ONLY_JSON)
         } else {
-            registry::TOOLS_LIST_JSON
+            ToolsList::Compiled(registry::TOOLS_LIST_JSON)
         }
     }
 

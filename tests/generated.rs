@@ -199,14 +199,15 @@ fn the_fixture_types_match_their_schemas_including_enums_maps_and_one_of() {
     assert_eq!(checked, 4);
 }
 
-/// `tools/list` as a run-time serialisation of the table would give it.
+/// `tools/list` as a run-time serialisation of the table would give it, cut for clients as the
+/// generator cuts it.
 fn tools_list_from_table() -> String {
     let tools: Vec<Value> = registry::all()
         .iter()
         .filter_map(|d| {
             let name = d.tool?;
             let hints = d.hints();
-            Some(json!({
+            Some(crate::codegen::served_entry(json!({
                 "name": name,
                 "title": d.title,
                 "description": d.description,
@@ -220,7 +221,7 @@ fn tools_list_from_table() -> String {
                     "openWorldHint": hints.open_world,
                 },
                 "_meta": { "majordomus": { "id": d.id, "effect": d.effect.as_str() } },
-            }))
+            })))
         })
         .collect();
     serde_json::to_string(&tools).expect("serialisable")

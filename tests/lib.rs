@@ -176,3 +176,5 @@ mod start;
 mod start_static;
 /// serve keeps serving, and stops with exit 0, after its stderr reader is gone.
 mod stderr_closed;
+/// What a client pays for: the tools/list it loads, the bill, toolsets by flag and manifest.
+mod toolsets;

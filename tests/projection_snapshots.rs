@@ -107,3 +107,43 @@ fn the_openapi_document_matches_its_snapshot() {
     let problem = compare(&snapshots().join("openapi.json"), registry::OPENAPI_JSON);
     assert!(problem.is_none(), "{}", problem.unwrap_or_default());
 }
+
+/// The `core` toolset's `tools/list`, whole, and what each selection costs: the name and bytes of
+/// every listed tool, default and `core`, so a change to what a client loads is a reviewable
+/// diff too.
+#[test]
+fn the_core_tools_list_and_the_bill_of_each_selection_match_their_snapshots() {
+    use majordomus::mcp::toolsets::Selection;
+    let core = Selection::resolve(Some("core"), None, false).expect("core is a toolset");
+    let core_list: Value =
+        serde_json::from_str(core.served().expect("core is a cut")).expect("JSON");
+    let mut problems = Vec::new();
+    problems.extend(compare(
+        &snapshots().join("tools_list_core.json"),
+        &(serde_json::to_string_pretty(&key_sorted(&core_list)).expect("serialisable") + "\n"),
+    ));
+    let mut bill = String::new();
+    for (label, text) in [
+        ("default", registry::TOOLS_LIST_JSON),
+        ("core", core.served().map(|s| &**s).unwrap_or_default()),
+    ] {
+        let tools: Vec<&serde_json::value::RawValue> =
+            serde_json::from_str(text).expect("an array");
+        assert!(!tools.is_empty(), "{label} lists no tool");
+        bill.push_str(&format!(
+            "{label}: {} tools, {} bytes\n",
+            tools.len(),
+            text.len()
+        ));
+        for raw in tools {
+            let tool: Value = serde_json::from_str(raw.get()).expect("a tool");
+            bill.push_str(&format!(
+                "  {:<32} {:>6}\n",
+                tool["name"].as_str().unwrap_or_default(),
+                raw.get().len()
+            ));
+        }
+    }
+    problems.extend(compare(&snapshots().join("tools_list_bill.txt"), &bill));
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

@@ -44,7 +44,8 @@ fn base() -> Value {
         }}},
         "errors": { "not_found": { "http": 404, "exit": 12, "mcp": "isError result" } },
         "mcp": { "eras": { "legacy": { "versions": ["2025-11-25"], "methods": ["ping", "tools/list"],
-                                       "notifications": [], "extensions": [] } } }
+                                       "notifications": [], "extensions": [] } },
+                 "toolsets": { "all": ["t", "u"], "core": ["t"], "a": ["t", "u"] } }
     })
 }
 
@@ -52,6 +53,32 @@ type Edit = fn(&mut Value);
 
 /// (rule, edit, path of the change, its class).
 const RULES: &[(&str, Edit, &str, Class)] = &[
+    (
+        "a removed toolset",
+        |s| {
+            s["mcp"]["toolsets"].as_object_mut().unwrap().remove("a");
+        },
+        "mcp.toolsets.a",
+        Class::Major,
+    ),
+    (
+        "a tool moved into a toolset",
+        |s| s["mcp"]["toolsets"]["core"] = json!(["t", "u"]),
+        "mcp.toolsets.core",
+        Class::Minor,
+    ),
+    (
+        "a tool moved out of a toolset",
+        |s| s["mcp"]["toolsets"]["core"] = json!([]),
+        "mcp.toolsets.core",
+        Class::Minor,
+    ),
+    (
+        "an added toolset",
+        |s| s["mcp"]["toolsets"]["b"] = json!(["u"]),
+        "mcp.toolsets.b",
+        Class::Minor,
+    ),
     (
         "a removed tool",
         |s| {

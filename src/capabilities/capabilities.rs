@@ -19,7 +19,7 @@ use crate::registry::types::{
 };
 use crate::registry::{self};
 
-pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let text = input.text.as_deref().map(str::to_lowercase);
     let all = registry::all();
     let capabilities: Vec<types::CapabilitySummary> = all
@@ -37,10 +37,20 @@ pub fn list(_ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityEr
         })
         .map(summary)
         .collect();
+    let selection = ctx.toolsets();
     Ok(ListOutput {
         total: all.len() as i64,
         count: capabilities.len() as i64,
         capabilities,
+        mcp_toolsets: types::CapabilitiesListOutputMcpToolsets {
+            selected: selection.names().to_vec(),
+            why: selection.why(),
+            unlisted: all
+                .iter()
+                .filter(|d| d.tool.is_some() && ctx.projects(d) && !ctx.projects_tool(d))
+                .map(|d| d.id.to_string())
+                .collect(),
+        },
     })
 }
 

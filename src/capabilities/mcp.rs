@@ -8,11 +8,13 @@ use serde::Deserialize;
 
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
-use crate::mcp::protocol;
+use crate::mcp::{bill, protocol, toolsets};
 use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
-    McpProjectionOutputClientsItem as ClientView,
+    ContextCost, McpProjectionOutputBill as BillView, McpProjectionOutputBillErasItem as BillEra,
+    McpProjectionOutputBillErasItemEra as BillEraName,
+    McpProjectionOutputBillToolsItem as BillTool, McpProjectionOutputClientsItem as ClientView,
     McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
     McpProjectionOutputErasItemName as EraName,
     McpProjectionOutputErasItemNotServedItem as EraNotServed,
@@ -20,6 +22,9 @@ use crate::registry::types::{
     McpProjectionOutputResourcesBuiltinItem as BuiltinResource,
     McpProjectionOutputServer as ServerView, McpProjectionOutputServing as Serving,
     McpProjectionOutputServingNotServedItem as NotServed, McpProjectionOutputToolsItem as ToolView,
+    McpProjectionOutputToolsets as ToolsetsView,
+    McpProjectionOutputToolsetsAvailableItem as ToolsetView,
+    McpProjectionOutputToolsetsSource as ToolsetsSource,
     McpProjectionOutputTransportsItem as TransportView,
     McpProjectionOutputTransportsItemLive as TransportLive,
     McpProjectionOutputTransportsItemName as TransportName,
@@ -64,7 +69,7 @@ pub fn projection(
 ) -> Result<ProjectionOutput, CapabilityError> {
     let projected: Vec<_> = registry::all()
         .iter()
-        .filter(|d| ctx.projects(d) && d.tool.is_some())
+        .filter(|d| ctx.projects_tool(d))
         .collect();
     let mut effects: BTreeMap<String, i64> = Effect::ALL
         .iter()
@@ -177,6 +182,8 @@ pub fn projection(
             prompts: protocol::METHODS.contains(&"prompts/list"),
         },
         tools,
+        toolsets: toolsets_view(ctx, projected.len()),
+        bill: bill_view(ctx),
         effects,
         writers,
         resources: Resources {
@@ -187,6 +194,86 @@ pub fn projection(
         clients,
         findings,
     })
+}
+
+/// The selected toolsets, why, and every toolset this server could be started with.
+fn toolsets_view(ctx: &Context, listed: usize) -> ToolsetsView {
+    let selection = ctx.toolsets();
+    let tool_of = |id: &str| {
+        registry::by_id(id)
+            .and_then(|(_, d)| d.tool)
+            .map(str::to_string)
+    };
+    ToolsetsView {
+        selected: selection.names().to_vec(),
+        source: match selection.source() {
+            toolsets::Source::Default => ToolsetsSource::Default,
+            toolsets::Source::Flag => ToolsetsSource::Flag,
+            toolsets::Source::Manifest => ToolsetsSource::Manifest,
+        },
+        why: selection.why(),
+        listed: listed as i64,
+        declared: registry::all()
+            .iter()
+            .filter(|d| d.tool.is_some() && ctx.projects(d))
+            .count() as i64,
+        available: toolsets::available()
+            .into_iter()
+            .map(|set| ToolsetView {
+                name: set.name,
+                about: set.about,
+                tools: set
+                    .capabilities
+                    .iter()
+                    .filter_map(|id| tool_of(id))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn cost(bytes: usize) -> ContextCost {
+    ContextCost {
+        bytes: bytes as i64,
+        tokens: bill::tokens(bytes) as i64,
+    }
+}
+
+/// What the listing costs a client's context, per era and per tool.
+fn bill_view(ctx: &Context) -> BillView {
+    let instructions = crate::mcp::layer_instructions::by_era(ctx);
+    let instructions_of = |era: &str| {
+        instructions
+            .iter()
+            .find(|(eras, _)| eras.contains(&era))
+            .map_or(0, |(_, text)| text.len())
+    };
+    BillView {
+        method: bill::METHOD.into(),
+        eras: vec![
+            BillEra {
+                era: BillEraName::Legacy,
+                tools_list: cost(bill::legacy_tools_list(ctx)),
+                instructions: cost(instructions_of("legacy")),
+            },
+            BillEra {
+                era: BillEraName::Modern,
+                tools_list: cost(bill::modern_tools_list(ctx)),
+                instructions: cost(instructions_of("modern")),
+            },
+        ],
+        tools: bill::tools(ctx)
+            .into_iter()
+            .map(|t| BillTool {
+                tool: t.tool,
+                whole: cost(t.whole),
+                name: cost(t.name),
+                description: cost(t.description),
+                input_schema: cost(t.input_schema),
+                output_schema: cost(t.output_schema),
+            })
+            .collect(),
+    }
 }
 
 /// One client's standing in the repository at `root`, and the finding it calls for: the snippet

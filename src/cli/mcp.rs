@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use clap::ArgMatches;
 use serde_json::{json, Value};
 
 use super::{exit, internal, print_answer, write_stdout, Failure, Format};
@@ -15,7 +16,8 @@ use crate::mcp::{stdio, Server};
 /// them (see `LiveIndex::watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(), Failure> {
+pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<(), Failure> {
+    let inspect = sub.get_flag("inspect");
     let ctx = super::kept(Context::open(options));
     // Open the layer before the first message, so a missing or broken layer fails at start-up
     // with its exit code instead of on every request; a server is on the repository's board
@@ -28,6 +30,7 @@ pub(super) fn run(options: Options, inspect: bool, format: Format) -> Result<(),
     let opened = opened
         .map_err(Failure::from)
         .and_then(|_| ctx.index().map_err(Failure::from));
+    let opened = opened.and_then(|index| super::select_toolsets(&ctx, sub).map(|()| index));
     let index = match opened {
         Ok(index) => index,
         Err(failure) => {
@@ -185,6 +188,54 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             t["capability"].as_str().unwrap_or_default()
         ));
     }
+    let sets = &p["toolsets"];
+    line(format!(
+        "toolsets: {} — {} of {} tools listed: {}",
+        words(&sets["selected"]),
+        sets["listed"],
+        sets["declared"],
+        sets["why"].as_str().unwrap_or_default()
+    ));
+    for set in sets["available"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<12} {:>2} tools — {}",
+            set["name"].as_str().unwrap_or_default(),
+            set["tools"].as_array().map_or(0, Vec::len),
+            set["about"].as_str().unwrap_or_default()
+        ));
+    }
+    let bill = &p["bill"];
+    line("what a client loads before its first call (bytes / estimated tokens):".into());
+    for e in bill["eras"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<6} tools/list {:>6} B / {:>5} tok   instructions {:>5} B / {:>4} tok",
+            e["era"].as_str().unwrap_or_default(),
+            e["tools_list"]["bytes"].as_i64().unwrap_or_default(),
+            e["tools_list"]["tokens"].as_i64().unwrap_or_default(),
+            e["instructions"]["bytes"].as_i64().unwrap_or_default(),
+            e["instructions"]["tokens"].as_i64().unwrap_or_default()
+        ));
+    }
+    line(format!(
+        "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
+        "per tool", "bytes", "tok", "name", "descr", "input", "output"
+    ));
+    for t in bill["tools"].as_array().into_iter().flatten() {
+        line(format!(
+            "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
+            t["tool"].as_str().unwrap_or_default(),
+            t["whole"]["bytes"].as_i64().unwrap_or_default(),
+            t["whole"]["tokens"].as_i64().unwrap_or_default(),
+            t["name"]["bytes"].as_i64().unwrap_or_default(),
+            t["description"]["bytes"].as_i64().unwrap_or_default(),
+            t["input_schema"]["bytes"].as_i64().unwrap_or_default(),
+            t["output_schema"]["bytes"].as_i64().unwrap_or_default()
+        ));
+    }
+    line(format!(
+        "  tokens: {}",
+        bill["method"].as_str().unwrap_or_default()
+    ));
     line(format!("writers: {}", words(&p["writers"])));
     let builtin: Vec<String> = p["resources"]["builtin"]
         .as_array()

@@ -96,7 +96,8 @@ fn fixed_command() -> Command {
                         .action(ArgAction::SetTrue)
                         .help("Print the MCP projection and the layer's diagnostics instead of serving"),
                 )
-                .arg(read_only_arg()),
+                .arg(read_only_arg())
+                .arg(toolsets_arg()),
         )
         .subcommand(
             Command::new("serve")
@@ -114,7 +115,8 @@ fn fixed_command() -> Command {
                         .value_parser(clap::value_parser!(u16))
                         .help("Listen on this port (0 picks a free one)"),
                 )
-                .arg(read_only_arg()),
+                .arg(read_only_arg())
+                .arg(toolsets_arg()),
         )
         .subcommand(
             Command::new("completions")
@@ -166,6 +168,39 @@ fn read_only_arg() -> Arg {
         .long("read-only")
         .action(ArgAction::SetTrue)
         .help("Project no capability that writes the repository")
+}
+
+fn toolsets_arg() -> Arg {
+    Arg::new("toolsets")
+        .long("toolsets")
+        .value_name("NAME,...")
+        .help("List and answer only these MCP tools: `all` (the default), `core`, or namespaces (see `mcp --inspect`); overrides `mcp.toolsets` in .ai/manifest.yaml")
+}
+
+/// Chooses the toolsets `ctx` projects over MCP: `--toolsets` (in `sub`), else the manifest's
+/// `mcp.toolsets`, else every tool. A selection that names no real toolset stops the start.
+fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
+    let flag = sub
+        .try_get_one::<String>("toolsets")
+        .ok()
+        .flatten()
+        .map(String::as_str);
+    let index = ctx.index().map_err(Failure::from)?;
+    let selection = crate::mcp::toolsets::Selection::resolve(
+        flag,
+        index.manifest.mcp_toolsets.as_deref(),
+        ctx.read_only(),
+    )
+    .map_err(|e| Failure {
+        code: if e.from_manifest() {
+            exit::CONTRACT
+        } else {
+            exit::USAGE
+        },
+        message: format!("{}: {e}", e.code()),
+    })?;
+    ctx.select_toolsets(selection);
+    Ok(())
 }
 
 /// Runs the CLI on the process's arguments.
@@ -301,7 +336,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             })?;
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
-        "mcp" => mcp::run(options, sub.get_flag("inspect"), format),
+        "mcp" => mcp::run(options, sub, format),
         "surface" => surface::run(sub, format, &options.start),
         "serve" => {
             let bind = crate::http::Bind {
@@ -317,6 +352,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             });
             ctx.layer().map_err(Failure::from)?;
             let root = ctx.index().map_err(Failure::from)?.root.clone();
+            select_toolsets(&ctx, sub)?;
             ctx.peers().join(&root);
             let served = crate::http::serve(ctx.clone(), bind);
             ctx.peers().leave();

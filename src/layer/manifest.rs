@@ -16,7 +16,10 @@ pub const MANIFEST_PATH: &str = ".ai/manifest.yaml";
 /// The only layer schema this binary reads.
 pub const LAYER_SCHEMA: &str = "ai-repository/v1";
 
-const MANIFEST_KEYS: &[&str] = &["schema", "sections"];
+const MANIFEST_KEYS: &[&str] = &["schema", "sections", "mcp"];
+
+/// The keys of the manifest's `mcp` mapping.
+const MCP_KEYS: &[&str] = &["toolsets"];
 
 /// A validated manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -26,6 +29,10 @@ pub struct Manifest {
     /// Section name → its directory relative to `.ai/`, normalised (no `.`, `..`, or trailing
     /// `/`).
     pub sections: BTreeMap<String, String>,
+    /// `mcp.toolsets`: the toolsets an MCP server of this repository projects when its command
+    /// line names none. The names are checked against the registry where a server starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_toolsets: Option<Vec<String>>,
 }
 
 impl Manifest {
@@ -91,7 +98,41 @@ impl Manifest {
                 ))
             }
         }
-        Ok(Manifest { schema, sections })
+        let mcp_toolsets = match map.get("mcp") {
+            None => None,
+            Some(Value::Object(mcp)) => {
+                super::file::unknown_keys(mcp, MCP_KEYS, "`mcp`: ").map_err(&fail)?;
+                match mcp.get("toolsets") {
+                    None => None,
+                    Some(Value::Array(names)) => Some(
+                        names
+                            .iter()
+                            .map(|n| n.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                fail(
+                                    "`mcp.toolsets` must be a list of toolset names (strings)"
+                                        .into(),
+                                )
+                            })?,
+                    ),
+                    Some(_) => return Err(fail(
+                        "`mcp.toolsets` must be a list of toolset names, e.g. `toolsets: [core]`"
+                            .to_string(),
+                    )),
+                }
+            }
+            Some(_) => {
+                return Err(fail(
+                    "`mcp` must be a mapping (its one key: `toolsets`)".to_string(),
+                ))
+            }
+        };
+        Ok(Manifest {
+            schema,
+            sections,
+            mcp_toolsets,
+        })
     }
 
     /// The section holding a repository-relative path: the one with the longest directory that

@@ -54,6 +54,8 @@ pub struct Body {
 pub(super) enum Text {
     Owned(String),
     Static(&'static str),
+    /// Text several answers share (a selection's `tools/list`).
+    Shared(std::sync::Arc<str>),
     /// One page of a generation's `resources/list` or `skills/list`.
     Page(std::sync::Arc<crate::resolve::Pages>, usize),
     /// A `tools/call` result as the executor's cache keeps it written.
@@ -85,6 +87,7 @@ impl Body {
         let text = match &self.text {
             Text::Owned(s) => &s[self.skip..],
             Text::Static(s) => &s[self.skip..],
+            Text::Shared(s) => &s[self.skip..],
             Text::Page(pages, page) => pages.pages[*page].text.as_str(),
             Text::Answer(answer) => &answer.written(tool_result)[self.skip..],
         };
@@ -116,6 +119,7 @@ impl Body {
             match &self.text {
                 Text::Owned(text) => &text[1..],
                 Text::Static(text) => &text[1..],
+                Text::Shared(text) => &text[1..],
                 Text::Answer(answer) => &answer.written(tool_result)[1..],
                 Text::Page(..) => "",
             }

@@ -1,6 +1,7 @@
 //! The MCP projection: the protocol constants, the dispatcher shared by every transport, and the
 //! stdio transport. It is the only module that knows MCP.
 
+pub mod bill;
 pub mod caching;
 pub mod envelope;
 pub mod era;
@@ -12,5 +13,6 @@ pub mod server;
 pub mod skills;
 pub mod stdio;
 pub mod subscriptions;
+pub mod toolsets;
 
 pub use server::{instructions, Server, Session};

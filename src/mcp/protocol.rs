@@ -51,6 +51,17 @@ pub const MODERN_NOTIFICATIONS: &[&str] = &["notifications/cancelled"];
 /// Extensions declared under `capabilities.extensions`, both eras.
 pub const EXTENSIONS: &[&str] = &[];
 
+/// The capabilities whose tools make the `core` toolset, by id: what an agent needs to read the
+/// layer (find objects, read one, learn what applies to paths it is about to touch) and the
+/// listing of every capability, which names the rest. Here beside the other facts the public
+/// surface records.
+pub const CORE_TOOLSET: &[&str] = &[
+    "capabilities.list",
+    "objects.applicable",
+    "objects.get",
+    "objects.search",
+];
+
 /// Every resource template served, and what it names (`resources/templates/list`).
 pub const TEMPLATES: &[(&str, &str)] = &[(OBJECT_URI_TEMPLATE, "every object of the layer")];
 

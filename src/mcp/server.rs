@@ -16,7 +16,7 @@ use super::frame::{tool_result, Text};
 pub use super::frame::{Body, Frame, RpcError};
 use super::paging;
 use super::protocol::{self, NOTIFICATIONS};
-use crate::context::{Context, PeerId, Transport};
+use crate::context::{Context, PeerId, ToolsList, Transport};
 use crate::error::CapabilityError;
 use crate::registry::{self, rt::Effect};
 use crate::resolve;
@@ -266,10 +266,11 @@ impl Server {
             .hinted(caching::REPOSITORY)),
             "ping" => Ok(Body::around("", Text::Static("{}"), "")),
             "tools/list" => {
-                Ok(
-                    Body::around("{\"tools\":", Text::Static(self.ctx.tools_list_json()), "}")
-                        .hinted(caching::COMPILED),
-                )
+                let tools = match self.ctx.tools_list_json() {
+                    ToolsList::Compiled(text) => Text::Static(text),
+                    ToolsList::Cut(text) => Text::Shared(text),
+                };
+                Ok(Body::around("{\"tools\":", tools, "}").hinted(caching::COMPILED))
             }
             "tools/call" => self.call_tool(session, params),
             "resources/subscribe" => super::subscriptions::subscribe(
@@ -396,7 +397,8 @@ impl Server {
                 ))
             }
         };
-        let Some((index, _)) = registry::by_tool(name).filter(|(_, d)| self.ctx.projects(d)) else {
+        let Some((index, _)) = registry::by_tool(name).filter(|(_, d)| self.ctx.projects_tool(d))
+        else {
             return Err(RpcError::new(
                 protocol::INVALID_PARAMS,
                 format!("unknown tool `{name}` (see tools/list)"),
@@ -571,19 +573,26 @@ struct RawId<'a> {
 /// call: counts, index state, the URI scheme, where to start, and which tools write.
 pub fn instructions(ctx: &Context) -> String {
     let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
-    let tools: Vec<&str> = projected.iter().filter_map(|d| d.tool).collect();
+    let tools: Vec<&str> = projected
+        .iter()
+        .filter(|d| ctx.projects_tool(d))
+        .filter_map(|d| d.tool)
+        .collect();
     let builtin_resources = projected.iter().filter(|d| d.resource.is_some()).count();
     let (objects, state) = match ctx.index() {
         Ok(index) => (index.objects.len(), index.state().as_str().to_string()),
         Err(e) => (0, format!("unavailable ({})", e.message())),
     };
-    let start = registry::by_id("capabilities.list")
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or("tools/list");
-    let get = registry::by_id("objects.get").and_then(|(_, d)| d.tool);
+    let tool_of = |id: &str| {
+        registry::by_id(id)
+            .filter(|(_, d)| ctx.projects_tool(d))
+            .and_then(|(_, d)| d.tool)
+    };
+    let start = tool_of("capabilities.list").unwrap_or("tools/list");
+    let get = tool_of("objects.get");
     let writers: Vec<&str> = projected
         .iter()
-        .filter(|d| d.effect == Effect::RepositoryMutation)
+        .filter(|d| d.effect == Effect::RepositoryMutation && ctx.projects_tool(d))
         .filter_map(|d| d.tool)
         .collect();
     let writers_sentence = if writers.is_empty() {
@@ -608,6 +617,18 @@ pub fn instructions(ctx: &Context) -> String {
     text.push_str(&format!(
         ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
     ));
+    let selection = ctx.toolsets();
+    if selection.source() != super::toolsets::Source::Default {
+        let declared = registry::all()
+            .iter()
+            .filter(|d| d.tool.is_some() && ctx.projects(d))
+            .count();
+        text.push_str(&format!(
+            " The tools listed are {} of {declared}: {}; every resource is served whatever the toolsets.",
+            tools.len(),
+            selection.why()
+        ));
+    }
     super::layer_instructions::append(ctx, &mut text);
     text
 }

@@ -29,10 +29,12 @@ pub struct Era<'a> {
     pub extensions: &'a [&'a str],
 }
 
-/// What the surface says of MCP besides the tools: the eras and the resource templates.
+/// What the surface says of MCP besides the tools: the eras, the resource templates, and the
+/// capabilities of the `core` toolset.
 pub struct McpFacts<'a> {
     pub eras: Vec<Era<'a>>,
     pub templates: &'a [(&'a str, &'a str)],
+    pub core_toolset: &'a [&'a str],
 }
 
 /// The surface of `registry` at `version`, as pretty canonical JSON with a trailing newline.
@@ -168,11 +170,41 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
         "routes": routes,
         "cli": cli,
         "errors": errors,
-        "mcp": { "eras": eras },
+        "mcp": { "eras": eras, "toolsets": toolsets(registry, mcp.core_toolset) },
     });
     let mut text = serde_json::to_string_pretty(&canonical(surface)).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// Every toolset a server can be started with and its tools' names: `all`, `core`, and each
+/// namespace that exposes a tool.
+fn toolsets(registry: &Registry, core: &[&str]) -> Map<String, Value> {
+    let tools: Vec<(&str, &str)> = registry
+        .capabilities
+        .iter()
+        .filter_map(|c| c.expose.tool.as_deref().map(|t| (c.id.as_str(), t)))
+        .collect();
+    let names = |keep: &dyn Fn(&str) -> bool| -> Value {
+        let mut v: Vec<&str> = tools
+            .iter()
+            .filter(|(id, _)| keep(id))
+            .map(|(_, t)| *t)
+            .collect();
+        v.sort();
+        json!(v)
+    };
+    let mut sets = Map::new();
+    sets.insert("all".into(), names(&|_| true));
+    sets.insert("core".into(), names(&|id| core.contains(&id)));
+    for (id, _) in &tools {
+        let ns = id.split_once('.').map_or(*id, |(ns, _)| ns);
+        sets.insert(
+            ns.to_string(),
+            names(&|other| other.split_once('.').map_or(other, |(n, _)| n) == ns),
+        );
+    }
+    sets
 }
 
 fn sorted(words: &[&str]) -> Vec<String> {

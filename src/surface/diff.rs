@@ -79,6 +79,35 @@ enum Entry {
     Generic,
 }
 
+/// The toolsets: one removed breaks a start that names it (major); one added, or a tool moved
+/// into or out of one, changes what a selection lists, never what a tool answers (minor). A tool
+/// removed altogether is the tools section's change.
+fn toolsets(old: &Value, new: &Value, out: &mut Vec<Change>) {
+    let sets = |v: &Value| {
+        v.pointer("/mcp/toolsets")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (old_sets, new_sets) = (sets(old), sets(new));
+    let base = vec!["mcp".to_string(), "toolsets".to_string()];
+    for (name, o) in &old_sets {
+        let path = child(&base, name);
+        match new_sets.get(name) {
+            None => push(out, &path, Class::Major, "toolset removed".into()),
+            Some(n) => words(Some(o), Some(n), &path, [Class::Minor, Class::Minor], out),
+        }
+    }
+    for name in new_sets.keys().filter(|k| !old_sets.contains_key(*k)) {
+        push(
+            out,
+            &child(&base, name),
+            Class::Minor,
+            "toolset added".into(),
+        );
+    }
+}
+
 /// Every change from `old` to `new`, in path order.
 pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
     let mut out = Vec::new();
@@ -127,6 +156,7 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
             "era added".into(),
         );
     }
+    toolsets(old, new, &mut out);
     out.sort_by(|a, b| a.path.cmp(&b.path).then(a.what.cmp(&b.what)));
     out
 }

@@ -22,6 +22,9 @@ use crate::lang::Violation;
 pub use openapi::route_error_codes;
 pub use schemas::builtin_schemas;
 pub use tools_list::tool_entry;
+// The test crate serialises the run-time table as tools/list serves it; build.rs has no use for it.
+#[allow(unused_imports)]
+pub use tools_list::served_entry;
 
 use openapi::openapi;
 use rust::rust_source;

@@ -1,0 +1,90 @@
+//! What the MCP surface costs a client: the bytes of each era's `tools/list` result and
+//! instructions, and of each listed tool's parts, with the tokens they are estimated to take.
+//! Computed from the bytes this process serves, never from a copy of them.
+
+use serde_json::Value;
+
+use crate::context::Context;
+
+/// How [`tokens`] estimates, as `mcp.projection` states it.
+pub const METHOD: &str = "tokens = bytes / 4.5, rounded up: the ratio of a BPE tokenizer of the \
+     cl100k_base family on this server's tool lists and instructions (scripts/bench/token-bill.py \
+     checks it against one, within 15%); other models' tokenizers count differently";
+
+/// The tokens `bytes` are estimated to take (see [`METHOD`]).
+pub fn tokens(bytes: usize) -> usize {
+    (bytes * 2).div_ceil(9)
+}
+
+/// The bytes of the `tools/list` result a legacy session receives: the served array inside
+/// `{"tools":…}`.
+pub fn legacy_tools_list(ctx: &Context) -> usize {
+    "{\"tools\":".len() + ctx.tools_list_json().as_str().len() + "}".len()
+}
+
+/// The bytes of the `tools/list` result a modern request receives: the legacy result with the
+/// modern era's fields (result type, caching hint, the server's identity) written first.
+pub fn modern_tools_list(ctx: &Context) -> usize {
+    legacy_tools_list(ctx) + super::era::result_fields(Some(super::caching::COMPILED), true).len()
+}
+
+/// One listed tool's bytes: its whole entry, and its name, description, input and output
+/// schema apart, each as compact JSON as served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolBytes {
+    pub tool: String,
+    pub whole: usize,
+    pub name: usize,
+    pub description: usize,
+    pub input_schema: usize,
+    pub output_schema: usize,
+}
+
+/// Every listed tool's bytes, in the order `tools/list` lists them.
+pub fn tools(ctx: &Context) -> Vec<ToolBytes> {
+    let served = ctx.tools_list_json();
+    let listed: Vec<&serde_json::value::RawValue> =
+        serde_json::from_str(served.as_str()).unwrap_or_default();
+    listed
+        .iter()
+        .map(|raw| {
+            let entry: Value = serde_json::from_str(raw.get()).unwrap_or_default();
+            let part = |key: &str| entry.get(key).map_or(0, |v| v.to_string().len());
+            ToolBytes {
+                tool: entry["name"].as_str().unwrap_or_default().to_string(),
+                whole: raw.get().len(),
+                name: part("name"),
+                description: part("description"),
+                input_schema: part("inputSchema"),
+                output_schema: part("outputSchema"),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_rounds_up() {
+        assert_eq!(tokens(0), 0);
+        assert_eq!(tokens(1), 1);
+        assert_eq!(tokens(9), 2);
+        assert_eq!(tokens(10), 3);
+        assert_eq!(tokens(45_000), 10_000);
+    }
+
+    #[test]
+    fn the_parts_of_every_tool_are_inside_its_entry() {
+        let ctx = Context::default();
+        let tools = tools(&ctx);
+        assert!(tools.len() >= 10, "{}", tools.len());
+        for t in &tools {
+            let parts = t.name + t.description + t.input_schema + t.output_schema;
+            assert!(parts < t.whole && t.output_schema > 0, "{t:?}");
+        }
+        let listed: usize = tools.iter().map(|t| t.whole).sum::<usize>() + tools.len() + 1;
+        assert_eq!(listed, ctx.tools_list_json().as_str().len());
+    }
+}

@@ -1,0 +1,339 @@
+//! Toolsets: which tools an MCP server lists and answers. A toolset is a namespace of the registry
+//! (`objects`, `plan`, …), `core` — what an agent needs to read the layer — or `all`. A server
+//! projects the tools of the toolsets its `--toolsets` flag names, else those of its repository's
+//! manifest (`mcp.toolsets`), else `all`. A tool outside the selection is unknown to `tools/list`
+//! and `tools/call` on every era and transport; resources, the HTTP API, the CLI and every
+//! answer stay as they are.
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use crate::registry::rt::{Descriptor, Effect};
+use crate::registry::{self};
+
+/// The toolset of every tool, and the selection when nothing names one.
+pub const ALL: &str = "all";
+
+/// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
+/// the paths it is about to touch, and the listing of every capability (which names the rest).
+pub const CORE: &str = "core";
+
+/// The capabilities of [`CORE`], by id.
+pub use super::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
+
+/// Where a selection came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Nothing named a toolset: every tool.
+    Default,
+    /// `--toolsets` on the command line.
+    Flag,
+    /// `mcp.toolsets` in `.ai/manifest.yaml`.
+    Manifest,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Flag => "flag",
+            Source::Manifest => "manifest",
+        }
+    }
+
+    fn named(self) -> &'static str {
+        match self {
+            Source::Default => "the default",
+            Source::Flag => "--toolsets",
+            Source::Manifest => "`mcp.toolsets` in .ai/manifest.yaml",
+        }
+    }
+}
+
+/// A selection that cannot start a server; each says what to write instead.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ToolsetError {
+    #[error("{} names no toolset; name one or more of: {valid}", .origin.named())]
+    Empty { origin: Source, valid: String },
+    #[error("{} names `{name}`, which is no toolset; the toolsets are: {valid}", .origin.named())]
+    Unknown {
+        origin: Source,
+        name: String,
+        valid: String,
+    },
+    #[error("{} names `{name}` twice", .origin.named())]
+    Twice { origin: Source, name: String },
+    #[error("{} names `all` beside other toolsets; `all` already holds every tool, so name it alone", .origin.named())]
+    AllBesideOthers { origin: Source },
+}
+
+impl ToolsetError {
+    /// The stable code word of the refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolsetError::Empty { .. } => "toolset_empty",
+            ToolsetError::Unknown { .. } => "toolset_unknown",
+            ToolsetError::Twice { .. } => "toolset_twice",
+            ToolsetError::AllBesideOthers { .. } => "toolset_all_beside_others",
+        }
+    }
+
+    /// Whether the repository's manifest, not the command line, named the toolsets.
+    pub fn from_manifest(&self) -> bool {
+        let (ToolsetError::Empty { origin, .. }
+        | ToolsetError::Unknown { origin, .. }
+        | ToolsetError::Twice { origin, .. }
+        | ToolsetError::AllBesideOthers { origin }) = self;
+        *origin == Source::Manifest
+    }
+}
+
+/// One toolset a server can be asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toolset {
+    pub name: String,
+    /// Its tools' capability ids, in id order.
+    pub capabilities: Vec<&'static str>,
+    /// What it is for.
+    pub about: String,
+}
+
+/// Every toolset, `all` and `core` first, then the namespaces that expose a tool, in order.
+pub fn available() -> Vec<Toolset> {
+    let tools: Vec<&Descriptor> = registry::all()
+        .iter()
+        .filter(|d| d.tool.is_some())
+        .collect();
+    let mut sets = vec![
+        Toolset {
+            name: ALL.into(),
+            capabilities: tools.iter().map(|d| d.id).collect(),
+            about: "every tool (the default)".into(),
+        },
+        Toolset {
+            name: CORE.into(),
+            capabilities: tools
+                .iter()
+                .map(|d| d.id)
+                .filter(|id| CORE_CAPABILITIES.contains(id))
+                .collect(),
+            about: "what an agent needs to read the layer: search, get, what applies to paths, and the listing of every capability".into(),
+        },
+    ];
+    let mut namespaces: Vec<&str> = tools.iter().map(|d| namespace(d.id)).collect();
+    namespaces.dedup();
+    for ns in namespaces {
+        sets.push(Toolset {
+            name: ns.into(),
+            capabilities: tools
+                .iter()
+                .map(|d| d.id)
+                .filter(|id| namespace(id) == ns)
+                .collect(),
+            about: format!("the tools of the `{ns}` namespace"),
+        });
+    }
+    sets
+}
+
+fn namespace(id: &str) -> &str {
+    id.split_once('.').map_or(id, |(ns, _)| ns)
+}
+
+/// The toolsets a server projects, and the `tools/list` array they make.
+#[derive(Debug)]
+pub struct Selection {
+    names: Vec<String>,
+    source: Source,
+    /// The capability ids of the selected tools, in id order.
+    capabilities: Vec<&'static str>,
+    /// The served array when it is not a compiled one (a selection short of `all`).
+    served: Option<Arc<str>>,
+}
+
+impl Selection {
+    /// Every tool: what a server projects when nothing names a toolset.
+    pub fn all(read_only: bool) -> Selection {
+        Selection::of(vec![ALL.into()], Source::Default, read_only)
+    }
+
+    /// The selection `flag` (the `--toolsets` value) names, else the one `manifest` names, else
+    /// every tool. `read_only` leaves the writers out of the served array, as it always does.
+    pub fn resolve(
+        flag: Option<&str>,
+        manifest: Option<&[String]>,
+        read_only: bool,
+    ) -> Result<Selection, ToolsetError> {
+        let (names, source): (Vec<String>, Source) = match (flag, manifest) {
+            (Some(flag), _) => (
+                if flag.trim().is_empty() {
+                    Vec::new()
+                } else {
+                    flag.split(',').map(|n| n.trim().to_string()).collect()
+                },
+                Source::Flag,
+            ),
+            (None, Some(names)) => (
+                names.iter().map(|n| n.trim().to_string()).collect(),
+                Source::Manifest,
+            ),
+            (None, None) => return Ok(Selection::all(read_only)),
+        };
+        let sets = available();
+        let valid = sets
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if names.is_empty() || names.iter().any(String::is_empty) {
+            return Err(ToolsetError::Empty {
+                origin: source,
+                valid,
+            });
+        }
+        for (at, name) in names.iter().enumerate() {
+            if !sets.iter().any(|s| &s.name == name) {
+                return Err(ToolsetError::Unknown {
+                    origin: source,
+                    name: name.clone(),
+                    valid,
+                });
+            }
+            if names[..at].contains(name) {
+                return Err(ToolsetError::Twice {
+                    origin: source,
+                    name: name.clone(),
+                });
+            }
+        }
+        if names.len() > 1 && names.iter().any(|n| n == ALL) {
+            return Err(ToolsetError::AllBesideOthers { origin: source });
+        }
+        Ok(Selection::of(names, source, read_only))
+    }
+
+    fn of(names: Vec<String>, source: Source, read_only: bool) -> Selection {
+        let sets = available();
+        let capabilities: Vec<&'static str> = registry::all()
+            .iter()
+            .filter(|d| d.tool.is_some())
+            .map(|d| d.id)
+            .filter(|id| {
+                sets.iter()
+                    .any(|s| names.contains(&s.name) && s.capabilities.contains(id))
+            })
+            .collect();
+        let served = (names != [ALL]).then(|| served_array(&capabilities, read_only));
+        Selection {
+            names,
+            source,
+            capabilities,
+            served,
+        }
+    }
+
+    /// The selected toolsets, as named.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// Whether the capability `id`'s tool is in the selection.
+    pub fn includes(&self, id: &str) -> bool {
+        self.capabilities.contains(&id)
+    }
+
+    /// The served `tools/list` array when it is not a compiled one.
+    pub fn served(&self) -> Option<&Arc<str>> {
+        self.served.as_ref()
+    }
+
+    /// Why these tools are listed, in one sentence a client or a person reads.
+    pub fn why(&self) -> String {
+        match self.source {
+            Source::Default => {
+                "every tool: neither --toolsets nor `mcp.toolsets` in .ai/manifest.yaml names a toolset".into()
+            }
+            source => format!(
+                "the toolsets {} named by {}",
+                self.names.join(", "),
+                source.named()
+            ),
+        }
+    }
+}
+
+/// The compiled `tools/list` array cut to `capabilities`: its entries are copied as compiled,
+/// byte for byte, so a selection changes which tools are listed and nothing of how.
+fn served_array(capabilities: &[&str], read_only: bool) -> Arc<str> {
+    let entries: Vec<&RawValue> =
+        serde_json::from_str(registry::TOOLS_LIST_JSON).unwrap_or_default();
+    let kept: Vec<&str> = registry::all()
+        .iter()
+        .filter(|d| d.tool.is_some())
+        .zip(entries)
+        .filter(|(d, _)| capabilities.contains(&d.id))
+        .filter(|(d, _)| !(read_only && d.effect == Effect::RepositoryMutation))
+        .map(|(_, entry)| entry.get())
+        .collect();
+    format!("[{}]", kept.join(",")).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_names_tools_that_exist() {
+        for id in CORE_CAPABILITIES {
+            let (_, d) = registry::by_id(id).unwrap_or_else(|| panic!("{id} is declared"));
+            assert!(d.tool.is_some(), "{id} is a tool");
+        }
+    }
+
+    #[test]
+    fn bad_selections_are_refused_naming_what_was_wrong() {
+        let refused = |flag: &str| {
+            Selection::resolve(Some(flag), None, false)
+                .err()
+                .unwrap_or_else(|| panic!("`{flag}` is refused"))
+        };
+        assert_eq!(refused("").code(), "toolset_empty");
+        assert_eq!(refused("core,").code(), "toolset_empty");
+        assert_eq!(refused("nope").code(), "toolset_unknown");
+        assert!(refused("nope").to_string().contains("all, core, "));
+        assert_eq!(refused("core,core").code(), "toolset_twice");
+        assert_eq!(refused("core,all").code(), "toolset_all_beside_others");
+        let manifest = Selection::resolve(None, Some(&["nope".to_string()]), false)
+            .err()
+            .expect("refused");
+        assert!(manifest.from_manifest(), "{manifest}");
+        assert!(manifest.to_string().contains("mcp.toolsets"), "{manifest}");
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_manifest() {
+        let s =
+            Selection::resolve(Some("objects"), Some(&["core".to_string()]), false).expect("valid");
+        assert_eq!(s.source(), Source::Flag);
+        assert!(s.includes("objects.list") && !s.includes("capabilities.list"));
+    }
+
+    #[test]
+    fn a_served_array_keeps_the_compiled_entries_of_its_tools() {
+        let core = Selection::resolve(Some(" core "), None, false).expect("valid");
+        let served: Vec<serde_json::Value> =
+            serde_json::from_str(core.served().expect("cut")).expect("JSON");
+        assert_eq!(served.len(), CORE_CAPABILITIES.len());
+        let compiled: Vec<serde_json::Value> =
+            serde_json::from_str(registry::TOOLS_LIST_JSON).expect("JSON");
+        for tool in &served {
+            assert!(compiled.contains(tool), "{tool}");
+        }
+        assert!(Selection::all(false).served().is_none());
+    }
+}
