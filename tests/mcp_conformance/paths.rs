@@ -288,7 +288,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
                 let mut input = base_input(d);
                 input[property.as_str()] = json!(payload);
                 check(
-                    &mut server,
+                    &server,
                     route.path,
                     payload,
                     &with_query(route.path, &query_of(&input)),
@@ -302,7 +302,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
         // percent-escapes the payload itself carries.
         for uri in [encoded(payload), payload.replace(['#', '&', ' '], "")] {
             let api = check(
-                &mut server,
+                &server,
                 "GET /api/v1/object",
                 payload,
                 &format!("{}?uri={uri}", route_of("objects.get")),
@@ -314,7 +314,7 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
                 api.text()
             );
             let page = check(
-                &mut server,
+                &server,
                 "the Cockpit's object page",
                 payload,
                 &format!("/cockpit/object?uri={uri}"),
@@ -337,12 +337,12 @@ fn no_path_or_symlink_reaches_outside_the_repository_over_http() {
         format!("/cockpit/..%2F..%2F..{absolute}"),
         format!("/%2e%2e/%2e%2e/%2e%2e{absolute}"),
     ] {
-        check(&mut server, "a request path", &target, &target);
+        check(&server, "a request path", &target, &target);
         injected += 1;
     }
     let mut mcp = HttpMcp::initialize(&server);
     for payload in &payloads {
-        let frame = mcp.request(&mut server, "resources/read", json!({ "uri": payload }));
+        let frame = mcp.request(&server, "resources/read", json!({ "uri": payload }));
         assert!(frame.get("error").is_some(), "{payload:?}: {frame}");
         assert_inside("resources/read over /mcp", payload, &frame.to_string());
         injected += 1;

@@ -168,7 +168,7 @@ fn no_secret_in_the_environment_or_the_repository_reaches_an_http_client() {
     let planted = planted_environment();
     let env = swept_environment(&planted);
     let mut server = Served::start_with_env(fixture.root(), &[], &env).recording();
-    let sweep = read_everything_over_http(&mut server);
+    let sweep = read_everything_over_http(&server);
     let identity = server.get(route_of("repository.identity"));
     assert_eq!(identity.json()["origin"], "https://github.com/o/r.git");
     let (out, err) = server.stop();

@@ -55,7 +55,7 @@ fn a_whole_session_of_reads_on_every_surface_changes_nothing() {
     let (stdio_calls, _) = read_everything_over_stdio(&mut session);
     assert_eq!(session.server.close().status.code(), Some(0));
     let mut server = Served::start(root);
-    let http = read_everything_over_http(&mut server);
+    let http = read_everything_over_http(&server);
     server.stop();
     let cli = read_everything_through_the_cli(root, &[]).len();
     eprintln!(
