@@ -308,9 +308,8 @@ mod tests {
         assert!(refused("nope").to_string().contains("all, core, "));
         assert_eq!(refused("core,core").code(), "toolset_twice");
         assert_eq!(refused("core,all").code(), "toolset_all_beside_others");
-        let manifest = Selection::resolve(None, Some(&["nope".to_string()]), false)
-            .err()
-            .expect("refused");
+        let manifest =
+            Selection::resolve(None, Some(&["nope".to_string()]), false).expect_err("refused");
         assert!(manifest.from_manifest(), "{manifest}");
         assert!(manifest.to_string().contains("mcp.toolsets"), "{manifest}");
     }
