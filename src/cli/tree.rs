@@ -145,7 +145,7 @@ pub(super) fn input_from(d: &Descriptor, matches: &ArgMatches) -> Result<Value, 
     if map.values().any(Value::is_null) {
         return Err(Failure {
             code: exit::USAGE,
-            message: "an argument could not be read".into(),
+            message: "usage: an argument could not be read".into(),
         });
     }
     Ok(Value::Object(map))
