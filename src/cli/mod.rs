@@ -6,6 +6,7 @@
 pub mod line;
 mod manpages;
 mod mcp;
+mod paths;
 mod surface;
 mod tree;
 mod validate;
@@ -427,7 +428,12 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 code: exit::USAGE,
                 message: format!("usage: unknown command `{}`", words.join(" ")),
             })?;
-            let input = tree::input_from(descriptor, current)?;
+            let mut input = tree::input_from(descriptor, current)?;
+            if !descriptor.cli_paths.is_empty() {
+                if let (Ok(index), Ok(here)) = (ctx.index(), std::env::current_dir()) {
+                    paths::from_here(descriptor.cli_paths, &mut input, &here, &index.root);
+                }
+            }
             let answer = ctx
                 .execute(descriptor.id, input)
                 .map_err(|e| failure_of(&ctx, e))?;

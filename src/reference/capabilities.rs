@@ -146,7 +146,9 @@ fn section(d: &Descriptor, scratch: &Scratch) -> String {
             out.push_str(&format!("\n**{}**\n\n", cell(example.name)));
             let input: Value = serde_json::from_str(example.input).unwrap_or(Value::Null);
             if d.cli.is_some() {
-                out.push_str(&fence("sh", &command_line(d, &input)));
+                if let Some(line) = crate::cli::line::command_line(d, &input) {
+                    out.push_str(&fence("sh", &line));
+                }
                 out.push_str("\nThe same input as JSON (MCP arguments, HTTP query or body):\n\n");
             }
             out.push_str(&fence("json", &pretty(&input)));
@@ -236,7 +238,7 @@ fn answer_text(d: &Descriptor, input: &Value, scratch: &Scratch) -> String {
 /// `majordomus <words> <POSITIONAL>... [--flag VALUE]`.
 fn usage(d: &Descriptor) -> String {
     let mut parts = vec!["majordomus".to_string(), d.cli_words().unwrap_or_default()];
-    for arg in cli_args(d.input(), d.cli_positionals) {
+    for arg in cli_args(d.input(), d.cli_positionals, d.cli_paths) {
         let value = match &arg.value {
             CliValue::None => None,
             CliValue::Integer { .. } => Some("INTEGER".to_string()),
@@ -262,50 +264,6 @@ fn usage(d: &Descriptor) -> String {
         });
     }
     parts.join(" ")
-}
-
-/// The shell command that sends `input`.
-pub fn command_line(d: &Descriptor, input: &Value) -> String {
-    let mut parts = vec!["majordomus".to_string(), d.cli_words().unwrap_or_default()];
-    let mut flags = Vec::new();
-    for arg in cli_args(d.input(), d.cli_positionals) {
-        let Some(value) = input.get(&arg.name) else {
-            continue;
-        };
-        let values: Vec<&Value> = match (arg.action, value) {
-            (CliAction::Append, Value::Array(items)) => items.iter().collect(),
-            _ => vec![value],
-        };
-        match (&arg.long, arg.action) {
-            (Some(long), CliAction::SetTrue | CliAction::SetFalse) => {
-                flags.push(format!("--{long}"));
-            }
-            (Some(long), _) => {
-                for v in values {
-                    flags.push(format!("--{long} {}", shell_word(v)));
-                }
-            }
-            (None, _) => parts.extend(values.into_iter().map(shell_word)),
-        }
-    }
-    parts.extend(flags);
-    parts.join(" ")
-}
-
-fn shell_word(value: &Value) -> String {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@=,+".contains(c));
-    if plain {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// The README's tool table: every capability with its tool, CLI words, route and effect.
