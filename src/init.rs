@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::layer::{default_sources_yaml, MANIFEST_PATH, SOURCES_PATH};
 use crate::write::{write_atomic, Existing};
 
-const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
+pub(crate) const MANIFEST: &str =
+    "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
 
 const EXAMPLE_RULE_PATH: &str = ".ai/repo/rules/describe-changes-in-commits.md";
 const EXAMPLE_RULE: &str = "---
@@ -75,6 +76,32 @@ pub struct Report {
     pub instructions: Vec<crate::init_agents::Found>,
 }
 
+impl Report {
+    /// What `init` did, for a person: the lines it says on stderr beside the JSON report.
+    pub fn summary(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "created a layer in `{}`: {}",
+            self.root,
+            self.created.join(", ")
+        )];
+        if self.instructions.is_empty() {
+            lines.push("adopted no agent files (none of AGENTS.md, CLAUDE.md, GEMINI.md, Copilot's or Cursor's was found)".to_string());
+        }
+        for found in &self.instructions {
+            lines.push(format!(
+                "adopted the agent files `{}` as `instructions` (source `{}` in `{SOURCES_PATH}`); they are read where they are, never moved",
+                found.pathspec, found.source
+            ));
+        }
+        lines.push(format!(
+            ".gitignore: {} (this machine's state stays out of git)",
+            self.gitignore
+        ));
+        lines.push("commit `.ai/` and `.gitignore`".to_string());
+        lines
+    }
+}
+
 /// Why `init` did nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -85,6 +112,14 @@ pub enum InitError {
 }
 
 impl InitError {
+    /// The code word a refusal begins with, as every other CLI refusal does.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InitError::LayerExists { .. } => "refused",
+            InitError::Io { .. } => "internal",
+        }
+    }
+
     pub fn exit_code(&self) -> u8 {
         match self {
             InitError::LayerExists { .. } => 10,
@@ -102,7 +137,7 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> InitError + '_ {
 
 /// Where agents already look for skills; a directory of these holding a `SKILL.md` gets a source
 /// of its own, so the skills are served where they are rather than moved.
-const AGENT_SKILL_DIRECTORIES: &[(&str, &str)] = &[
+pub(crate) const AGENT_SKILL_DIRECTORIES: &[(&str, &str)] = &[
     ("claude-skills", ".claude/skills"),
     ("agents-skills", ".agents/skills"),
 ];

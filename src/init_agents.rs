@@ -44,6 +44,11 @@ const AGENT_FILES: &[AgentFiles] = &[
     },
 ];
 
+/// Every kind of agent file `init` adopts, as (source id, pathspec), in the order it looks.
+pub fn adopted_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    AGENT_FILES.iter().map(|f| (f.id, f.pathspec))
+}
+
 /// How deep the search for a nested file goes; deeper ones still become objects, through the
 /// source, once one is found.
 const MAX_DEPTH: usize = 12;

@@ -124,7 +124,7 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
         return match found {
             Some((skill, file)) => Ok(Resolution::SkillFile { index, skill, file }),
             None => Err(CapabilityError::not_found(format!(
-                "no skill here has the file `{uri}` (see skills/list, or resources/list)"
+                "no skill here has the file `{uri}`; the capability `objects.list` lists the skills"
             ))),
         };
     }
@@ -137,7 +137,7 @@ pub fn resolve(ctx: &Context, uri: &str) -> Result<Resolution, CapabilityError> 
     match index.objects.binary_search_by(|o| o.uri.as_str().cmp(uri)) {
         Ok(position) => Ok(Resolution::Declarative { index, position }),
         Err(_) => Err(CapabilityError::not_found(format!(
-            "nothing here projects `{uri}` (see resources/list, or the objects listing)"
+            "nothing here projects `{uri}`; the capability `objects.list` lists what this layer has"
         ))),
     }
 }

@@ -157,7 +157,7 @@ fn applicable_names_what_applies_and_why_alike_on_every_surface() {
     let paths = ["src/db/pool.rs", "web/app.ts", "README.md"];
     let mut args = vec!["objects", "applicable"];
     for p in &paths {
-        args.extend(["--paths", p]);
+        args.push(p);
     }
     let answer = cli(&f, &args);
     let rules = shape(&answer["rules"]);
@@ -217,7 +217,7 @@ fn a_path_outside_the_repository_is_invalid_input_naming_it() {
         ("src/../../x", "`..`"),
         ("", "empty"),
     ] {
-        let out = run_in(f.root(), &["objects", "applicable", "--paths", path]);
+        let out = run_in(f.root(), &["objects", "applicable", path]);
         assert_eq!(out.status.code(), Some(10), "{path}: {}", stdout(&out));
         let err = stderr(&out);
         assert!(
@@ -269,7 +269,7 @@ fn bad_scopes_are_diagnostics_naming_the_glob_and_the_rest_is_served() {
             "{path} {said}: {text}"
         );
     }
-    let answer = cli(&f, &["objects", "applicable", "--paths", "src/a.rs"]);
+    let answer = cli(&f, &["objects", "applicable", "src/a.rs"]);
     assert_eq!(answer["rules"][0]["identity"], "rust-files@1", "{answer}");
 }
 
@@ -298,7 +298,7 @@ fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
             .map(|r| r["identity"].as_str().unwrap().to_string())
             .collect()
     };
-    let all = cli(&f, &["objects", "applicable", "--paths", "src/a.rs"]);
+    let all = cli(&f, &["objects", "applicable", "src/a.rs"]);
     assert_eq!(
         identities(&all),
         [
@@ -315,7 +315,6 @@ fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
         &[
             "objects",
             "applicable",
-            "--paths",
             "src/a.rs",
             "--limit",
             "2",
@@ -333,20 +332,10 @@ fn rules_come_blocking_first_scoped_before_everywhere_and_page_by_offset() {
         page["instructions"], all["instructions"],
         "instructions are not paged"
     );
-    let past = cli(
-        &f,
-        &[
-            "objects",
-            "applicable",
-            "--paths",
-            "src/a.rs",
-            "--offset",
-            "10",
-        ],
-    );
+    let past = cli(&f, &["objects", "applicable", "src/a.rs", "--offset", "10"]);
     assert_eq!(identities(&past), Vec::<String>::new(), "{past}");
     assert_eq!(past["total"], 4, "{past}");
-    let elsewhere = cli(&f, &["objects", "applicable", "--paths", "README.md"]);
+    let elsewhere = cli(&f, &["objects", "applicable", "README.md"]);
     assert_eq!(
         identities(&elsewhere),
         ["b-everywhere@1", "describe-changes-in-commits@1"],
@@ -472,7 +461,7 @@ fn an_agents_md_of_5_mib_and_a_claude_md_that_is_a_symlink_are_diagnostics_and_t
         ["GEMINI.md", "web/AGENTS.md"],
         "the rest is served: {list}"
     );
-    let answer = cli(&f, &["objects", "applicable", "--paths", "web/a.ts"]);
+    let answer = cli(&f, &["objects", "applicable", "web/a.ts"]);
     let applying = paths_of(&answer["instructions"]);
     assert_eq!(applying, ["GEMINI.md", "web/AGENTS.md"], "{answer}");
     let found = cli(&f, &["objects", "search", "outside"]);
@@ -507,7 +496,7 @@ fn every_kind_of_glob_matches_and_is_named_with_the_paths_it_matched() {
     ];
     let mut args = vec!["objects", "applicable"];
     for p in paths {
-        args.extend(["--paths", p]);
+        args.push(p);
     }
     let answer = cli(&f, &args);
     let mixed = answer["rules"]

@@ -14,13 +14,16 @@ pub(crate) fn cli_args(d: &Descriptor, input: &Value) -> Vec<String> {
         .iter()
         .map(|w| w.to_string())
         .collect();
+    let text = |v: &Value| {
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string())
+    };
     for p in d.cli_positionals {
-        if let Some(v) = input.get(*p) {
-            args.push(
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string()),
-            );
+        match input.get(*p) {
+            Some(Value::Array(items)) => args.extend(items.iter().map(text)),
+            Some(v) => args.push(text(v)),
+            None => {}
         }
     }
     let schema = d.input();

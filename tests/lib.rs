@@ -62,6 +62,9 @@ mod discovery;
 /// Only the repository's own ignore files count: none above the work tree's top.
 mod ignore_above;
 
+/// The generated manual: the references, the README's tool table, man pages, the walk.
+mod reference;
+
 /// A new user's first hour: init's examples, client standing and wiring, man page, completions.
 mod first_hour;
 

@@ -43,6 +43,7 @@ check() { # name, directory, expected text, command...
   fi
 }
 check "claude mcp list" "$clone/src/layer" "Connected" claude mcp list
-check "codex mcp list" "$clone/src/layer" "enabled" codex mcp list
+# `codex mcp list` only reads the configuration; a thread started by the app server starts it.
+check "codex app-server thread/start" "$clone/src/layer" ": ready" python3 "$root/scripts/codex-mcp-status.py" .
 check "gemini mcp list" "$clone" "Connected" gemini mcp list
 exit $fail

@@ -47,17 +47,22 @@ fn flag_with(flag: &str, value: &Value) -> String {
 pub fn command_line(d: &Descriptor, input: &Value) -> Option<String> {
     let words = d.cli?;
     let schema = d.input();
-    let given: Vec<Option<String>> = d
+    let given: Vec<Option<Vec<String>>> = d
         .cli_positionals
         .iter()
-        .map(|p| input.get(*p).map(text_of))
+        .map(|p| {
+            input.get(*p).map(|v| match v {
+                Value::Array(items) => items.iter().map(text_of).collect(),
+                other => vec![text_of(other)],
+            })
+        })
         .collect();
     // A positional after a missing one would be read as the missing one.
     let present = given.iter().take_while(|p| p.is_some()).count();
     if given[present..].iter().any(Option::is_some) {
         return None;
     }
-    let positionals: Vec<String> = given.into_iter().flatten().collect();
+    let positionals: Vec<String> = given.into_iter().flatten().flatten().collect();
     let flag_like = positionals.iter().any(|p| p.starts_with('-'));
     let positionals = positionals.iter().map(|p| shell_quote(p));
     let mut flags: Vec<String> = Vec::new();

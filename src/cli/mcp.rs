@@ -70,7 +70,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
         return Err(Failure {
             code: exit::CONTRACT,
             message: format!(
-                "the layer has {} errors; the objects they concern are not served",
+                "refused: the layer has {} errors; the objects they concern are not served",
                 index.errors().count()
             ),
         });

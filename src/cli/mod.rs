@@ -4,7 +4,9 @@
 //! declares no capability word of its own.
 
 pub mod line;
+mod manpages;
 mod mcp;
+mod paths;
 mod surface;
 mod tree;
 mod validate;
@@ -130,7 +132,33 @@ fn fixed_command() -> Command {
         )
         .subcommand(
             Command::new("manpage")
-                .about("Print the man page (roff), generated from this command tree"),
+                .about("Print the man page (roff), or write one page per command into --dir")
+                .arg(
+                    Arg::new("dir")
+                        .long("dir")
+                        .value_name("DIR")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("Write majordomus.1 and a page per subcommand into DIR"),
+                ),
+        )
+        .subcommand(
+            Command::new("reference")
+                .about("Write the capability and layer references (Markdown) into --dir")
+                .arg(
+                    Arg::new("dir")
+                        .long("dir")
+                        .value_name("DIR")
+                        .required(true)
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("Write capabilities.md and layer.md into DIR"),
+                )
+                .arg(
+                    Arg::new("readme")
+                        .long("readme")
+                        .value_name("FILE")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("Also rewrite the tool table between the markers of FILE"),
+                ),
         )
         .subcommand(surface::command())
 }
@@ -218,6 +246,10 @@ where
     let matches = match command_for(&args).try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
+            if let Some(tip) = nested_command_tip(&e) {
+                crate::logging::say(&tip);
+                return ExitCode::from(exit::USAGE);
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
                 exit::USAGE
@@ -241,6 +273,39 @@ where
             ExitCode::from(failure.code)
         }
     }
+}
+
+/// For an unknown command word that is the last word of deeper commands (`majordomus search`,
+/// where `objects search` exists), the error naming them: clap's own tip would offer the
+/// top-level word nearest in spelling, which is rarely what was meant.
+fn nested_command_tip(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    fn walk(cmd: &Command, path: &mut Vec<String>, word: &str, found: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            path.push(sub.get_name().to_string());
+            if sub.get_name() == word && path.len() > 1 {
+                found.push(path.join(" "));
+            }
+            walk(sub, path, word, found);
+            path.pop();
+        }
+    }
+    let mut found = Vec::new();
+    walk(&command(), &mut Vec::new(), word, &mut found);
+    if found.is_empty() {
+        return None;
+    }
+    let commands: Vec<String> = found.iter().map(|c| format!("`majordomus {c}`")).collect();
+    Some(format!(
+        "error: unrecognized subcommand '{word}'\n\n  tip: did you mean {}?\n\nFor more information, try '--help'.",
+        commands.join(" or ")
+    ))
 }
 
 /// A command that did not succeed: what to print and how to exit.
@@ -305,7 +370,7 @@ fn failure_of(ctx: &Context, e: CapabilityError) -> Failure {
 fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
     let (name, sub) = matches.subcommand().ok_or_else(|| Failure {
         code: exit::USAGE,
-        message: "no command given".into(),
+        message: "usage: no command given".into(),
     })?;
     let options = options(matches, sub);
     match name {
@@ -316,24 +381,47 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 .copied()
                 .ok_or_else(|| Failure {
                     code: exit::USAGE,
-                    message: "no shell given".into(),
+                    message: "usage: no shell given".into(),
                 })?;
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut command(), "majordomus", &mut out);
             write_stdout(&String::from_utf8_lossy(&out))
         }
-        "manpage" => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(command())
-                .render(&mut out)
-                .map_err(internal)?;
-            write_stdout(&String::from_utf8_lossy(&out))
+        "manpage" => match sub.get_one::<PathBuf>("dir") {
+            Some(dir) => {
+                let written = manpages::write(&command(), dir)?;
+                print_answer(&serde_json::json!({ "written": written }), format)
+            }
+            None => {
+                let mut out = Vec::new();
+                clap_mangen::Man::new(command())
+                    .render(&mut out)
+                    .map_err(internal)?;
+                write_stdout(&String::from_utf8_lossy(&out))
+            }
+        },
+        "reference" => {
+            let refused = |message: String| Failure {
+                code: exit::INTERNAL,
+                message: format!("internal: {message}"),
+            };
+            let dir = sub.get_one::<PathBuf>("dir").cloned().unwrap_or_default();
+            let mut written = crate::reference::write(&dir).map_err(refused)?;
+            if let Some(readme) = sub.get_one::<PathBuf>("readme") {
+                if crate::reference::write_readme_table(readme).map_err(refused)? {
+                    written.push(readme.display().to_string());
+                }
+            }
+            print_answer(&serde_json::json!({ "written": written }), format)
         }
         "init" => {
             let report = crate::init::init(&options.start).map_err(|e| Failure {
                 code: e.exit_code(),
-                message: e.to_string(),
+                message: format!("{}: {e}", e.code()),
             })?;
+            for line in report.summary() {
+                crate::logging::say(&format!("majordomus: {line}"));
+            }
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
         "mcp" => mcp::run(options, sub, format),
@@ -358,7 +446,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             ctx.peers().leave();
             served.map_err(|e| Failure {
                 code: exit::INTERNAL,
-                message: e.to_string(),
+                message: format!("{}: {e}", e.code()),
             })
         }
         _ => {
@@ -374,9 +462,14 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             }
             let (_, descriptor) = registry::by_cli(&words).ok_or_else(|| Failure {
                 code: exit::USAGE,
-                message: format!("unknown command `{}`", words.join(" ")),
+                message: format!("usage: unknown command `{}`", words.join(" ")),
             })?;
-            let input = tree::input_from(descriptor, current)?;
+            let mut input = tree::input_from(descriptor, current)?;
+            if !descriptor.cli_paths.is_empty() {
+                if let (Ok(index), Ok(here)) = (ctx.index(), std::env::current_dir()) {
+                    paths::from_here(descriptor.cli_paths, &mut input, &here, &index.root);
+                }
+            }
             let answer = ctx
                 .execute(descriptor.id, input)
                 .map_err(|e| failure_of(&ctx, e))?;

@@ -95,7 +95,7 @@ pub(super) fn run(sub: &ArgMatches, format: Format, start: &Path) -> Result<(), 
         }
         Some((other, _)) => Err(Failure {
             code: exit::USAGE,
-            message: format!("unknown command `surface {other}`"),
+            message: format!("usage: unknown command `surface {other}`"),
         }),
     }
 }

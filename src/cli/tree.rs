@@ -82,9 +82,11 @@ pub(super) fn kebab(name: &str) -> String {
 /// The clap arguments of one capability: `lang::cli::cli_args` (which the surface publishes too)
 /// turned into clap's vocabulary, and nothing added.
 pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {
-    lang::cli::cli_args(d.input(), d.cli_positionals)
+    lang::cli::cli_args(d.input(), d.cli_positionals, d.cli_paths)
         .into_iter()
         .map(|a| {
+            let shown = a.name.to_uppercase();
+            let positional = a.long.is_none();
             let mut arg = Arg::new(a.name).help(a.help);
             if let Some(long) = a.long {
                 arg = arg.long(long);
@@ -97,6 +99,9 @@ pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {
                 CliValue::Number => arg
                     .value_parser(clap::value_parser!(f64))
                     .value_name("NUMBER"),
+                // A positional is shown by its name (`<QUERY>`, `<PATHS>...`), a flag's value
+                // by its type.
+                CliValue::Text if positional => arg.value_name(shown),
                 CliValue::Text => arg.value_name("TEXT"),
                 CliValue::Choice(words) => arg.value_parser(PossibleValuesParser::new(words)),
                 CliValue::Json => arg
@@ -145,7 +150,7 @@ pub(super) fn input_from(d: &Descriptor, matches: &ArgMatches) -> Result<Value, 
     if map.values().any(Value::is_null) {
         return Err(Failure {
             code: exit::USAGE,
-            message: "an argument could not be read".into(),
+            message: "usage: an argument could not be read".into(),
         });
     }
     Ok(Value::Object(map))

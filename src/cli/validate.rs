@@ -157,7 +157,10 @@ pub(super) fn run(ctx: &Context, format: Format) -> Result<(), Failure> {
     } else {
         Err(Failure {
             code: exit::CONTRACT,
-            message: format!("the run-time registry has {} problems", problems.len()),
+            message: format!(
+                "refused: the run-time registry has {} problems",
+                problems.len()
+            ),
         })
     }
 }

@@ -491,6 +491,16 @@ pub enum ServeError {
     Runtime(String),
 }
 
+impl ServeError {
+    /// The code word the CLI's one line begins with.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServeError::Bind { .. } => "unavailable",
+            ServeError::Runtime(_) => "internal",
+        }
+    }
+}
+
 /// Serves until SIGINT or SIGTERM, then lets requests in flight finish.
 pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -60,6 +60,8 @@ pub struct Descriptor {
     pub cli: Option<&'static [&'static str]>,
     /// Input properties the CLI takes as positionals, in order.
     pub cli_positionals: &'static [&'static str],
+    /// Input properties holding paths, which the CLI reads relative to the current directory.
+    pub cli_paths: &'static [&'static str],
     /// The input schema as published (named schemas inlined), compact JSON.
     pub input_schema: &'static str,
     /// The output schema as published, compact JSON.

@@ -112,7 +112,14 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
                 .filter(|(_, s)| s.cli_positional)
                 .map(|(p, _)| p.as_str())
                 .collect();
-            let args: Map<String, Value> = cli_args(&published, &positionals)
+            let paths: Vec<&str> = c
+                .input
+                .properties
+                .iter()
+                .filter(|(_, s)| s.cli_path)
+                .map(|(p, _)| p.as_str())
+                .collect();
+            let args: Map<String, Value> = cli_args(&published, &positionals, &paths)
                 .iter()
                 .map(|a| (a.name.clone(), a.to_json()))
                 .collect();

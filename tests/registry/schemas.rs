@@ -318,3 +318,33 @@ fn an_example_is_validated_through_named_schemas() {
         "`kind`: \"poem\" is not one of rule, prompt",
     );
 }
+
+#[test]
+fn a_path_marker_on_a_property_that_holds_no_strings_is_refused() {
+    let mut cap = query();
+    cap["input"]["properties"]["limit"] = json!({ "type": "integer", "x-cli-path": true });
+
+    assert_violation(
+        &refusal(&[file(GET, &cap)]),
+        GET,
+        "input.properties.limit.x-cli-path",
+        "applies only to string properties and arrays of strings",
+    );
+}
+
+#[test]
+fn a_positional_after_an_array_positional_is_refused() {
+    let mut cap = query();
+    cap["input"]["properties"] = json!({
+        "paths": { "type": "array", "items": { "type": "string" }, "x-cli-positional": true, "x-cli-path": true },
+        "uri": { "type": "string", "x-cli-positional": true },
+    });
+    cap["input"]["required"] = json!(["paths", "uri"]);
+
+    assert_violation(
+        &refusal(&[file(GET, &cap)]),
+        GET,
+        "input.properties.uri.x-cli-positional",
+        "follows the array positional `paths`, which takes every value left",
+    );
+}

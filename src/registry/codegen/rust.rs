@@ -186,6 +186,13 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
         .filter(|(_, s)| s.cli_positional)
         .map(|(p, _)| p)
         .collect();
+    let paths: Vec<&String> = c
+        .input
+        .properties
+        .iter()
+        .filter(|(_, s)| s.cli_path)
+        .map(|(p, _)| p)
+        .collect();
     let input_schema = compact(&c.input.to_json(Refs::Inline(&registry.schemas)));
     let output_schema = compact(&c.output.to_json(Refs::Inline(&registry.schemas)));
     let examples = c.examples.iter().map(|e| {
@@ -210,6 +217,7 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
             route: #route,
             cli: #cli,
             cli_positionals: &[#(#positionals),*],
+            cli_paths: &[#(#paths),*],
             input_schema: #input_schema,
             output_schema: #output_schema,
             examples: &[#(#examples),*],

@@ -43,6 +43,7 @@ fn rust_schema(schema: &Schema) -> String {
         one_of,
         reference,
         cli_positional,
+        cli_path,
     } = schema;
     let text = |s: &str| format!("String::from({s:?})");
     let option = |o: Option<String>| o.map_or("None".to_string(), |s| format!("Some({s})"));
@@ -88,7 +89,7 @@ fn rust_schema(schema: &Schema) -> String {
         "Schema {{ ty: {}, description: {}, default: {}, properties: vec![{}], required: {}, \
          additional: {additional}, items: {}, enumeration: {}, constant: {}, minimum: {}, \
          maximum: {}, min_length: {min_length:?}, max_length: {max_length:?}, pattern: {}, \
-         one_of: {one_of}, reference: {}, cli_positional: {cli_positional} }}",
+         one_of: {one_of}, reference: {}, cli_positional: {cli_positional}, cli_path: {cli_path} }}",
         option(ty.map(|t| format!("Type::{t:?}"))),
         option(description.as_deref().map(text)),
         value(default),

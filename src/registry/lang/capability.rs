@@ -341,9 +341,20 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
 
 fn check_positionals(input: &Schema, sink: &mut Sink<'_>) {
     let mut optional_seen: Option<&str> = None;
+    // An array positional takes every value left, so nothing can follow it.
+    let mut array_seen: Option<&str> = None;
     for (name, s) in &input.properties {
         if !s.cli_positional {
             continue;
+        }
+        if let Some(array) = array_seen {
+            sink.push(
+                &format!("input.properties.{name}.x-cli-positional"),
+                format!("follows the array positional `{array}`, which takes every value left"),
+            );
+        }
+        if s.ty == Some(super::schema::Type::Array) {
+            array_seen = Some(name);
         }
         if input.is_required(name) {
             if let Some(opt) = optional_seen {

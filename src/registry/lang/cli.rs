@@ -163,12 +163,16 @@ fn value_of(schema: &Schema) -> CliValue {
 }
 
 /// The arguments of a command whose input is `input` (as published: named schemas inlined) and
-/// whose positionals are `positionals`, in property order.
-pub fn cli_args(input: &Schema, positionals: &[&str]) -> Vec<CliArg> {
+/// whose positionals are `positionals` and whose path properties are `paths`, in property order.
+pub fn cli_args(input: &Schema, positionals: &[&str], paths: &[&str]) -> Vec<CliArg> {
     let mut args = Vec::new();
     for (name, schema) in &input.properties {
         let positional = positionals.contains(&name.as_str());
         let mut help = schema.description.clone().unwrap_or_default();
+        if paths.contains(&name.as_str()) {
+            help =
+                format!("{help} (here: relative to the current directory inside the repository)");
+        }
         let mut long = (!positional).then(|| kebab(name));
         let (action, value) = match (schema.ty, schema.items.as_deref()) {
             (Some(Type::Boolean), _) if schema.default == Some(Value::Bool(true)) => {

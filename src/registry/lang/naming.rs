@@ -9,6 +9,7 @@ pub const FIXED_COMMANDS: &[&[&str]] = &[
     &["init"],
     &["completions"],
     &["manpage"],
+    &["reference"],
     &["capabilities", "validate"],
     &["surface"],
 ];

@@ -90,6 +90,9 @@ pub struct Schema {
     pub reference: Option<String>,
     /// `x-cli-positional: true` — the CLI takes this property as a positional argument.
     pub cli_positional: bool,
+    /// `x-cli-path: true` — a string (or array of strings) holding repository-relative paths,
+    /// which the CLI reads relative to the current directory, as a shell user means them.
+    pub cli_path: bool,
 }
 
 const SCHEMA_KEYS: &[&str] = &[
@@ -110,6 +113,7 @@ const SCHEMA_KEYS: &[&str] = &[
     "oneOf",
     "$ref",
     "x-cli-positional",
+    "x-cli-path",
 ];
 
 impl Schema {
@@ -264,6 +268,12 @@ impl Schema {
                 None => sink.push(&join(field, "x-cli-positional"), "must be true or false"),
             }
         }
+        if let Some(p) = map.get("x-cli-path") {
+            match p.as_bool() {
+                Some(b) => schema.cli_path = b,
+                None => sink.push(&join(field, "x-cli-path"), "must be true or false"),
+            }
+        }
         if let Some(variants) = map.get("oneOf") {
             schema.one_of = parse_one_of(variants, &join(field, "oneOf"), sink);
         }
@@ -378,10 +388,21 @@ impl Schema {
                 }
             }
         }
-        if self.cli_positional && !matches!(ty, Some(Type::String | Type::Integer | Type::Number)) {
+        let scalar =
+            |t: Option<Type>| matches!(t, Some(Type::String | Type::Integer | Type::Number));
+        let items_ty = self.items.as_ref().and_then(|i| i.ty);
+        if self.cli_positional && !scalar(ty) && !(ty == Some(Type::Array) && scalar(items_ty)) {
             sink.push(
                 &join(field, "x-cli-positional"),
-                "applies only to string, integer and number properties",
+                "applies only to string, integer and number properties, and arrays of them",
+            );
+        }
+        let strings =
+            ty == Some(Type::String) || (ty == Some(Type::Array) && items_ty == Some(Type::String));
+        if self.cli_path && !strings {
+            sink.push(
+                &join(field, "x-cli-path"),
+                "applies only to string properties and arrays of strings",
             );
         }
     }
