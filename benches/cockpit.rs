@@ -4,7 +4,9 @@
 //! in a temporary directory). Prints the median, minimum and maximum in microseconds of warm
 //! renders — the executor's cache is part of what a served page costs — and the first, cold one.
 //! Targets: at most 5 ms median for each checkout page, at most 50 ms for the 10,000-rule objects
-//! page.
+//! page. The heaviest answers a person can ask for — the runner of `objects.list` answering all
+//! 10,000 objects, and `mcp.projection` over a layer of 1,000 rules (its runner, the MCP page and
+//! the `majordomus://mcp` resource) — at most 100 ms and 2 MB of HTML each.
 //!
 //! `cargo bench --bench cockpit`.
 
@@ -52,8 +54,22 @@ fn get(ctx: &Context, target: &str) -> cockpit::Page {
     )
 }
 
+/// The most HTML one of the heaviest pages may weigh.
+const HEAVY_PAGE_BYTES: usize = 2 * 1024 * 1024;
+
 /// Renders `target` once cold, then `runs` times, and prints the figures; returns the median.
 fn measure(ctx: &Context, name: &str, target: &str, runs: usize, budget: Duration) -> Duration {
+    measure_bytes(ctx, name, target, runs, budget).0
+}
+
+/// [`measure`], returning the page's bytes too.
+fn measure_bytes(
+    ctx: &Context,
+    name: &str,
+    target: &str,
+    runs: usize,
+    budget: Duration,
+) -> (Duration, usize) {
     let started = Instant::now();
     let first = get(ctx, target);
     let cold = started.elapsed();
@@ -79,7 +95,23 @@ fn measure(ctx: &Context, name: &str, target: &str, runs: usize, budget: Duratio
         us(budget),
         if median <= budget { "ok" } else { "OVER" }
     );
-    median
+    (median, bytes)
+}
+
+/// Measures one of the heaviest pages and says whether it kept to its byte bound too.
+fn heavy(ctx: &Context, name: &str, target: &str) {
+    let (_, bytes) = measure_bytes(ctx, name, target, 15, Duration::from_millis(100));
+    println!(
+        "{:<34} {:>7.1} KiB of HTML, bound {:.0} KiB  {}",
+        "",
+        bytes as f64 / 1024.0,
+        HEAVY_PAGE_BYTES as f64 / 1024.0,
+        if bytes <= HEAVY_PAGE_BYTES {
+            "ok"
+        } else {
+            "OVER"
+        }
+    );
 }
 
 fn main() {
@@ -139,4 +171,34 @@ fn main() {
         Duration::from_millis(50),
     );
     measure(&large, "overview", "", 30, Duration::from_millis(50));
+    heavy(
+        &large,
+        "runner: objects.list, 10,000",
+        "/capabilities/objects.list/run?limit=10000",
+    );
+
+    let dir = tempfile::TempDir::new().expect("a temporary directory");
+    generate(dir.path(), 1_000);
+    let thousand = Context::open(Options {
+        start: dir.path().to_path_buf(),
+        discovery: Discovery::Filesystem,
+        ..Options::default()
+    });
+    println!("\n1,000 generated rules (filesystem discovery)");
+    heavy(
+        &thousand,
+        "runner: mcp.projection",
+        "/capabilities/mcp.projection/run",
+    );
+    heavy(&thousand, "MCP page", "/mcp");
+    heavy(
+        &thousand,
+        "resource majordomus://mcp",
+        "/object?uri=majordomus%3A%2F%2Fmcp",
+    );
+    heavy(
+        &thousand,
+        "runner: capabilities.projections",
+        "/capabilities/capabilities.projections/run",
+    );
 }

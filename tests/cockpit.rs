@@ -521,3 +521,240 @@ fn assets_are_named_by_their_content_and_served_only_under_that_name() {
     assert_eq!(asset.content_type, "text/css; charset=utf-8");
     assert!(cockpit::asset("cockpit.css").is_none(), "no unhashed name");
 }
+
+#[test]
+fn every_capability_s_answer_reads_from_its_schema_with_the_json_one_click_away() {
+    let cockpit = Cockpit::new();
+    let mut rendered = 0;
+    for d in registry::all() {
+        if d.kind != registry::rt::Kind::Query {
+            continue;
+        }
+        let Some(example) = d.examples.first() else {
+            continue;
+        };
+        let input: Value = serde_json::from_str(example.input).expect("an example reads");
+        let pairs: Vec<(String, String)> = input
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| match v {
+                Value::String(s) => (k.clone(), s.clone()),
+                other => (k.clone(), other.to_string()),
+            })
+            .collect();
+        let query = serde_urlencoded::to_string(&pairs).expect("a query encodes");
+        let target = format!("/capabilities/{}/run?{query}", d.id);
+        let page = cockpit.get(&target);
+        if page.status != 200 {
+            // An example may need what this fixture lacks; it still renders whole.
+            assert_whole(&target, &page.html);
+            continue;
+        }
+        assert_whole(&target, &page.html);
+        let html = &page.html;
+        assert!(html.contains("<div class=\"answer\">"), "{target}: {html}");
+        assert!(
+            html.contains("<summary>The answer as JSON</summary>"),
+            "{target}: {html}"
+        );
+        assert!(
+            !html.contains("Not as declared"),
+            "{target}: a real answer agrees with its schema: {html}"
+        );
+        rendered += 1;
+    }
+    assert!(rendered >= 12, "only {rendered} answers rendered");
+}
+
+#[test]
+fn the_capabilities_answer_is_a_table_with_ids_as_links_and_effects_as_badges() {
+    let cockpit = Cockpit::new();
+    let html = cockpit.ok("/capabilities/capabilities.list/run");
+    assert!(
+        html.contains(
+            r#"<a href="/cockpit/capabilities/objects.get"><code>objects.<wbr>get</code></a>"#
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<span class="badge read">read</span>"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"<th scope="col">ID</th>"#), "{html}");
+}
+
+#[test]
+fn builtin_resources_read_from_their_schema() {
+    let cockpit = Cockpit::new();
+    // The MCP projection holds lists of objects (its eras, its tools); the repository report
+    // of a fixture without diagnostics holds none.
+    for (uri, tables) in [
+        ("majordomus%3A%2F%2Fmcp", true),
+        ("majordomus%3A%2F%2Frepository", false),
+    ] {
+        let html = cockpit.ok(&format!("/object?uri={uri}"));
+        assert!(
+            html.contains("<dl class=\"facts answer-object\">"),
+            "{uri}: {html}"
+        );
+        assert_eq!(
+            html.contains("<table class=\"answer-table\">"),
+            tables,
+            "{uri}: {html}"
+        );
+        assert!(
+            html.contains("<summary>The answer as JSON</summary>"),
+            "{uri}: {html}"
+        );
+        assert!(!html.contains("Not as declared"), "{uri}: {html}");
+    }
+}
+
+#[test]
+fn decisions_list_their_status_and_date_and_sort_by_either_without_script() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/adrs/adr-0002-later.md",
+        "---\nid: adr-0002\ntitle: A later one\nstatus: proposed\ndate: \"2026-03-04\"\nsupersedes: [adr-0001]\n---\n\nLater.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = unescape(&cockpit.ok("/objects?kind=adr"));
+    assert!(
+        html.contains(r#"<span class="badge accepted">accepted</span>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<time datetime="2026-03-04">4 Mar 2026</time>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"href="/cockpit/objects?kind=adr&sort=date""#),
+        "{html}"
+    );
+    let position = |html: &str, text: &str| html.find(text).expect(text);
+    // Newest first, then oldest first, by following the heading's links.
+    let newest = cockpit.ok("/objects?kind=adr&sort=date&descending=true");
+    assert!(
+        position(&newest, "A later one") < position(&newest, "Keep an AI layer"),
+        "{newest}"
+    );
+    assert!(newest.contains(r#"aria-sort="descending""#), "{newest}");
+    let oldest = cockpit.ok("/objects?kind=adr&sort=date");
+    assert!(
+        position(&oldest, "Keep an AI layer") < position(&oldest, "A later one"),
+        "{oldest}"
+    );
+    let by_status = cockpit.ok("/objects?kind=adr&sort=status");
+    assert!(
+        position(&by_status, "Keep an AI layer") < position(&by_status, "A later one"),
+        "accepted before proposed: {by_status}"
+    );
+    cockpit.failing("/objects?kind=adr&sort=colour", 400);
+    // The metadata of the later one links what it supersedes.
+    let later = unescape(&cockpit.ok("/object?uri=majordomus%3A%2F%2Fadr%2Fadr-0002"));
+    assert!(
+        later.contains(r#"<li><a href="/cockpit/object?uri=majordomus%3A%2F%2Fadr%2Fadr-0001"><code>adr-0001</code></a></li>"#),
+        "{later}"
+    );
+}
+
+#[test]
+fn issues_list_their_status_and_blockers_as_links_and_the_overview_counts_the_plan() {
+    let cockpit = Cockpit::over(Fixture::with_plan());
+    let html = unescape(&cockpit.ok("/objects?kind=issue"));
+    assert!(
+        html.contains(r#"<th scope="col">Blocked by</th>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<span class="badge ready">ready</span>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            r#"<li><a href="/cockpit/object?uri=majordomus%3A//issue/base">base</a></li>"#
+        ),
+        "{html}"
+    );
+    let next = unescape(&cockpit.ok("/object?uri=majordomus%3A%2F%2Fissue%2Fnext"));
+    assert!(
+        next.contains(r#"<li><a href="/cockpit/object?uri=majordomus%3A%2F%2Fissue%2Fbase"><code>base</code></a></li>"#),
+        "depends_on links: {next}"
+    );
+    let overview = cockpit.ok("");
+    assert!(
+        overview.contains("<h2>The plan by status</h2>"),
+        "{overview}"
+    );
+    assert!(
+        overview
+            .contains(r#"<span class="figure">2</span> <span class="badge ready">ready</span>"#),
+        "{overview}"
+    );
+    assert!(
+        overview.contains("<h2>Peers on the board</h2>"),
+        "{overview}"
+    );
+}
+
+#[test]
+fn descriptions_are_markdown_rendered_without_raw_html() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/marked.md",
+        "---\nid: marked\ntitle: Marked\ndescription: \"Read **so**, not <script>alert(1)</script>\"\n---\n\nBody.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/object?uri=majordomus%3A%2F%2Fknowledge%2Fmarked");
+    assert!(html.contains("<strong>so</strong>"), "{html}");
+    assert!(!html.contains("**so**</"), "{html}");
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(html.contains("&lt;script&gt;alert(1)"), "{html}");
+}
+
+#[test]
+fn a_hostile_answer_is_escaped_bounded_and_says_so() {
+    let fixture = Fixture::new();
+    let evil = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+    for i in 0..600 {
+        fixture.write(
+            &format!(".ai/repo/knowledge/curated/k{i:04}.md"),
+            format!(
+                "---\nid: k{i:04}\ntitle: \"{evil} {i}\"\ndescription: \"{evil}{evil}{evil}{evil}{evil}\"\ntags: [\"{evil}\"]\n---\n\nx\n"
+            ),
+        );
+    }
+    fixture.write(
+        ".ai/repo/knowledge/curated/long.md",
+        format!(
+            "---\nid: long\ntitle: Long\n---\n\n{}\n",
+            "a".repeat(1024 * 1024)
+        ),
+    );
+    let cockpit = Cockpit::over(fixture);
+    let total = cockpit
+        .ctx
+        .execute("objects.list", serde_json::json!({ "limit": 1 }))
+        .expect("objects.list answers")["total"]
+        .as_u64()
+        .expect("a total");
+    assert!(total > 600, "{total}");
+    let html = cockpit.ok("/capabilities/objects.list/run?limit=10000");
+    assert!(!html.contains("<script>alert"), "never executable markup");
+    assert!(!html.contains("<img src=x"), "never executable markup");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        html.contains(&format!("The first 500 of {total} rows shown")),
+        "the rows are bounded and the page says so"
+    );
+    assert!(html.contains("Only the first 256 KB are shown here"));
+    assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
+    // A string of a megabyte is cut, and says so.
+    let long = cockpit.ok("/capabilities/objects.get/run?uri=majordomus%3A%2F%2Fknowledge%2Flong");
+    assert!(long.contains("(cut: 16384 of "), "{}", &long[..4096]);
+    assert!(long.len() < 2 * 1024 * 1024, "{} bytes", long.len());
+    // A foreign URI is text, not a link.
+    let page = cockpit.ok("/capabilities/objects.search/run?query=https%3A%2F%2Fevil.example");
+    assert!(!page.contains("href=\"https://evil.example"), "{page}");
+}

@@ -13,10 +13,10 @@ use crate::registry::types::objects::{
 use crate::registry::types::{
     ApplicableReason, ObjectScope, ObjectSummary,
     ObjectsApplicableOutputInstructionsItem as ApplicableInstructions,
-    ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsSearchOutputHitsItem as Hit,
-    ObjectsSearchOutputHitsItemMatchedItem as Matched, Provenance, ResourceView,
-    ResourceViewBuiltinKind, ResourceViewBuiltinMediaType, ResourceViewBuiltinProvenance,
-    SkillResource,
+    ObjectsApplicableOutputRulesItem as ApplicableRule, ObjectsListInputSort as SortBy,
+    ObjectsSearchOutputHitsItem as Hit, ObjectsSearchOutputHitsItemMatchedItem as Matched,
+    Provenance, ResourceView, ResourceViewBuiltinKind, ResourceViewBuiltinMediaType,
+    ResourceViewBuiltinProvenance, SkillResource,
 };
 use crate::resolve::{self, Resolution};
 
@@ -50,7 +50,35 @@ fn summary(index: &crate::layer::Index, o: &Object) -> ObjectSummary {
         tags: o.tags.clone(),
         path: o.provenance.path.clone(),
         provider: provider_of(o).map(str::to_string),
+        status: stamps(o).status,
+        date: stamps(o).date,
     }
+}
+
+/// The front matter's `status` and `date`, when each is text.
+#[derive(Default, serde::Deserialize)]
+struct Stamps {
+    #[serde(default, deserialize_with = "text_or_none")]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "text_or_none")]
+    date: Option<String>,
+}
+
+fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match <Value as serde::Deserialize>::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// Read from the metadata's text only when it names either key: most objects carry neither, and
+/// a listing of thousands then parses nothing.
+fn stamps(o: &Object) -> Stamps {
+    let json = o.metadata.as_json();
+    if !json.contains("\"status\"") && !json.contains("\"date\"") {
+        return Stamps::default();
+    }
+    serde_json::from_str(json).unwrap_or_default()
 }
 
 /// The provider of an `instructions` object.
@@ -129,6 +157,30 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
                 .is_none_or(|p| provider_of(o) == Some(p))
         })
         .collect();
+    let mut matching = matching;
+    if input.sort != SortBy::Uri {
+        // Objects without the sorted field go last in either direction.
+        let key = |o: &Object| -> Option<String> {
+            match input.sort {
+                SortBy::Title => Some(o.title.clone()),
+                SortBy::Status => stamps(o).status,
+                SortBy::Date => stamps(o).date,
+                SortBy::Uri => None,
+            }
+        };
+        let mut keyed: Vec<(Option<String>, &Object)> =
+            matching.into_iter().map(|o| (key(o), o)).collect();
+        keyed.sort_by(|(a, _), (b, _)| match (a, b) {
+            (Some(a), Some(b)) if input.descending => b.cmp(a),
+            (Some(a), Some(b)) => a.cmp(b),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        matching = keyed.into_iter().map(|(_, o)| o).collect();
+    } else if input.descending {
+        matching.reverse();
+    }
     let objects: Vec<ObjectSummary> = matching
         .iter()
         .skip(input.offset.max(0) as usize)

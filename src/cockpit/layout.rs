@@ -88,6 +88,9 @@ fn environment() -> &'static Environment<'static> {
         env.add_filter("ticks", ticks);
         env.add_filter("wbr", wbr);
         env.add_filter("marked", marked);
+        env.add_filter("answer", answer);
+        env.add_filter("when", when);
+        env.add_filter("markdown", markdown_text);
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!("template {name} does not compile: {e}");
@@ -131,6 +134,53 @@ fn ticks(text: &str) -> Jinja {
             escape_html(part, &mut out);
         }
         inside = !inside;
+    }
+    Jinja::from_safe_string(out)
+}
+
+/// The `answer` filter: `{{ value|answer("peers.list") }}` renders `value`, an answer of that
+/// capability (or a part of one, with a path into its output schema: `answer("plan.issues",
+/// "issues")`), read from its declared schema (`answer`), with its JSON behind a disclosure. An
+/// unknown capability or path renders the value as what it is.
+fn answer(value: Jinja, id: &str, path: Option<&str>) -> Jinja {
+    let value = serde_json::to_value(&value).unwrap_or(Value::Null);
+    let declared = crate::registry::by_id(id).map(|(_, d)| d.output());
+    let mut schema = declared;
+    for name in path
+        .unwrap_or_default()
+        .split('.')
+        .filter(|n| !n.is_empty())
+    {
+        schema = schema.and_then(|s| s.properties.iter().find(|(p, _)| p == name).map(|(_, s)| s));
+    }
+    let any = crate::registry::lang::Schema::default();
+    Jinja::from_safe_string(super::answer::render(schema.unwrap_or(&any), &value))
+}
+
+/// The `markdown` filter: a description written in Markdown (`**so**`, `code`, links), rendered
+/// safely as the object pages render documents: no raw HTML, no script-capable link, relative
+/// links dropped. Bounded like any shown text.
+fn markdown_text(text: &str) -> Jinja {
+    let mut end = text.len().min(super::answer::MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Jinja::from_safe_string(super::markdown::render(&text[..end], &|_| None))
+}
+
+/// The `when` filter: a timestamp as a readable date over its raw value (`<time datetime>`), or
+/// the text as it is when it is not one.
+fn when(text: &str) -> Jinja {
+    let mut out = String::with_capacity(text.len() * 2 + 32);
+    match super::answer::readable_time(text) {
+        Some(readable) => {
+            out.push_str("<time datetime=\"");
+            escape_html(text, &mut out);
+            out.push_str("\">");
+            out.push_str(&readable);
+            out.push_str("</time>");
+        }
+        None => escape_html(text, &mut out),
     }
     Jinja::from_safe_string(out)
 }

@@ -3,8 +3,10 @@
 //! no list of its own. This module turns (path, query, form) into a status and HTML; the HTTP
 //! module serves it and adds the headers. It knows no HTTP library. Here: the routing of a
 //! request to its page, and what every page shares (its failure, its query); `layout` renders,
-//! `pages` and `object_page` and `runner` build each page's values.
+//! `pages` and `object_page` and `runner` build each page's values, and `answer` renders any
+//! capability's answer from its output schema.
 
+pub mod answer;
 mod layout;
 mod markdown;
 mod object_page;

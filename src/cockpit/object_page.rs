@@ -4,8 +4,9 @@
 use minijinja::context;
 use serde_json::{json, Value};
 
-use super::{abandoned, markdown, param, render_bound, run, Failure, Rendered};
+use super::{abandoned, answer, markdown, param, render_bound, run, Failure, Rendered};
 use crate::context::Context;
+use crate::registry;
 
 pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let uri = param(params, "uri").ok_or_else(|| Failure {
@@ -47,21 +48,71 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         return Err(abandoned());
     }
     let title = view["title"].as_str().unwrap_or_default().to_string();
-    let answer_text = serde_json::to_string_pretty(&view["answer"]).unwrap_or_default();
+    // A builtin resource's answer, read from its capability's output schema.
+    let answer_html = view["id"]
+        .as_str()
+        .and_then(registry::by_id)
+        .filter(|_| view["source"] != "declarative")
+        .map(|(_, d)| answer::render(d.output(), &view["answer"]));
+    let kind = view["kind"].as_str().unwrap_or_default();
+    let mut lookups = 0usize;
     let metadata: Vec<Value> = view["metadata"]
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, v)| match v {
-            Value::String(s) => json!({ "key": k, "text": s, "code": false }),
-            other => json!({ "key": k, "text": other.to_string(), "code": true }),
+        .map(|(k, v)| {
+            let mut shown = |item: &Value| metadata_value(ctx, kind, k, item, &mut lookups);
+            match v {
+                Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+                    json!({ "key": k, "list": items.iter().map(&mut shown).collect::<Vec<_>>() })
+                }
+                other => json!({ "key": k, "one": shown(other) }),
+            }
         })
         .collect();
     Ok((
         "object.html",
-        context! { view => view, rendered => rendered, page_title => title, answer_text => answer_text, metadata => metadata },
+        context! { view => view, rendered => rendered, page_title => title, answer_html => answer_html, metadata => metadata },
         200,
     ))
+}
+
+/// Object pages one page's metadata may look up to show its values as links.
+const MAX_METADATA_LOOKUPS: usize = 256;
+
+/// One front-matter value as the object page shows it: a tag links to its listing; a
+/// `majordomus://` URI, or the identity of another object of the same kind (`depends_on: [layer]`,
+/// `supersedes: adr-0012`), links to that object's page; a date reads as one; anything else is
+/// text, or compact JSON when it is not text.
+fn metadata_value(
+    ctx: &Context,
+    kind: &str,
+    key: &str,
+    value: &Value,
+    lookups: &mut usize,
+) -> Value {
+    let Value::String(text) = value else {
+        return json!({ "text": value.to_string(), "code": true });
+    };
+    if key == "tags" || key == "tag" {
+        let query = serde_urlencoded::to_string([("tag", text)]).unwrap_or_default();
+        return json!({ "text": text, "href": format!("/cockpit/objects?{query}") });
+    }
+    let uri = if text.starts_with(crate::layer::URI_SCHEME) {
+        text.clone()
+    } else {
+        format!("{}{kind}/{text}", crate::layer::URI_SCHEME)
+    };
+    let known = *lookups < MAX_METADATA_LOOKUPS
+        && !text.is_empty()
+        && text.len() <= 512
+        && ctx.index().is_ok_and(|index| index.get(&uri).is_some());
+    *lookups += 1;
+    if known {
+        let query = serde_urlencoded::to_string([("uri", &uri)]).unwrap_or_default();
+        return json!({ "text": text, "href": format!("/cockpit/object?{query}"), "code": true });
+    }
+    json!({ "text": text, "code": false, "time": super::answer::readable_time(text).is_some() })
 }
 
 /// The object page of the file a relative link in the document at `from` names, when the layer

@@ -30,9 +30,17 @@ fn namespaces() -> Vec<Value> {
 
 pub(super) fn overview(ctx: &Context) -> Rendered {
     let info = run(ctx, "repository.info", json!({}))?;
+    // The plan by status and the sessions on the board: a layer without a plan, or a board that
+    // cannot be read, leaves its section out rather than the page.
+    let plan = run(ctx, "plan.issues", json!({})).ok().map(
+        |p| json!({ "counts": p["counts"], "total": p["issues"].as_array().map_or(0, Vec::len) }),
+    );
+    let peers = run(ctx, "peers.list", json!({})).ok().map(|p| {
+        json!({ "sessions": p["count"], "processes": p["board"]["processes"], "state": p["board"]["state"] })
+    });
     Ok((
         "overview.html",
-        context! { info => info, namespaces => namespaces(), page_title => "Overview" },
+        context! { info => info, plan => plan, peers => peers, namespaces => namespaces(), page_title => "Overview" },
         200,
     ))
 }
@@ -79,6 +87,13 @@ pub(super) fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
         if let Some(v) = param(params, name) {
             input.insert(name.into(), Value::String(v.into()));
         }
+    }
+    // The order a person chose by a column heading; the capability refuses a word it lacks.
+    if let Some(sort) = param(params, "sort") {
+        input.insert("sort".into(), Value::String(sort.into()));
+    }
+    if param(params, "descending") == Some("true") {
+        input.insert("descending".into(), Value::Bool(true));
     }
     let filters = Value::Object(input.clone());
     let offset = match param(params, "offset") {
@@ -128,10 +143,14 @@ pub(super) fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
             "next": (offset + PAGE_SIZE < total).then(|| link(offset + PAGE_SIZE)),
         })
     });
+    let sorting = sort_links(&filters, &list);
+    let issues = issue_rows(ctx, &filters, &list);
     Ok((
         "objects.html",
         context! {
             list => list,
+            sorting => sorting,
+            issues => issues,
             filters => filters,
             counts => list["kinds"].clone(),
             total_objects => total_objects,
@@ -221,4 +240,99 @@ pub(super) fn api(ctx: &Context) -> Rendered {
         context! { routes => routes, changes => changes },
         200,
     ))
+}
+
+/// The column headings that sort the listing, each a link (no script needed) that sorts by it,
+/// or reverses the order when it already does: title always, status and date when a listed object
+/// has one.
+fn sort_links(filters: &Value, list: &Value) -> Value {
+    let objects = list["objects"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let has = |field: &str| objects.iter().any(|o| o[field].is_string());
+    let sorted_by = filters["sort"].as_str().unwrap_or("uri");
+    let descending = filters["descending"] == true;
+    let mut columns = serde_json::Map::new();
+    for (field, shown) in [
+        ("title", true),
+        ("status", has("status")),
+        ("date", has("date")),
+    ] {
+        if !shown {
+            continue;
+        }
+        let current = sorted_by == field;
+        let mut pairs: Vec<(&str, String)> = ["kind", "tag", "provider"]
+            .into_iter()
+            .filter_map(|k| Some((k, filters[k].as_str()?.to_string())))
+            .collect();
+        pairs.push(("sort", field.to_string()));
+        if current && !descending {
+            pairs.push(("descending", "true".into()));
+        }
+        columns.insert(
+            field.into(),
+            json!({
+                "href": format!("/cockpit/objects?{}", serde_urlencoded::to_string(&pairs).unwrap_or_default()),
+                "aria_sort": match (current, descending) {
+                    (false, _) => "none",
+                    (true, false) => "ascending",
+                    (true, true) => "descending",
+                },
+            }),
+        );
+    }
+    Value::Object(columns)
+}
+
+/// For a listing of the plan's issues: each listed issue's row of `plan.issues` (status, what
+/// blocks it, and whatever else the plan says of it), by URI. Nothing for other listings.
+fn issue_rows(ctx: &Context, filters: &Value, list: &Value) -> Value {
+    let objects = list["objects"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let listed_issue = objects.iter().any(|o| o["kind"] == "issue");
+    if filters["kind"] != "issue" && !listed_issue {
+        return Value::Null;
+    }
+    let Ok(plan) = run(ctx, "plan.issues", json!({})) else {
+        return Value::Null;
+    };
+    let by_id: Map<String, Value> = plan["issues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|row| Some((row["uri"].as_str()?.to_string(), row.clone())))
+        .collect();
+    // The URIs a blocker's id names, so a blocker reads as a link to its issue.
+    let uri_of: BTreeMap<String, String> = by_id
+        .values()
+        .filter_map(|r| {
+            Some((
+                r["id"].as_str()?.to_string(),
+                r["uri"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let mut rows = Map::new();
+    for o in objects {
+        let Some(uri) = o["uri"].as_str() else {
+            continue;
+        };
+        let Some(row) = by_id.get(uri) else { continue };
+        let blockers: Vec<Value> = row["blocked_by"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|id| json!({ "id": id, "uri": uri_of.get(id) }))
+            .collect();
+        rows.insert(
+            uri.to_string(),
+            json!({ "status": row["status"], "priority": row["priority"], "blockers": blockers }),
+        );
+    }
+    Value::Object(rows)
 }

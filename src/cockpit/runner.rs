@@ -243,10 +243,11 @@ pub(super) fn capability(ctx: &Context, request: &Request<'_>, id: &str, run_it:
             Ok((input, answer)) => {
                 let mut r = equivalents(d, &input, request.host);
                 if let Some(map) = r.as_object_mut() {
-                    // Pretty JSON in the answer's own key order (a template filter would sort).
+                    // Read from the declared output schema, with the JSON (in the answer's own
+                    // key order) behind a disclosure.
                     map.insert(
-                        "answer_text".into(),
-                        Value::String(serde_json::to_string_pretty(&answer).unwrap_or_default()),
+                        "answer_html".into(),
+                        Value::String(super::answer::render(d.output(), &answer)),
                     );
                 }
                 r
