@@ -518,9 +518,11 @@ impl McpServer {
             .take()
             .map(|h| h.join().expect("the stderr reader ends"))
             .unwrap_or_default();
+        // The process has exited: the reader ends at the pipe's end, which says every line
+        // has been read (a pause between lines says nothing under load).
         let mut rest = Vec::new();
         if let Some(lines) = &self.lines {
-            while let Ok(line) = lines.recv_timeout(Duration::from_millis(50)) {
+            while let Ok(line) = lines.recv_timeout(PATIENCE) {
                 rest.push(line);
             }
         }

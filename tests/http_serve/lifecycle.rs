@@ -35,7 +35,7 @@ fn sigterm_stops_the_server_with_exit_0() {
         .expect("kill runs");
     assert!(kill.success());
     let status = served
-        .wait_exit(Duration::from_secs(5))
+        .wait_exit(Duration::from_secs(30))
         .expect("the server exits promptly after SIGTERM");
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
