@@ -195,6 +195,11 @@ async function mainPages(browser, base) {
     ['overview', '/cockpit'],
     ['capabilities', '/cockpit/capabilities'],
     ['capability with an answer', '/cockpit/capabilities/objects.search/run?query=rule#answer'],
+    ['the plan as an answer', '/cockpit/capabilities/plan.issues/run#answer'],
+    ['the capabilities as an answer', '/cockpit/capabilities/capabilities.list/run#answer'],
+    ['decisions, newest first', '/cockpit/objects?kind=adr&sort=date&descending=true'],
+    ['issues', '/cockpit/objects?kind=issue'],
+    ['resource majordomus://mcp', '/cockpit/object?uri=majordomus%3A%2F%2Fmcp'],
     ['objects', '/cockpit/objects'],
     ['object', objectHref || '/cockpit/objects'],
     ['search with results', '/cockpit/search?q=rule'],
@@ -311,7 +316,10 @@ async function runner(browser, base) {
     check('runner', url.searchParams.get('query') === 'rule', `${mode}: the form submits with GET: ${page.url()}`);
     const answerHeading = await page.$('h2#answer');
     if (check('runner', answerHeading !== null, `${mode}: the page shows an Answer section`)) {
-      const text = await page.$eval('h2#answer + pre code', (c) => c.textContent).catch(() => '');
+      // Read from its schema: the hits are a table; the JSON is one click away.
+      const rows = await page.$$eval('.answer table.answer-table > tbody > tr', (trs) => trs.length).catch(() => 0);
+      check('runner', rows > 0, `${mode}: the hits read as a table`);
+      const text = await page.$eval('details.answer-json pre code', (c) => c.textContent).catch(() => '');
       let answer = null;
       try {
         answer = JSON.parse(text);
@@ -414,13 +422,17 @@ async function headers(browser, base) {
   console.log(`  CSP: ${csp}`);
 }
 
-/** The README's two screenshots: the overview in light, the MCP page in dark, 1280 px wide. */
+/** The README's screenshots: the overview in light, the MCP page in dark, the decisions list, the
+ * issues, and the repository report read from its schema, 1280 px wide. */
 async function screenshots(browser, base) {
   section('screenshots');
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const shots = [
     ['cockpit-overview.png', '/cockpit', 'light'],
     ['cockpit-mcp.png', '/cockpit/mcp', 'dark'],
+    ['cockpit-decisions.png', '/cockpit/objects?kind=adr&sort=date&descending=true', 'light'],
+    ['cockpit-issues.png', '/cockpit/objects?kind=issue', 'light'],
+    ['cockpit-answer.png', '/cockpit/object?uri=majordomus%3A%2F%2Frepository', 'dark'],
   ];
   for (const [file, href, colorScheme] of shots) {
     const context = await newContext(browser, { viewport: { width: 1280, height: 900 }, colorScheme });
