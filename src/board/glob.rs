@@ -128,8 +128,20 @@ impl Automaton {
     }
 }
 
+/// The literal start of a glob: every path it matches begins with it.
+fn literal_prefix(glob: &str) -> &str {
+    let end = glob.find(['*', '?', '[', '{', '\\']).unwrap_or(glob.len());
+    &glob[..end]
+}
+
 /// Whether some path can match both `a` and `b` (conservatively: `true` when unsure).
 pub fn overlap(a: &str, b: &str) -> bool {
+    // A common path begins with both literal starts, so one begins the other: most pairs of a
+    // busy board (`src/api/**` against `docs/**`) are told apart here without an automaton.
+    let (pa, pb) = (literal_prefix(a), literal_prefix(b));
+    if !(pa.starts_with(pb) || pb.starts_with(pa)) {
+        return false;
+    }
     let left: Vec<Automaton> = alternatives(a)
         .iter()
         .map(|g| Automaton::of(&pieces(g)))
