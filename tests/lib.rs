@@ -136,6 +136,7 @@ mod mcp_modern;
 
 /// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
 mod peers_board;
+mod peers_claims;
 
 /// The surface's classification: one row per rule of SPEC §17.
 mod surface_diff;

@@ -87,7 +87,7 @@ fn boot_id() -> String {
 /// A well-formed record for the process `pid` started at `start`, as file `seq`.
 fn record(pid: u32, start: u64, seq: u64, client: &str) -> Value {
     json!({
-        "format": 1, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
+        "format": 2, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
         "worktree": "/elsewhere",
         "sessions": [{
             "id": 1, "transport": "stdio", "client": client, "client_version": "1",

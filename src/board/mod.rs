@@ -5,6 +5,8 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
+pub mod claims;
+pub mod glob;
 pub mod process;
 mod read;
 pub mod record;
@@ -18,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::write;
 use process::{Identity, LifeLock, Watch};
-use record::{Record, RecordError, SessionRecord};
+use record::{ClaimRecord, Record, RecordError, SessionRecord};
 
 /// Setting this variable to `off` keeps this process off every board; to a directory, puts the
 /// board there instead of under git's common directory.
@@ -143,6 +145,10 @@ struct Joined {
     /// The file name of the record last written.
     current: Option<String>,
     failure: Option<BoardError>,
+    /// This process's sessions as last published.
+    sessions: Vec<SessionRecord>,
+    /// What this process's sessions hold (`claims`).
+    claims: Vec<ClaimRecord>,
 }
 
 /// What was read of a record file; a file's content never changes under its name.
@@ -265,7 +271,8 @@ impl Board {
                 return Err(e);
             }
         }
-        let written = self.write(&mut joined, sessions);
+        joined.sessions = sessions;
+        let written = self.write(&mut joined);
         drop(joined);
         read::sweep_orphan_locks(dir, &self.me.stem());
         let _ = self.read();
@@ -275,16 +282,26 @@ impl Board {
     /// Writes this process's record anew with `sessions`, when it is on the board.
     pub fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let mut joined = lock(&self.joined);
+        joined.sessions = sessions;
         if joined.lock.is_none() {
             return Ok(());
         }
-        self.write(&mut joined, sessions)
+        self.write(&mut joined)
     }
 
-    fn write(&self, joined: &mut Joined, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+    /// Writes this process's record anew from what `joined` holds; a claim whose session has
+    /// left or whose time is up is dropped on the way.
+    fn write(&self, joined: &mut Joined) -> Result<(), BoardError> {
         let Some(dir) = self.dir() else {
             return Ok(());
         };
+        let now = claims::now();
+        let Joined {
+            sessions, claims, ..
+        } = joined;
+        claims.retain(|c| {
+            c.expires_at > now && (c.session == 0 || sessions.iter().any(|s| s.id == c.session))
+        });
         joined.seq += 1;
         let record = Record {
             format: record::FORMAT,
@@ -293,7 +310,8 @@ impl Board {
             start: self.me.start,
             seq: joined.seq,
             worktree: self.worktree.clone(),
-            sessions,
+            sessions: joined.sessions.clone(),
+            claims: joined.claims.clone(),
         };
         let name = record::file_name(&self.me, joined.seq);
         let temp = dir.join(format!(".{}.{}.tmp", self.me.stem(), joined.seq));
@@ -330,6 +348,7 @@ impl Board {
         }
         if joined.lock.take().is_some() {
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
+            claims::remove_lock_if_alone(dir);
             // The last to leave leaves no directory behind (removing one that is not empty fails).
             if let Location::Dir(_, made) = &self.location {
                 for d in dir.ancestors().take(*made) {

@@ -256,6 +256,10 @@ pub(super) fn sweep_orphan_locks(dir: &Path, mine: &str) {
         let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".lock")) else {
             continue;
         };
+        // Only a process's life lock is swept; the claims lock is nobody's.
+        if RecordName::parse(&format!("{stem}.0.json")).is_none() {
+            continue;
+        }
         let old = entry
             .metadata()
             .and_then(|m| m.modified())

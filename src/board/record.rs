@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::process::Identity;
 
 /// The record format this build writes and reads; a record of another format is ignored.
-pub const FORMAT: u32 = 1;
+/// Format 2 added the process's claims.
+pub const FORMAT: u32 = 2;
 
 /// The largest record read: `MAX_SESSIONS` sessions, each at its bounds (an announcement's paths
 /// are at most `MAX_PATHS_BYTES` together, so a session is under 24 KiB).
@@ -22,6 +23,11 @@ pub const MAX_SESSIONS: usize = 1024;
 pub const MAX_TEXT: usize = 1024;
 pub const MAX_INTENT: usize = 500;
 pub const MAX_PATHS: usize = 256;
+/// The most claims one process holds, and globs one claim holds.
+pub const MAX_CLAIMS: usize = 4096;
+pub const MAX_CLAIM_GLOBS: usize = 64;
+/// The longest `issue` a claim names.
+pub const MAX_ISSUE: usize = 128;
 
 /// What a process says about itself on the board.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +42,24 @@ pub struct Record {
     /// The root of the worktree it serves.
     pub worktree: String,
     pub sessions: Vec<SessionRecord>,
+    /// What its sessions hold (`crate::board::claims`).
+    #[serde(default)]
+    pub claims: Vec<ClaimRecord>,
+}
+
+/// One claim held by a session of that process (session 0: the process itself, for a caller
+/// without a session).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRecord {
+    pub session: u64,
+    pub globs: Vec<String>,
+    pub exclusive: bool,
+    /// Seconds since the Unix epoch.
+    pub claimed_at: u64,
+    pub expires_at: u64,
+    pub reason: Option<String>,
+    pub issue: Option<String>,
 }
 
 /// One session of that process.
@@ -191,6 +215,26 @@ fn check_bounds(record: &Record) -> Result<(), RecordError> {
             return Err(RecordError::OutOfBounds { field: "paths" });
         }
     }
+    if record.claims.len() > MAX_CLAIMS {
+        return Err(RecordError::OutOfBounds { field: "claims" });
+    }
+    for c in &record.claims {
+        if c.globs.is_empty()
+            || c.globs.len() > MAX_CLAIM_GLOBS
+            || c.globs.iter().any(|g| super::glob::check(g).is_err())
+        {
+            return Err(RecordError::OutOfBounds {
+                field: "claims.globs",
+            });
+        }
+        if c.reason.as_deref().is_some_and(|r| too_long(r, MAX_INTENT))
+            || c.issue.as_deref().is_some_and(|i| too_long(i, MAX_ISSUE))
+        {
+            return Err(RecordError::OutOfBounds {
+                field: "claims.reason",
+            });
+        }
+    }
     Ok(())
 }
 
@@ -216,6 +260,15 @@ mod tests {
                 intent: Some("i".into()),
                 paths: vec!["src".into()],
             }],
+            claims: vec![ClaimRecord {
+                session: 1,
+                globs: vec!["src/**".into()],
+                exclusive: true,
+                claimed_at: 0,
+                expires_at: 60,
+                reason: None,
+                issue: None,
+            }],
         }
     }
 
@@ -231,7 +284,7 @@ mod tests {
         assert_eq!(code(b"\x00\xffgarbage"), "garbage");
         assert_eq!(code(&good[..good.len() / 2]), "garbage", "truncated");
         let mut future = serde_json::to_value(record()).expect("json");
-        future["format"] = 2.into();
+        future["format"] = (FORMAT + 1).into();
         future["signature"] = "x".into();
         assert_eq!(
             code(&serde_json::to_vec(&future).expect("json")),
@@ -245,6 +298,13 @@ mod tests {
         assert_eq!(
             code(&serde_json::to_vec(&long).expect("json")),
             "out_of_bounds"
+        );
+        let mut absolute = record();
+        absolute.claims[0].globs = vec!["/etc/**".into()];
+        assert_eq!(
+            code(&serde_json::to_vec(&absolute).expect("json")),
+            "out_of_bounds",
+            "a forged claim on a path outside the repository"
         );
         let huge = vec![b' '; MAX_RECORD_BYTES as usize + 1];
         assert_eq!(code(&huge), "oversized");

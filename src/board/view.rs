@@ -125,6 +125,7 @@ mod tests {
             seq: 1,
             worktree: "/w".into(),
             sessions,
+            claims: Vec::new(),
         };
         let name = RecordName::parse("7-8.1.json").expect("a record name");
         let bytes = serde_json::to_vec(&one).expect("json");

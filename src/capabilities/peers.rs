@@ -4,10 +4,14 @@
 use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
-use crate::registry::types::peers::{AnnounceInput, AnnounceOutput, ListInput, ListOutput};
+use crate::registry::types::peers::{
+    AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, ListInput, ListOutput, ReleaseInput,
+    ReleaseOutput,
+};
 use crate::registry::types::{
-    Peer, PeerClientSupplied, PeerTransport, PeersAnnounceOutputOverlapsItem as Overlap,
-    PeersListOutputBoard, PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
+    Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
+    PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode, PeersListOutputBoard,
+    PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
 };
 
 /// The most paths one announcement may name.
@@ -165,5 +169,111 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
     Ok(AnnounceOutput {
         peer: view(me),
         overlaps,
+    })
+}
+
+/// The repository's board as this process opened it.
+fn shared_board(ctx: &Context) -> Result<&board::Board, CapabilityError> {
+    let root = ctx.index()?.root.clone();
+    Ok(ctx.peers().shared_board(&root))
+}
+
+/// A claim and its holder as the answers show them.
+fn claim_view(h: &board::claims::Holder) -> Claim {
+    Claim {
+        session: h.claim.session as i64,
+        pid: i64::from(h.pid),
+        worktree: h.worktree.clone(),
+        this_process: h.this_process,
+        globs: h.claim.globs.clone(),
+        mode: if h.claim.exclusive {
+            ClaimMode::Exclusive
+        } else {
+            ClaimMode::Shared
+        },
+        claimed_at: h.claim.claimed_at as i64,
+        expires_at: h.claim.expires_at as i64,
+        client_supplied: ClaimClientSupplied {
+            client: h.client.clone(),
+            intent: h.intent.clone(),
+            reason: h.claim.reason.clone(),
+            issue: h.claim.issue.clone(),
+        },
+    }
+}
+
+/// A claim of the calling session (`session` 0: of this process) as its holder.
+fn own_holder(
+    ctx: &Context,
+    board: &board::Board,
+    claim: board::record::ClaimRecord,
+) -> board::claims::Holder {
+    let session = ctx.peers().get(claim.session);
+    board::claims::Holder {
+        pid: board.me().pid,
+        worktree: board.worktree().to_string(),
+        this_process: true,
+        client: session
+            .as_ref()
+            .map_or_else(|| "(the process)".into(), |s| s.client_name.clone()),
+        intent: session.and_then(|s| s.intent),
+        claim,
+    }
+}
+
+fn claim_error(e: board::claims::ClaimError) -> CapabilityError {
+    if e.is_input() {
+        CapabilityError::invalid_input(e.to_string())
+    } else {
+        CapabilityError::refused(e.to_string())
+    }
+}
+
+pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+    let board = shared_board(ctx)?;
+    let request = board::claims::Request {
+        session: ctx.caller().unwrap_or(0),
+        globs: input.globs,
+        exclusive: !matches!(input.mode, PeersClaimInputMode::Shared),
+        ttl_seconds: u64::try_from(input.ttl_seconds).unwrap_or(0),
+        reason: input.reason,
+        issue: input.issue,
+    };
+    let now = board::claims::now();
+    let asked = board::record::ClaimRecord {
+        session: request.session,
+        globs: request.globs.clone(),
+        exclusive: request.exclusive,
+        claimed_at: now,
+        expires_at: now + request.ttl_seconds,
+        reason: request.reason.clone(),
+        issue: request.issue.clone(),
+    };
+    Ok(match board.claim(request).map_err(claim_error)? {
+        board::claims::Outcome::Granted { claim, renewed } => ClaimOutput {
+            granted: true,
+            renewed,
+            claim: claim_view(&own_holder(ctx, board, claim)),
+            conflicts: Vec::new(),
+        },
+        board::claims::Outcome::Refused { holders } => ClaimOutput {
+            granted: false,
+            renewed: false,
+            claim: claim_view(&own_holder(ctx, board, asked)),
+            conflicts: holders.iter().map(claim_view).collect(),
+        },
+    })
+}
+
+pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
+    let board = shared_board(ctx)?;
+    let released = board
+        .release(ctx.caller().unwrap_or(0), input.globs.as_deref())
+        .map_err(claim_error)?;
+    Ok(ReleaseOutput {
+        released: released
+            .into_iter()
+            .map(|c| claim_view(&own_holder(ctx, board, c)))
+            .collect(),
     })
 }

@@ -1,0 +1,459 @@
+//! Claims on the board: a session takes repository path globs, exclusive or shared, for a time,
+//! and is granted them only when no live claim of another session overlaps with either side
+//! exclusive. A claim lives in its process's record, so it ends at release, at its expiry, or
+//! with its process (a dead process's record is dropped by the next reading). Granting is atomic
+//! across every process and worktree of the repository: the check and the record's write happen
+//! while holding an exclusive lock on the board's `claims.lock`.
+//!
+//! The API any capability calls: [`Board::claim`], [`Board::release`], [`Board::holders_of`]
+//! and [`Board::live_claims`]. Knows nothing of MCP or of any surface.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::glob;
+use super::record::{self, ClaimRecord, Record};
+use super::{lock, Board, BoardError, Joined};
+use crate::write;
+
+/// The file whose lock is held around every check-and-write of a claim.
+pub const CLAIMS_LOCK: &str = "claims.lock";
+
+/// The bounds of a claim's time to live, and its default, in seconds.
+pub const MIN_TTL: u64 = 60;
+pub const MAX_TTL: u64 = 86_400;
+pub const DEFAULT_TTL: u64 = 3_600;
+
+/// How long a claim waits for another process's check-and-write before it gives up: a stopped
+/// process holding the lock delays a claim, it never stalls one.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// What a session asks to hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The session asking (0: the process itself, for a caller without a session).
+    pub session: u64,
+    pub globs: Vec<String>,
+    pub exclusive: bool,
+    pub ttl_seconds: u64,
+    pub reason: Option<String>,
+    pub issue: Option<String>,
+}
+
+/// A live claim and who holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    pub worktree: String,
+    pub this_process: bool,
+    /// The holding session's clientInfo name and announced intent, as the client sent them.
+    pub client: String,
+    pub intent: Option<String>,
+    pub claim: ClaimRecord,
+}
+
+/// The answer to a claim: granted, or refused with every conflicting holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Granted { claim: ClaimRecord, renewed: bool },
+    Refused { holders: Vec<Holder> },
+}
+
+/// Why a claim or a release was not decided; one code word each.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimError {
+    #[error(
+        "`globs` holds {count} globs; a claim holds 1 to {}",
+        record::MAX_CLAIM_GLOBS
+    )]
+    GlobCount { count: usize },
+    #[error("`globs[{index}]` (`{shown}`) {why}")]
+    Glob {
+        index: usize,
+        shown: String,
+        why: String,
+    },
+    #[error("`ttl_seconds` is {ttl}; a claim lives {MIN_TTL} to {MAX_TTL} seconds")]
+    Ttl { ttl: u64 },
+    #[error("`{field}` is longer than {max} characters")]
+    TooLong { field: &'static str, max: usize },
+    #[error("another process held the board's claims lock for more than {} s; try again", LOCK_WAIT.as_secs())]
+    Busy,
+    #[error(transparent)]
+    Board(#[from] BoardError),
+}
+
+impl ClaimError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::GlobCount { .. } => "glob_count",
+            Self::Glob { .. } => "invalid_glob",
+            Self::Ttl { .. } => "invalid_ttl",
+            Self::TooLong { .. } => "too_long",
+            Self::Busy => "claims_busy",
+            Self::Board(e) => e.code(),
+        }
+    }
+
+    /// Whether the caller's input was wrong (not the board).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Self::GlobCount { .. } | Self::Glob { .. } | Self::Ttl { .. } | Self::TooLong { .. }
+        )
+    }
+}
+
+/// At most the first 80 characters of a client's text, for an error message.
+fn shown(text: &str) -> String {
+    let mut s: String = text.chars().take(80).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+/// Refuses globs a claim cannot hold: none, more than `MAX_CLAIM_GLOBS`, or one `glob::check`
+/// refuses.
+pub fn check_globs(globs: &[String]) -> Result<(), ClaimError> {
+    if globs.is_empty() || globs.len() > record::MAX_CLAIM_GLOBS {
+        return Err(ClaimError::GlobCount { count: globs.len() });
+    }
+    for (index, g) in globs.iter().enumerate() {
+        glob::check(g).map_err(|why| ClaimError::Glob {
+            index,
+            shown: shown(g),
+            why,
+        })?;
+    }
+    Ok(())
+}
+
+fn check(request: &Request) -> Result<(), ClaimError> {
+    check_globs(&request.globs)?;
+    if !(MIN_TTL..=MAX_TTL).contains(&request.ttl_seconds) {
+        return Err(ClaimError::Ttl {
+            ttl: request.ttl_seconds,
+        });
+    }
+    let long =
+        |t: &Option<String>, max: usize| t.as_deref().is_some_and(|t| t.chars().count() > max);
+    if long(&request.reason, record::MAX_INTENT) {
+        return Err(ClaimError::TooLong {
+            field: "reason",
+            max: record::MAX_INTENT,
+        });
+    }
+    if long(&request.issue, record::MAX_ISSUE) {
+        return Err(ClaimError::TooLong {
+            field: "issue",
+            max: record::MAX_ISSUE,
+        });
+    }
+    Ok(())
+}
+
+/// The same globs, whatever their order or repetition.
+fn same_globs(a: &[String], b: &[String]) -> bool {
+    use std::collections::BTreeSet;
+    a.iter().collect::<BTreeSet<&String>>() == b.iter().collect::<BTreeSet<&String>>()
+}
+
+/// The exclusive lock on the board's `claims.lock`, held while alive.
+struct ClaimsLock {
+    _file: File,
+}
+
+impl ClaimsLock {
+    /// Waits up to `LOCK_WAIT` for the lock. A lock taken on a file that was meanwhile removed
+    /// (the last process leaving) is let go and taken again on the file now there.
+    fn take(dir: &Path) -> Result<ClaimsLock, ClaimError> {
+        let path = dir.join(CLAIMS_LOCK);
+        let started = Instant::now();
+        let mut pause = Duration::from_micros(100);
+        loop {
+            let file = write::board_lock_file(&path).map_err(|e| {
+                ClaimError::Board(BoardError::Unwritable {
+                    path: path.display().to_string(),
+                    reason: super::io_reason(&e),
+                })
+            })?;
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
+                    (Ok(held), Ok(there)) => held.ino() == there.ino() && held.dev() == there.dev(),
+                    _ => false,
+                };
+                if same {
+                    return Ok(ClaimsLock { _file: file });
+                }
+                continue;
+            }
+            if started.elapsed() > LOCK_WAIT {
+                return Err(ClaimError::Busy);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
+    }
+}
+
+/// At a clean exit: removes `claims.lock` when it is all the board holds, so the last process
+/// to leave leaves no directory behind. Taken under the lock; a process that meanwhile opened
+/// the old file notices it is gone and takes the new one.
+pub(super) fn remove_lock_if_alone(dir: &Path) {
+    let path = dir.join(CLAIMS_LOCK);
+    let Ok(file) = super::process::open_to_read(&path) else {
+        return;
+    };
+    // SAFETY: flock on a descriptor this function owns; closing it lets the lock go.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return;
+    }
+    let alone = std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_name().to_str() == Some(CLAIMS_LOCK))
+    });
+    if alone {
+        write::board_remove(&path);
+    }
+}
+
+/// The holders of `records`' live claims (`now` before expiry), with their sessions' names.
+fn holders(record: &Record, this_process: bool, now: u64) -> impl Iterator<Item = Holder> + '_ {
+    record
+        .claims
+        .iter()
+        .filter(move |c| c.expires_at > now)
+        .map(move |c| {
+            let session = record.sessions.iter().find(|s| s.id == c.session);
+            Holder {
+                pid: record.pid,
+                worktree: record.worktree.clone(),
+                this_process,
+                client: session.map_or_else(|| "(the process)".into(), |s| s.client.clone()),
+                intent: session.and_then(|s| s.intent.clone()),
+                claim: c.clone(),
+            }
+        })
+}
+
+impl Board {
+    /// This process's record as it would be written now (for its own claims' holders).
+    fn own_record(&self, joined: &Joined) -> Record {
+        Record {
+            format: record::FORMAT,
+            boot: self.me.boot.clone(),
+            pid: self.me.pid,
+            start: self.me.start,
+            seq: joined.seq,
+            worktree: self.worktree.clone(),
+            sessions: joined.sessions.clone(),
+            claims: joined.claims.clone(),
+        }
+    }
+
+    /// Every live claim on the board now: this process's first, then the others' by process.
+    pub fn live_claims(&self) -> Vec<Holder> {
+        let reading = self.read();
+        let now = now();
+        let own = self.own_record(&lock(&self.joined));
+        let mut all: Vec<Holder> = holders(&own, true, now).collect();
+        for r in &reading.others {
+            all.extend(holders(r, false, now));
+        }
+        all
+    }
+
+    /// The live claims whose globs overlap `globs`, shared or exclusive.
+    pub fn holders_of(&self, globs: &[String]) -> Vec<Holder> {
+        self.live_claims()
+            .into_iter()
+            .filter(|h| glob::any_overlap(&h.claim.globs, globs))
+            .collect()
+    }
+
+    /// Grants `request` unless a live claim of another session overlaps it with either side
+    /// exclusive; claiming the same globs again renews them (new mode, time and reason). The
+    /// check and the write are one step across every process on the board.
+    pub fn claim(&self, request: Request) -> Result<Outcome, ClaimError> {
+        check(&request)?;
+        let on_board = lock(&self.joined).lock.is_some();
+        // A process off the board (a one-shot command) writes nothing another could race.
+        let _held = match (on_board, self.dir()) {
+            (true, Some(dir)) => Some(ClaimsLock::take(dir)?),
+            _ => None,
+        };
+        let reading = self.read();
+        let now = now();
+        let mut joined = lock(&self.joined);
+        let own = self.own_record(&joined);
+        let conflicting = |h: &Holder| {
+            !(h.this_process && h.claim.session == request.session)
+                && (request.exclusive || h.claim.exclusive)
+                && glob::any_overlap(&h.claim.globs, &request.globs)
+        };
+        let mut refused: Vec<Holder> = holders(&own, true, now).filter(conflicting).collect();
+        for r in &reading.others {
+            refused.extend(holders(r, false, now).filter(conflicting));
+        }
+        if !refused.is_empty() {
+            return Ok(Outcome::Refused { holders: refused });
+        }
+        let claim = ClaimRecord {
+            session: request.session,
+            globs: request.globs.clone(),
+            exclusive: request.exclusive,
+            claimed_at: now,
+            expires_at: now + request.ttl_seconds,
+            reason: request.reason,
+            issue: request.issue,
+        };
+        let before = joined.claims.clone();
+        joined
+            .claims
+            .retain(|c| !(c.session == request.session && same_globs(&c.globs, &claim.globs)));
+        let renewed = joined.claims.len() < before.len();
+        joined.claims.push(claim.clone());
+        if on_board {
+            if let Err(e) = self.write(&mut joined) {
+                joined.claims = before;
+                return Err(e.into());
+            }
+        }
+        Ok(Outcome::Granted { claim, renewed })
+    }
+
+    /// Ends `session`'s claims holding any of `globs` (every one of its claims when `None`);
+    /// answers the claims ended.
+    pub fn release(
+        &self,
+        session: u64,
+        globs: Option<&[String]>,
+    ) -> Result<Vec<ClaimRecord>, ClaimError> {
+        let mut joined = lock(&self.joined);
+        let before = joined.claims.clone();
+        let ends = |c: &ClaimRecord| {
+            c.session == session && globs.is_none_or(|g| c.globs.iter().any(|x| g.contains(x)))
+        };
+        let (ended, kept): (Vec<ClaimRecord>, Vec<ClaimRecord>) =
+            joined.claims.drain(..).partition(|c| ends(c));
+        joined.claims = kept;
+        if !ended.is_empty() && joined.lock.is_some() {
+            if let Err(e) = self.write(&mut joined) {
+                joined.claims = before;
+                return Err(e.into());
+            }
+        }
+        let now = now();
+        Ok(ended.into_iter().filter(|c| c.expires_at > now).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::record::SessionRecord;
+
+    fn session(id: u64) -> SessionRecord {
+        SessionRecord {
+            id,
+            transport: "stdio".into(),
+            client: format!("client-{id}"),
+            client_version: "1".into(),
+            protocol_version: "2025-11-25".into(),
+            attached_at: 0,
+            intent: None,
+            paths: Vec::new(),
+        }
+    }
+
+    fn request(session: u64, globs: &[&str], exclusive: bool) -> Request {
+        Request {
+            session,
+            globs: globs.iter().map(|g| g.to_string()).collect(),
+            exclusive,
+            ttl_seconds: DEFAULT_TTL,
+            reason: None,
+            issue: None,
+        }
+    }
+
+    fn board() -> (tempfile::TempDir, Board) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let board = Board {
+            location: super::super::Location::Dir(dir.path().join("peers"), 0),
+            worktree: "/w".into(),
+            me: super::super::process::Identity::me(),
+            joined: std::sync::Mutex::new(Joined::default()),
+            seen: std::sync::Mutex::new(Default::default()),
+        };
+        board.join(vec![session(1), session(2)]).expect("join");
+        (dir, board)
+    }
+
+    #[test]
+    fn two_sessions_of_one_process_conflict_and_a_renewal_replaces() {
+        let (_dir, board) = board();
+        let first = board.claim(request(1, &["src/**"], true)).expect("claim");
+        assert!(matches!(first, Outcome::Granted { renewed: false, .. }));
+        match board
+            .claim(request(2, &["src/api/x.rs"], false))
+            .expect("claim")
+        {
+            Outcome::Refused { holders } => {
+                assert_eq!(holders.len(), 1);
+                assert_eq!(holders[0].client, "client-1");
+                assert_eq!(holders[0].claim.globs, ["src/**"]);
+            }
+            granted => panic!("a shared claim under an exclusive one: {granted:?}"),
+        }
+        let again = board.claim(request(1, &["src/**"], false)).expect("renew");
+        assert!(matches!(again, Outcome::Granted { renewed: true, .. }));
+        assert_eq!(board.live_claims().len(), 1, "renewed, not doubled");
+        let shared = board
+            .claim(request(2, &["src/api/x.rs"], false))
+            .expect("claim");
+        assert!(
+            matches!(shared, Outcome::Granted { .. }),
+            "two shared claims live side by side"
+        );
+        assert_eq!(board.holders_of(&["src/api/**".into()]).len(), 2);
+        assert_eq!(board.release(1, None).expect("release").len(), 1);
+        assert_eq!(board.live_claims().len(), 1);
+        board.leave();
+    }
+
+    #[test]
+    fn a_claim_out_of_bounds_is_refused_naming_what_is_wrong() {
+        let (_dir, board) = board();
+        let code = |r: Request| board.claim(r).expect_err("refused").code();
+        assert_eq!(code(request(1, &[], true)), "glob_count");
+        let many: Vec<String> = (0..10_000).map(|i| format!("f{i}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(code(request(1, &refs, true)), "glob_count");
+        assert_eq!(code(request(1, &["../x"], true)), "invalid_glob");
+        assert_eq!(code(request(1, &["/abs"], true)), "invalid_glob");
+        let huge = "a".repeat(1 << 20);
+        assert_eq!(code(request(1, &[&huge], true)), "invalid_glob");
+        for ttl in [0, 365 * 86_400] {
+            let mut r = request(1, &["src"], true);
+            r.ttl_seconds = ttl;
+            assert_eq!(code(r), "invalid_ttl");
+        }
+        assert!(board.live_claims().is_empty(), "nothing granted");
+        board.leave();
+    }
+}
