@@ -606,3 +606,90 @@ fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
         served.log()
     );
 }
+
+/// See: issue 31, point 2. A long-running server decides a transition on the issue file as
+/// another process just wrote it, not on its index from before.
+#[test]
+fn a_writer_decides_on_what_another_process_just_wrote() {
+    const ISSUES: usize = 5;
+    let fixture = plan_of(ISSUES);
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    server.call_ok("majordomus_plan_issues", json!({}));
+    let repo = fixture.root().to_str().expect("a UTF-8 path").to_string();
+    for i in 0..ISSUES {
+        let issue = format!("i{i:02}");
+        let out = crate::support::run_in(
+            fixture.root(),
+            &["--repo", &repo, "plan", "transition", &issue, "start"],
+        );
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let verified = server.call(
+            "majordomus_plan_transition",
+            json!({ "issue": issue, "transition": "verify" }),
+        );
+        assert_eq!(verified["isError"], false, "{issue}: {verified}");
+    }
+    assert_eq!(ledger_lines(fixture.root()).len(), 2 * ISSUES);
+    server.close();
+}
+
+/// See: issue 31, point 2. A person appending to issue files while a server stamps them loses
+/// no line, and every stamp lands.
+#[test]
+fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
+    const ISSUES: usize = 12;
+    let fixture = plan_of(ISSUES);
+    let issues = fixture.root().join(".ai/repo/project/issues");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let appender = {
+        let stop = Arc::clone(&stop);
+        let issues = issues.clone();
+        std::thread::spawn(move || {
+            let mut written = vec![Vec::new(); ISSUES];
+            let mut n = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let i = n % ISSUES;
+                let line = format!("# note {n}\n");
+                let mut file = fs::OpenOptions::new()
+                    .append(true)
+                    .open(issues.join(format!("i{i:02}.yaml")))
+                    .expect("the issue file");
+                file.write_all(line.as_bytes()).expect("appended");
+                written[i].push(line);
+                n += 1;
+                // The pace of a busy editor, not a synchronisation: the stamps race it anyway.
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            written
+        })
+    };
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    for transition in ["start", "verify", "done"] {
+        for i in 0..ISSUES {
+            let result = server.call(
+                "majordomus_plan_transition",
+                json!({ "issue": format!("i{i:02}"), "transition": transition }),
+            );
+            assert_eq!(result["isError"], false, "{result}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let written = appender.join().expect("the appender");
+    let mut lines = 0;
+    for (i, notes) in written.iter().enumerate() {
+        let text = fs::read_to_string(issues.join(format!("i{i:02}.yaml"))).expect("the issue");
+        for stamp in ["started_at", "verified_at", "completed_at"] {
+            assert_eq!(text.matches(stamp).count(), 1, "{stamp} in i{i:02}");
+        }
+        for note in notes {
+            assert!(text.contains(note.as_str()), "i{i:02} lost {note:?}");
+            lines += 1;
+        }
+    }
+    assert!(
+        lines >= 3 * ISSUES,
+        "the appender raced the writes ({lines} lines)"
+    );
+}
