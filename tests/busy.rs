@@ -693,3 +693,27 @@ fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
         "the appender raced the writes ({lines} lines)"
     );
 }
+
+/// See: issue 31, point 2. A stamp whose ledger line was lost (its writer killed between the
+/// two) gets its line on the next write, marked as reconciled.
+#[test]
+fn the_next_write_reconciles_the_ledger_with_a_stamp_it_lacks() {
+    let fixture = plan_of(2);
+    fixture.write(
+        ".ai/repo/project/issues/i00.yaml",
+        "id: i00\ntitle: Issue 0\nstarted_at: \"2026-01-01T00:00:00Z\"\n",
+    );
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    server.call_ok(
+        "majordomus_plan_transition",
+        json!({ "issue": "i01", "transition": "start" }),
+    );
+    let ledger = ledger_lines(fixture.root());
+    assert_eq!(ledger.len(), 2, "{ledger:?}");
+    assert_eq!(ledger[0]["issue"], "i00");
+    assert_eq!(ledger[0]["stamp"], "started_at");
+    assert_eq!(ledger[0]["reconciled"], true);
+    assert_eq!(ledger[1]["issue"], "i01");
+    server.close();
+}
