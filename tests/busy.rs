@@ -496,7 +496,7 @@ fn writers_waiting_for_the_lock_never_starve_reads() {
 /// past their deadline, the one waiting and the one queued behind it, answer that nothing was
 /// written, and nothing is; once the lock is let go a retry writes.
 #[test]
-fn writers_waiting_past_their_deadline_never_write() {
+fn a_writer_queued_past_its_deadline_never_writes() {
     let fixture = plan_of(2);
     let served = Arc::new(Served::start(fixture.root()));
     let held = ForeignWriter::hold(fixture.root());
