@@ -548,6 +548,15 @@ impl Context {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// [`Context::writing`] without waiting: `WouldBlock` while another writer of this process
+    /// holds it.
+    pub fn try_writing(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, ()>, std::sync::TryLockError<std::sync::MutexGuard<'_, ()>>>
+    {
+        self.shared.writing.try_lock()
+    }
+
     /// Counts one write to the repository.
     pub fn count_write(&self) {
         self.shared.writes.fetch_add(1, Ordering::Relaxed);

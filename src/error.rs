@@ -24,6 +24,10 @@ pub enum CapabilityError {
     /// after freeing space, or remounting, works.
     #[error("{message}")]
     Unavailable { message: String },
+    /// Another writer holds what this one needs (the checkout's write lock) past the request's
+    /// deadline; nothing was written, and a retry once it is done works.
+    #[error("{message}")]
+    Busy { message: String },
 }
 
 impl CapabilityError {
@@ -44,6 +48,11 @@ impl CapabilityError {
     }
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::Forbidden {
+            message: message.into(),
+        }
+    }
+    pub fn busy(message: impl Into<String>) -> Self {
+        Self::Busy {
             message: message.into(),
         }
     }
@@ -83,6 +92,7 @@ impl CapabilityError {
             Self::Forbidden { .. } => "forbidden",
             Self::Internal { .. } => "internal",
             Self::Unavailable { .. } => "unavailable",
+            Self::Busy { .. } => "busy",
         }
     }
 
@@ -94,7 +104,8 @@ impl CapabilityError {
             | Self::Refused { message }
             | Self::Forbidden { message }
             | Self::Internal { message }
-            | Self::Unavailable { message } => message,
+            | Self::Unavailable { message }
+            | Self::Busy { message } => message,
         }
     }
 

@@ -61,6 +61,62 @@ pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Resu
     result
 }
 
+/// Replaces `target` with `bytes` (atomically, as [`write_atomic`]) only if it still holds
+/// `expected`, checked once the new file is on disk, just before the rename: a person's edit
+/// saved while the writer worked is never overwritten unseen. Lines appended to it meanwhile
+/// (up to the rename) are appended to the new file: `bytes` then goes on as `expected` did.
+/// `Ok(false)` when the file changed otherwise; nothing was written then.
+pub fn replace_if_unchanged(target: &Path, expected: &[u8], bytes: &[u8]) -> io::Result<bool> {
+    use std::io::{Read, Seek};
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
+    let mut old = File::open(target)?;
+    let read_old = |old: &mut File| -> io::Result<Vec<u8>> {
+        let mut now = Vec::with_capacity(expected.len());
+        old.rewind()?;
+        old.read_to_end(&mut now)?;
+        Ok(now)
+    };
+    if !read_old(&mut old)?.starts_with(expected) {
+        return Ok(false);
+    }
+    let temp = temp_path(target)?;
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        #[cfg(unix)]
+        let same_file = fs::symlink_metadata(target)?.ino() == old.metadata()?.ino();
+        #[cfg(not(unix))]
+        let same_file = true;
+        if !same_file || !read_old(&mut old)?.starts_with(expected) {
+            fs::remove_file(&temp)?;
+            return Ok(false);
+        }
+        fs::rename(&temp, target)?;
+        let after = read_old(&mut old)?;
+        if after.len() > expected.len() && after.starts_with(expected) {
+            let mut new = OpenOptions::new().append(true).open(target)?;
+            new.write_all(&after[expected.len()..])?;
+            new.sync_all()?;
+        }
+        if let Some(parent) = target.parent() {
+            if let Ok(dir) = File::open(parent) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(true)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
 /// Why a write target was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PlaceError {

@@ -110,37 +110,195 @@ fn six_processes_racing_start_succeed_exactly_once_per_issue() {
     }
 }
 
-/// See: issue 14, point 5. A writer waits for another process's write instead of racing it.
+/// The line a server writes (at `info`) when a write starts waiting for the checkout's lock.
+const WAITING: &str = "waiting for the write lock held by";
+
+/// `majordomus mcp` on `root`, logging at `info`, initialized.
+fn logging_session(root: &Path) -> McpServer {
+    let mut server = McpServer::start_with(root, &[], &[("MAJORDOMUS_LOG", "info")]);
+    server.initialize();
+    server
+}
+
+fn start_of(id: &str, issue: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": "majordomus_plan_transition",
+            "arguments": { "issue": issue, "transition": "start" },
+        },
+    })
+}
+
+fn stamped(root: &Path, issue: &str) -> bool {
+    fs::read_to_string(root.join(format!(".ai/repo/project/issues/{issue}.yaml")))
+        .expect("the issue")
+        .contains("started_at")
+}
+
+/// See: issue 14, point 5, and issue 31, point 1. A write waits for another process holding
+/// the checkout's lock, naming it, while its session answers pings and reads; it lands once the
+/// lock is let go.
 #[test]
-fn a_writer_waits_for_another_process_holding_the_checkout_lock() {
+fn a_session_answers_pings_and_reads_while_its_write_waits_for_another_process() {
     let fixture = plan_of(1);
     let held = ForeignWriter::hold(fixture.root());
-    let root = fixture.root().to_path_buf();
-    let writer = std::thread::spawn(move || {
-        let mut server = McpServer::start(&root);
-        server.initialize();
-        let result = server.call(
-            "majordomus_plan_transition",
-            json!({ "issue": "i00", "transition": "start" }),
-        );
-        server.close();
-        result
-    });
-    // However long this waits, the stamp is not there while the lock is held.
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let issue = fixture.root().join(".ai/repo/project/issues/i00.yaml");
+    let mut server = logging_session(fixture.root());
+    server.send_json(&start_of("the-write", "i00"));
+    let waiting = server
+        .stderr_line(WAITING, crate::support::PATIENCE)
+        .expect("the write says it waits for the lock");
     assert!(
-        !fs::read_to_string(&issue)
-            .expect("the issue")
-            .contains("started_at"),
-        "the write went ahead while another process held the lock"
+        waiting.contains(&format!("pid {}", std::process::id())),
+        "the holder is named: {waiting}"
+    );
+    server.result("ping", json!({}));
+    let issues = server.call_ok("majordomus_plan_issues", json!({}));
+    assert!(issues.to_string().contains("i00"), "{issues}");
+    assert!(
+        !stamped(fixture.root(), "i00"),
+        "written while the lock was held"
     );
     drop(held);
-    let result = writer.join().expect("the writer ran");
-    assert_eq!(result["isError"], false, "{result}");
-    assert!(fs::read_to_string(&issue)
-        .expect("the issue")
-        .contains("started_at"));
+    let written = server.answer();
+    assert_eq!(written["id"], "the-write", "{written}");
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert!(stamped(fixture.root(), "i00"));
+    assert_eq!(ledger_lines(fixture.root()).len(), 1);
+    server.close();
+}
+
+/// See: issue 31, point 1. Over HTTP too, a session whose write waits for another process's
+/// lock answers its own pings and reads meanwhile.
+#[test]
+fn an_http_session_answers_while_its_write_waits_for_another_process() {
+    let fixture = plan_of(1);
+    let served = Arc::new(Served::start_with_env(
+        fixture.root(),
+        &[("MAJORDOMUS_LOG", "warn,majordomus::write_lock=info")],
+    ));
+    let (session, _) = served.mcp_initialize("waits");
+    let held = ForeignWriter::hold(fixture.root());
+    let writing = {
+        let served = Arc::clone(&served);
+        let session = session.clone();
+        std::thread::spawn(move || served.mcp(Some(&session), &start_of("the-write", "i00")))
+    };
+    served
+        .log_line(WAITING, crate::support::PATIENCE)
+        .expect("the write waits for the lock");
+    for (id, method) in [(2, "ping"), (3, "resources/list")] {
+        let reply = served.mcp(
+            Some(&session),
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method }),
+        );
+        assert_eq!(reply.status, 200, "{method}: {}", reply.text());
+        assert!(reply.json().get("result").is_some(), "{}", reply.text());
+    }
+    assert!(!stamped(fixture.root(), "i00"));
+    drop(held);
+    let written = writing.join().expect("the write's client");
+    assert_eq!(written.status, 200, "{}", written.text());
+    assert_eq!(
+        written.json()["result"]["isError"],
+        false,
+        "{}",
+        written.text()
+    );
+    assert!(stamped(fixture.root(), "i00"));
+}
+
+/// See: issue 31, point 1. A write waits for the lock at most its deadline, then answers
+/// `busy` naming the holder, with nothing written.
+#[test]
+fn a_write_past_its_deadline_for_the_lock_answers_busy_with_nothing_written() {
+    let fixture = plan_of(1);
+    let _held = ForeignWriter::hold(fixture.root());
+    let mut server = logging_session(fixture.root());
+    let result = server.call(
+        "majordomus_plan_transition",
+        json!({ "issue": "i00", "transition": "start" }),
+    );
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        result["_meta"]["majordomus"]["error"]["code"], "busy",
+        "{result}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(&format!("pid {}", std::process::id()))
+            && text.contains("nothing was written"),
+        "{text}"
+    );
+    assert!(!stamped(fixture.root(), "i00"));
+    assert!(ledger_lines(fixture.root()).is_empty());
+    server.close();
+}
+
+/// See: issue 31, point 1. A `notifications/cancelled` for a write still waiting for the lock
+/// means it never starts, and is never answered; the session's next write is.
+#[test]
+fn a_cancelled_write_that_waits_for_the_lock_never_starts() {
+    let fixture = plan_of(2);
+    let held = ForeignWriter::hold(fixture.root());
+    let mut server = logging_session(fixture.root());
+    server.send_json(&start_of("cancelled", "i00"));
+    server
+        .stderr_line(WAITING, crate::support::PATIENCE)
+        .expect("the write waits for the lock");
+    server.send_json(&json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": "cancelled", "reason": "the user changed their mind" },
+    }));
+    server.result("ping", json!({}));
+    drop(held);
+    // Writes run in the order they came: this one's answer comes after the cancelled one ended.
+    server.send_json(&start_of("after", "i01"));
+    let next = server.answer();
+    assert_eq!(
+        next["id"], "after",
+        "the cancelled write was answered: {next}"
+    );
+    assert_eq!(next["result"]["isError"], false, "{next}");
+    assert!(
+        !stamped(fixture.root(), "i00"),
+        "the cancelled write landed"
+    );
+    assert!(stamped(fixture.root(), "i01"));
+    assert_eq!(ledger_lines(fixture.root()).len(), 1);
+    server.close();
+}
+
+/// See: issue 31, point 1. The CLI's writer waits a bounded time too, says whom for, and exits
+/// `busy` with nothing written.
+#[test]
+fn the_cli_writer_gives_up_at_its_deadline_naming_the_holder() {
+    let fixture = plan_of(1);
+    let _held = ForeignWriter::hold(fixture.root());
+    let out = crate::serve_support::run_with_deadline(
+        &[
+            "--repo",
+            fixture.root().to_str().expect("a UTF-8 path"),
+            "plan",
+            "transition",
+            "i00",
+            "start",
+        ],
+        crate::support::PATIENCE,
+    );
+    assert_eq!(out.status.code(), Some(13), "{out:?}");
+    let stderr = crate::support::stderr(&out);
+    let holder = format!("pid {}", std::process::id());
+    assert!(
+        stderr.contains("busy:") && stderr.contains(&holder),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("waiting (at most"),
+        "it said it waits: {stderr}"
+    );
+    assert!(!stamped(fixture.root(), "i00"));
+    assert!(ledger_lines(fixture.root()).is_empty());
 }
 
 fn initialize_with(name: &str, version: &str) -> Value {
@@ -334,8 +492,9 @@ fn writers_waiting_for_the_lock_never_starve_reads() {
     );
 }
 
-/// See: issue 14, point 4. A writer still queued at its deadline never runs, and says so; one
-/// that started by then finishes and answers.
+/// See: issue 14, point 4, and issue 31, point 1. Writers that wait for another process's lock
+/// past their deadline, the one waiting and the one queued behind it, answer that nothing was
+/// written, and nothing is; once the lock is let go a retry writes.
 #[test]
 fn a_writer_queued_past_its_deadline_never_writes() {
     let fixture = plan_of(2);
@@ -346,15 +505,17 @@ fn a_writer_queued_past_its_deadline_never_writes() {
         let served = Arc::clone(&served);
         std::thread::spawn(move || start_over_http(&served, "i00", patience))
     };
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    // Queued behind the first, which waits for the lock until after this one's deadline.
     let second = start_over_http(&served, "i01", patience);
-    assert_eq!(second, 408, "the queued writer timed out");
-    drop(held);
-    assert_eq!(
-        first.join().expect("the first writer"),
-        200,
-        "the started one finished"
+    let first = first.join().expect("the first writer");
+    for status in [first, second] {
+        assert!(
+            [503, 408].contains(&status),
+            "a writer past its deadline is busy or timed out: {first} {second}"
+        );
+    }
+    assert!(
+        [first, second].contains(&503),
+        "the one waiting for the lock is busy: {first} {second}"
     );
     let issues = fixture.root().join(".ai/repo/project/issues");
     let stamped = |name: &str| {
@@ -362,10 +523,13 @@ fn a_writer_queued_past_its_deadline_never_writes() {
             .expect("the issue")
             .contains("started_at")
     };
-    assert!(stamped("i00.yaml"));
-    // Give a wrongly started write every chance to land before looking.
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    assert!(!stamped("i01.yaml"), "the timed-out writer wrote anyway");
+    assert!(
+        !stamped("i00.yaml") && !stamped("i01.yaml"),
+        "a writer wrote"
+    );
+    assert!(ledger_lines(fixture.root()).is_empty());
+    drop(held);
+    assert_eq!(start_over_http(&served, "i00", patience), 200);
     assert_eq!(ledger_lines(fixture.root()).len(), 1);
 }
 
@@ -441,4 +605,115 @@ fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
         "the limit kept accept from failing: {}",
         served.log()
     );
+}
+
+/// See: issue 31, point 2. A long-running server decides a transition on the issue file as
+/// another process just wrote it, not on its index from before.
+#[test]
+fn a_writer_decides_on_what_another_process_just_wrote() {
+    const ISSUES: usize = 5;
+    let fixture = plan_of(ISSUES);
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    server.call_ok("majordomus_plan_issues", json!({}));
+    let repo = fixture.root().to_str().expect("a UTF-8 path").to_string();
+    for i in 0..ISSUES {
+        let issue = format!("i{i:02}");
+        let out = crate::support::run_in(
+            fixture.root(),
+            &["--repo", &repo, "plan", "transition", &issue, "start"],
+        );
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let verified = server.call(
+            "majordomus_plan_transition",
+            json!({ "issue": issue, "transition": "verify" }),
+        );
+        assert_eq!(verified["isError"], false, "{issue}: {verified}");
+    }
+    assert_eq!(ledger_lines(fixture.root()).len(), 2 * ISSUES);
+    server.close();
+}
+
+/// See: issue 31, point 2. A person appending to issue files while a server stamps them loses
+/// no line, and every stamp lands.
+#[test]
+fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
+    const ISSUES: usize = 12;
+    let fixture = plan_of(ISSUES);
+    let issues = fixture.root().join(".ai/repo/project/issues");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let appender = {
+        let stop = Arc::clone(&stop);
+        let issues = issues.clone();
+        std::thread::spawn(move || {
+            let mut written = vec![Vec::new(); ISSUES];
+            let mut n = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let i = n % ISSUES;
+                let line = format!("# note {n}\n");
+                let mut file = fs::OpenOptions::new()
+                    .append(true)
+                    .open(issues.join(format!("i{i:02}.yaml")))
+                    .expect("the issue file");
+                file.write_all(line.as_bytes()).expect("appended");
+                written[i].push(line);
+                n += 1;
+                // The pace of a busy editor, not a synchronisation: the stamps race it anyway.
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            written
+        })
+    };
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    for transition in ["start", "verify", "done"] {
+        for i in 0..ISSUES {
+            let result = server.call(
+                "majordomus_plan_transition",
+                json!({ "issue": format!("i{i:02}"), "transition": transition }),
+            );
+            assert_eq!(result["isError"], false, "{result}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let written = appender.join().expect("the appender");
+    let mut lines = 0;
+    for (i, notes) in written.iter().enumerate() {
+        let text = fs::read_to_string(issues.join(format!("i{i:02}.yaml"))).expect("the issue");
+        for stamp in ["started_at", "verified_at", "completed_at"] {
+            assert_eq!(text.matches(stamp).count(), 1, "{stamp} in i{i:02}");
+        }
+        for note in notes {
+            assert!(text.contains(note.as_str()), "i{i:02} lost {note:?}");
+            lines += 1;
+        }
+    }
+    assert!(
+        lines >= 3 * ISSUES,
+        "the appender raced the writes ({lines} lines)"
+    );
+}
+
+/// See: issue 31, point 2. A stamp whose ledger line was lost (its writer killed between the
+/// two) gets its line on the next write, marked as reconciled.
+#[test]
+fn the_next_write_reconciles_the_ledger_with_a_stamp_it_lacks() {
+    let fixture = plan_of(2);
+    fixture.write(
+        ".ai/repo/project/issues/i00.yaml",
+        "id: i00\ntitle: Issue 0\nstarted_at: \"2026-01-01T00:00:00Z\"\n",
+    );
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    server.call_ok(
+        "majordomus_plan_transition",
+        json!({ "issue": "i01", "transition": "start" }),
+    );
+    let ledger = ledger_lines(fixture.root());
+    assert_eq!(ledger.len(), 2, "{ledger:?}");
+    assert_eq!(ledger[0]["issue"], "i00");
+    assert_eq!(ledger[0]["stamp"], "started_at");
+    assert_eq!(ledger[0]["reconciled"], true);
+    assert_eq!(ledger[1]["issue"], "i01");
+    server.close();
 }

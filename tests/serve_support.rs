@@ -56,6 +56,34 @@ impl Served {
         Served::spawn(Served::command(repo, &[], &[]), false)
     }
 
+    /// Like `start`, with extra environment variables (`MAJORDOMUS_LOG`).
+    pub fn start_with_env(repo: &Path, env: &[(&str, &str)]) -> Served {
+        let mut command = bin();
+        command
+            .args(["serve", "--port", "0"])
+            .arg("--repo")
+            .arg(repo);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Served::spawn(command)
+    }
+
+    /// The first line of the log that contains `needle`, once the server wrote it; `None` when
+    /// it has not within `within`.
+    pub fn log_line(&self, needle: &str, within: Duration) -> Option<String> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
+                return Some(line.to_string());
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Like `start`, in a shell that first lowers the open-file limit to `open_files`.
     pub fn start_with_open_files(repo: &Path, open_files: u32) -> Served {
         let mut command = Command::new("sh");

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -238,6 +239,8 @@ pub struct McpServer {
     stdin: Option<ChildStdin>,
     lines: Option<Receiver<String>>,
     stderr: Option<JoinHandle<Vec<u8>>>,
+    /// What stderr has said so far, for a test that waits for a line of it.
+    stderr_so_far: Arc<(Mutex<Vec<u8>>, Condvar)>,
     next_id: u64,
     /// Notifications that arrived while a request waited for its answer, oldest first.
     pub notifications: std::collections::VecDeque<Value>,
@@ -288,18 +291,59 @@ impl McpServer {
             }
         });
         let mut err = child.stderr.take().expect("stderr is piped");
+        let stderr_so_far: Arc<(Mutex<Vec<u8>>, Condvar)> = Arc::default();
+        let seen = Arc::clone(&stderr_so_far);
         let stderr = thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = err.read_to_end(&mut bytes);
-            bytes
+            let mut chunk = [0u8; 4096];
+            loop {
+                match err.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let (bytes, grew) = &*seen;
+                        bytes
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .extend_from_slice(&chunk[..n]);
+                        grew.notify_all();
+                    }
+                }
+            }
+            let bytes = seen.0.lock().unwrap_or_else(|e| e.into_inner());
+            bytes.clone()
         });
         McpServer {
             stdin: child.stdin.take(),
             child,
             lines: Some(lines),
             stderr: Some(stderr),
+            stderr_so_far,
             next_id: 0,
             notifications: Default::default(),
+        }
+    }
+
+    /// The first whole line of stderr that contains `needle`, once the server wrote it;
+    /// `None` when it has not within `within`.
+    pub fn stderr_line(&self, needle: &str, within: Duration) -> Option<String> {
+        let deadline = Instant::now() + within;
+        let (bytes, grew) = &*self.stderr_so_far;
+        let mut bytes = bytes.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some(line) = text
+                .split_inclusive('\n')
+                .find(|l| l.ends_with('\n') && l.contains(needle))
+            {
+                return Some(line.trim_end().to_string());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            bytes = grew
+                .wait_timeout(bytes, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 

@@ -20,7 +20,11 @@ const ISSUE_KIND: &str = "issue";
 /// Status from stamps: none → ready, `started_at` → active, `verified_at` → verify,
 /// `completed_at` → done.
 fn status_of(o: &Object) -> Status {
-    let stamped = |key: &str| o.metadata.get(key).is_some_and(|v| !v.is_null());
+    status_by(|key| o.metadata.get(key).is_some_and(|v| !v.is_null()))
+}
+
+/// The status an issue's stamps give it; `stamped` says whether a key carries a value.
+fn status_by(stamped: impl Fn(&str) -> bool) -> Status {
     if stamped("completed_at") {
         Status::Done
     } else if stamped("verified_at") {
@@ -151,19 +155,31 @@ pub fn transition(
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
     let _writing = ctx.write_lock()?;
-    let index = ctx.index()?;
-    let issue = index
-        .objects
-        .iter()
-        .find(|o| o.kind == ISSUE_KIND && o.identity == input.issue)
-        .ok_or_else(|| {
-            CapabilityError::not_found(format!(
-                "no issue `{}` in the plan (see the plan's issues)",
-                input.issue
-            ))
-        })?;
+    let mut index = ctx.index()?;
+    let find = |index: &crate::layer::Index| {
+        index
+            .objects
+            .iter()
+            .position(|o| o.kind == ISSUE_KIND && o.identity == input.issue)
+    };
+    if find(&index).is_none() {
+        // Another process may have made it a moment ago, before this one's watcher saw it.
+        index = ctx
+            .layer()
+            .map_err(crate::context::layer_error_to_capability)?
+            .refresh_now()
+            .map_err(|e| crate::context::layer_error_to_capability(&e))?;
+    }
+    let issue = find(&index).map(|i| &index.objects[i]).ok_or_else(|| {
+        CapabilityError::not_found(format!(
+            "no issue `{}` in the plan (see the plan's issues)",
+            input.issue
+        ))
+    })?;
     let (stamp, from, to) = transition_of(input.transition);
-    let current = status_of(issue);
+    // Decided on the files as they are now, under the lock: another process's write a moment
+    // ago may not be in this process's index yet.
+    let current = status_on_disk(&index.root, issue);
     if current != from {
         return Err(CapabilityError::refused(format!(
             "`{}` is {}; `{}` moves an issue that is {}",
@@ -182,7 +198,10 @@ pub fn transition(
             .objects
             .iter()
             .filter(|o| o.kind == ISSUE_KIND)
-            .map(|o| (o.identity.as_str(), status_of(o) == Status::Done))
+            .map(|o| (o.identity.as_str(), o))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .map(|(id, o)| (id, status_on_disk(&index.root, o) == Status::Done))
             .collect();
         let blockers: Vec<String> = depends_on(issue)
             .into_iter()
@@ -204,19 +223,14 @@ pub fn transition(
     let relative = issue.provenance.path.clone();
     let target =
         crate::write::place_in_layer(&index.root, &relative).map_err(super::place_error)?;
-    let text =
-        std::fs::read_to_string(&target).map_err(|e| CapabilityError::io("read", &relative, &e))?;
     let at = crate::write::now_rfc3339();
-    let stamped = with_stamp(&text, stamp, &at).ok_or_else(|| {
-        CapabilityError::refused(format!(
-            "`{relative}` already carries `{stamp}`; it was stamped since the index was built"
-        ))
-    })?;
-    crate::write::write_atomic(&target, stamped.as_bytes(), crate::write::Existing::Replace)
-        .map_err(|e| CapabilityError::io("write", &relative, &e))?;
+    stamp_unless_edited(&target, &relative, stamp, &at)?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.
     ctx.refresh(std::slice::from_ref(&relative));
+    // A stamp whose ledger line was lost (the writer was killed between the two) gets its line
+    // now, marked as reconciled, before this write's own.
+    reconcile_ledger(&index, (&issue.identity, stamp));
     // The ledger is checkout-local history; failing to append to it does not undo the write.
     if let Err(e) = append_ledger(
         &index.root,
@@ -246,8 +260,123 @@ pub fn transition(
     })
 }
 
+/// The status of `issue` as its file says now, read as [`with_stamp`] reads a stamp (a
+/// top-level `key: value` line); as the index says when the file cannot be read.
+fn status_on_disk(root: &std::path::Path, issue: &Object) -> Status {
+    let text = crate::write::place_in_layer(root, &issue.provenance.path)
+        .ok()
+        .and_then(|path| std::fs::read_to_string(path).ok());
+    match text {
+        Some(text) => status_by(|key| {
+            text.lines().any(|line| {
+                line.strip_prefix(key)
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .is_some_and(|value| !matches!(value.trim(), "" | "null" | "~"))
+            })
+        }),
+        None => status_of(issue),
+    }
+}
+
+/// How many times a stamp is tried again on a file a person keeps editing before the writer
+/// gives up.
+const STAMP_TRIES: usize = 3;
+
+/// Writes `key: "<at>"` into the issue file `target`, on what the file holds at the rename: an
+/// edit saved meanwhile is read again and stamped with it, never overwritten.
+fn stamp_unless_edited(
+    target: &std::path::Path,
+    relative: &str,
+    key: &str,
+    at: &str,
+) -> Result<(), CapabilityError> {
+    let read =
+        || std::fs::read_to_string(target).map_err(|e| CapabilityError::io("read", relative, &e));
+    let mut text = read()?;
+    for _ in 0..STAMP_TRIES {
+        let stamped = with_stamp(&text, key, at).ok_or_else(|| {
+            CapabilityError::refused(format!(
+                "`{relative}` already carries `{key}`; it was stamped since the index was built"
+            ))
+        })?;
+        let written =
+            crate::write::replace_if_unchanged(target, text.as_bytes(), stamped.as_bytes())
+                .map_err(|e| CapabilityError::io("write", relative, &e))?;
+        if written {
+            return Ok(());
+        }
+        let now = read()?;
+        tracing::info!(
+            "`{relative}` changed while it was stamped ({}); stamping what it holds now",
+            what_changed(&text, &now)
+        );
+        text = now;
+    }
+    Err(CapabilityError::refused(format!(
+        "`{relative}` kept changing while it was stamped (it is being edited); nothing was written, so retry once the edit is saved"
+    )))
+}
+
+/// What changed between two texts of a file, in counts only: never its content.
+fn what_changed(before: &str, after: &str) -> String {
+    format!(
+        "{} lines, {} bytes before; {} lines, {} bytes now",
+        before.lines().count(),
+        before.len(),
+        after.lines().count(),
+        after.len()
+    )
+}
+
 /// The checkout-local ledger: one JSON line per event, never indexed.
 const LEDGER: &str = ".ai/local/state/ledger.jsonl";
+
+/// Appends a line, marked `reconciled`, for each stamp of the index's issues the ledger has no
+/// line for, except `now` (the stamp being written). Best effort, as the ledger is.
+fn reconcile_ledger(index: &crate::layer::Index, now: (&str, &str)) {
+    let Ok(path) = crate::write::place_in_layer(&index.root, LEDGER) else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut logged = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        if let Ok(event) = serde_json::from_str::<Value>(line) {
+            if let (Some(issue), Some(stamp)) = (event["issue"].as_str(), event["stamp"].as_str()) {
+                logged.insert((issue.to_string(), stamp.to_string()));
+            }
+        }
+    }
+    for issue in index.objects.iter().filter(|o| o.kind == ISSUE_KIND) {
+        for transition in [
+            TransitionWord::Start,
+            TransitionWord::Verify,
+            TransitionWord::Done,
+        ] {
+            let (stamp, from, to) = transition_of(transition);
+            let Some(at) = issue.metadata.get(stamp).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let key = (issue.identity.clone(), stamp.to_string());
+            if (issue.identity.as_str(), stamp) == now || logged.contains(&key) {
+                continue;
+            }
+            let event = serde_json::json!({
+                "at": at,
+                "event": "plan.transition",
+                "issue": issue.identity,
+                "from": status_word(from),
+                "to": status_word(to),
+                "stamp": stamp,
+                "path": issue.provenance.path,
+                "reconciled": true,
+            });
+            if let Err(e) = append_ledger(&index.root, &event) {
+                tracing::warn!("the ledger could not be reconciled: {}", e.message());
+                return;
+            }
+        }
+    }
+}
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())

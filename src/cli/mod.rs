@@ -424,9 +424,13 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             }
             print_answer(&serde_json::to_value(report).map_err(internal)?, format)
         }
-        "mcp" => mcp::run(options, sub, format),
+        "mcp" => {
+            crate::write_lock::set_role("majordomus mcp".to_string());
+            mcp::run(options, sub, format)
+        }
         "surface" => surface::run(sub, format, &options.start),
         "serve" => {
+            crate::write_lock::set_role("majordomus serve".to_string());
             let bind = crate::http::Bind {
                 host: sub
                     .get_one::<String>("host")
@@ -470,8 +474,12 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                     paths::from_here(descriptor.cli_paths, &mut input, &here, &index.root);
                 }
             }
-            let answer = ctx
-                .execute(descriptor.id, input)
+            crate::write_lock::set_role(format!("majordomus {}", words.join(" ")));
+            // A writer waits for another process's write lock a bounded time, saying whom for.
+            let answer =
+                crate::write_lock::waiting_with(crate::write_lock::WriteWait::announced(), || {
+                    ctx.execute(descriptor.id, input)
+                })
                 .map_err(|e| failure_of(&ctx, e))?;
             print_answer(&answer, format)
         }

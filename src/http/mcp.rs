@@ -182,15 +182,25 @@ pub async fn post(
     };
     let session_id = session_id.to_string();
     let sessions = state.sessions.clone();
-    let work = move || {
-        let frame = server.handle(&mut entry.session(), &body);
-        sessions.touch(&session_id);
-        drop(entry);
-        frame_response(frame, Some(&session_id))
-    };
     if super::writers::is_writer_call(&message) {
+        // A write may wait for another process's write lock: it runs on what it needs of the
+        // session, which stays free for the session's other requests (a read, a ping, a
+        // DELETE) meanwhile.
+        let work = move || {
+            let mut writing = entry.session().for_a_write();
+            let frame = server.handle(&mut writing, &body);
+            sessions.touch(&session_id);
+            drop(entry);
+            frame_response(frame, Some(&session_id))
+        };
         super::offload_write(&state, work).await
     } else {
+        let work = move || {
+            let frame = server.handle(&mut entry.session(), &body);
+            sessions.touch(&session_id);
+            drop(entry);
+            frame_response(frame, Some(&session_id))
+        };
         super::offload(work).await
     }
 }

@@ -171,6 +171,14 @@ fn run(job: Job) {
             return;
         }
     }
+    // A writer that started waits for the checkout's write lock until the request's deadline
+    // at most, then answers `busy` with nothing written.
+    let wait = crate::write_lock::WriteWait::until(
+        scope
+            .as_ref()
+            .map_or_else(|| Instant::now() + super::REQUEST_TIMEOUT, |s| s.deadline),
+    );
+    let work = || crate::write_lock::waiting_with(wait, work);
     let answer =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
             tracing::error!("a writer panicked");

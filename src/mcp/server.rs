@@ -54,6 +54,23 @@ impl Session {
     }
 }
 
+impl Session {
+    /// What a write of this session needs of it, for a thread of its own: who calls and what
+    /// was negotiated, none of its listeners. A transport answers a writer's `tools/call`
+    /// through it while the session itself answers the messages that follow.
+    pub fn for_a_write(&self) -> Session {
+        Session {
+            transport: self.transport,
+            peer: self.peer,
+            protocol_version: self.protocol_version,
+            opened: self.opened,
+            live: Default::default(),
+            inline: false,
+            would_block: false,
+        }
+    }
+}
+
 /// The methods a session that must not block (`Session::inline`) may try to answer: compiled-in
 /// answers, a `tools/call` whose answer is cached or read from memory, and a `resources/read`
 /// read from memory (`resolve::answers_from_memory`).

@@ -1,11 +1,20 @@
 //! MCP over stdio: one JSON-RPC message per line in, one frame per line out. stdout carries
 //! protocol frames only; logs go to stderr. EOF on stdin, or a closed stdout, ends the session
 //! cleanly. The session's notifications (SPEC §8.4) are written by a thread of their own, on
-//! the same writer as the answers, whole lines only.
+//! the same writer as the answers, whole lines only. So are the answers of its writes: a write
+//! may wait for another process's write lock, and the session keeps reading and answering
+//! (`ping`, reads, a `notifications/cancelled` that ends a queued write) meanwhile.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::protocol::{self, MAX_MESSAGE_BYTES};
 use super::server::{Frame, Server, Session};
@@ -91,6 +100,7 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
     let mut notifier = Some(notifier);
     let mut after_first_answer = Some(after_first_answer);
     let mut notifying = None;
+    let mut writes = Writes::start(server, Arc::clone(&writer));
     let mut buf = Vec::new();
     let result = loop {
         if reader.buffer().is_empty() {
@@ -107,7 +117,10 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
                 let trimmed = trim(&line);
                 if trimmed.is_empty() {
                     None
+                } else if let Some(call) = writer_call(trimmed) {
+                    writes.queue(&session, trimmed, call)
                 } else {
+                    writes.cancel_named(trimmed);
                     server.respond(&mut session, trimmed)
                 }
             }
@@ -115,15 +128,7 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
         };
         let mut out = lock(&writer);
         if let Some(frame) = frame {
-            // A line longer than the buffer (a `skills/list` page) goes straight to stdout in
-            // one `writev`, after whatever the buffer holds; `BufWriter` would split it.
-            let written = if frame.line_len() >= out.capacity() {
-                out.flush()
-                    .and_then(|()| frame.write_line_to(out.get_mut()))
-            } else {
-                frame.write_line_to(&mut *out)
-            };
-            if let Err(e) = written {
+            if let Err(e) = write_frame(&mut out, &frame) {
                 break closed_or(e);
             }
         }
@@ -146,7 +151,9 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
             started();
         }
     };
-    // The session ends: each open listen gets its graceful result after what it was owed.
+    // The session ends: its queued writes answer (each within its deadline), then each open
+    // listen gets its graceful result after what it was owed.
+    writes.finish();
     bell.stop();
     if let Some(notifying) = notifying {
         let _ = notifying.join();
@@ -156,6 +163,190 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
     }
     let _ = lock(&writer).flush();
     result
+}
+
+/// Writes one frame as one line. A line longer than the buffer (a `skills/list` page) goes
+/// straight to stdout in one `writev`, after whatever the buffer holds; `BufWriter` would split
+/// it.
+fn write_frame(out: &mut io::BufWriter<Out>, frame: &Frame) -> io::Result<()> {
+    if frame.line_len() >= out.capacity() {
+        out.flush()
+            .and_then(|()| frame.write_line_to(out.get_mut()))
+    } else {
+        frame.write_line_to(out)
+    }
+}
+
+/// What the session's loop reads of a message to tell a writer's `tools/call` from the rest.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<ProbeParams<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ProbeParams<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+}
+
+/// A request's id as a key: the same id however it was spaced.
+fn id_key(id: &RawValue) -> Option<String> {
+    serde_json::from_str::<Value>(id.get())
+        .ok()
+        .map(|v| v.to_string())
+}
+
+/// A writer's `tools/call` with an id: `Some` of the id's key (`None` inside when it has none).
+fn writer_call(line: &[u8]) -> Option<Option<String>> {
+    memchr::memmem::find(line, b"tools/call")?;
+    let probe: Probe<'_> = serde_json::from_slice(line).ok()?;
+    if probe.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    let name = probe.params?.name?;
+    let (_, descriptor) = crate::registry::by_tool(&name)?;
+    (descriptor.effect == crate::registry::rt::Effect::RepositoryMutation)
+        .then(|| probe.id.and_then(id_key))
+}
+
+/// One write waiting for the session's writer thread.
+struct QueuedWrite {
+    line: Vec<u8>,
+    session: Session,
+    wait: Arc<crate::write_lock::WriteWait>,
+    key: Option<String>,
+}
+
+type Waiting = Arc<Mutex<HashMap<String, Arc<crate::write_lock::WriteWait>>>>;
+
+/// The session's writes, run one at a time, in the order they came, on a thread of their own;
+/// each waits for the checkout's write lock at most
+/// [`WRITE_PATIENCE`](crate::write_lock::WRITE_PATIENCE) from when it arrived.
+struct Writes {
+    server: Server,
+    queue: Option<mpsc::Sender<QueuedWrite>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    waiting: Waiting,
+}
+
+impl Writes {
+    fn start(server: &Server, writer: Arc<Mutex<io::BufWriter<Out>>>) -> Writes {
+        let (queue, jobs) = mpsc::channel::<QueuedWrite>();
+        let waiting: Waiting = Arc::default();
+        let own = server.clone();
+        let server = server.clone();
+        let forget = Arc::clone(&waiting);
+        let thread = std::thread::Builder::new()
+            .name("majordomus-mcp-write".to_string())
+            .spawn(move || {
+                for mut job in jobs {
+                    let frame = if job.wait.cancelled_before_start() {
+                        None
+                    } else {
+                        crate::write_lock::waiting_with(Arc::clone(&job.wait), || {
+                            server.respond(&mut job.session, &job.line)
+                        })
+                    };
+                    if let Some(key) = &job.key {
+                        lock(&forget).remove(key);
+                    }
+                    // A cancelled request is not answered; one that started answers.
+                    let Some(frame) = frame.filter(|_| !job.wait.cancelled_before_start()) else {
+                        continue;
+                    };
+                    let mut out = lock(&writer);
+                    if write_frame(&mut out, &frame)
+                        .and_then(|()| out.flush())
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        match thread {
+            Ok(thread) => Writes {
+                server: own,
+                queue: Some(queue),
+                thread: Some(thread),
+                waiting,
+            },
+            Err(e) => {
+                tracing::error!("cannot start the session's writer thread: {e}; writes run inline");
+                Writes {
+                    server: own,
+                    queue: None,
+                    thread: None,
+                    waiting,
+                }
+            }
+        }
+    }
+
+    /// Queues a write; answers it at once only when no writer thread could start.
+    fn queue(&self, session: &Session, line: &[u8], key: Option<String>) -> Option<Frame> {
+        let wait =
+            crate::write_lock::WriteWait::until(Instant::now() + crate::write_lock::WRITE_PATIENCE);
+        let job = QueuedWrite {
+            line: line.to_vec(),
+            session: session.for_a_write(),
+            wait: Arc::clone(&wait),
+            key: key.clone(),
+        };
+        if let Some(key) = key {
+            lock(&self.waiting).insert(key, wait);
+        }
+        let job = match &self.queue {
+            Some(queue) => match queue.send(job) {
+                Ok(()) => return None,
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        // No writer thread: the write is answered here, as it was before there was one.
+        let QueuedWrite {
+            line,
+            mut session,
+            wait,
+            key,
+        } = job;
+        if let Some(key) = key {
+            lock(&self.waiting).remove(&key);
+        }
+        crate::write_lock::waiting_with(wait, || self.server.respond(&mut session, &line))
+    }
+
+    /// Cancels the queued write a `notifications/cancelled` names, if `line` is one: a write
+    /// that has not taken the lock never starts.
+    fn cancel_named(&self, line: &[u8]) {
+        if memchr::memmem::find(line, b"notifications/cancelled").is_none() {
+            return;
+        }
+        let Ok(probe) = serde_json::from_slice::<Probe<'_>>(line) else {
+            return;
+        };
+        if probe.method.as_deref() != Some("notifications/cancelled") {
+            return;
+        }
+        let key = probe.params.and_then(|p| p.request_id).and_then(id_key);
+        if let Some(wait) = key.and_then(|key| lock(&self.waiting).remove(&key)) {
+            wait.cancel();
+        }
+    }
+
+    /// Lets the queued writes finish and answer, then ends the writer thread.
+    fn finish(&mut self) {
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

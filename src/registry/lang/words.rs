@@ -4,8 +4,9 @@
 
 use std::fmt;
 
-/// Every error code word a surface can answer with, and its HTTP status. The first five are
-/// `CapabilityError`'s (SPEC §6); the rest belong to the HTTP projection's own guards.
+/// Every error code word a surface can answer with, and its HTTP status. The first five,
+/// `busy` and `unavailable` are `CapabilityError`'s (SPEC §6); the rest belong to the HTTP
+/// projection's own guards.
 pub const ERROR_CODES: &[(&str, u16)] = &[
     ("invalid_input", 400),
     ("not_found", 404),
@@ -28,6 +29,7 @@ pub const EXIT_CODES: &[(&str, u8)] = &[
     ("forbidden", 10),
     ("internal", 13),
     ("unavailable", 13),
+    ("busy", 13),
 ];
 
 macro_rules! word_enum {
