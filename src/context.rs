@@ -359,24 +359,33 @@ impl Context {
 
     /// The live index, opened (and, for a server, watched) on first use.
     pub fn layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
-        self.open_layer()
+        self.open_layer(false)
     }
 
-    /// [`Context::layer`], and this serving process on the layer's board (`crate::board`) before
-    /// any session is answered. Without a layer nothing is joined, and the process fails on
-    /// opening it.
+    /// [`Context::layer`], and when this call opens it, this serving process joins the layer's
+    /// board (`crate::board`) while the first build waits for its listing: the board's
+    /// directory, lock and first record are made on a thread that would otherwise be idle, so
+    /// they cost the first answer nothing and need no thread of their own, and the process is
+    /// on the board before any session is answered. Without a layer nothing is joined, and the
+    /// process fails on opening it.
     pub fn layer_on_board(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
-        let live = self.layer()?;
-        self.shared.peers.join(live.root());
-        Ok(live)
+        self.open_layer(true)
     }
 
-    fn open_layer(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
+    fn open_layer(&self, join_board: bool) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.shared
             .layer
             .get_or_init(|| {
                 let root = crate::layer::find_root(&self.shared.options.start)?;
-                let live = LiveIndex::new(&root, self.shared.options.discovery)?;
+                let discovery = self.shared.options.discovery;
+                let live = if join_board {
+                    let ctx = self.clone();
+                    let board_root = root.clone();
+                    let join = move || ctx.shared.peers.join(&board_root);
+                    LiveIndex::new_doing(&root, discovery, Box::new(join))?
+                } else {
+                    LiveIndex::new(&root, discovery)?
+                };
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }

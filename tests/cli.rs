@@ -386,7 +386,14 @@ mod layer_flags {
                 .output()
                 .expect("the binary runs")
         };
-        // `vcs` discovery lists through git: with no git to start, the answer names the way out.
+        // git's index is read in-process: no git process is needed to list the files.
+        let read = without_git();
+        assert!(read.status.success(), "{}", stderr(&read));
+        // An index the reader leaves to git (an unknown version), with no git to ask.
+        let index = fixture.root().join(".git/index");
+        let mut bytes = std::fs::read(&index).expect("git's index");
+        bytes[7] = 9;
+        std::fs::write(&index, bytes).expect("the index is written");
         let without_git = without_git();
         assert_eq!(
             without_git.status.code(),

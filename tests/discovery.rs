@@ -253,25 +253,29 @@ fn an_mcp_that_cannot_start_says_why_in_one_line() {
     }
 }
 
-/// `objects list` in `root`.
-fn listed_out(root: &Path, args: &[&str]) -> std::process::Output {
-    crate::support::bin()
+/// `objects list` in `root` with the debug log on: the output, and whether the log names the
+/// fallback to `git ls-files`.
+fn listed_with_log(root: &Path, args: &[&str]) -> (std::process::Output, bool) {
+    let out = crate::support::bin()
         .current_dir(root)
         .args(args)
         .args(["objects", "list", "--limit", "500"])
+        .env("MAJORDOMUS_LOG", "debug")
         .output()
-        .expect("the binary runs")
+        .expect("the binary runs");
+    let fell_back = stderr(&out).contains("asking `git ls-files`");
+    (out, fell_back)
 }
 
-/// A corrupt, truncated or unknown index is never misread: git reads it, and git's own refusal
-/// is the answer (exit 13, naming the index).
+/// A corrupt, truncated or unknown index is never misread: the reader leaves it to git, the
+/// debug log says so, and git's own refusal is the answer (exit 13, naming the index).
 #[test]
 fn a_corrupt_or_unknown_git_index_is_left_to_git_and_never_misread() {
     let repo = Fixture::new();
     let index = repo.root().join(".git/index");
     let good = std::fs::read(&index).expect("git's index");
-    let out = listed_out(repo.root(), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
+    assert!(out.status.success() && !fell_back, "{}", stderr(&out));
     let mut corrupt = good.clone();
     let middle = corrupt.len() / 2;
     corrupt[middle] ^= 0x01;
@@ -287,7 +291,8 @@ fn a_corrupt_or_unknown_git_index_is_left_to_git_and_never_misread() {
         ("version 9", unknown),
     ] {
         std::fs::write(&index, bytes).expect("the index is written");
-        let out = listed_out(repo.root(), &[]);
+        let (out, fell_back) = listed_with_log(repo.root(), &[]);
+        assert!(fell_back, "{what}: {}", stderr(&out));
         let git = std::process::Command::new("git")
             .arg("-C")
             .arg(repo.root())
@@ -312,12 +317,12 @@ fn a_corrupt_or_unknown_git_index_is_left_to_git_and_never_misread() {
     }
     assert!(refused >= 1, "git refuses at least version 9");
     std::fs::write(&index, &good).expect("the index is restored");
-    let out = listed_out(repo.root(), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
+    assert!(out.status.success() && !fell_back, "{}", stderr(&out));
 }
 
 /// An ignore pattern git and the walk may read differently (git has no brace alternation) is
-/// git's to read under `vcs`, whose answer is served (the untracked rule beside it too); a filesystem walk
+/// left to git, whose answer is served (the untracked rule beside it too); a filesystem walk
 /// reports it as a warning naming the file and the pattern, and goes on.
 #[test]
 fn an_invalid_ignore_pattern_is_left_to_git_or_reported() {
@@ -332,8 +337,9 @@ fn an_invalid_ignore_pattern_is_left_to_git_or_reported() {
         ".ai/repo/rules/draft.md",
         rule.replace("id: describe-changes-in-commits", "id: draft"),
     );
-    let out = listed_out(repo.root(), &[]);
+    let (out, fell_back) = listed_with_log(repo.root(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(fell_back, "{}", stderr(&out));
     assert!(stdout(&out).contains("majordomus://rule/draft@1"));
     let walked = run_in(
         repo.root(),
@@ -368,8 +374,12 @@ fn fifty_thousand_ignored_files_are_never_objects() {
     repo.write("docs/pages/kept.md", "# Kept\n");
     repo.commit("ignored files");
     for args in [&[][..], &["--discovery", "filesystem"]] {
-        let out = listed_out(repo.root(), args);
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let (out, fell_back) = listed_with_log(repo.root(), args);
+        assert!(
+            out.status.success() && !fell_back,
+            "{args:?}: {}",
+            stderr(&out)
+        );
         let answer: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
         let uris: Vec<&str> = answer["objects"]
             .as_array()

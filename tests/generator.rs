@@ -145,12 +145,15 @@ fn builtin_schemas_are_generated_headed_and_formatted() {
         .collect();
     entries.sort();
     for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let Some(kind) = name.strip_suffix(".schema.json") else {
             continue;
         };
-        let json = serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
-            .expect("JSON");
+        let json =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable")).expect("JSON");
         let schema = crate::lang::schema::embedded_schema_from_json(&json).expect("a schema");
         schemas.push((kind.to_string(), schema));
     }

@@ -384,6 +384,55 @@ fn no_two_top_level_modules_name_each_other_but_the_known_pairs() {
     );
 }
 
+/// The import cycles: groups of sibling modules (inside one parent) each of which reaches every
+/// other, found as the strongly connected components of more than one module.
+fn cycles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
+    let reach = reaches(edges);
+    let mut seen = BTreeSet::new();
+    let mut groups = Vec::new();
+    for (start, reached) in &reach {
+        if seen.contains(start) {
+            continue;
+        }
+        let group: BTreeSet<String> = reached
+            .iter()
+            .filter(|other| *other != start && reach.get(*other).is_some_and(|r| r.contains(start)))
+            .cloned()
+            .chain(std::iter::once(start.clone()))
+            .collect();
+        if group.len() > 1 {
+            seen.extend(group.iter().cloned());
+            groups.push(group);
+        }
+    }
+    groups
+}
+
+/// How many import cycles the crate has at most; a new one fails until it is broken or this
+/// number is raised with its reason. Top-level modules meet in the registry's handler table,
+/// which makes one large group; inside a directory module each cycle is its own.
+const MAX_CYCLES: usize = 10;
+
+#[test]
+fn the_import_cycles_are_counted_and_no_new_one_appears() {
+    let root = std::env::var_os("MAJORDOMUS_GRAPH_OF")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| this_checkout().to_path_buf());
+    let groups = cycles(&read_crate(&root).edges());
+    for group in &groups {
+        println!(
+            "cycle: {}",
+            group.iter().cloned().collect::<Vec<_>>().join(" ↔ ")
+        );
+    }
+    println!("{} import cycles in {}", groups.len(), root.display());
+    assert!(
+        groups.len() <= MAX_CYCLES,
+        "{} import cycles, more than {MAX_CYCLES}: {groups:?}",
+        groups.len()
+    );
+}
+
 #[test]
 fn a_use_tree_names_each_path_it_imports() {
     let paths: Vec<String> =

@@ -10,6 +10,7 @@ use std::process::{Child, Stdio};
 
 use super::diagnostic::Diagnostic;
 use super::gitdir::GitDir;
+use super::gitindex;
 use super::walk::{self, Excludes};
 use super::{Discovery, LayerError, LOCAL_DIR};
 
@@ -53,30 +54,92 @@ pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerEr
 pub(crate) struct Pending {
     root: PathBuf,
     discovery: Discovery,
+    /// Git's index being read in-process, on a thread of its own.
+    reading: Option<std::thread::JoinHandle<InProcess>>,
     /// git, running; or why it could not be started, reported by [`Pending::finish`] so that a
-    /// broken configuration read meanwhile is reported first.
+    /// broken configuration read meanwhile is reported first, as without the head start.
     git: Option<Result<Child, LayerError>>,
+    /// Work of the caller's done on its thread while the listing is under way (see
+    /// [`Pending::meanwhile`]).
+    meanwhile: Option<Box<dyn FnOnce()>>,
 }
 
+/// What reading git's index in-process gave.
+type InProcess = Result<Result<Listing, walk::Unsure>, LayerError>;
+
 /// Starts listing `root` by `discovery` (`auto` resolved here); [`Pending::finish`] gives the
-/// listing or the error. Under `vcs` git starts at once; a `filesystem` walk happens in
-/// [`Pending::finish`].
+/// listing or the error. Under `vcs` git's index is read in-process on a thread while the
+/// caller reads the configuration; `git ls-files` is the fallback.
 pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
     let discovery = resolve(discovery, root);
-    Pending {
+    let mut pending = Pending {
         root: root.to_path_buf(),
         discovery,
-        git: (discovery == Discovery::Vcs).then(|| spawn_git(root)),
+        reading: None,
+        git: None,
+        meanwhile: None,
+    };
+    if discovery == Discovery::Vcs {
+        let owned = root.to_path_buf();
+        match std::thread::Builder::new()
+            .name("git-index".into())
+            .spawn(move || gitindex::list(&owned))
+        {
+            Ok(handle) => pending.reading = Some(handle),
+            // No thread: git runs on its own instead.
+            Err(_) => pending.git = Some(spawn_git(root)),
+        }
     }
+    pending
 }
 
 impl Pending {
+    /// Has [`Pending::finish`] do `work` on the caller's thread before it waits for the listing:
+    /// the wait is time that thread would otherwise spend idle.
+    pub(crate) fn meanwhile(mut self, work: Box<dyn FnOnce()>) -> Pending {
+        self.meanwhile = Some(work);
+        self
+    }
+
     /// The listing: sorted, deduplicated, nothing under `.ai/local/`, only what may become an
     /// object (see [`admit`]).
     pub(crate) fn finish(mut self) -> Result<Listing, LayerError> {
+        if let Some(work) = self.meanwhile.take() {
+            work();
+        }
+        if let Some(reading) = self.reading.take() {
+            let read = reading
+                .join()
+                .unwrap_or_else(|_| Ok(Err(walk::Unsure("the in-process reader stopped".into()))));
+            match read? {
+                Ok(listing) => {
+                    let mut listing = listing;
+                    admit(&self.root, self.discovery, &mut listing);
+                    return Ok(tidy(listing));
+                }
+                Err(walk::Unsure(why)) => {
+                    tracing::debug!(reason = %why, "git's index is not read in-process; asking `git ls-files`");
+                    self.git = Some(spawn_git(&self.root));
+                }
+            }
+        }
         let mut listing = match self.git.take() {
             Some(git) => finish_git(&self.root, git?)?,
-            None => walk::walk(&self.root)?,
+            None => match walk::walk(
+                &self.root,
+                walk::Mode::Filesystem,
+                &HashSet::new(),
+                HashSet::new(),
+            )? {
+                Ok(listing) => listing,
+                // A filesystem walk reports what it could not see as diagnostics instead.
+                Err(walk::Unsure(reason)) => {
+                    return Err(LayerError::Io {
+                        path: self.root.clone(),
+                        message: reason,
+                    })
+                }
+            },
         };
         admit(&self.root, self.discovery, &mut listing);
         Ok(tidy(listing))
@@ -92,6 +155,23 @@ fn tidy(mut listing: Listing) -> Listing {
     listing.non_utf8.sort_unstable();
     listing.non_utf8.dedup();
     listing
+}
+
+/// The candidates of `vcs` discovery before [`admit`]: the tracked files and the untracked ones
+/// under `.ai/` that git does not ignore (what `git ls-files --cached` and `git ls-files --others
+/// --exclude-standard -- .ai/` list), and whether the in-process reader gave them (`false`: git
+/// did).
+#[cfg(test)]
+pub(crate) fn vcs_candidates(root: &Path) -> Result<(Vec<String>, bool), LayerError> {
+    let (listing, in_process) = match gitindex::list(root)? {
+        Ok(listing) => (listing, true),
+        Err(_) => (finish_git(root, spawn_git(root)?)?, false),
+    };
+    let mut paths = listing.paths;
+    paths.retain(|p| !listing.untracked.contains(p) || p.starts_with(LAYER_DIR));
+    paths.sort_unstable();
+    paths.dedup();
+    Ok((paths, in_process))
 }
 
 impl Drop for Pending {

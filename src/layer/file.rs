@@ -326,9 +326,27 @@ pub(crate) mod parser_calls {
 }
 
 /// Like [`yaml_to_json`], for a document that must be a mapping; an empty document is an empty
-/// mapping.
+/// mapping. The plain shape most front matter has is read without the parser (same result):
+/// `plain_yaml` reads line by line and nests at most a list deep, so after the size check only
+/// what it declines needs the depth scan.
 pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, YamlError> {
-    as_mapping(yaml_to_json(text)?)
+    if text.len() > super::yaml_bound::MAX_BYTES {
+        return Err(YamlError::Bound(Refusal::Oversized { bytes: text.len() }));
+    }
+    match super::plain_yaml::mapping(text) {
+        Some(map) => Ok(map),
+        None => {
+            check_bound(text)?;
+            as_mapping(parse(text)?)
+        }
+    }
+}
+
+/// [`yaml_mapping`] through serde_yaml alone.
+#[cfg(test)]
+pub(crate) fn yaml_mapping_with_parser(text: &str) -> Result<Map<String, Value>, YamlError> {
+    check_bound(text)?;
+    as_mapping(parse(text)?)
 }
 
 fn as_mapping(value: Value) -> Result<Map<String, Value>, YamlError> {

@@ -222,6 +222,21 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     build_with(root, discovery, generation, None)
 }
 
+/// [`build`], doing `meanwhile` on this thread while the files are being listed: after the
+/// layer's configuration is read and before the build waits for the listing. Without a
+/// listing under way (`filesystem` discovery walks on this thread) it is done at that point
+/// all the same.
+pub fn build_doing(
+    root: &Path,
+    discovery: Discovery,
+    generation: u64,
+    meanwhile: Box<dyn FnOnce()>,
+) -> Result<Index, LayerError> {
+    let discovery = discovery::resolve(discovery, root);
+    let listing = ListingFrom::Discovery(discovery::start(root, discovery).meanwhile(meanwhile));
+    build_from(root, discovery, generation, listing, None)
+}
+
 /// Where a build's list of files comes from.
 pub(crate) enum ListingFrom {
     /// Discovery, already under way.

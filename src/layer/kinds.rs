@@ -224,7 +224,6 @@ impl CompiledSchema {
     }
 }
 
-
 /// A builtin kind's schema: its patterns were read against the dialect, and the schema held to a
 /// repository kind's checks, by the tests; `build.rs` parsed it.
 fn read_builtin_schema(kind: &str) -> Result<Schema, String> {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::changes::Changes;
 use super::events::{Notifications, WatchSet};
 use super::incremental;
-use super::index::{build, Index};
+use super::index::{build, build_doing, Index};
 use super::{Discovery, LayerError};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
@@ -136,6 +136,19 @@ impl LiveIndex {
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
         Ok(Self::from_first(root, build(root, discovery, 1)?))
+    }
+
+    /// [`LiveIndex::new`], doing `meanwhile` on this thread while the first build waits for its
+    /// listing (see [`build_doing`]).
+    pub fn new_doing(
+        root: &Path,
+        discovery: Discovery,
+        meanwhile: Box<dyn FnOnce()>,
+    ) -> Result<Arc<LiveIndex>, LayerError> {
+        Ok(Self::from_first(
+            root,
+            build_doing(root, discovery, 1, meanwhile)?,
+        ))
     }
 
     fn from_first(root: &Path, first: Index) -> Arc<LiveIndex> {

@@ -19,6 +19,7 @@ mod discovery;
 mod events;
 mod file;
 mod gitdir;
+mod gitindex;
 mod glob_shape;
 mod incremental;
 mod index;
@@ -27,12 +28,15 @@ mod live;
 mod manifest;
 mod object;
 mod parallel;
+mod plain_yaml;
 mod scope;
 mod scope_index;
 mod scope_table;
 mod search;
 mod skills;
 mod sources;
+#[cfg(unix)]
+mod untracked;
 mod walk;
 mod yaml_bound;
 

@@ -1,12 +1,14 @@
 //! Walking the root with git's ignore rules (the `ignore` crate): every `.gitignore` from the work
 //! tree's top down, `info/exclude` and the global excludes file, and no ignore file above the
 //! top (a `.gitignore` in a home directory is not the repository's). `filesystem` discovery walks
-//! for every file. Nothing here reads a file's content beyond ignore files.
+//! for every file; the untracked part of `vcs` discovery read in-process is its own walk of
+//! `.ai/` (`untracked`). Nothing here reads a file's content beyond ignore files.
 //!
 //! [`Excludes`] is the second line of SPEC §4's "an ignored file never": a file that
 //! `info/exclude` or the global excludes ignore stays out even when a committed `.gitignore`
 //! re-includes it with `!`, since git lets the committed file win.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -22,9 +24,40 @@ use super::{LayerError, LOCAL_DIR};
 /// trees are not the repository's authored files.
 const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules"];
 
-/// Walks `root` for every file, link and special file not ignored, reporting what it could not
-/// see as diagnostics.
-pub(crate) fn walk(root: &Path) -> Result<Listing, LayerError> {
+/// Which walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `filesystem` discovery: every file, link and special file not ignored.
+    Filesystem,
+    /// The untracked part of `vcs` discovery, under `.ai/`: files and links git does not track or
+    /// ignore; a nested repository is one entry `dir/`, as git lists it; submodules are not
+    /// entered.
+    Untracked,
+}
+
+/// Why an in-process walk cannot stand in for git.
+#[derive(Debug)]
+pub(crate) struct Unsure(pub String);
+
+/// Walks `root` by `mode`. Under [`Mode::Untracked`], `tracked` holds what the index tracks and
+/// `gitlinks` its submodules (root-relative), only `.ai/` (and the root's `.gitignore`, which
+/// rules it) is read (`untracked::walk`), and a problem git would handle its own way is
+/// [`Unsure`]: the caller asks git instead. A [`Mode::Filesystem`] walk reports what it could
+/// not see as diagnostics.
+pub(crate) fn walk(
+    root: &Path,
+    mode: Mode,
+    tracked: &HashSet<String>,
+    gitlinks: HashSet<String>,
+) -> Result<Result<Listing, Unsure>, LayerError> {
+    if mode == Mode::Untracked {
+        #[cfg(unix)]
+        return super::untracked::walk(root, tracked, &gitlinks);
+        #[cfg(not(unix))]
+        return Ok(Err(Unsure(
+            "the in-process walk of `.ai/` is written for unix systems".into(),
+        )));
+    }
     if let Err(e) = std::fs::read_dir(root) {
         return Err(LayerError::Io {
             path: root.to_path_buf(),
@@ -44,9 +77,9 @@ pub(crate) fn walk(root: &Path) -> Result<Listing, LayerError> {
         .require_git(false)
         .follow_links(false)
         .threads(WALK_THREADS);
-    // An ignore file there that does not parse leaves its rules out; the walk reports what it
-    // could read.
-    repository_ignores(&mut builder, root);
+    // An ignore file there that does not parse leaves its rules out; the filesystem walk
+    // reports what it could read.
+    let _ = repository_ignores(&mut builder, root);
     let root_owned = root.to_path_buf();
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
@@ -73,24 +106,28 @@ pub(crate) fn walk(root: &Path) -> Result<Listing, LayerError> {
             WalkState::Continue
         })
     });
-    Ok(collected.into_inner().unwrap_or_else(|e| e.into_inner()))
+    Ok(Ok(collected
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())))
 }
 
 /// For a root below its work tree's top, the ignore files between them: the top's
 /// `info/exclude`, then each directory's `.gitignore` from the top down to the root's parent, so
 /// a deeper file wins as in git (the root's own and those below it the walk reads itself). None
 /// above the top, and none at all outside git: a file outside the repository never changes what
-/// it serves. Global excludes are matched relative to the top, as git does.
-fn repository_ignores(builder: &mut WalkBuilder, root: &Path) {
-    let Some(git) = GitDir::find(root) else {
-        return;
-    };
+/// it serves (issue 13). Global excludes are matched relative to the top, as git does. An ignore
+/// file that does not parse is [`Unsure`], for the caller to ask git.
+fn repository_ignores(builder: &mut WalkBuilder, root: &Path) -> Option<Unsure> {
+    let git = GitDir::find(root)?;
     let depth = git.prefix.matches('/').count();
+    let mut unsure = None;
     if depth > 0 {
-        let add = |builder: &mut WalkBuilder, dir: &Path, file: PathBuf| {
+        let mut add = |builder: &mut WalkBuilder, dir: &Path, file: std::path::PathBuf| {
             if file.is_file() {
                 builder.current_dir(dir);
-                let _ = builder.add_ignore(&file);
+                if let Some(e) = builder.add_ignore(&file) {
+                    unsure.get_or_insert(Unsure(format!("`{}`: {e}", file.display())));
+                }
             }
         };
         add(builder, &git.top, git.info_exclude());
@@ -100,10 +137,12 @@ fn repository_ignores(builder: &mut WalkBuilder, root: &Path) {
         }
     }
     builder.current_dir(&git.top);
+    unsure
 }
 
-/// How many threads walk: one. The parallel walker is used for how it finds ignore files (among
-/// the entries it reads), not for more threads.
+/// How many threads walk: one. The walk already runs beside the build's reading of the
+/// configuration; the parallel walker is used for how it finds ignore files (among the entries
+/// it reads), not for more threads.
 const WALK_THREADS: usize = 1;
 
 /// Takes one entry of a filesystem walk, from whichever thread read it.

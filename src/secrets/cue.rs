@@ -43,7 +43,9 @@ impl Compiled {
         for hit in self.searcher.find_overlapping_iter(text) {
             let anchor = &self.anchors[hit.pattern().as_usize()];
             let seen = &text[hit.start()..hit.end()];
-            if anchor.exact.is_none_or(|word| word == seen) && fits(&SHAPES[anchor.shape], text, hit.start(), hit.end()) {
+            if anchor.exact.is_none_or(|word| word == seen)
+                && fits(&SHAPES[anchor.shape], text, hit.start(), hit.end())
+            {
                 cue(hit.start(), ShapeSet::one(anchor.shape));
             }
         }

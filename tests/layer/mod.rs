@@ -32,6 +32,7 @@ mod skill_digests;
 /// Watches that must not miss a change: recreated, swapped, renamed and nested directories.
 mod watching;
 /// Work a first build does on its own thread while the files are listed.
+mod work_meanwhile;
 
 const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
 

@@ -108,4 +108,3 @@ fn rust_schema(schema: &Schema) -> String {
         option(reference.as_deref().map(text)),
     )
 }
-
