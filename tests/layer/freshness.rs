@@ -3,9 +3,9 @@
 //! an idle notified layer is not polled, and an edit landing during a build is picked up.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use majordomus::layer::{self, build, default_sources_yaml, Discovery, LiveIndex};
+use majordomus::layer::{self, default_sources_yaml, Discovery, LiveIndex};
 
 use super::{
     has_object_from, idle_for, layer_repo, listen_to_the_layer, rule, settled_checks, wait_for,
@@ -18,7 +18,7 @@ fn a_sources_edit_made_during_a_build_is_picked_up() {
     // The configuration is stamped before it is read: an edit landing while the files are
     // read moves the next stamp, so the watcher rebuilds with it.
     let repo = layer_repo();
-    for i in 0..3000 {
+    for i in 0..20 {
         repo.write(
             &format!(".ai/repo/rules/r{i}.md"),
             rule(&format!("r{i}"), 1),
@@ -26,18 +26,19 @@ fn a_sources_edit_made_during_a_build_is_picked_up() {
     }
     repo.write("notes/a.md", "# A note\n\nSome text.\n");
     std::fs::create_dir_all(repo.at(".ai/repo/knowledge")).unwrap();
-    let started = Instant::now();
-    build(repo.root(), Discovery::Filesystem, 1).unwrap();
-    let one_build = started.elapsed();
 
-    let root = repo.root().to_path_buf();
-    let editor = std::thread::spawn(move || {
-        std::thread::sleep(one_build / 2);
+    // The edit lands while the first build is under way: after its configuration was read,
+    // before its files are.
+    let sources_path = repo.at(layer::SOURCES_PATH);
+    let edit = Box::new(move || {
         let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
-        std::fs::write(root.join(layer::SOURCES_PATH), sources).unwrap();
+        std::fs::write(sources_path, sources).unwrap();
     });
-    let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
-    editor.join().unwrap();
+    let live = LiveIndex::new_doing(repo.root(), Discovery::Filesystem, edit).unwrap();
+    assert!(
+        !has_object_from(&live.current(), "notes/a.md"),
+        "the first build read the configuration before the edit"
+    );
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     wait_for(&live, "the sources edited during the build", |i| {
         has_object_from(i, "notes/a.md")
