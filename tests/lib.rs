@@ -134,6 +134,9 @@ mod mcp_modern;
 /// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
 mod peers_board;
 
+/// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
+mod plan_queue;
+
 /// The surface's classification: one row per rule of SPEC §17.
 mod surface_diff;
 
