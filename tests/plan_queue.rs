@@ -512,3 +512,51 @@ fn starting_an_issue_another_live_peer_holds_is_refused_naming_it() {
         json!({ "issue": "base", "transition": "start" }),
     );
 }
+
+#[test]
+fn the_plan_page_shows_the_board_and_the_graph_with_its_edges_as_links() {
+    let fixture = Fixture::with_plan();
+    let served = Served::start(fixture.root());
+    let (session, _) = served.mcp_initialize("page-agent");
+    let claim = served.mcp(
+        Some(&session),
+        &json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": tool_of("plan.claim"), "arguments": { "issue": "base" } },
+        }),
+    );
+    assert_eq!(claim.json()["result"]["structuredContent"]["granted"], true);
+    let page = served.get("/cockpit/plan");
+    assert_eq!(page.status, 200);
+    let html = crate::support::decode_entities(&page.text());
+    for column in ["Ready", "Active", "Verify", "Done"] {
+        assert!(
+            html.contains(&format!("\">{column} <small>")),
+            "{column}: {html}"
+        );
+    }
+    let base = "/cockpit/object?uri=majordomus%3A%2F%2Fissue%2Fbase";
+    let next = "/cockpit/object?uri=majordomus%3A%2F%2Fissue%2Fnext";
+    assert!(
+        html.contains(&format!(
+            "<a href=\"{next}\">next</a> depends on <a href=\"{base}\">base</a>"
+        )),
+        "the edge is listed as text, linked: {html}"
+    );
+    assert!(
+        html.contains(&format!("Waits on <a href=\"{base}\">base</a>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("Held by <q class=\"client-supplied\">page-agent</q>"),
+        "{html}"
+    );
+    assert!(html.contains("<svg role=\"img\""), "{html}");
+    assert_eq!(html.matches("<line ").count(), 1, "one edge drawn");
+    // The issue's page links its dependency instead of printing a list.
+    let issue = crate::support::decode_entities(&served.get(next).text());
+    assert!(
+        issue.contains(&format!("<td><a href=\"{base}\">base</a></td>")),
+        "{issue}"
+    );
+}

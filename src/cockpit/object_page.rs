@@ -53,6 +53,10 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .into_iter()
         .flatten()
         .map(|(k, v)| match v {
+            // An issue's dependencies are issues: each is a link to its page.
+            Value::Array(ids) if view["kind"] == "issue" && k == "depends_on" => {
+                json!({ "key": k, "links": super::plan_page::issue_links(ids) })
+            }
             Value::String(s) => json!({ "key": k, "text": s, "code": false }),
             other => json!({ "key": k, "text": other.to_string(), "code": true }),
         })
