@@ -64,7 +64,7 @@ fn files(fixture: &Fixture) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
+fn there_are_exactly_four_writers_and_each_is_announced_destructive() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
@@ -75,7 +75,7 @@ fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(announced, writers());
-    assert_eq!(announced.len(), 3);
+    assert_eq!(announced.len(), 4);
     for t in tools
         .iter()
         .filter(|t| t["annotations"]["destructiveHint"] == true)

@@ -186,7 +186,7 @@ pub fn grant_lock(dir: &Path) -> Result<Granting, ClaimError> {
             reason: "is a symbolic link; claims are never followed out of the board".into(),
         });
     }
-    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
+    crate::write::board_dir(dir).map_err(|e| io_error(dir, &e))?;
     let path = dir.join(LOCK_NAME);
     let file = crate::write::open_lock_file(&path).map_err(|e| io_error(&path, &e))?;
     loop {
