@@ -415,7 +415,7 @@ fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
         );
         swept += 1;
     }
-    assert_eq!(swept, 3);
+    assert_eq!(swept, 4);
     let (session, _) = served.mcp_initialize("read-only-test");
     let listed = served.mcp(
         Some(&session),

@@ -338,7 +338,8 @@ fn caller(ctx: &Context) -> (u64, String) {
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| "unnamed".into()),
         ),
-        None => (0, "majordomus-cli".into()),
+        // The CLI, plain HTTP, a stateless request: the process itself holds the claim.
+        None => (0, "no session".into()),
     }
 }
 
