@@ -17,6 +17,7 @@ pub mod layer;
 pub mod listeners;
 pub mod logging;
 pub mod mcp;
+pub mod plan;
 pub mod reference;
 pub mod registry;
 pub mod resolve;

@@ -138,6 +138,9 @@ mod mcp_modern;
 mod peers_board;
 mod peers_claims;
 
+/// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
+mod plan_queue;
+
 /// The surface's classification: one row per rule of SPEC §17.
 mod surface_diff;
 

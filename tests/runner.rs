@@ -198,6 +198,13 @@ fn comparable(d: &Descriptor, outcome: Outcome) -> Outcome {
         }
     }
     match (d.determinism, outcome) {
+        // A new issue's id carries a random suffix: the same input makes another id each time.
+        (_, Outcome::Answer(Value::Object(mut map))) if d.id == "plan.create" => {
+            for key in ["id", "uri", "path"] {
+                map.insert(key.into(), Value::from("<drawn>"));
+            }
+            Outcome::Answer(blank_times(Value::Object(map)))
+        }
         (Determinism::Process, Outcome::Answer(Value::Object(map))) => Outcome::Answer(
             Value::Array(map.keys().map(|k| Value::from(k.as_str())).collect()),
         ),

@@ -64,7 +64,7 @@ fn files(fixture: &Fixture) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
+fn there_are_exactly_four_writers_and_each_is_announced_destructive() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
@@ -75,7 +75,7 @@ fn there_are_exactly_three_writers_and_each_is_announced_destructive() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(announced, writers());
-    assert_eq!(announced.len(), 3);
+    assert_eq!(announced.len(), 4);
     for t in tools
         .iter()
         .filter(|t| t["annotations"]["destructiveHint"] == true)
@@ -415,7 +415,7 @@ fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
         );
         swept += 1;
     }
-    assert_eq!(swept, 3);
+    assert_eq!(swept, 4);
     let (session, _) = served.mcp_initialize("read-only-test");
     let listed = served.mcp(
         Some(&session),

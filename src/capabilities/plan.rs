@@ -1,115 +1,544 @@
 //! Handlers of the `plan` namespace: the issues under `.ai/repo/project/issues/`, with their
-//! status derived from their stamps — never stored — and the one writer that stamps them.
+//! status derived from their stamps — never stored — the writers that create and stamp them, and
+//! the queue agents take work from (what is ready, who holds what, claiming and letting go).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::layer::Object;
-use crate::registry::types::plan::{IssuesInput, IssuesOutput, TransitionInput, TransitionOutput};
+use crate::plan::claims::{self, Claim};
+use crate::plan::graph::{status_of, status_word, Graph, Issue, Status, ISSUE_KIND};
+use crate::plan::new_issue;
+use crate::registry::types::plan::{
+    ClaimInput, ClaimOutput, CreateInput, CreateOutput, IssuesInput, IssuesOutput, ReadyInput,
+    ReadyOutput, ReleaseInput, ReleaseOutput, TransitionInput, TransitionOutput,
+};
 use crate::registry::types::{
-    IssueStatus as Status, PlanIssuesOutputIssuesItem as IssueView,
+    PlanClaimOutputGovernsItem as Governs, PlanClaimOutputHoldersItem as Holder, PlanClaimant,
+    PlanIssuesInputClaim as ClaimFilter, PlanIssuesOutputIssuesItem as IssueView, PlanTask,
     PlanTransitionInputTransition as TransitionWord,
 };
 
-/// The kind the plan's issues are indexed as.
-const ISSUE_KIND: &str = "issue";
-
-/// Status from stamps: none → ready, `started_at` → active, `verified_at` → verify,
-/// `completed_at` → done.
-fn status_of(o: &Object) -> Status {
-    status_by(|key| o.metadata.get(key).is_some_and(|v| !v.is_null()))
+/// The plan of the index now, built once per generation.
+fn graph(ctx: &Context) -> Result<(Arc<crate::layer::Index>, Arc<Graph>), CapabilityError> {
+    let index = ctx.index()?;
+    let graph = ctx.per_generation(index.generation, || Graph::of(&index));
+    Ok((index, graph))
 }
 
-/// The status an issue's stamps give it; `stamped` says whether a key carries a value.
-fn status_by(stamped: impl Fn(&str) -> bool) -> Status {
-    if stamped("completed_at") {
-        Status::Done
-    } else if stamped("verified_at") {
-        Status::Verify
-    } else if stamped("started_at") {
-        Status::Active
-    } else {
-        Status::Ready
+/// The claims on the board now, each with whether its holder lives.
+struct Holdings {
+    claims: HashMap<String, (Arc<Claim>, bool)>,
+}
+
+impl Holdings {
+    fn read(ctx: &Context, root: &std::path::Path) -> Result<Holdings, CapabilityError> {
+        let Some(dir) = claims::dir_of(&crate::board::locate(root)) else {
+            return Ok(Holdings {
+                claims: HashMap::new(),
+            });
+        };
+        let all = claims::read_all(&dir).map_err(claim_error)?;
+        Ok(Holdings::judge(ctx, all))
     }
-}
 
-fn status_word(s: Status) -> &'static str {
-    match s {
-        Status::Ready => "ready",
-        Status::Active => "active",
-        Status::Verify => "verify",
-        Status::Done => "done",
-    }
-}
-
-fn stamp(o: &Object, key: &str) -> Option<String> {
-    o.metadata.get(key).and_then(|v| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(other.to_string()),
-    })
-}
-
-fn depends_on(o: &Object) -> Vec<String> {
-    o.metadata
-        .get("depends_on")
-        .and_then(|v| {
-            v.as_array().map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
+    fn judge(ctx: &Context, all: HashMap<String, Arc<Claim>>) -> Holdings {
+        let me = crate::board::process::Identity::me();
+        let attached = |s: u64| ctx.peers().get(s).is_some();
+        // One look at each holding process, however many issues it holds.
+        let mut running: HashMap<(u32, u64), bool> = HashMap::new();
+        let claims = all
+            .into_iter()
+            .map(|(issue, c)| {
+                let live = if c.identity() == me {
+                    claims::is_live(&c, &me, &attached)
+                } else {
+                    *running
+                        .entry((c.pid, c.start))
+                        .or_insert_with(|| claims::is_live(&c, &me, &attached))
+                };
+                (issue, (c, live))
             })
-        })
-        .unwrap_or_default()
+            .collect();
+        Holdings { claims }
+    }
+
+    fn live(&self, issue: &str) -> Option<&Claim> {
+        self.claims
+            .get(issue)
+            .filter(|(_, live)| *live)
+            .map(|(c, _)| c.as_ref())
+    }
+
+    /// Claimed by a process that is gone, and in progress.
+    fn abandoned(&self, issue: &Issue) -> bool {
+        matches!(issue.status, Status::Active | Status::Verify)
+            && self.claims.get(issue.id()).is_some_and(|(_, live)| !live)
+    }
+}
+
+fn claim_error(e: claims::ClaimError) -> CapabilityError {
+    match e {
+        claims::ClaimError::Off => CapabilityError::refused(e.to_string()),
+        claims::ClaimError::Io { .. } => CapabilityError::internal(e.to_string()),
+    }
+}
+
+fn claimant(c: &Claim, live: bool) -> PlanClaimant {
+    PlanClaimant {
+        client: c.client.clone(),
+        session: c.session as i64,
+        pid: i64::from(c.pid),
+        worktree: c.worktree.clone(),
+        claimed_at: c.claimed_at.clone(),
+        live,
+    }
+}
+
+fn named(c: &Claim) -> String {
+    format!(
+        "`{}` (session {} of process {} in `{}`)",
+        c.client, c.session, c.pid, c.worktree
+    )
+}
+
+fn task(issue: &Issue) -> PlanTask {
+    PlanTask {
+        id: issue.id().to_string(),
+        uri: issue.object.uri.clone(),
+        title: issue.object.title.clone(),
+        priority: issue.priority,
+        labels: issue.labels.clone(),
+        paths: issue.paths.clone(),
+        created_at: issue.created_at.clone(),
+    }
 }
 
 pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, CapabilityError> {
-    let index = ctx.index()?;
-    let issues: Vec<&Object> = index
-        .objects
-        .iter()
-        .filter(|o| o.kind == ISSUE_KIND)
-        .collect();
-    let status: BTreeMap<&str, Status> = issues
-        .iter()
-        .map(|o| (o.identity.as_str(), status_of(o)))
-        .collect();
+    let (index, graph) = graph(ctx)?;
+    let holdings = Holdings::read(ctx, &index.root)?;
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     let mut views = Vec::new();
-    for o in &issues {
-        let s = status_of(o);
-        *counts.entry(status_word(s).to_string()).or_default() += 1;
-        let wanted = input.status.is_none_or(|wanted| wanted == s);
+    for issue in &graph.issues {
+        *counts
+            .entry(status_word(issue.status).to_string())
+            .or_default() += 1;
+        let held = holdings.claims.get(issue.id());
+        let abandoned = holdings.abandoned(issue);
+        let wanted = input.status.is_none_or(|s| s == issue.status)
+            && input
+                .label
+                .as_ref()
+                .is_none_or(|l| issue.labels.contains(l))
+            && input.priority.is_none_or(|p| p == issue.priority)
+            && input.claim.is_none_or(|c| match c {
+                ClaimFilter::Claimed => held.is_some_and(|(_, live)| *live),
+                ClaimFilter::Abandoned => abandoned,
+                ClaimFilter::Unclaimed => held.is_none_or(|(_, live)| !live) && !abandoned,
+            });
         if !wanted {
             continue;
         }
-        let deps = depends_on(o);
-        let blocked_by = deps
-            .iter()
-            .filter(|d| status.get(d.as_str()) != Some(&Status::Done))
-            .cloned()
-            .collect();
+        let o = &issue.object;
         views.push(IssueView {
             id: o.identity.clone(),
             uri: o.uri.clone(),
             title: o.title.clone(),
-            status: s,
-            depends_on: deps,
-            blocked_by,
-            started_at: stamp(o, "started_at"),
-            verified_at: stamp(o, "verified_at"),
-            completed_at: stamp(o, "completed_at"),
+            status: issue.status,
+            depends_on: issue.depends_on.clone(),
+            blocked_by: issue.blocked_by.clone(),
+            started_at: issue.stamp("started_at"),
+            verified_at: issue.stamp("verified_at"),
+            completed_at: issue.stamp("completed_at"),
             path: o.provenance.path.clone(),
+            priority: issue.priority,
+            labels: issue.labels.clone(),
+            paths: issue.paths.clone(),
+            created_at: issue.created_at.clone(),
+            // A claim on an issue that is done or not started, by a process that is gone,
+            // holds nothing: it is not shown.
+            claimant: held
+                .filter(|(_, live)| *live || abandoned)
+                .map(|(c, live)| claimant(c, *live)),
+            abandoned,
         });
     }
     Ok(IssuesOutput {
         counts,
         issues: views,
+        cycles: graph.cycles.clone(),
     })
+}
+
+pub fn ready(ctx: &Context, input: ReadyInput) -> Result<ReadyOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    let holdings = Holdings::read(ctx, &index.root)?;
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    let mut ready = Vec::new();
+    let mut total = 0;
+    let mut abandoned = Vec::new();
+    for issue in &graph.issues {
+        if issue.takeable() && holdings.live(issue.id()).is_none() {
+            total += 1;
+            if ready.len() < limit {
+                ready.push(task(issue));
+            }
+        } else if holdings.abandoned(issue) {
+            abandoned.push(task(issue));
+        }
+    }
+    Ok(ReadyOutput {
+        ready,
+        total,
+        abandoned,
+    })
+}
+
+/// The most dependencies, globs and labels one issue carries.
+const MAX_DEPENDS_ON: usize = 64;
+const MAX_PATHS: usize = 64;
+const MAX_LABELS: usize = 32;
+
+pub fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
+    let lists = [
+        (
+            "depends_on",
+            input.depends_on.as_deref().unwrap_or_default(),
+        ),
+        ("paths", input.paths.as_deref().unwrap_or_default()),
+        ("labels", input.labels.as_deref().unwrap_or_default()),
+    ];
+    for ((name, list), most) in lists.iter().zip([MAX_DEPENDS_ON, MAX_PATHS, MAX_LABELS]) {
+        if list.len() > most {
+            return Err(CapabilityError::invalid_input(format!(
+                "`{name}` holds {} entries; an issue holds at most {most}",
+                list.len()
+            )));
+        }
+    }
+    let mut fields: Vec<(String, &str)> = vec![("title".into(), input.title.as_str())];
+    if let Some(d) = &input.description {
+        fields.push(("description".into(), d));
+    }
+    for (name, list) in lists {
+        for (i, v) in list.iter().enumerate() {
+            fields.push((format!("{name}[{i}]"), v));
+        }
+    }
+    for (field, text) in &fields {
+        if let Some(shape) = crate::secrets::find_shape(text) {
+            return Err(CapabilityError::refused(format!(
+                "`{field}` contains {shape}; the plan is committed and shared, so it may not carry credentials"
+            )));
+        }
+    }
+    if input.title.trim().is_empty() || input.title.contains(['\n', '\r']) {
+        return Err(CapabilityError::invalid_input(
+            "`title` must be one line with some text",
+        ));
+    }
+    let paths = input.paths.unwrap_or_default();
+    for (i, glob) in paths.iter().enumerate() {
+        if let Some(why) = new_issue::glob_problem(glob) {
+            return Err(CapabilityError::invalid_input(format!(
+                "`paths[{i}]` {why}"
+            )));
+        }
+    }
+    let depends_on = input.depends_on.unwrap_or_default();
+    let labels = input.labels.unwrap_or_default();
+    let _writing = ctx.write_lock()?;
+    let (index, graph) = graph(ctx)?;
+    for (i, dep) in depends_on.iter().enumerate() {
+        if graph.get(dep).is_none() {
+            return Err(CapabilityError::refused(format!(
+                "`depends_on[{i}]`: no issue `{dep}` in the plan; a new issue depends only on issues that exist"
+            )));
+        }
+        if let Some(cycle) = graph.cycle_behind(dep) {
+            return Err(CapabilityError::refused(format!(
+                "`depends_on[{i}]`: `{dep}` waits on the dependency cycle {}; it can never be done until the cycle is broken",
+                cycle_text(cycle)
+            )));
+        }
+    }
+    crate::write::ensure_dir_in_layer(&index.root, new_issue::ISSUES_DIR)
+        .map_err(super::place_error)?;
+    let created_at = crate::write::now_rfc3339();
+    // A suffix already taken in this checkout is drawn again; across worktrees the suffix's
+    // randomness alone keeps ids apart.
+    let mut attempt = 0;
+    let (id, relative) = loop {
+        attempt += 1;
+        let id = new_issue::fresh_id(&input.title)
+            .map_err(|e| CapabilityError::internal(format!("no random suffix: {e}")))?;
+        let relative = format!("{}/{id}.yaml", new_issue::ISSUES_DIR);
+        let target =
+            crate::write::place_in_layer(&index.root, &relative).map_err(super::place_error)?;
+        let text = new_issue::text(&new_issue::Fields {
+            id: &id,
+            title: &input.title,
+            description: input.description.as_deref(),
+            depends_on: &depends_on,
+            paths: &paths,
+            priority: input.priority,
+            labels: &labels,
+            created_at: &created_at,
+        })
+        .map_err(|e| CapabilityError::internal(format!("cannot write the issue: {e}")))?;
+        match crate::write::write_atomic(&target, text.as_bytes(), crate::write::Existing::Refuse) {
+            Ok(()) => break (id, relative),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => continue,
+            Err(e) => return Err(CapabilityError::io("write", &relative, &e)),
+        }
+    };
+    ctx.count_write();
+    ctx.refresh(std::slice::from_ref(&relative));
+    if let Err(e) = append_ledger(
+        &index.root,
+        &serde_json::json!({
+            "at": created_at,
+            "event": "plan.create",
+            "issue": id,
+            "path": relative,
+        }),
+    ) {
+        tracing::warn!(
+            "the issue was written, but the ledger was not: {}",
+            e.message()
+        );
+    }
+    Ok(CreateOutput {
+        uri: format!("{}{ISSUE_KIND}/{id}", crate::layer::URI_SCHEME),
+        id,
+        path: relative,
+        created_at,
+    })
+}
+
+fn cycle_text(cycle: &[String]) -> String {
+    let mut parts: Vec<String> = cycle.iter().map(|c| format!("`{c}`")).collect();
+    if let Some(first) = parts.first().cloned() {
+        parts.push(first);
+    }
+    parts.join(" → ")
+}
+
+/// This caller as a claimant: its session (0 without one) and its client's name.
+fn caller(ctx: &Context) -> (u64, String) {
+    match ctx.caller() {
+        Some(id) => (
+            id,
+            ctx.peers()
+                .get(id)
+                .map(|p| p.client_name)
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "unnamed".into()),
+        ),
+        // The CLI, plain HTTP, a stateless request: the process itself holds the claim.
+        None => (0, "no session".into()),
+    }
+}
+
+pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    let issue = graph
+        .get(&input.issue)
+        .ok_or_else(|| unknown(&input.issue))?;
+    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+        return Err(claim_error(claims::ClaimError::Off));
+    };
+    if let Some(cycle) = graph.cycle_behind(issue.id()) {
+        return Err(CapabilityError::refused(format!(
+            "`{}` waits on the dependency cycle {}",
+            issue.id(),
+            cycle_text(cycle)
+        )));
+    }
+    match issue.status {
+        Status::Done => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` is done; there is nothing left to claim",
+                issue.id()
+            )))
+        }
+        Status::Ready if !issue.blocked_by.is_empty() => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` cannot be taken yet: it depends on {} not yet done",
+                issue.id(),
+                quoted(&issue.blocked_by)
+            )))
+        }
+        _ => {}
+    }
+    let me = crate::board::process::Identity::me();
+    let (session, client) = caller(ctx);
+    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    let mut holders = Vec::new();
+    for (other, (c, live)) in &holdings.claims {
+        if !*live || c.is_of(&me, session) {
+            continue;
+        }
+        if other == issue.id() {
+            holders.push(Holder {
+                issue: other.clone(),
+                claimant: claimant(c, true),
+                paths: c.paths.clone(),
+            });
+            continue;
+        }
+        let conflicting: Vec<String> = c
+            .paths
+            .iter()
+            .filter(|theirs| {
+                issue
+                    .paths
+                    .iter()
+                    .any(|mine| claims::globs_may_overlap(mine, theirs))
+            })
+            .cloned()
+            .collect();
+        if !conflicting.is_empty() {
+            holders.push(Holder {
+                issue: other.clone(),
+                claimant: claimant(c, true),
+                paths: conflicting,
+            });
+        }
+    }
+    if !holders.is_empty() {
+        drop(granting);
+        holders.sort_by(|a, b| a.issue.cmp(&b.issue));
+        let held_by = holdings.live(issue.id()).map(|c| claimant(c, true));
+        return Ok(ClaimOutput {
+            granted: false,
+            issue: issue.id().to_string(),
+            paths: issue.paths.clone(),
+            claimant: held_by,
+            holders,
+            governs: Vec::new(),
+        });
+    }
+    let record = Claim {
+        format: 1,
+        issue: issue.id().to_string(),
+        boot: me.boot.clone(),
+        pid: me.pid,
+        start: me.start,
+        session,
+        client,
+        worktree: index.root.display().to_string(),
+        claimed_at: crate::write::now_rfc3339(),
+        paths: issue.paths.clone(),
+    };
+    granting.write(&record).map_err(claim_error)?;
+    drop(granting);
+    Ok(ClaimOutput {
+        granted: true,
+        issue: record.issue.clone(),
+        paths: record.paths.clone(),
+        claimant: Some(claimant(&record, true)),
+        holders: Vec::new(),
+        governs: governs(&index, &record.paths),
+    })
+}
+
+/// The rules and instructions that apply to the literal parts of `globs` (what precedes each
+/// glob's first wildcard: the directory or file the work is in).
+fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
+    let mut paths: Vec<String> = globs
+        .iter()
+        .map(|g| {
+            let end = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
+            g[..end].trim_end_matches('/').to_string()
+        })
+        .filter(|p| !p.is_empty() && crate::layer::check_path(p).is_ok())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    if paths.is_empty() {
+        return Vec::new();
+    }
+    let page = crate::layer::Page {
+        offset: 0,
+        limit: 100,
+    };
+    let found = index.scopes().applicable(&index.objects, &paths, page);
+    let mut out: Vec<Governs> = found
+        .rules
+        .iter()
+        .map(|a| Governs {
+            uri: a.object.uri.clone(),
+            title: a.object.title.clone(),
+            class: a.class.to_string(),
+        })
+        .collect();
+    out.extend(found.instructions.iter().map(|a| Governs {
+        uri: a.object.uri.clone(),
+        title: a.object.title.clone(),
+        class: "instructions".into(),
+    }));
+    out
+}
+
+pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    if graph.get(&input.issue).is_none() {
+        return Err(unknown(&input.issue));
+    }
+    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+        return Err(claim_error(claims::ClaimError::Off));
+    };
+    let me = crate::board::process::Identity::me();
+    let (session, _) = caller(ctx);
+    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    let released = match holdings.claims.get(&input.issue) {
+        None => false,
+        Some((c, true)) if !c.is_of(&me, session) => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` is claimed by {}, a live peer; only it lets go",
+                input.issue,
+                named(c)
+            )))
+        }
+        Some(_) => granting.remove(&input.issue),
+    };
+    Ok(ReleaseOutput {
+        issue: input.issue,
+        released,
+    })
+}
+
+fn depends_on(o: &crate::layer::Object) -> Vec<String> {
+    o.metadata
+        .get("depends_on")
+        .as_ref()
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn unknown(id: &str) -> CapabilityError {
+    CapabilityError::not_found(format!(
+        "no issue `{id}` in the plan (see the plan's issues)"
+    ))
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter()
+        .map(|b| format!("`{b}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The stamp each move writes, the state it leaves, and the state it reaches.
@@ -219,6 +648,13 @@ pub fn transition(
             )));
         }
     }
+    if let Some(holder) = held_by_another(ctx, &index.root, &issue.identity)? {
+        return Err(CapabilityError::refused(format!(
+            "`{}` is claimed by {}, a live peer; only it moves the issue on",
+            issue.identity,
+            named(&holder)
+        )));
+    }
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
     let target =
@@ -231,6 +667,9 @@ pub fn transition(
     // A stamp whose ledger line was lost (the writer was killed between the two) gets its line
     // now, marked as reconciled, before this write's own.
     reconcile_ledger(&index, (&issue.identity, stamp));
+    if input.transition == TransitionWord::Done {
+        release_done(&index.root, &issue.identity);
+    }
     // The ledger is checkout-local history; failing to append to it does not undo the write.
     if let Err(e) = append_ledger(
         &index.root,
@@ -260,6 +699,36 @@ pub fn transition(
     })
 }
 
+/// The live claim on `issue` of a peer other than this caller, when there is one.
+fn held_by_another(
+    ctx: &Context,
+    root: &std::path::Path,
+    issue: &str,
+) -> Result<Option<Claim>, CapabilityError> {
+    let holdings = Holdings::read(ctx, root)?;
+    let me = crate::board::process::Identity::me();
+    let (session, _) = caller(ctx);
+    Ok(holdings
+        .live(issue)
+        .filter(|c| !c.is_of(&me, session))
+        .cloned())
+}
+
+/// A done issue is nobody's any more: its claim, whoever made it, ends. The stamp is written
+/// already, so a board that cannot be used only leaves a claim that holds a done issue, which
+/// nothing counts.
+fn release_done(root: &std::path::Path, issue: &str) {
+    let Some(dir) = claims::dir_of(&crate::board::locate(root)) else {
+        return;
+    };
+    match claims::grant_lock(&dir) {
+        Ok(granting) => {
+            granting.remove(issue);
+        }
+        Err(e) => tracing::warn!("the issue is done, but its claim was not removed: {e}"),
+    }
+}
+
 /// The status of `issue` as its file says now, read as [`with_stamp`] reads a stamp (a
 /// top-level `key: value` line); as the index says when the file cannot be read.
 fn status_on_disk(root: &std::path::Path, issue: &Object) -> Status {
@@ -267,7 +736,7 @@ fn status_on_disk(root: &std::path::Path, issue: &Object) -> Status {
         .ok()
         .and_then(|path| std::fs::read_to_string(path).ok());
     match text {
-        Some(text) => status_by(|key| {
+        Some(text) => crate::plan::graph::status_by(|key| {
             text.lines().any(|line| {
                 line.strip_prefix(key)
                     .and_then(|rest| rest.strip_prefix(':'))
@@ -377,6 +846,7 @@ fn reconcile_ledger(index: &crate::layer::Index, now: (&str, &str)) {
         }
     }
 }
+
 
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())

@@ -35,6 +35,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("search.html", include_str!("../../templates/search.html")),
     ("mcp.html", include_str!("../../templates/mcp.html")),
     ("peers.html", include_str!("../../templates/peers.html")),
+    ("plan.html", include_str!("../../templates/plan.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
 ];
@@ -259,6 +260,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         "search.html" => "Search",
         "mcp.html" => "MCP",
         "peers.html" => "Peers",
+        "plan.html" => "Plan",
         "api.html" => "API",
         _ => "",
     };
@@ -269,6 +271,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         ("Search", "/cockpit/search"),
         ("MCP", "/cockpit/mcp"),
         ("Peers", "/cockpit/peers"),
+        ("Plan", "/cockpit/plan"),
         ("API", "/cockpit/api"),
     ]
     .iter()

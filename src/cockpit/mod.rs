@@ -11,6 +11,7 @@ mod layout;
 mod markdown;
 mod object_page;
 mod pages;
+mod plan_page;
 pub mod render_bound;
 mod runner;
 
@@ -101,6 +102,7 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/search", false) => search(ctx, &params),
         ("/mcp", false) => mcp(ctx, &params),
         ("/peers", false) => peers(ctx),
+        ("/plan", false) => plan_page::plan(ctx),
         ("/api", false) => api(ctx),
         (path, post) => match path.strip_prefix("/capabilities/") {
             Some(rest) => {

@@ -205,6 +205,7 @@ async function mainPages(browser, base) {
     ['search with results', '/cockpit/search?q=rule'],
     ['MCP', '/cockpit/mcp'],
     ['peers', '/cockpit/peers'],
+    ['plan', '/cockpit/plan'],
     ['API', '/cockpit/api'],
     ['not found', '/cockpit/no-such-page', 404],
   ];
