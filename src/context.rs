@@ -224,7 +224,7 @@ struct Shared {
     /// Every client listening for the layer's changes (SPEC §8.4).
     listeners: crate::listeners::Listeners,
     /// The toolsets this process projects over MCP, chosen once at start.
-    toolsets: OnceLock<crate::mcp::toolsets::Selection>,
+    toolsets: OnceLock<crate::toolsets::Selection>,
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -469,15 +469,15 @@ impl Context {
 
     /// Chooses the toolsets this process projects; the first choice holds (a server makes it
     /// once, before its first message). Answers whether this one was taken.
-    pub fn select_toolsets(&self, selection: crate::mcp::toolsets::Selection) -> bool {
+    pub fn select_toolsets(&self, selection: crate::toolsets::Selection) -> bool {
         self.shared.toolsets.set(selection).is_ok()
     }
 
     /// The toolsets this process projects: every tool unless a start chose others.
-    pub fn toolsets(&self) -> &crate::mcp::toolsets::Selection {
+    pub fn toolsets(&self) -> &crate::toolsets::Selection {
         self.shared
             .toolsets
-            .get_or_init(|| crate::mcp::toolsets::Selection::all(self.read_only()))
+            .get_or_init(|| crate::toolsets::Selection::all(self.read_only()))
     }
 
     /// The `tools/list` array this process serves: the compile-time bytes for its mode, or the

@@ -24,6 +24,7 @@ pub mod resolve;
 pub mod secrets;
 pub mod standing;
 pub mod surface;
+pub mod toolsets;
 pub mod transport;
 pub mod write;
 pub mod write_lock;

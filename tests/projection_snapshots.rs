@@ -113,7 +113,7 @@ fn the_openapi_document_matches_its_snapshot() {
 /// diff too.
 #[test]
 fn the_core_tools_list_and_the_bill_of_each_selection_match_their_snapshots() {
-    use majordomus::mcp::toolsets::Selection;
+    use majordomus::toolsets::Selection;
     let core = Selection::resolve(Some("core"), None, false).expect("core is a toolset");
     let core_list: Value =
         serde_json::from_str(core.served().expect("core is a cut")).expect("JSON");

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
-use crate::mcp::{bill, protocol, toolsets};
+use crate::mcp::{bill, protocol};
 use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
@@ -32,6 +32,7 @@ use crate::registry::types::{
 };
 use crate::registry::{self};
 use crate::standing;
+use crate::toolsets;
 
 const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
 

@@ -214,7 +214,7 @@ fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
         .flatten()
         .map(String::as_str);
     let index = ctx.index().map_err(Failure::from)?;
-    let selection = crate::mcp::toolsets::Selection::resolve(
+    let selection = crate::toolsets::Selection::resolve(
         flag,
         index.manifest.mcp_toolsets.as_deref(),
         ctx.read_only(),

@@ -13,6 +13,5 @@ pub mod server;
 pub mod skills;
 pub mod stdio;
 pub mod subscriptions;
-pub mod toolsets;
 
 pub use server::{instructions, Server, Session};

@@ -635,7 +635,7 @@ pub fn instructions(ctx: &Context) -> String {
         ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
     ));
     let selection = ctx.toolsets();
-    if selection.source() != super::toolsets::Source::Default {
+    if !selection.is_default() {
         let declared = registry::all()
             .iter()
             .filter(|d| d.tool.is_some() && ctx.projects(d))

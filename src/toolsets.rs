@@ -20,7 +20,7 @@ pub const ALL: &str = "all";
 pub const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
-pub use super::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
+pub use crate::mcp::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,6 +240,11 @@ impl Selection {
 
     pub fn source(&self) -> Source {
         self.source
+    }
+
+    /// Whether nothing named a toolset (every tool is listed).
+    pub fn is_default(&self) -> bool {
+        self.source == Source::Default
     }
 
     /// Whether the capability `id`'s tool is in the selection.
