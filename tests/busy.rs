@@ -175,6 +175,7 @@ fn an_http_session_answers_while_its_write_waits_for_another_process() {
     let fixture = plan_of(1);
     let served = Arc::new(Served::start_with_env(
         fixture.root(),
+        &[],
         &[("MAJORDOMUS_LOG", "warn,majordomus::write_lock=info")],
     ));
     let (session, _) = served.mcp_initialize("waits");

@@ -56,19 +56,6 @@ impl Served {
         Served::spawn(Served::command(repo, &[], &[]), false)
     }
 
-    /// Like `start`, with extra environment variables (`MAJORDOMUS_LOG`).
-    pub fn start_with_env(repo: &Path, env: &[(&str, &str)]) -> Served {
-        let mut command = bin();
-        command
-            .args(["serve", "--port", "0"])
-            .arg("--repo")
-            .arg(repo);
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        Served::spawn(command)
-    }
-
     /// The first line of the log that contains `needle`, once the server wrote it; `None` when
     /// it has not within `within`.
     pub fn log_line(&self, needle: &str, within: Duration) -> Option<String> {

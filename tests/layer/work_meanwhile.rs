@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use majordomus::layer::{Discovery, LayerError, LiveIndex};
 
-use super::Repo;
+use super::layer_repo;
 
 /// The thread each run of the work happened on.
 type Runs = Arc<Mutex<Vec<std::thread::ThreadId>>>;
@@ -19,7 +19,7 @@ fn work(runs: &Runs) -> Box<dyn FnOnce()> {
 
 #[test]
 fn the_work_is_done_once_on_the_callers_thread_and_the_index_is_the_same() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write("docs/a.md", "# A\n");
     repo.commit_all();
     repo.write(".ai/repo/rules/untracked.md", super::rule("untracked", 1));
@@ -45,7 +45,7 @@ fn the_work_is_done_once_on_the_callers_thread_and_the_index_is_the_same() {
 
 #[test]
 fn a_broken_manifest_is_reported_and_the_work_is_not_done() {
-    let repo = Repo::new();
+    let repo = layer_repo();
     repo.write(".ai/manifest.yaml", "schema: [unclosed\n");
     repo.commit_all();
     let runs = Runs::default();
