@@ -731,7 +731,7 @@ fn release_done(root: &std::path::Path, issue: &str) {
 
 /// The status of `issue` as its file says now, read as [`with_stamp`] reads a stamp (a
 /// top-level `key: value` line); as the index says when the file cannot be read.
-fn status_on_disk(root: &std::path::Path, issue: &Object) -> Status {
+fn status_on_disk(root: &std::path::Path, issue: &crate::layer::Object) -> Status {
     let text = crate::write::place_in_layer(root, &issue.provenance.path)
         .ok()
         .and_then(|path| std::fs::read_to_string(path).ok());
