@@ -340,6 +340,18 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// Makes `relative`'s directories under `root` without the checks of [`ensure_dir_in_layer`]:
 /// called only after those refused, so the OS's own error says whether the file system is full
 /// or read-only.
+/// Creates `dir` and its parents: the directory a generated document or man page is written
+/// into, or a scratch repository, named by the user or made by this process.
+pub fn output_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)
+}
+
+/// Removes a scratch tree this process made under the temporary directory (the reference's
+/// example repositories), when it is done with it.
+pub fn remove_scratch(dir: &Path) -> io::Result<()> {
+    fs::remove_dir_all(dir)
+}
+
 pub fn create_dirs_plainly(root: &Path, relative: &str) -> io::Result<()> {
     fs::create_dir_all(root.join(relative))
 }

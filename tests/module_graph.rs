@@ -36,6 +36,11 @@ const KNOWN_PAIRS: &[(&str, &str, &str)] = &[
         "the Cockpit binds a form with http's query binding, and http serves the Cockpit",
     ),
     (
+        "cli",
+        "reference",
+        "the CLI writes the reference, which shows each example as the command line the CLI reads",
+    ),
+    (
         "context",
         "registry",
         "a descriptor's handler takes a context, which asks the table what it projects",

@@ -10,7 +10,7 @@ use super::{internal, Failure};
 
 /// Writes the pages of `root` and every subcommand into `dir`; the paths written, sorted.
 pub(super) fn write(root: &Command, dir: &Path) -> Result<Vec<String>, Failure> {
-    std::fs::create_dir_all(dir)
+    crate::write::output_dir(dir)
         .map_err(|e| internal(format!("cannot create `{}`: {e}", dir.display())))?;
     // Building gives every subcommand its display name (`majordomus-objects-list`), which names
     // its file and the entries of its parent's COMMANDS section alike.

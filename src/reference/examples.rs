@@ -46,9 +46,10 @@ pub fn make_layer(root: &Path, files: &[ExampleFile]) -> Result<(), String> {
     let write = |file: &ExampleFile| -> Result<(), String> {
         let path = root.join(&file.path);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            crate::write::output_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        std::fs::write(&path, &file.text).map_err(|e| format!("{}: {e}", path.display()))
+        crate::write::write_atomic(&path, file.text.as_bytes(), crate::write::Existing::Replace)
+            .map_err(|e| format!("{}: {e}", path.display()))
     };
     for file in files.iter().filter(|f| !f.path.starts_with(".ai/")) {
         write(file)?;
@@ -90,7 +91,7 @@ impl Scratch {
                 std::process::id(),
                 unique()
             ));
-            std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+            crate::write::output_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
             // Recorded before anything can fail, so the drop removes it.
             roots.push(root.clone());
             make_layer(&root, &files)?;
@@ -133,7 +134,7 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         for root in &self.roots {
-            let _ = std::fs::remove_dir_all(root);
+            let _ = crate::write::remove_scratch(root);
         }
     }
 }

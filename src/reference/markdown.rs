@@ -5,19 +5,47 @@
 
 use serde_json::Value;
 
-/// `text` as one table cell: on one line, its pipes escaped, no raw HTML.
+/// `text` as one table cell: on one line, its pipes escaped, and no raw HTML outside its code
+/// spans (inside one, `<` is already literal and an entity would show as written).
 pub fn cell(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::with_capacity(one_line.len());
-    for c in one_line.chars() {
+    // The length of the backtick run that opened the code span we are in, if any.
+    let mut open: Option<usize> = None;
+    let mut chars = one_line.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            '`' => {
+                let mut run = 1;
+                while chars.peek() == Some(&'`') {
+                    chars.next();
+                    run += 1;
+                }
+                open = match open {
+                    None => Some(run),
+                    Some(n) if n == run => None,
+                    still => still,
+                };
+                out.push_str(&"`".repeat(run));
+            }
             '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
+            '<' if open.is_none() => out.push_str("&lt;"),
+            '>' if open.is_none() => out.push_str("&gt;"),
             _ => out.push(c),
         }
     }
     out
+}
+
+/// `text` as an inline code span, its fence longer than any backtick run inside.
+pub fn code(text: &str) -> String {
+    let ticks = "`".repeat(longest_run(text, '`') + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
 }
 
 /// `text` as inline code inside a table cell.
@@ -183,11 +211,11 @@ pub fn type_of(schema: &Value) -> String {
 fn allowed(schema: &Value) -> String {
     let mut parts = Vec::new();
     if let Some(words) = schema.get("enum").and_then(Value::as_array) {
-        let words: Vec<String> = words.iter().map(compact).collect();
+        let words: Vec<String> = words.iter().map(|w| code(&compact(w))).collect();
         parts.push(format!("one of {}", words.join(", ")));
     }
     if let Some(c) = schema.get("const") {
-        parts.push(format!("always {}", compact(c)));
+        parts.push(format!("always {}", code(&compact(c))));
     }
     for (key, word) in [
         ("minimum", "≥"),
@@ -200,7 +228,7 @@ fn allowed(schema: &Value) -> String {
         }
     }
     if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
-        parts.push(format!("matches {p}"));
+        parts.push(format!("matches {}", code(p)));
     }
     if let Some(items) = schema.get("items") {
         let inner = allowed(items);
@@ -280,6 +308,7 @@ mod tests {
             "a | b || c",
             "line one\nline two\n\n# not a heading",
             "<script>alert(1)</script> and <b>bold</b>",
+            "`skills/<name>/SKILL.md` and <name>",
             "`code | with pipe`",
             "ends with a backslash \\",
             "| leading pipe",
@@ -293,7 +322,12 @@ mod tests {
             let row = &parsed[0][i + 1];
             assert_eq!(row.len(), 2, "{doc}");
             let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert_eq!(row[0], words, "{doc}");
+            // A cell keeps a description's Markdown: a code span renders as code.
+            assert_eq!(row[0], words.replace('`', ""), "{doc}");
+            assert!(
+                !row[0].contains("&lt;"),
+                "an entity shown as written: {doc}"
+            );
             assert_eq!(row[1].trim(), words, "{doc}");
         }
     }
@@ -364,6 +398,7 @@ mod tests {
         assert_eq!(parsed[0].len(), rows.len() + 1, "{doc}");
         assert!(parsed[0].iter().all(|r| r.len() == 6), "{doc}");
         assert_eq!(parsed[0][1][4], "one of a|b, c", "{doc}");
+        assert!(doc.contains("`a\\|b`"), "{doc}");
         assert_eq!(parsed[0][1][5], "pipes | and lines", "{doc}");
         assert_eq!(parsed[0][2][3], "3", "{doc}");
         assert_eq!(parsed[0][5][4], "each matches ^x|y$", "{doc}");

@@ -31,7 +31,7 @@ pub fn documents() -> Result<Vec<(&'static str, String)>, String> {
 
 /// Writes every document into `dir` (created when missing), each file only when it changed.
 pub fn write(dir: &Path) -> Result<Vec<String>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    crate::write::output_dir(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     let mut written = Vec::new();
     for (name, text) in documents()? {
         let path = dir.join(name);
