@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use majordomus::layer::{Discovery, LayerError, LiveIndex};
 
-use super::layer_repo;
+use super::{layer_repo, Built};
 
 /// The thread each run of the work happened on.
 type Runs = Arc<Mutex<Vec<std::thread::ThreadId>>>;
