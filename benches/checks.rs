@@ -1,4 +1,4 @@
-//! What the hostile-input checks cost the index build (issue 13, "Measured"): the credential
+//! What the hostile-input checks cost the index build: the credential
 //! check (`secrets::find`, over every object's bytes) and the YAML pre-scan (`check_yaml_bound`,
 //! over every front matter), timed alone over the texts of a layer and set against a build of
 //! the same layer, in turns so both see the same machine. The checks run on one thread and a

@@ -21,7 +21,7 @@ use majordomus::Context;
 #[path = "common/mod.rs"]
 mod common;
 
-/// Writes `count` valid rules (SPEC §4.1 front matter), tagged by their directory, and returns
+/// Writes `count` valid rules (the front matter a rule requires), tagged by their directory, and returns
 /// the layer's bytes.
 fn generate(root: &Path, count: usize) -> u64 {
     common::write_rules(root, count, |i| {

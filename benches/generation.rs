@@ -1,4 +1,4 @@
-//! Generation cost (issue 16, "Measured"): on a generated layer of 10,000 and 100,000 rules
+//! Generation cost: on a generated layer of 10,000 and 100,000 rules
 //! (filesystem discovery; in `/dev/shm` where there is one, so writing 100,000 files does not
 //! wait on a shared disk), the full build beside the edit generation a writer's refresh builds
 //! after one file changed (check, one file read, assembly), the postings of that generation

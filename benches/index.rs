@@ -67,7 +67,7 @@ mod heap {
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;
 
-/// Writes `count` valid rules (SPEC §4.1 front matter), each depending on the two before it,
+/// Writes `count` valid rules (the front matter a rule requires), each depending on the two before it,
 /// and returns the layer's bytes.
 fn generate(root: &Path, count: usize) -> u64 {
     let bytes = common::write_rules(root, count, |i| {

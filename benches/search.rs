@@ -1,4 +1,4 @@
-//! Search at scale (SPEC §16, issue 21): on a layer of N synthetic `knowledge` objects (default
+//! Search at scale: on a layer of N synthetic `knowledge` objects (default
 //! 10,000; `MAJORDOMUS_BENCH_OBJECTS`) drawn from a skewed vocabulary (`common/corpus.rs`), the
 //! index build, the postings' build and heap bytes beside what the trigram signatures and
 //! lowered copies they replace held, and the median and p99 of `Index::search` (top 20) for

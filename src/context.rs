@@ -221,7 +221,7 @@ struct Shared {
     /// Held by a writer from its check to its refreshed index, so two writes never act on the
     /// same stale state.
     writing: Mutex<()>,
-    /// Every client listening for the layer's changes (SPEC §8.4).
+    /// Every client listening for the layer's changes.
     listeners: crate::listeners::Listeners,
     /// The toolsets this process projects over MCP, chosen once at start.
     toolsets: OnceLock<crate::toolsets::Selection>,

@@ -1,5 +1,5 @@
 //! `CapabilityError`: the one error every handler returns and every transport reads, with one
-//! stable code word per variant (SPEC §6). Transports map the word, never the message.
+//! stable code word per variant. Transports map the word, never the message.
 
 use crate::registry::lang::ERROR_CODES;
 
@@ -118,7 +118,7 @@ impl CapabilityError {
             .unwrap_or(500)
     }
 
-    /// The CLI exit code (SPEC §13).
+    /// The CLI exit code.
     pub fn exit_code(&self) -> u8 {
         crate::registry::lang::words::EXIT_CODES
             .iter()

@@ -1,5 +1,5 @@
 //! `majordomus init`: scaffolds a minimal valid layer — manifest, sources covering every kind
-//! of SPEC §4.1, and a first rule, prompt and skill, each with a title, that read as a real
+//! the layer holds, and a first rule, prompt and skill, each with a title, that read as a real
 //! project's — and keeps `.ai/local/` out of git. It refuses a directory that already has a
 //! layer, and writes every file atomically. It needs no git: discovery `auto` walks a directory
 //! that is not a work tree.
@@ -72,7 +72,7 @@ pub struct Report {
     pub root: String,
     pub created: Vec<String>,
     pub gitignore: String,
-    /// The agent files found, one source class added for each kind of them (SPEC §4.1).
+    /// The agent files found, one source class added for each kind of them.
     pub instructions: Vec<crate::init_agents::Found>,
 }
 

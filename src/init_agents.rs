@@ -1,4 +1,4 @@
-//! The agent files `majordomus init` looks for (SPEC §4.1 `instructions`): which of AGENTS.md,
+//! The agent files `majordomus init` looks for: which of AGENTS.md,
 //! CLAUDE.md, GEMINI.md, Copilot's and Cursor's instructions a repository already has, and the
 //! source class added to `sources.yaml` for each kind found. Nothing here writes or rewrites them.
 

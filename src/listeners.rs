@@ -1,4 +1,4 @@
-//! The fan-out of a live layer (SPEC §8.4): every client that wants to hear of changes holds a
+//! The fan-out of a live layer: every client that wants to hear of changes holds a
 //! [`Listener`] here, with what it wants (a filter) and a bounded queue of what it has not yet
 //! been sent. [`Listeners::publish`] files one generation's [`Changes`] into every queue without
 //! ever waiting on a client: a queue that would pass its bound collapses to one `list_changed`,

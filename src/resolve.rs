@@ -1,4 +1,4 @@
-//! One URI, one answer (SPEC §7): `resolve` is the only way a `majordomus://` URI is read.
+//! One URI, one answer: `resolve` is the only way a `majordomus://` URI is read.
 //! `objects.get`, MCP `resources/read` and `resources/list`, the HTTP object route and the
 //! Cockpit's object page all come here, so they cannot diverge.
 
@@ -15,7 +15,7 @@ use crate::registry::{self, rt::Descriptor};
 pub enum Resolution {
     /// A layer object, answered from one index generation.
     Declarative { index: Arc<Index>, position: usize },
-    /// One file of a skill (`skill://<name>/<path>`, SPEC §8.5), from one index generation.
+    /// One file of a skill (`skill://<name>/<path>`), from one index generation.
     SkillFile {
         index: Arc<Index>,
         skill: usize,
@@ -253,7 +253,7 @@ fn skill_file_entry<'a>(
     skill: &'a crate::layer::Skill,
     f: &'a crate::layer::SkillFile,
 ) -> Entry<'a> {
-    // `SKILL.md` is named and described by its front matter (SPEC §8.5).
+    // `SKILL.md` is named and described by its front matter.
     let is_skill_md = f.path == "SKILL.md";
     Entry {
         uri: &f.uri,

@@ -1,4 +1,4 @@
-//! The standing of one MCP client's configuration in a repository (SPEC §8.2): whether the file
+//! The standing of one MCP client's configuration in a repository: whether the file
 //! starts majordomus's `mcp` from every directory of the repository. It reads the file's text
 //! (JSON `mcpServers`, or Codex's TOML `mcp_servers`) and, to follow a command, the files it
 //! names inside the repository and `PATH`; it runs nothing and writes nothing.

@@ -1,5 +1,5 @@
-//! The agent files a repository already has and what applies to a path (SPEC §4.1 `instructions`,
-//! `applies_to`; §5 `objects.applicable`), through the real binary: `init` adding their sources,
+//! The agent files a repository already has and what applies to a path (the `instructions`
+//! kind, `applies_to`, `objects.applicable`), through the real binary: `init` adding their sources,
 //! the answer alike on the CLI, MCP over stdio and HTTP, and bad input named.
 
 use serde_json::{json, Value};

@@ -1,5 +1,4 @@
-//! A busy or failing server stays correct (issue 14), and a client is bounded (issue 13, point
-//! 4): through the real binary, over real pipes and sockets.
+//! A busy or failing server stays correct, and a client is bounded: through the real binary, over real pipes and sockets.
 
 use std::fs;
 use std::io::Write;
@@ -53,7 +52,7 @@ impl ForeignWriter {
     }
 }
 
-/// See: issue 14, point 5. Six stdio servers race `start` on every issue of one checkout.
+/// Six stdio servers race `start` on every issue of one checkout.
 #[test]
 fn six_processes_racing_start_succeed_exactly_once_per_issue() {
     const ISSUES: usize = 16;
@@ -136,7 +135,7 @@ fn stamped(root: &Path, issue: &str) -> bool {
         .contains("started_at")
 }
 
-/// See: issue 14, point 5, and issue 31, point 1. A write waits for another process holding
+/// A write waits for another process holding
 /// the checkout's lock, naming it, while its session answers pings and reads; it lands once the
 /// lock is let go.
 #[test]
@@ -168,7 +167,7 @@ fn a_session_answers_pings_and_reads_while_its_write_waits_for_another_process()
     server.close();
 }
 
-/// See: issue 31, point 1. Over HTTP too, a session whose write waits for another process's
+/// Over HTTP too, a session whose write waits for another process's
 /// lock answers its own pings and reads meanwhile.
 #[test]
 fn an_http_session_answers_while_its_write_waits_for_another_process() {
@@ -209,7 +208,7 @@ fn an_http_session_answers_while_its_write_waits_for_another_process() {
     assert!(stamped(fixture.root(), "i00"));
 }
 
-/// See: issue 31, point 1. A write waits for the lock at most its deadline, then answers
+/// A write waits for the lock at most its deadline, then answers
 /// `busy` naming the holder, with nothing written.
 #[test]
 fn a_write_past_its_deadline_for_the_lock_answers_busy_with_nothing_written() {
@@ -236,7 +235,7 @@ fn a_write_past_its_deadline_for_the_lock_answers_busy_with_nothing_written() {
     server.close();
 }
 
-/// See: issue 31, point 1. A `notifications/cancelled` for a write still waiting for the lock
+/// A `notifications/cancelled` for a write still waiting for the lock
 /// means it never starts, and is never answered; the session's next write is.
 #[test]
 fn a_cancelled_write_that_waits_for_the_lock_never_starts() {
@@ -270,7 +269,7 @@ fn a_cancelled_write_that_waits_for_the_lock_never_starts() {
     server.close();
 }
 
-/// See: issue 31, point 1. The CLI's writer waits a bounded time too, says whom for, and exits
+/// The CLI's writer waits a bounded time too, says whom for, and exits
 /// `busy` with nothing written.
 #[test]
 fn the_cli_writer_gives_up_at_its_deadline_naming_the_holder() {
@@ -313,7 +312,7 @@ fn initialize_with(name: &str, version: &str) -> Value {
     })
 }
 
-/// See: issue 13, point 4. Half a megabyte of `clientInfo.name` is refused, naming the field.
+/// Half a megabyte of `clientInfo.name` is refused, naming the field.
 #[test]
 fn initialize_refuses_client_info_past_its_bounds_on_stdio_and_http() {
     let fixture = Fixture::new();
@@ -351,7 +350,7 @@ fn initialize_refuses_client_info_past_its_bounds_on_stdio_and_http() {
     assert!(result["protocolVersion"].is_string());
 }
 
-/// See: issue 14, point 1. `DELETE` of a session whose request is waiting answers at once, and
+/// `DELETE` of a session whose request is waiting answers at once, and
 /// every other client is served meanwhile.
 #[test]
 fn deleting_a_session_mid_request_stops_no_other_request() {
@@ -396,7 +395,7 @@ fn deleting_a_session_mid_request_stops_no_other_request() {
     assert_eq!(finished.status, 200, "{}", finished.text());
 }
 
-/// See: issue 14, Bad input. A client that sends half a request and waits holds no one else up.
+/// A client that sends half a request and waits holds no one else up.
 #[test]
 fn half_a_request_holds_up_no_other_client() {
     let fixture = Fixture::new();
@@ -448,7 +447,7 @@ fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) 
     read_reply(&mut stream).status
 }
 
-/// See: issue 14, point 3. A flood of writers waiting for the write lock takes no thread a read
+/// A flood of writers waiting for the write lock takes no thread a read
 /// needs: reads, `/healthz` and the Cockpit answer while every writer waits.
 #[test]
 fn writers_waiting_for_the_lock_never_starve_reads() {
@@ -493,7 +492,7 @@ fn writers_waiting_for_the_lock_never_starve_reads() {
     );
 }
 
-/// See: issue 14, point 4, and issue 31, point 1. Writers that wait for another process's lock
+/// Writers that wait for another process's lock
 /// past their deadline, the one waiting and the one queued behind it, answer that nothing was
 /// written, and nothing is; once the lock is let go a retry writes.
 #[test]
@@ -534,7 +533,7 @@ fn a_writer_queued_past_its_deadline_never_writes() {
     assert_eq!(ledger_lines(fixture.root()).len(), 1);
 }
 
-/// See: issue 14, point 6. A file another process creates while the server streams writes is
+/// A file another process creates while the server streams writes is
 /// served while the stream goes on, not only once the writes stop.
 #[test]
 fn a_file_created_during_a_stream_of_writes_is_served_before_the_stream_ends() {
@@ -573,7 +572,7 @@ fn a_file_created_during_a_stream_of_writes_is_served_before_the_stream_ends() {
     );
 }
 
-/// See: issue 14, point 7. A flood of idle connections cannot take the descriptors a request
+/// A flood of idle connections cannot take the descriptors a request
 /// needs: the server stops accepting below its open-file limit, and a write still succeeds.
 #[test]
 fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
@@ -608,7 +607,7 @@ fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
     );
 }
 
-/// See: issue 31, point 2. A long-running server decides a transition on the issue file as
+/// A long-running server decides a transition on the issue file as
 /// another process just wrote it, not on its index from before.
 #[test]
 fn a_writer_decides_on_what_another_process_just_wrote() {
@@ -635,7 +634,7 @@ fn a_writer_decides_on_what_another_process_just_wrote() {
     server.close();
 }
 
-/// See: issue 31, point 2. A person appending to issue files while a server stamps them loses
+/// A person appending to issue files while a server stamps them loses
 /// no line, and every stamp lands.
 #[test]
 fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
@@ -695,7 +694,7 @@ fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
     );
 }
 
-/// See: issue 31, point 2. A stamp whose ledger line was lost (its writer killed between the
+/// A stamp whose ledger line was lost (its writer killed between the
 /// two) gets its line on the next write, marked as reconciled.
 #[test]
 fn the_next_write_reconciles_the_ledger_with_a_stamp_it_lacks() {

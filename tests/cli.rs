@@ -1,5 +1,5 @@
 //! The CLI projection over the real binary: words and flags derived from the registry, output,
-//! exit codes (SPEC §13), `openapi`, `completions` and `capabilities validate`.
+//! exit codes, `openapi`, `completions` and `capabilities validate`.
 
 use serde_json::Value;
 
@@ -159,7 +159,7 @@ fn help_of_a_generated_command_shows_the_declared_words() {
     );
 }
 
-/// See: issue 14, point 8. `--no-<flag>` says what giving it does, on every command that has one.
+/// `--no-<flag>` says what giving it does, on every command that has one.
 #[test]
 fn the_help_of_a_negated_flag_says_what_the_flag_does() {
     let mut negated = 0;
@@ -309,8 +309,8 @@ mod layer_flags {
             std::fs::read_to_string(fixture.root().join(".ai/repo/knowledge/sources.yaml"))
                 .expect("init wrote sources.yaml");
         let kinds = majordomus::layer::Kinds::builtin().expect("the builtin kinds");
-        assert!(kinds.names().count() >= 7, "SPEC §4.1 names seven kinds");
-        // `instructions` sources come only with agent files the repository has (SPEC §4.1).
+        assert!(kinds.names().count() >= 7, "the builtin kinds are seven");
+        // `instructions` sources come only with agent files the repository has.
         for kind in kinds.names().filter(|k| *k != "instructions") {
             assert!(
                 sources.contains(&format!("kind: {kind}")),

@@ -1,4 +1,4 @@
-//! The Cockpit (SPEC §12) through the library: `majordomus::cockpit::render` over a fixture
+//! The Cockpit through the library: `majordomus::cockpit::render` over a fixture
 //! repository, without a socket. Every page type renders whole (one `h1`, a skip link, a `main`);
 //! a page, capability or URI that does not exist is a 404 page that says so; input that does not
 //! fit is a 400 page naming the field; a layer file's HTML is shown, never run; and the navigation

@@ -1,4 +1,4 @@
-//! See: issue 13 (the busy page's heading read "Something went wrong" for a 503). A sweep over
+//! A 503's busy page once read "Something went wrong". A sweep over
 //! every error code that reaches the Cockpit — the capabilities' codes and the pages' own — asking
 //! the library for each error page: its status is the one asked for, its heading names its
 //! condition (one heading per code, the generic one only for `internal`), and the page says what

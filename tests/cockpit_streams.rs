@@ -1,4 +1,4 @@
-//! See: issue 13, point 4 and its Bad input — the Cockpit's event streams are bounded like every
+//! The Cockpit's event streams are bounded like every
 //! other stream. Through the real binary: past `MAX_PAGE_STREAMS` a new `/cockpit/events` is the
 //! Cockpit's `busy` page with `Retry-After`, the streams already open go on hearing the layer,
 //! and a closed tab frees its slot.
@@ -58,7 +58,7 @@ fn hear(stream: &mut TcpStream, needle: &str) {
     }
 }
 
-/// See: issue 13 (the Cockpit's event streams were uncapped: a page opened a thousand times held
+/// The Cockpit's event streams were once uncapped: a page opened a thousand times held
 /// a thousand connections and a thousand listeners).
 #[test]
 fn cockpit_event_streams_are_bounded_and_a_closed_tab_makes_room() {

@@ -1,4 +1,4 @@
-//! What a cold start keeps while it does less on the way to its first answer (issue 19): a
+//! What a cold start keeps while it does less on the way to its first answer: a
 //! session is on the peer board before its `initialize` is answered though the board is joined
 //! while the layer is built, and git's global excludes keep an untracked layer file out whether
 //! they are named in git's configuration or sit at their default place (the start skips asking

@@ -1,6 +1,6 @@
-//! Discovery through the real binary (SPEC §4): `auto` by default, which files may become
+//! Discovery through the real binary: `auto` by default, which files may become
 //! objects (under `vcs` outside `.ai/` only tracked ones; an ignored file never), and the
-//! credential leaks of issue 13 reproduced as an attacker would set them up.
+//! credential leaks once found reproduced as an attacker would set them up.
 
 use std::path::Path;
 
@@ -47,7 +47,7 @@ fn everything_served(root: &Path, args: &[&str], needle: &str) -> String {
     )
 }
 
-/// See: issue 13, point 3. An untracked `docs/private-notes.md` holding a token was served whole
+/// An untracked `docs/private-notes.md` holding a token was served whole
 /// on every surface; under `vcs` (and `auto` in a git work tree) outside `.ai/` only tracked
 /// files are objects.
 #[test]
@@ -111,7 +111,7 @@ fn a_rule_being_written_is_served_before_it_is_committed() {
     }
 }
 
-/// See: issue 13, point 3. A pull request adds `{pathspec: "**/.env*"}` to `sources.yaml` and
+/// A pull request adds `{pathspec: "**/.env*"}` to `sources.yaml` and
 /// `!.env` to `.gitignore`, while the developer's `.env` is kept out only by
 /// `.git/info/exclude`: git lets the committed `!.env` win, so `.env` became a document with
 /// its keys in clear. No discovery serves it.
@@ -204,7 +204,7 @@ fn auto_discovery_says_which_it_used() {
     assert_eq!(discovery(plain.root(), &[]), "filesystem");
 }
 
-/// See: issue 19. `init` succeeded in a directory that is not a git work tree, and `mcp` then
+/// `init` succeeded in a directory that is not a git work tree, and `mcp` then
 /// refused to start (`git_unusable`); under `auto` it serves the layer `init` made.
 #[test]
 fn init_outside_git_yields_a_layer_mcp_serves() {

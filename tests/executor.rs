@@ -177,7 +177,7 @@ fn every_declared_example_runs_through_the_executor() {
     assert!(ran >= 5, "only {ran} examples ran");
 }
 
-/// See: issue 12 (the cache key read the generation before the handler read the index). The
+/// The cache key once read the generation before the handler read the index. The
 /// first call of a fresh process opens the layer inside its handler; its answer is filed under
 /// the generation it read, so the second call is answered from the cache.
 #[test]

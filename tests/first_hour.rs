@@ -1,4 +1,4 @@
-//! A new user's first hour (issue 19) through the real binary: the layer `init` writes, the
+//! A new user's first hour through the real binary: the layer `init` writes, the
 //! standing `mcp --inspect` reports for what a client configuration would start, this
 //! repository's own wiring started from a subdirectory as each client starts it, and the man
 //! page and completions generated from the command tree.
@@ -129,7 +129,7 @@ fn path_with_the_binary() -> (PathBuf, String) {
     (dir, path)
 }
 
-/// See: issue 19. This repository's wiring named `scripts/majordomus-mcp`, a relative command
+/// This repository's wiring named `scripts/majordomus-mcp`, a relative command
 /// that Claude Code and Codex could not start from a subdirectory (ENOENT). Each client looks a
 /// bare command up on `PATH` and resolves a path with a `/` against the directory it was started
 /// in: started so from a subdirectory, each configuration answers `initialize`.
@@ -274,7 +274,7 @@ fn a_wired_client_whose_approval_is_unseen_is_a_finding_naming_how_to_check() {
     assert_eq!(unseen, 2, "{findings}");
 }
 
-/// See: issue 19. The example prompt had no title, so clients listed it as
+/// The example prompt had no title, so clients listed it as
 /// `summarise-a-change.md`; every example `init` writes carries a title, and there is a skill.
 #[test]
 fn init_writes_a_first_rule_prompt_and_skill_each_with_a_title() {

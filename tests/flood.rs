@@ -1,4 +1,4 @@
-//! See: issue 13, point 5 and its Bad input — cheap pages stay cheap under a flood of expensive
+//! Cheap pages stay cheap under a flood of expensive
 //! ones, and no other client is slowed. Through the real binary: a large page is refused past
 //! its lane's queue with `Retry-After` and before anything is read, cheap pages are answered
 //! while the lane is full, the lane runs behind the other threads, and modern listens on `/mcp`

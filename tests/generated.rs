@@ -261,7 +261,7 @@ fn the_published_schemas_carry_no_references() {
     assert!(!registry::TOOLS_LIST_JSON.contains("$defs"));
 }
 
-/// See: issue 12 — a descriptor the table does not hold read the schema of the table's first.
+/// A descriptor the table does not hold read the schema of the table's first.
 #[cfg(not(feature = "bless-snapshots"))]
 #[test]
 fn a_descriptor_outside_the_table_reads_its_own_schemas() {

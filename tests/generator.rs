@@ -277,7 +277,7 @@ mod compiled {
     }
 }
 
-/// See: issue 12 — a published schema that would not read back was degraded at run time to one
+/// A published schema that would not read back was degraded at run time to one
 /// that accepts anything; the generator now refuses it.
 #[test]
 fn a_published_schema_that_does_not_read_back_is_refused() {

@@ -1,4 +1,4 @@
-//! See: issue 13, Bad input (no other client is slowed) — the busy refusals the in-flight test of
+//! So no other client is slowed, the busy refusals the in-flight test of
 //! `refusals` does not reach are answered as every busy refusal is: `503 busy` with
 //! `Retry-After`, held a moment first (`http::busy`). Through the real binary: an `initialize`
 //! past the sessions cap, a modern `subscriptions/listen` past its bound, and an object page that

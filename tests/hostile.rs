@@ -1,4 +1,4 @@
-//! The hostile corpus (issue 13): what a committed file, a page open beside `serve` or a
+//! The hostile corpus: what a committed file, a page open beside `serve` or a
 //! misbehaving client could do, each reproduced through the real binary. Every case names the
 //! file or field it refuses, and the rest of the layer is still served.
 
@@ -39,7 +39,7 @@ fn refused(fixture: &Fixture, exit: i32, path: &str) -> String {
 }
 
 mod yaml {
-    //! See: issue 13, point 1 — nested flow collections made serde_yaml quadratic (50 KB of `[`
+    //! Nested flow collections made serde_yaml quadratic (50 KB of `[`
     //! took 5.7 s, a 4 MiB file about ten hours) while `mcp` answered nothing.
 
     use super::*;
@@ -127,7 +127,7 @@ mod yaml {
 }
 
 mod configuration {
-    //! See: issue 13, point 2 — a committed `sources.yaml -> /dev/zero` grew the process to a
+    //! A committed `sources.yaml -> /dev/zero` grew the process to a
     //! gigabyte, `-> /dev/stdin` made `mcp` read its client's messages as configuration, and a
     //! manifest linked outside echoed the outside file's values.
 
@@ -213,7 +213,7 @@ mod configuration {
 }
 
 mod holes {
-    //! See: issue 13, point 6 — the smaller holes, each through the served or the run binary.
+    //! The smaller holes, each through the served or the run binary.
 
     use super::*;
     use crate::serve_support::Served;
@@ -344,7 +344,7 @@ mod holes {
 }
 
 mod credentials {
-    //! See: issue 13, point 3 — an untracked `docs/private-notes.md` holding a token was served
+    //! An untracked `docs/private-notes.md` holding a token was served
     //! whole on every surface, and a `.env` claimed by a source served its keys in clear.
 
     use super::*;
@@ -456,7 +456,7 @@ mod credentials {
 }
 
 mod pages {
-    //! See: issue 13, point 5 — a 4 MB document of links took 24 s to render on 1,000 objects,
+    //! A 4 MB document of links took 24 s to render on 1,000 objects,
     //! and abandoned renders burned both cores for 20 s.
 
     use std::sync::atomic::AtomicBool;

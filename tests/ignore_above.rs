@@ -1,4 +1,4 @@
-//! Only the repository's own ignore files decide what is served (issue 13): a `.gitignore` above
+//! Only the repository's own ignore files decide what is served: a `.gitignore` above
 //! the work tree's top, or above a directory served outside git, hides nothing, while the top's
 //! `.gitignore` still rules a root served from a subdirectory of it.
 
@@ -47,7 +47,7 @@ fn layer(dir: &Path) {
 /// Markdown file and every `docs/` directory below it.
 const ABOVE: &str = "*.md\ndocs/\n.ai/\n";
 
-/// See: issue 13 (a file outside the repository changes what is served). The `ignore` crate's
+/// A file outside the repository once changed what is served. The `ignore` crate's
 /// search of parents read `.gitignore` files above the work tree's top: `filesystem` discovery
 /// served nothing at all.
 #[test]

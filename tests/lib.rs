@@ -32,7 +32,7 @@ mod generated;
 /// The real registry's `tools/list` (one file per tool) and OpenAPI document, as snapshots.
 mod projection_snapshots;
 
-/// Every refusal of SPEC §3.2, on small YAML inputs.
+/// Every refusal of a registry file, on small YAML inputs.
 mod registry;
 
 /// Build errors name the line and column, and bad registry input is a located refusal.
@@ -53,7 +53,7 @@ mod glob_shape;
 /// The indexed scope table answers what matching every glob with `globset` answers.
 mod scope_table;
 
-/// The layer index of SPEC §4: root, manifest, sources, kinds, every diagnostic, freshness.
+/// The layer index: root, manifest, sources, kinds, every diagnostic, freshness.
 mod layer;
 
 /// Discovery through the real binary: `auto`, which files become objects, the ignore files.
@@ -68,22 +68,22 @@ mod reference;
 /// A new user's first hour: init's examples, client standing and wiring, man page, completions.
 mod first_hour;
 
-/// MCP over stdio (SPEC §8) through the real binary and real pipes.
+/// MCP over stdio through the real binary and real pipes.
 mod mcp_stdio;
 
-/// A live layer (SPEC §8.4): subscriptions, listens and event streams on both transports.
+/// A live layer: subscriptions, listens and event streams on both transports.
 mod live;
 
-/// One URI, one answer (SPEC §7) over MCP and the CLI.
+/// One URI, one answer over MCP and the CLI.
 mod objects;
 
-/// Agent files as `instructions` objects and `objects.applicable` (SPEC §4.1, §5).
+/// Agent files as `instructions` objects and `objects.applicable`.
 mod applicable;
 
-/// The instructions carry the layer's blocking rules and skills (SPEC §8.1).
+/// The instructions carry the layer's blocking rules and skills.
 mod mcp_layer_instructions;
 
-/// Search that answers questions (SPEC §16): relevance over a layer written for it, bad queries.
+/// Search that answers questions: relevance over a layer written for it, bad queries.
 mod search;
 
 /// Properties over any input, with proptest: URIs, origin URLs, query binding.
@@ -93,16 +93,16 @@ mod properties;
 /// integer, and a `pattern` must read alike in ECMA-262 and here.
 mod validator;
 
-/// Every tool name in prose is one the registry projects (SPEC §14).
+/// Every tool name in prose is one the registry projects.
 mod mcp_prose;
 
-/// The writers of SPEC §9 on fixture repositories, and read-only mode.
+/// The writers on fixture repositories, and read-only mode.
 mod writers;
 
 /// `majordomus serve` as a child on a real socket, and a hand-written HTTP/1.1 client.
 mod serve_support;
 
-/// HTTP serving (SPEC §11) on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
+/// HTTP serving on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
 mod http_serve;
 
 /// Every `determinism: repository` capability answers alike over CLI, HTTP and MCP, in two processes.
@@ -111,7 +111,7 @@ mod parity;
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
 
-/// Hygiene of the module graph: the cycles issue 12 broke stay broken, no new pair names each other.
+/// Hygiene of the module graph: the cycles once broken stay broken, no new pair names each other.
 mod module_graph;
 
 /// The Cockpit runner's CLI and curl lines, run in a shell against the real binary.
@@ -128,20 +128,20 @@ mod mcp_conformance;
 
 /// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
 mod busy;
-/// The hostile corpus of issue 13 through the real binary: bounded parsing, configuration read
+/// The hostile corpus through the real binary: bounded parsing, configuration read
 /// like objects, no credential served, bounded pages, the smaller holes.
 mod hostile;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
 
-/// One board of peers per repository (SPEC §15): many processes, worktrees, deaths, bad records.
+/// One board of peers per repository: many processes, worktrees, deaths, bad records.
 mod peers_board;
 mod peers_claims;
 
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
 mod plan_queue;
 
-/// The surface's classification: one row per rule of SPEC §17.
+/// The surface's classification: one row per rule.
 mod surface_diff;
 
 /// `majordomus surface`, `surface diff` and `surface check` through the real binary.
@@ -151,20 +151,20 @@ mod surface;
 #[path = "../src/registry/surface.rs"]
 mod surface_gen;
 
-/// What a cold start keeps while it does less before its first answer (issue 19).
+/// What a cold start keeps while it does less before its first answer.
 mod builtin_kinds_start;
-/// Every error page the Cockpit can produce has a heading naming its condition (issue 13).
+/// Every error page the Cockpit can produce has a heading naming its condition.
 mod cockpit_headings;
-/// The Cockpit's event streams are bounded, and a closed tab makes room (issue 13).
+/// The Cockpit's event streams are bounded, and a closed tab makes room.
 mod cockpit_streams;
 mod cold_start;
-/// Cheap pages under a flood of large ones, and bounded listens (issue 13, point 5).
+/// Cheap pages under a flood of large ones, and bounded listens.
 mod flood;
 /// The busy refusals past the sessions cap, the listens' bound and the large-render slots, held.
 mod held_refusals;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
-/// Every busy refusal the same way: 503 `busy`, `Retry-After`, held (issue 13, Bad input).
+/// Every busy refusal the same way: 503 `busy`, `Retry-After`, held.
 mod refusals;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;

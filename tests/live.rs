@@ -1,4 +1,4 @@
-//! A live layer (SPEC §8.4) through the real binary: subscriptions, `list_changed` and listens
+//! A live layer through the real binary: subscriptions, `list_changed` and listens
 //! over stdio and Streamable HTTP, a writer's change reaching every listener, back-pressure,
 //! shutdown, and bad input. Event streams are read off real sockets as a client reads them.
 

@@ -1,4 +1,4 @@
-//! The instructions carry the layer (SPEC §8.1), through `majordomus mcp` over real pipes: every
+//! The instructions carry the layer, through `majordomus mcp` over real pipes: every
 //! active blocking rule's statement and each skill's description, no advisory rule, and at most
 //! 16 KiB with a sentence naming what was left out and the tool that lists it; `mcp.projection`
 //! and the Cockpit's MCP page show that text and its size.

@@ -1,4 +1,4 @@
-//! Tool names in prose (SPEC §14, seed 000): a tool's name is declared once, on its capability;
+//! Tool names in prose: a tool's name is declared once, on its capability;
 //! the one place it is written a second time is prose. Every `majordomus_*` token in the authored
 //! documents, the layer, the shared data, the declarations and the client bootstrap files must be
 //! a tool some capability projects — or one of a few exemptions, each with its reason, each

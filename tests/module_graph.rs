@@ -1,6 +1,6 @@
 //! Hygiene of the crate's module graph: which modules of `src/` name which, read from the
 //! sources (`use` trees, inline `crate::`/`super::` paths, re-exports followed to the module that
-//! defines the name). Two modules that name each other are a cycle; the ones issue 12 broke stay
+//! defines the name). Two modules that name each other are a cycle; the ones once broken stay
 //! broken, and a new pair of top-level modules fails until it is broken or listed here with its
 //! reason.
 
@@ -62,7 +62,7 @@ const KNOWN_PAIRS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The cycles issue 12 broke: no two modules of one group are in one cycle, however long.
+/// The cycles once broken: no two modules of one group are in one cycle, however long.
 const BROKEN_CYCLES: &[&[&str]] = &[
     &["context", "executor"],
     &["layer::index", "layer::live", "layer::events"],

@@ -1,4 +1,4 @@
-//! One URI, one answer (SPEC §7, seed 003) over MCP and the CLI: every URI `resources/list`
+//! One URI, one answer over MCP and the CLI: every URI `resources/list`
 //! names is answered by the tool `majordomus_get` with the text `resources/read` returns, by
 //! `majordomus objects get` with the same view, and a URI nothing projects is not_found on each.
 
@@ -46,7 +46,7 @@ fn every_listed_uri_reads_the_same_through_the_tool_and_resources_read() {
                 );
             }
             None if uri.starts_with("skill://") => {
-                // A file of a skill (SPEC §8.5): its view names the skill and the file.
+                // A file of a skill: its view names the skill and the file.
                 assert_eq!(view["kind"], "skill_file", "{uri}");
                 let identity = view["identity"].as_str().expect("an identity");
                 assert_eq!(*uri, format!("skill://{identity}"));
@@ -127,7 +127,7 @@ fn a_uri_nothing_projects_is_not_found_on_every_surface() {
 
 #[test]
 fn a_capability_is_not_readable_by_its_id_as_a_uri() {
-    // `objects.get` executes only what the registry projects on a URI (SPEC §7).
+    // `objects.get` executes only what the registry projects on a URI.
     let mut server = McpServer::start(this_checkout());
     server.initialize();
     let unexposed: Vec<&str> = registry::all()

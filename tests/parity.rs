@@ -1,4 +1,4 @@
-//! Cross-surface parity (SPEC §3.4, §11, §14): every capability declared `determinism:
+//! Cross-surface parity: every capability declared `determinism:
 //! repository` answers each of its declared examples byte-identically over the CLI, HTTP, MCP
 //! over stdio and MCP over `/mcp` — the CLI in its own processes, HTTP and `/mcp` in one `serve`
 //! process, stdio in one `mcp` process — all on one committed fixture repository. The set comes

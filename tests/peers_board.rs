@@ -1,4 +1,4 @@
-//! One board of peers per repository (SPEC §15) through the real binary: `majordomus mcp`
+//! One board of peers per repository through the real binary: `majordomus mcp`
 //! processes on one checkout, in a second worktree and in a directory without git see each
 //! other's sessions and overlaps; a SIGKILLed process leaves every list; records that are
 //! garbage, truncated, of a later format, forged or left by a dead process are never shown as

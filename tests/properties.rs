@@ -1,6 +1,6 @@
 //! Properties that hold for every input, checked with proptest: reading a URI answers that URI
-//! or refuses it (SPEC §7), an origin URL never keeps its password (SPEC §10), and binding a query
-//! string to any capability's input never fails but as `invalid_input` (SPEC §11). The
+//! or refuses it, an origin URL never keeps its password, and binding a query
+//! string to any capability's input never fails but as `invalid_input`. The
 //! front-matter splitter's properties are unit tests in `src/layer/file.rs`, where it lives.
 
 use std::sync::OnceLock;
@@ -92,7 +92,7 @@ fn uri_like() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// SPEC §7: `resolve` names the URI it was given, or says nothing projects it.
+    /// One URI, one answer: `resolve` names the URI it was given, or says nothing projects it.
     #[test]
     fn resolving_any_string_answers_that_uri_or_not_found(uri in uri_like()) {
         match resolve::resolve(context(), &uri) {
@@ -111,7 +111,7 @@ proptest! {
         }
     }
 
-    /// SPEC §7 through the executor: `objects.get` answers a view of the URI it was given, or
+    /// One URI, one answer through the executor: `objects.get` answers a view of the URI it was given, or
     /// refuses it as input or as unknown — never `internal`.
     #[test]
     fn getting_any_string_answers_that_uri_or_refuses_it(uri in uri_like()) {
@@ -146,7 +146,7 @@ fn scheme() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
-    /// SPEC §10: `scheme://user:pass@host/path` loses its password (http(s) its whole userinfo).
+    /// A credential never reaches an answer: `scheme://user:pass@host/path` loses its password (http(s) its whole userinfo).
     /// The password may hold any character but `/`, which ends the authority (RFC 3986): after
     /// one, the rest is the path, and no client reads a password there either.
     #[test]
@@ -253,7 +253,7 @@ fn query_string() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// SPEC §11: any query string, against any capability's input, binds to an object or is
+    /// A bad query is the caller's error, never the server's: any query string, against any capability's input, binds to an object or is
     /// `invalid_input` — and what binds names only declared properties.
     #[test]
     fn any_query_string_binds_or_is_invalid_input(

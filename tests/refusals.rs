@@ -1,4 +1,4 @@
-//! See: issue 13, Bad input (no other client is slowed) — every busy refusal is answered one way:
+//! So no other client is slowed, every busy refusal is answered one way:
 //! `503 busy` with `Retry-After`, in the JSON envelope or, for a Cockpit page, the Cockpit's page,
 //! held a moment first (`http::busy`; the hold itself is tested on tokio's paused clock there).
 //! Through the real binary: the guard's in-flight bound, filled by requests that announce a body

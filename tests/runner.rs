@@ -1,4 +1,4 @@
-//! The Cockpit runner's equivalent lines (SPEC §12), through the real binary: for every
+//! The Cockpit runner's equivalent lines, through the real binary: for every
 //! capability with CLI words, every declared example and each boolean both ways is run from the
 //! runner of a served Cockpit, and the CLI line and the curl line the page shows are then run in
 //! a shell, as a person would paste them. Each must be accepted and answer what the page
@@ -173,7 +173,7 @@ fn shell(repo: &Path, line: &str) -> Output {
     command.output().expect("sh runs")
 }
 
-/// The CLI's exit code for a refusal's code word (SPEC §13).
+/// The CLI's exit code for a refusal's code word.
 fn exit_code_of(code: &str) -> i32 {
     match code {
         "invalid_input" | "refused" | "forbidden" => 10,

@@ -1,4 +1,4 @@
-//! Search that answers questions (SPEC §16) through the real binary: the relevance of answers
+//! Search that answers questions through the real binary: the relevance of answers
 //! to plain-language questions over a layer written for it, and bad queries answered or refused
 //! clearly, the same in every process.
 

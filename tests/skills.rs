@@ -1,4 +1,4 @@
-//! Skills in the Agent Skills format (issue 17, SPEC §4.1 skill row, §8.5), driven through the
+//! Skills in the Agent Skills format, driven through the
 //! real binary: what a `SKILL.md` must say, which files belong to a skill, and the MCP skills
 //! extension (`skills/list`, `skills/get`, `resources/directory/read`, `skill://` reads).
 

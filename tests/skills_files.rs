@@ -1,4 +1,4 @@
-//! A skill's files beyond the extension's methods, through the real binary (issue 17): search
+//! A skill's files beyond the extension's methods, through the real binary: search
 //! finds a word that only a skill's file holds, `objects list --kind skill` and the Cockpit's
 //! skill page show every file with its digest, an edit to any file makes a new generation, and a
 //! file git ignores is never part of a skill.

@@ -1,4 +1,4 @@
-//! `skills/list` pages are bounded by bytes as well as by entries (SPEC §8.5, ADR 0036), through
+//! `skills/list` pages are bounded by bytes as well as by entries, through
 //! the real binary: on a layer whose entries are large, a walk by cursor lists every skill once
 //! in name order, each page's entries at most `PAGE_BYTES` and the page full (the next entry
 //! would not have fit), and an entry longer than the bound a page of its own, never split.

@@ -1,4 +1,4 @@
-//! `skills/list` of more skills than one page holds (SPEC §8.5, paged like `resources/list`),
+//! `skills/list` of more skills than one page holds (paged like `resources/list`),
 //! through the real binary on both eras: a walk by cursor lists every skill once in name order,
 //! each page at most `PAGE_SIZE` entries and only the last shorter, every entry complete; an
 //! entry on a later page is what `skills/get` gives for it; and a cursor of a generation that

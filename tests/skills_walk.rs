@@ -1,4 +1,4 @@
-//! What the in-process walk of `.ai/` gives a skill, through the real binary (issue 17): an
+//! What the in-process walk of `.ai/` gives a skill, through the real binary: an
 //! untracked file in a skill's directory is one of its files, with the digest of its bytes; a
 //! nested repository there is not entered, so none of its files is served; a file an
 //! `info/exclude` rule ignores is never part of a skill.

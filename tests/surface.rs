@@ -1,4 +1,4 @@
-//! The public surface of SPEC §17 through the real binary: `majordomus surface` is the committed
+//! The public surface through the real binary: `majordomus surface` is the committed
 //! `surface.json` and what the generator makes of the registry; its CLI part is the clap tree the
 //! binary parses with; `surface diff` and `surface check` answer, and refuse bad input with one
 //! line and exit 10 or 12.

@@ -1,4 +1,4 @@
-//! The classification of SPEC §17, one row per rule: a small surface, one edit, the class of the
+//! The classification of surface changes, one row per rule: a small surface, one edit, the class of the
 //! change at its path and the bump the whole diff needs (the 0.x rule included).
 
 use majordomus::surface::diff::{class_of, diff};

@@ -245,3 +245,66 @@ fn only_write_rs_writes_files() {
     );
     assert!(checked >= 40, "only {checked} files were read");
 }
+
+/// Every file under `dir`, whatever its kind, but build output and installed packages.
+fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if !["target", "node_modules"].contains(&&*entry.file_name().to_string_lossy()) {
+                every_file(&path, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// The repository holds neither the specification nor the issue tracker, so a comment that cites a
+/// section of one or an issue number sends its reader nowhere: the comment must give the reason
+/// itself. The patterns are written so this file does not match them.
+#[test]
+fn no_file_cites_a_spec_section_or_an_issue_number() {
+    let root = this_checkout();
+    let mut files = vec![root.join("build.rs")];
+    for dir in [
+        "src",
+        "tests",
+        "benches",
+        "scripts",
+        "templates",
+        "share",
+        "registry",
+    ] {
+        every_file(&root.join(dir), &mut files);
+    }
+    let citation = Regex::new(r"SPE[C] ?§|\b[Ii]ssues? #?\d+").expect("a valid pattern");
+    let mut read = 0;
+    let mut offenders = Vec::new();
+    for file in &files {
+        // Binary fixtures are not prose.
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        read += 1;
+        for (number, line) in text.lines().enumerate() {
+            // A fixture issue's title (`title: Issue 0`) is data, not a citation.
+            let cites = citation
+                .find_iter(line)
+                .any(|m| !line[..m.start()].ends_with("title: "));
+            if cites {
+                let path = file.strip_prefix(root).unwrap_or(file);
+                offenders.push(format!("{}:{}", path.display(), number + 1));
+            }
+        }
+    }
+    assert!(read >= 200, "only {read} files were read");
+    assert!(
+        offenders.is_empty(),
+        "these lines cite a specification section or an issue number; say the reason instead:\n{}",
+        offenders.join("\n")
+    );
+}

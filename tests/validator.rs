@@ -349,7 +349,7 @@ fn the_generated_schemas_reach_every_keyword_of_the_subset() {
 // ---------------------------------------------------------------------------------------------
 // integer takes 1.0
 
-/// See: issue 12 — `integer` refused `1.0`, which JSON Schema (and so every client) accepts.
+/// `integer` refused `1.0`, which JSON Schema (and so every client) accepts.
 #[test]
 fn an_integer_written_with_a_zero_fraction_is_an_integer() {
     let schema = lang::schema_from_json(&json!({ "type": "integer", "minimum": 1 })).expect("ok");

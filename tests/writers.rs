@@ -1,4 +1,4 @@
-//! The writers of SPEC §9 over the real binary, on fixture repositories: each writes exactly
+//! The writers (capabilities that change the repository) over the real binary, on fixture repositories: each writes exactly
 //! what it says, atomically, inside `.ai/`, refuses with a precise code, and shows in the next
 //! answer; `--read-only` projects none of them.
 
@@ -478,7 +478,7 @@ fn the_cockpit_runner_writes_only_after_confirmation_and_only_from_its_own_origi
         .contains("started_at"));
 }
 
-/// See: issue 13 point 6. A ledger that is a hard link to a file outside the repository (or a
+/// A ledger that is a hard link to a file outside the repository (or a
 /// symlink to one) is never appended to: the transition is still written, and the outside file
 /// is unchanged.
 #[cfg(unix)]
@@ -510,7 +510,7 @@ fn the_ledger_is_never_appended_through_a_hard_link_or_a_symlink() {
     }
 }
 
-/// See: issue 12. A writer's I/O failure is named by the file relative to the repository and the
+/// A writer's I/O failure is named by the file relative to the repository and the
 /// failure's kind, over HTTP and over MCP: no absolute path, no operating-system wording or
 /// error number.
 #[test]

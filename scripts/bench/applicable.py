@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What applies to a path, and the layer in the instructions, over stdio (issue 18, Measured).
+"""What applies to a path, and the layer in the instructions, over stdio.
 
 Usage: applicable.py [MAJORDOMUS] [--rounds N] [--work DIR] [--only-applicable] [--kit DIR]
 (default: target/release/majordomus; scripts/bench/applicable.sh builds it and runs this).

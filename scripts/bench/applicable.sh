@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's stdio figures in one command: majordomus_applicable (100 paths, 10,000 rules of
+# The stdio figures of what applies to a path, in one command: majordomus_applicable (100 paths, 10,000 rules of
 # which 2,000 scoped) against majordomus_get, and initialize with the 500 blocking rules in the
 # instructions against a layer without blocking rules (release build).
 #   scripts/bench/applicable.sh [rounds]    (default 40)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The peer board measured (issue 20), in one run on one throwaway git repository:
+"""The peer board measured, in one run on one throwaway git repository:
 
 1. `majordomus_peers` round trip over stdio: a lone process of BEFORE (a build without the board,
    optional), a lone process on the board, and one process on a board of 20 peers; median and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cold start, measured in one session (issues 19 and 13): spawn to the `initialize` answer of
+# Cold start, measured in one session: spawn to the `initialize` answer of
 # `majordomus mcp` under `auto` discovery in a git repository, beside the bench kit's rmcp
 # server on the same layer, at 100 and 10,000 `knowledge` objects, taking turns
 # (cold-interleaved.py) so both see the same drift; then `majordomus objects list` cold at 100

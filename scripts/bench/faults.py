@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A busy or failing server (issue 14): the figures of its Measured section, against a real
+"""A busy or failing server: the figures of its Measured section, against a real
 `majordomus serve` (and stdio `mcp` processes) on throwaway fixture repositories.
 
   delete    /healthz p99 and max while a session is DELETEd mid-request (its writer waits on

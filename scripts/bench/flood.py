@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cheap pages under a flood of expensive ones (issue 13, point 5): the latency of cheap requests
+"""Cheap pages under a flood of expensive ones: the latency of cheap requests
 (the Cockpit's home page, a small object page, GET /api/v1/object) on an idle `serve`, then while
 N clients each request the most expensive Cockpit page in a loop (the object page of a 4 MB
 document of links to 1,000 objects). Prints p50/p99 of each and the flooded/idle ratio, what

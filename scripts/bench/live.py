@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A live layer, measured (SPEC §8.4, issue 16): how fast an edit reaches a subscriber, what
+"""A live layer, measured: how fast an edit reaches a subscriber, what
 listeners cost an idle server, and whether rapid edits leave every listener with the last state.
 
 Usage: live.py BINARY [--objects N] [--edits N] [--idle-seconds S] [--rapid N] [--only WHAT]

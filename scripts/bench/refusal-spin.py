@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a client that ignores `Retry-After` costs once a bound is full (issue 13, Bad input: no
+"""What a client that ignores `Retry-After` costs once a bound is full (so no
 other client is slowed). For each binary, in turns: `serve` on a fresh repository, the bound
 filled, then CLIENTS threads that ask again at once after every `503 busy`, for SECONDS. Prints
 the refusals answered, the server's CPU time in that window (utime + stime from /proc) and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Skills at scale (issue 17, Measured): 200 skills of 10 files each, over stdio.
+"""Skills at scale: 200 skills of 10 files each, over stdio.
 
 Usage: skills.py MAJORDOMUS [--rounds N] [--no-floor] [--before OTHER_MAJORDOMUS] [--gap MS]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The surface's figures (issue 22): `majordomus surface` cold — a fresh process printing the
+"""The surface's figures: `majordomus surface` cold — a fresh process printing the
 embedded surface, against `majordomus --version` in the same run as the floor — and
 `majordomus surface diff` of two surfaces of 200 tools (the built surface's tools copied up to
 200; the second removes 5, adds 5, tightens a bound and edits descriptions in 20). Medians over

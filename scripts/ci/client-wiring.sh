@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# This repository's own MCP wiring, started by the real clients (issue 19): Claude Code, Codex
+# This repository's own MCP wiring, started by the real clients: Claude Code, Codex
 # and Gemini CLI from npm, in a throwaway HOME where each has approved the project, list the
 # `majordomus` server from a clone of this checkout — Claude Code and Codex from a subdirectory,
 # Gemini CLI from the root (it reads `.gemini/settings.json` only where it starts). The clone runs

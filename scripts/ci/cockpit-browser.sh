@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Cockpit in a real headless Chromium (SPEC §12, §14): runs tests/browser/cockpit.spec.js
+# The Cockpit in a real headless Chromium: runs tests/browser/cockpit.spec.js
 # (playwright-core and axe-core, versions pinned in tests/browser/package.json) against the debug
 # binary serving this checkout. Installs Debian's chromium when /usr/bin/chromium is missing.
 # UPDATE_SNAPSHOTS=1 also rewrites the README's screenshots under docs/screenshots/.

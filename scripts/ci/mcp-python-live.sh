@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layer's changes reaching a real MCP client (SPEC §8.4): the official MCP Python SDK hears
+# The layer's changes reaching a real MCP client: the official MCP Python SDK hears
 # `resources/updated` and `list_changed` through its message handler on the legacy era, and a
 # `subscriptions/listen` stream on the modern era, over stdio and over Streamable HTTP, against
 # a throwaway repository it edits. The SDK comes from

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves build.rs's rerun-if-changed is exact, and measures the edit loop: in a copy of the
 # crate, editing one YAML description reruns the generator; touching an unrelated source file
-# does not. Prints the debug rebuild time of each (the figure issue 2 asks for).
+# does not. Prints the debug rebuild time of each, the figure the edit loop is judged by.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 copy=$("$root/scripts/ci/copy-crate.sh")

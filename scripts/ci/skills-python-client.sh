@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The skills extension through a real client (issue 17 point 7): the official MCP Python SDK
+# The skills extension through a real client: the official MCP Python SDK
 # (`mcp`, PyPI), which has no skills methods, sends `skills/list`, `skills/get` and
 # `resources/directory/read` through its session's raw `send_request`, reads every file of every
 # skill with its own `read_resource` and verifies each digest and size against the bytes read;

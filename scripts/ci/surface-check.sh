@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The surface's version gate (SPEC §17): compares the build's surface with surface.json at the
+# The surface's version gate: compares the build's surface with surface.json at the
 # merge base and fails (exit 10) when Cargo.toml's version does not carry the bump the changes
 # need. The base is `git merge-base HEAD origin/main` when origin/main exists; on a clean clone
 # of main itself (where main is the only branch) it is HEAD~1, the commit before the one tested.

@@ -1,4 +1,4 @@
-//! The peer board every majordomus process of one repository shares (SPEC §15; ADR 0008): a
+//! The peer board every majordomus process of one repository shares: a
 //! directory, under git's common directory (or the root's `.ai/local/` without git), holding one
 //! record per process, written atomically, named by the process's identity and seq, and kept
 //! alive by a lock the process holds for its whole life. This module finds the directory, joins

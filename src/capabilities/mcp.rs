@@ -381,7 +381,7 @@ fn transport(
     }
 }
 
-/// The listeners attached over `which` now (SPEC §8.4), from the fan-out itself.
+/// The listeners attached over `which` now, from the fan-out itself.
 fn live_view(ctx: &Context, which: Transport) -> TransportLive {
     use crate::listeners::Role;
     let listeners = ctx.listeners();

@@ -328,7 +328,7 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
     })
 }
 
-/// The most paths one `objects.applicable` call may ask about (SPEC §5).
+/// The most paths one `objects.applicable` call may ask about.
 const MAX_APPLICABLE_PATHS: usize = 100;
 
 pub fn applicable(

@@ -1,6 +1,6 @@
 //! The CLI projection: a clap command tree built at run time from the compiled registry — one
 //! subcommand per CLI exposure, its flags and positionals derived from the input schema — plus
-//! the fixed commands. It owns argument parsing, output rendering and exit codes (SPEC §13), and
+//! the fixed commands. It owns argument parsing, output rendering and exit codes, and
 //! declares no capability word of its own.
 
 pub mod line;
@@ -23,7 +23,7 @@ use crate::error::CapabilityError;
 use crate::layer::{Discovery, LayerError};
 use crate::registry;
 
-/// Exit codes of SPEC §13.
+/// The exit codes, one per class of failure, so a script can branch on what went wrong.
 pub mod exit {
     pub const OK: u8 = 0;
     pub const USAGE: u8 = 2;

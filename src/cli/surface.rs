@@ -1,4 +1,4 @@
-//! The fixed `surface` commands (SPEC §17): print the built surface, diff two surface files,
+//! The fixed `surface` commands: print the built surface, diff two surface files,
 //! and check the version against the surface at a git revision. The work is `crate::surface`'s;
 //! this file owns the words, the printing and the exit codes.
 

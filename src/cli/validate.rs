@@ -81,7 +81,7 @@ pub fn problems() -> Vec<String> {
 /// What the run-time composition — the static table joined by one resource capability per
 /// layer object (id `<kind>.<identity>`) — gets wrong: an object id equal to a builtin id, or an
 /// object URI shadowing a builtin resource, is a problem. A kind named like a builtin namespace is
-/// only a warning: SPEC §5 itself pairs the kind `knowledge` with `knowledge.record`, so the
+/// only a warning: the builtin catalogue itself pairs the kind `knowledge` with `knowledge.record`, so the
 /// collision that matters is the exact id, which is checked.
 pub fn composition(index: &Index) -> (Vec<String>, Vec<String>) {
     let all = registry::all();

@@ -1,4 +1,4 @@
-//! The Cockpit (SPEC §12): server-rendered pages from the minijinja templates under
+//! The Cockpit: server-rendered pages from the minijinja templates under
 //! `templates/`, each a projection that asks capabilities through the executor — the UI keeps
 //! no list of its own. This module turns (path, query, form) into a status and HTML; the HTTP
 //! module serves it and adds the headers. It knows no HTTP library. Here: the routing of a

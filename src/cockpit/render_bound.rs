@@ -1,4 +1,4 @@
-//! The bound on one Cockpit render's work (issue 13, point 5): a render stops when its client
+//! The bound on one Cockpit render's work: a render stops when its client
 //! went away or its deadline passed, links resolved per page are bounded, and at most a core's
 //! share of large documents render at once, and a few more wait, so small pages stay cheap beside
 //! a flood of large ones. The HTTP layer says when a render is abandoned; this module knows nothing of HTTP.

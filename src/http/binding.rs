@@ -1,4 +1,4 @@
-//! Binding an HTTP request to a capability's input (SPEC §11): a GET takes every top-level input
+//! Binding an HTTP request to a capability's input: a GET takes every top-level input
 //! property from the query string, coerced by its declared type (arrays as repeated parameters);
 //! a POST takes a JSON object body, an empty body being `{}`. Anything that does not fit is
 //! `invalid_input` naming the parameter.

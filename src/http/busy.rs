@@ -1,5 +1,5 @@
-//! The one way this server refuses work for being busy (issue 13, Bad input: no other client is
-//! slowed): `503` with `Retry-After`, sent after a hold of [`REFUSAL_HOLD`] on a timer. A client
+//! The one way this server refuses work for being busy, so no other client is
+//! slowed: `503` with `Retry-After`, sent after a hold of [`REFUSAL_HOLD`] on a timer. A client
 //! that asks again at once, ignoring `Retry-After`, then asks at most that often, and its loop of
 //! refusals stops competing for the cores with the requests being served. At most
 //! [`MAX_HELD_REFUSALS`] are held at once, past it a refusal is sent at once, so held refusals

@@ -1,4 +1,4 @@
-//! Server-sent event streams of a live layer (SPEC §8.4): a legacy session's `GET /mcp`, a
+//! Server-sent event streams of a live layer: a legacy session's `GET /mcp`, a
 //! modern `subscriptions/listen` answered as a stream, and the Cockpit's `/cockpit/events`.
 //! Each stream attaches to one listener of `crate::listeners`, drains it when woken and writes
 //! each note as one event (`X-Accel-Buffering: no`, a keep-alive comment every 15 s). A stream

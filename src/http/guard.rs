@@ -1,4 +1,4 @@
-//! The guards every request passes before any handler (SPEC §11): a `Host` that is not
+//! The guards every request passes before any handler: a `Host` that is not
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
 //! request from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
 //! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal

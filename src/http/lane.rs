@@ -1,4 +1,4 @@
-//! The lane large Cockpit renders run in (issue 13, point 5: cheap pages stay cheap under a
+//! The lane large Cockpit renders run in (so cheap pages stay cheap under a
 //! flood of expensive ones). A page is put in this lane or not before any of its work starts,
 //! from the index's metadata (`cockpit::is_large`). The lane has threads of its own, as many as
 //! `render_bound` has large-render slots, running at a lower CPU priority, and a queue of

@@ -1,4 +1,4 @@
-//! MCP over Streamable HTTP at `/mcp` (SPEC §11), request half: a POST carries one JSON-RPC
+//! MCP over Streamable HTTP at `/mcp`, request half: a POST carries one JSON-RPC
 //! message and gets its frame back as JSON. `initialize` opens a session (`Mcp-Session-Id`,
 //! 128 random bits); later requests must name a live one; `DELETE` ends it; sessions idle for
 //! ten minutes expire. The dispatcher is `mcp::Server`, the same one stdio uses.
@@ -238,7 +238,7 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
     }
 }
 
-/// `GET /mcp` naming a legacy session is its event stream (SPEC §8.4); without one there is
+/// `GET /mcp` naming a legacy session is its event stream; without one there is
 /// nothing to stream (the modern era listens with `subscriptions/listen`).
 pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     if let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {

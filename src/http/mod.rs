@@ -1,4 +1,4 @@
-//! The HTTP projection (`majordomus serve`, SPEC §11): one route per HTTP exposure of the
+//! The HTTP projection (`majordomus serve`): one route per HTTP exposure of the
 //! compiled table, MCP over Streamable HTTP at `/mcp`, the OpenAPI document, and the guards every
 //! request passes first. It is the only module that knows axum or hyper.
 
@@ -583,7 +583,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         tokio::select! {
             (stream, peer, slot) = acceptor.next() => {
                 let _ = stream.set_nodelay(true);
-                // The guard refuses a peer that is not this machine (SPEC §6 `forbidden`).
+                // The guard refuses a peer that is not this machine.
                 let service = hyper_util::service::TowerToHyperService::new(
                     app.clone().layer(axum::Extension(guard::PeerAddr(peer))),
                 );

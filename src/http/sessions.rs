@@ -28,7 +28,7 @@ pub struct Slot {
     session: Mutex<Session>,
     /// The peer this session put on the board at `initialize`; fixed for its life.
     peer: Option<PeerId>,
-    /// Its notifications (SPEC §8.4), drained by its `GET` stream; closed when it ends.
+    /// Its notifications, drained by its `GET` stream; closed when it ends.
     listener: Option<Arc<Listener>>,
     busy: AtomicUsize,
 }

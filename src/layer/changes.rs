@@ -1,4 +1,4 @@
-//! What changed between two generations of the index (SPEC §8.4): the URIs added, the URIs
+//! What changed between two generations of the index: the URIs added, the URIs
 //! removed and the URIs whose content changed, computed once per published generation and read
 //! by everything that tells clients about it. It compares what a read of each URI answers (an
 //! object as `resolve` serves it, a skill file's bytes); it knows nothing of who is told.

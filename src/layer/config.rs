@@ -1,5 +1,5 @@
 //! Reading the layer's configuration files (the manifest, `sources.yaml`, `kinds.yaml`) the way
-//! objects are read (SPEC §4 "Discovery"): opened without following a final symbolic link and
+//! objects are read: opened without following a final symbolic link and
 //! without blocking on a pipe, examined through the open handle, refused unless a regular file,
 //! and read up to a bound. A refusal says what the path is, never what is behind it: a link's
 //! target or a device's bytes are not read, so they cannot be echoed in an error.
@@ -24,7 +24,7 @@ pub(crate) enum ConfigRead {
     Oversized(u64),
 }
 
-/// The bytes of the configuration file `root/relative`, read as SPEC §4 asks.
+/// The bytes of the configuration file `root/relative`, read as an object is: no final symbolic link followed, bounded.
 pub(crate) fn read(root: &Path, relative: &str) -> Result<Vec<u8>, ConfigRead> {
     let full = root.join(relative);
     let mut file = open_no_follow(&full).map_err(|e| refusal_of_open(&full, e))?;

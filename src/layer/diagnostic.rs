@@ -177,7 +177,7 @@ pub const DIAGNOSTIC_CODES: &[(&str, Severity, &str)] = &[
     (
         codes::CONTAINS_CREDENTIAL,
         Severity::Error,
-        "a claimed file holds a credential shape (SPEC §10); the diagnostic names the line and the shape, never the value, and the file is not served",
+        "a claimed file holds a credential shape, so it is not served; the diagnostic names the line and the shape, never the value",
     ),
     (
         codes::SKILL_TOO_LARGE,

@@ -1,5 +1,5 @@
 //! Finding the repository's files: `git ls-files` (tracked plus untracked-not-ignored) or a walk of
-//! the root honouring git's ignore rules, and which of them may become objects (SPEC §4): under
+//! the root honouring git's ignore rules, and which of them may become objects: under
 //! `vcs`, outside `.ai/` only tracked files; an ignored file never. Both give sorted,
 //! `/`-separated, root-relative paths and never anything under `.ai/local/`. Nothing here reads
 //! a file's content.
@@ -184,7 +184,7 @@ impl Drop for Pending {
     }
 }
 
-/// Keeps of `listing` what may become an object (SPEC §4): under `vcs`, outside `.ai/`, only
+/// Keeps of `listing` what may become an object: under `vcs`, outside `.ai/`, only
 /// tracked files, so an untracked note or a developer's `.env` is never read; and never a file
 /// that `info/exclude` or the global excludes ignore, whatever a committed `.gitignore` says.
 fn admit(root: &Path, discovery: Discovery, listing: &mut Listing) {

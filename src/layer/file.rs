@@ -1,5 +1,5 @@
-//! Reading one claimed file safely, and splitting it into metadata and body: the refusals of SPEC
-//! §4 (symlinks, oversized, non-UTF-8, unreadable) and the front-matter and YAML readers.
+//! Reading one claimed file safely, and splitting it into metadata and body: the refusals of a
+//! file that may not become an object (symlinks, oversized, non-UTF-8, unreadable) and the front-matter and YAML readers.
 //!
 //! Every function here is total over its input: any byte sequence yields a value or a diagnostic,
 //! never a panic.

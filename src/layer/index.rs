@@ -68,7 +68,7 @@ pub struct Index {
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
-    /// Every skill's files (SPEC §8.5), sorted by skill name.
+    /// Every skill's files, sorted by skill name.
     pub skills: Vec<super::skills::Skill>,
     /// The skills' text files as searched objects, made on first search.
     skill_search: OnceLock<Vec<Object>>,
@@ -140,7 +140,7 @@ impl Index {
         search::search(self.corpus(), self.search_signatures.get(), request)
     }
 
-    /// What a search ranks: the objects, then the skills' text files (`skill_file`, SPEC §8.5).
+    /// What a search ranks: the objects, then the skills' text files (`skill_file`).
     fn corpus(&self) -> Corpus<'_> {
         let files = self
             .skill_search

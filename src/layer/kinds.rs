@@ -480,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_pattern_that_parses_but_does_not_compile_is_refused_by_place() {
-        // See: issue 13, point 6 — such a pattern was silently skipped on every file.
+        // Such a pattern was once silently skipped on every file.
         let mut kinds = Kinds::builtin().unwrap();
         let text = |pattern: &str| {
             format!("version: 1\nkinds:\n  runbook:\n    format: markdown\n    schema:\n      type: object\n      additionalProperties: false\n      properties:\n        tags:\n          type: array\n          items: {{ type: string, pattern: '{pattern}' }}\n")

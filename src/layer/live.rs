@@ -1,4 +1,4 @@
-//! Freshness (SPEC §4): the index a running server reads, replaced whole by a newer generation when
+//! Freshness: the index a running server reads, replaced whole by a newer generation when
 //! the layer changes. Readers clone an `Arc` and never wait for a build; builds happen on the
 //! watcher thread, off to the side, and are swapped in with one pointer store.
 //!

@@ -1,5 +1,5 @@
 //! The manifest `.ai/manifest.yaml` — the marker of a layer root and the map of its sections —
-//! and root discovery (SPEC §4 "Root", "Manifest").
+//! and root discovery.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! The layer: reading a repository's `.ai/` (and the documents its sources claim) into an index of
-//! objects with stable diagnostics, and keeping that index fresh (SPEC §4, §4.1).
+//! objects with stable diagnostics, and keeping that index fresh.
 //!
 //! This module owns root discovery, the manifest, the sources, the kinds, file discovery (git or a
 //! walk), the refusals of unsafe files, object construction and the live generation swap. It never
@@ -142,7 +142,7 @@ pub enum LayerError {
 }
 
 impl LayerError {
-    /// The CLI exit code (SPEC §13): a broken layer is a contract unmet (10), no layer is missing
+    /// The CLI exit code: a broken layer is a contract unmet (10), no layer is missing
     /// (12), and git or I/O failing is internal (13).
     pub fn exit_code(&self) -> u8 {
         match self {

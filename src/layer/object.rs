@@ -1,5 +1,5 @@
-//! Objects: one claimed file made into `kind`, `identity`, `uri`, title, metadata and provenance
-//! (SPEC §4 "Object"), or the diagnostics saying why it cannot be one.
+//! Objects: one claimed file made into `kind`, `identity`, `uri`, title, metadata and provenance,
+//! or the diagnostics saying why it cannot be one.
 
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ impl Serialize for Object {
     }
 }
 
-/// What an object is (SPEC §4 "Object").
+/// What an object is.
 #[derive(Debug, PartialEq, Serialize)]
 pub struct ObjectFields {
     pub kind: String,
@@ -174,7 +174,7 @@ pub(crate) fn make_object_or_return(
     section: &str,
     text: String,
 ) -> Result<Object, (Vec<Diagnostic>, String)> {
-    // SPEC §10: a file holding a credential is never served, whatever else it is.
+    // A file holding a credential is never served, whatever else it is: no answer may carry one.
     if let Some(found) = credential_in(&text) {
         let refusal = Diagnostic::error(
             codes::CONTAINS_CREDENTIAL,

@@ -1,7 +1,7 @@
 //! Scopes: which paths a rule (`applies_to`) or an `instructions` object (a nested `AGENTS.md`'s
 //! directory, Copilot's `applyTo`, Cursor's `globs` and `alwaysApply`) applies to, the provider an
-//! agent file belongs to, the `invalid_glob` diagnostics and the check of a path asked about
-//! (SPEC §4.1, §5). The per-generation table that answers `objects.applicable` is
+//! agent file belongs to, the `invalid_glob` diagnostics and the check of a path asked about.
+//! The per-generation table that answers `objects.applicable` is
 //! `scope_table.rs`.
 
 use globset::{Glob, GlobBuilder};

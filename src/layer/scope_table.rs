@@ -1,4 +1,4 @@
-//! The per-generation table that answers `objects.applicable` (SPEC §5): the scope of every active
+//! The per-generation table that answers `objects.applicable`: the scope of every active
 //! rule and `instructions` object, what an answer shows of each rule (class, statement) and the
 //! answer's order. Built once per index, asked many times; it knows nothing of capabilities or of
 //! how an answer is serialised.

@@ -1,4 +1,4 @@
-//! Skills (SPEC §4.1 skill row, §8.5): a skill is the directory holding its `SKILL.md`, in the
+//! Skills: a skill is the directory holding its `SKILL.md`, in the
 //! Agent Skills format. This module owns what the index adds to a skill object: the warnings for
 //! front-matter keys the format does not define (never a refusal), and every other file of the
 //! skill's directory, read whole under the per-skill bounds; each file's digest is taken from

@@ -1,6 +1,6 @@
 //! Sources: `.ai/repo/knowledge/sources.yaml`, the declared classes of files that become objects —
-//! each a repository-relative glob and the kind its files are read as (SPEC §4 "Sources", §4.1).
-//! Without the file, the default classes of §4.1 apply; `init` writes exactly that text.
+//! each a repository-relative glob and the kind its files are read as.
+//! Without the file, the default classes, one per kind, apply; `init` writes exactly that text.
 
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,7 @@ sources:
     required: false
 "#;
 
-/// The default `sources.yaml` (SPEC §4.1): what applies when a layer has none, and the text
+/// The default `sources.yaml`: what applies when a layer has none, and the text
 /// `majordomus init` writes.
 pub fn default_sources_yaml() -> &'static str {
     DEFAULT_SOURCES_YAML
@@ -166,7 +166,7 @@ impl Sources {
         Self::compile(classes, true).map_err(fail)
     }
 
-    /// The default classes of SPEC §4.1.
+    /// The default classes: one per kind, each at the place `init` writes that kind.
     pub fn defaults(kinds: &Kinds) -> Result<Sources, LayerError> {
         let mut sources = Self::parse(DEFAULT_SOURCES_YAML, Path::new(SOURCES_PATH), kinds)?;
         sources.declared = false;

@@ -4,7 +4,7 @@
 //! for every file; the untracked part of `vcs` discovery read in-process is its own walk of
 //! `.ai/` (`untracked`). Nothing here reads a file's content beyond ignore files.
 //!
-//! [`Excludes`] is the second line of SPEC §4's "an ignored file never": a file that
+//! [`Excludes`] is the second line of "an ignored file never becomes an object": a file that
 //! `info/exclude` or the global excludes ignore stays out even when a committed `.gitignore`
 //! re-includes it with `!`, since git lets the committed file win.
 
@@ -115,7 +115,7 @@ pub(crate) fn walk(
 /// `info/exclude`, then each directory's `.gitignore` from the top down to the root's parent, so
 /// a deeper file wins as in git (the root's own and those below it the walk reads itself). None
 /// above the top, and none at all outside git: a file outside the repository never changes what
-/// it serves (issue 13). Global excludes are matched relative to the top, as git does. An ignore
+/// it serves. Global excludes are matched relative to the top, as git does. An ignore
 /// file that does not parse is [`Unsure`], for the caller to ask git.
 fn repository_ignores(builder: &mut WalkBuilder, root: &Path) -> Option<Unsure> {
     let git = GitDir::find(root)?;

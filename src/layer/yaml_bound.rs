@@ -1,5 +1,5 @@
-//! The bound every YAML document passes before a parser sees it (SPEC §4 "Hostile content costs
-//! linear time"): one pass over the bytes that measures the size and the nesting depth, and
+//! The bound every YAML document passes before a parser sees it, so hostile content costs
+//! linear time: one pass over the bytes that measures the size and the nesting depth, and
 //! refuses a document too large or too deep.
 //!
 //! Why a pre-scan: libyaml (under serde_yaml) does work per token proportional to the number of

@@ -1,4 +1,4 @@
-//! The caching hints of modern results (`ttlMs`, `cacheScope`; SPEC §8.3), derived from what an
+//! The caching hints of modern results (`ttlMs`, `cacheScope`), derived from what an
 //! answer depends on: what is compiled into the binary is the same for every caller and every
 //! run of it; what is read from the repository is the repository's and lasts until the watcher
 //! sees a change; what reflects this process or the machine is stale at once. Never one

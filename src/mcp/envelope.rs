@@ -2,7 +2,7 @@
 //! the text the client wrote (the id is echoed byte for byte from it), `params` made a map, and
 //! `params._meta` left as text for `era` to read the two keys it checks. A modern request's
 //! `_meta` is most of its bytes and no part of its answer: built as values and dropped again it
-//! cost a modern request more than the era's own checks (SPEC §8.3).
+//! cost a modern request more than the era's own checks.
 //!
 //! Only the common shape is read here: one object, each member once, `params` an object.
 //! Anything else (no object, a member given twice, `params` of another type, a key that is not

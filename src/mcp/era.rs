@@ -1,4 +1,4 @@
-//! The two eras one dispatcher serves (SPEC §8.3): which era a request belongs to, the checks a
+//! The two eras one dispatcher serves: which era a request belongs to, the checks a
 //! modern request's `_meta` must pass, and what every modern result carries besides its payload
 //! (`resultType`, the server's identity in `_meta`, and the caching hints of `caching`).
 //! It knows nothing of transports: HTTP's header rules live in `http::mcp_modern`.
@@ -319,7 +319,7 @@ pub fn server_info() -> Value {
 }
 
 /// The capabilities both eras declare: tools (compiled in, so never changing) and resources;
-/// the skills extension (SPEC §8.5); no prompts. The layer's changes reach clients (SPEC §8.4):
+/// the skills extension; no prompts. The layer's changes reach clients:
 /// resources offer subscriptions and list changes.
 pub fn capabilities() -> Value {
     json!({

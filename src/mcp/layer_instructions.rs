@@ -1,5 +1,5 @@
-//! The part of the `initialize` and `server/discover` instructions that carries the layer itself
-//! (SPEC §8.1): the statement of every active blocking rule and each skill with its description,
+//! The part of the `initialize` and `server/discover` instructions that carries the layer itself:
+//! the statement of every active blocking rule and each skill with its description,
 //! so a client that defers tool definitions still learns them, bounded at [`MAX_INSTRUCTIONS`]
 //! bytes with a sentence saying what was left out and which tool lists it. Advisory rules are a
 //! tool call away and stay out.

@@ -1,4 +1,4 @@
-//! Cursors of paged listings (SPEC §8.1): opaque to the client, bound to the index generation
+//! Cursors of paged listings: opaque to the client, bound to the index generation
 //! they page and to this process, so a cursor from before a change, or from another server, is
 //! refused (-32602 naming it) rather than paging a different listing. A cursor always names a
 //! later page than the first; there is no cursor for an empty page because there is no empty

@@ -1,6 +1,6 @@
 //! The MCP protocol constants this server speaks: the versions, the methods it serves, and the
 //! JSON-RPC error codes. The dispatcher consults `METHODS` before it looks at a request, so this
-//! list is what is served, not a description of it. Each era has its own list (SPEC §8.3): the
+//! list is what is served, not a description of it. Each era has its own list: the
 //! legacy one (`initialize` opens a session) and the modern one (every request carries its
 //! version in `_meta`).
 
@@ -26,8 +26,8 @@ pub const METHODS: &[&str] = &[
     "resources/directory/read",
 ];
 
-/// Modern requests served: stateless, each carrying `_meta` (SPEC §8.3); `subscriptions/listen`
-/// opens a stream of the layer's changes (SPEC §8.4).
+/// Modern requests served: stateless, each carrying `_meta`; `subscriptions/listen`
+/// opens a stream of the layer's changes.
 pub const MODERN_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -99,7 +99,7 @@ pub const MODERN_NOT_SERVED: &[(&str, &str)] = &[
     ("logging/setLevel", "removed in 2026-07-28; logs go to stderr, filtered by the environment"),
 ];
 
-/// The `_meta` keys of a modern request and result (SPEC §8.3).
+/// The `_meta` keys of a modern request and result.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";

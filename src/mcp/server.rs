@@ -1,7 +1,7 @@
 //! The MCP dispatcher, shared by every transport (stdio, and Streamable HTTP at `/mcp`): one
 //! JSON-RPC message in, at most one frame out. It consults `protocol::METHODS` before it looks at
 //! a request, and every statement it makes about a tool is read from the tool's capability.
-//! Both eras go through it (SPEC §8.3): `era` says which one a request is and what a modern
+//! Both eras go through it: `era` says which one a request is and what a modern
 //! result carries besides its payload.
 
 use std::borrow::Cow;
@@ -27,9 +27,9 @@ pub struct Session {
     pub transport: Transport,
     pub peer: Option<PeerId>,
     pub protocol_version: Option<&'static str>,
-    /// How the era of each request is told (SPEC §8.3).
+    /// How the era of each request is told.
     pub opened: Opened,
-    /// Its subscriptions and listens (SPEC §8.4).
+    /// Its subscriptions and listens.
     pub live: super::subscriptions::SessionLive,
     /// Its requests are answered on a thread that must not block (an HTTP connection's own
     /// task): only what [`answers_inline`] names, a read only from memory, a `tools/call` only
@@ -459,7 +459,7 @@ impl Server {
         }
     }
 
-    /// One page of `resources/list` (SPEC §8.1): the first without a cursor, then the one each
+    /// One page of `resources/list`: the first without a cursor, then the one each
     /// `nextCursor` names, in the generation the cursor was made for.
     fn list_resources(&self, params: &Map<String, Value>) -> Answer {
         // The pages are shared with the generation's cache and written out as they are.

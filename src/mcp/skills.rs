@@ -1,4 +1,4 @@
-//! The MCP skills extension (`io.modelcontextprotocol/skills`, SPEC §8.5): `skills/list`
+//! The MCP skills extension (`io.modelcontextprotocol/skills`): `skills/list`
 //! (paged like `resources/list`), `skills/get` and `resources/directory/read`, answered from one
 //! index generation's skills. Reading a skill's file is `resources/read` through `resolve`.
 

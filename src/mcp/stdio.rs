@@ -1,6 +1,6 @@
 //! MCP over stdio: one JSON-RPC message per line in, one frame per line out. stdout carries
 //! protocol frames only; logs go to stderr. EOF on stdin, or a closed stdout, ends the session
-//! cleanly. The session's notifications (SPEC §8.4) are written by a thread of their own, on
+//! cleanly. The session's notifications are written by a thread of their own, on
 //! the same writer as the answers, whole lines only. So are the answers of its writes: a write
 //! may wait for another process's write lock, and the session keeps reading and answering
 //! (`ping`, reads, a `notifications/cancelled` that ends a queued write) meanwhile.
@@ -77,7 +77,7 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::
 }
 
 /// Serves one session on the process's stdin and stdout until EOF or a closed stdout.
-/// Answers and the session's notifications (SPEC §8.4) share one writer, a line at a time.
+/// Answers and the session's notifications share one writer, a line at a time.
 /// `after_first_answer` runs once the first message is answered (what a server starts that its
 /// first answer does not need: the layer's watcher), and so does the notifications' thread:
 /// nothing is owed before a first message asked for it, and a ring meanwhile is kept.

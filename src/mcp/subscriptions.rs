@@ -1,4 +1,4 @@
-//! MCP's side of a live layer (SPEC §8.4): `resources/subscribe` and `resources/unsubscribe` on
+//! MCP's side of a live layer: `resources/subscribe` and `resources/unsubscribe` on
 //! a legacy session, `subscriptions/listen` on the modern era, `notifications/cancelled` ending a
 //! listen, and the frames each note of a listener becomes. The fan-out itself is
 //! `crate::listeners`; the transports drain a session's listeners and write these frames.

@@ -30,7 +30,7 @@ pub use generated::{
 };
 pub use rt::Descriptor;
 
-/// The public surface of SPEC §17, as `build.rs` generated it: canonical pretty JSON.
+/// The public surface, as `build.rs` generated it: canonical pretty JSON.
 pub const SURFACE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/surface.json"));
 
 /// Every declared capability, sorted by id.

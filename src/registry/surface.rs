@@ -1,4 +1,4 @@
-//! The surface generator (SPEC §17): turns a validated registry, the CLI's fixed commands and the
+//! The surface generator: turns a validated registry, the CLI's fixed commands and the
 //! MCP protocol facts into one canonical JSON value — every tool, builtin resource and template,
 //! route, CLI command with its arguments, error code and MCP method per era — sorted at every
 //! level, so two builds of the same sources give the same bytes.
@@ -137,7 +137,7 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
         .map(|(code, status)| {
             let exit = EXIT_CODES.iter().find(|(c, _)| c == code).map(|(_, e)| *e);
             // A capability's failure is a tool result on MCP, except a bug, which is the
-            // JSON-RPC internal error (SPEC §6); the HTTP guards' words never reach MCP tools.
+            // JSON-RPC internal error; the HTTP guards' words never reach MCP tools.
             let on_mcp = match (exit, *code) {
                 (None, _) => Value::Null,
                 (Some(_), "internal") => json!("jsonrpc -32603"),

@@ -1,5 +1,5 @@
 //! Credential shapes, and the one redaction every error message, log line and HTTP error body
-//! passes through (SPEC §10). The first defence is not reading secrets at all; this is the
+//! passes through. The first defence is not reading secrets at all; this is the
 //! second line.
 
 use std::borrow::Cow;

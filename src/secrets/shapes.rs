@@ -78,7 +78,8 @@ const SECRET_NAMES: &[&str] = &[
     "credential",
 ];
 
-/// The one table (SPEC §10). Word boundaries are ASCII (`(?-u:\b)`).
+/// The one table of credential shapes: redaction, the writers' refusal and the content check
+/// all read it, so they never disagree. Word boundaries are ASCII (`(?-u:\b)`).
 pub(super) const SHAPES: &[Shape] = &[
     Shape {
         name: "a private key block",

@@ -20,7 +20,7 @@ fn origin_urls_lose_their_credentials() {
         ("git@github.com:o/r.git", "git@github.com:o/r.git"),
         ("https://github.com/o/r", "https://github.com/o/r"),
         ("/srv/repos/r.git", "/srv/repos/r.git"),
-        // See: issue 13, point 3 — the query, the fragment, a user that is a token.
+        // The query, the fragment, a user that is a token.
         (
             "https://host/o/r.git?private_token=glpat-abcdefghij0123456789",
             "https://host/o/r.git",

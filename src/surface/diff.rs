@@ -1,4 +1,4 @@
-//! The classification of SPEC §17: what changed between two surfaces, each change with its path
+//! The classification of surface changes: what changed between two surfaces, each change with its path
 //! in the surface and its class — major (removed, renamed, an input narrowed, an output widened
 //! or dropped, an effect made more dangerous), minor (added, an input widened), patch (text only).
 //! Knows the shape of the surface and of the schema subset; knows nothing of files or git.

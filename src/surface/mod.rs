@@ -1,4 +1,4 @@
-//! The public surface of SPEC §17 at run time: reading a surface file (bounded, of our format),
+//! The public surface at run time: reading a surface file (bounded, of our format),
 //! diffing two (`diff`), the version bump a diff needs and whether a version carries it, and
 //! reading `surface.json` at a git revision (`revision`). The surface itself is generated at
 //! build time (`registry::SURFACE_JSON`); nothing here knows a projection.
@@ -52,7 +52,7 @@ impl SurfaceError {
         }
     }
 
-    /// The CLI exit code (SPEC §13): what is missing is 12, what is malformed 10.
+    /// The CLI exit code: what is missing is 12, what is malformed 10.
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Unreadable { .. } | Self::NoRevision { .. } | Self::NoSurfaceAt { .. } => 12,

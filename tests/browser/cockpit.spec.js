@@ -1,4 +1,4 @@
-// The Cockpit in a real headless Chromium (SPEC §12, §14): every page reachable from /cockpit
+// The Cockpit in a real headless Chromium: every page reachable from /cockpit
 // answers 200 without a console error; no horizontal overflow at 390 and 1280 px in either theme;
 // axe-core finds no WCAG 2.1 AA violation; the runner answers, with and without JavaScript; the
 // MCP page's tool table is `tools/list`; an open page says so when the layer changes; the
@@ -448,7 +448,7 @@ async function screenshots(browser, base) {
 }
 
 /**
- * An open page hears that the layer changed (SPEC §8.4): over a fresh repository of its own (so
+ * An open page hears that the layer changed: over a fresh repository of its own (so
  * this checkout is never edited), a rule is edited while the objects page is open, and the page
  * shows the banner with a link that reloads it, still free of axe violations.
  */

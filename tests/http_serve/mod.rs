@@ -1,4 +1,4 @@
-//! `majordomus serve` (SPEC §11) on a real socket, one module per concern, and the example rule
+//! `majordomus serve` on a real socket, one module per concern, and the example rule
 //! of the fixture `majordomus init` writes. Every test starts its own server on `--port 0` over a
 //! throwaway repository.
 

@@ -1,4 +1,4 @@
-//! The layer index (SPEC §4, §4.1) through the library, one module per concern, and the fixture
+//! The layer index through the library, one module per concern, and the fixture
 //! they share: a throwaway repository with a manifest and one valid rule, and what a build said of
 //! one path. Every fixture is a throwaway directory written by the test itself.
 

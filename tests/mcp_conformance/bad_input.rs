@@ -1,4 +1,4 @@
-//! The bad-input rows of SPEC §6 and §9 not covered by `executor`, `mcp_stdio` or `writers`: an
+//! The bad-input cases of execution and the writers not covered by `executor`, `mcp_stdio` or `writers`: an
 //! internal failure's one message, writers given input of the wrong shape, transitions out of
 //! order, names with `..`, a note shadowing a builtin id and credentials in a note.
 
@@ -17,7 +17,7 @@ use super::untouched::listing;
 use super::{route_of, tool_of};
 use crate::serve_support::Served;
 
-/// The refusal code of an `isError` result, after checking its shape (SPEC §6).
+/// The refusal code of an `isError` result, after checking its shape.
 pub(super) fn refusal(result: &Value) -> (String, String) {
     assert_eq!(result["isError"], true, "expected a refusal: {result}");
     assert!(result.get("structuredContent").is_none(), "{result}");

@@ -1,4 +1,4 @@
-//! The conformance sweeps (SPEC §9, §10, §14) over every surface a client reaches — MCP over
+//! The conformance sweeps over every surface a client reaches — MCP over
 //! stdio, the HTTP routes, MCP over HTTP, the Cockpit and the CLI — one module per sweep, and what
 //! every sweep calls: the registry's read capabilities and their inputs.
 //!
@@ -10,19 +10,19 @@ use serde_json::{json, Value};
 
 use majordomus::registry::{self, rt::Descriptor, rt::Effect};
 
-/// The bad-input rows of SPEC §6 and §9 that `executor`, `mcp_stdio` and `writers` leave.
+/// The bad-input cases of execution and the writers that `executor`, `mcp_stdio` and `writers` leave.
 mod bad_input;
 /// `majordomus serve` on a real socket, spoken to over plain HTTP/1.1, and MCP at `/mcp`.
 mod http_client;
-/// The path sweep (SPEC §4, §7, §9): nothing outside the repository is ever read.
+/// The path sweep: nothing outside the repository is ever read.
 mod paths;
 /// `recover.orphans` never follows or unlinks a symlink, nor works on a linked layer.
 mod recover;
-/// The secret sweep (SPEC §10): planted credentials never reach an answer, stdout or stderr.
+/// The secret sweep: planted credentials never reach an answer, stdout or stderr.
 mod secrets;
 /// One whole session of reads on each surface: HTTP and the Cockpit, stdio, the CLI.
 mod surfaces;
-/// Reads mutate nothing (SPEC §9): the tree, the index, every size and mtime stay.
+/// Reads mutate nothing: the tree, the index, every size and mtime stay.
 mod untouched;
 
 /// The tool a capability projects, by id.
@@ -85,7 +85,7 @@ fn base_input(d: &Descriptor) -> Value {
         .unwrap_or_else(|| json!({}))
 }
 
-/// A query string carrying `input` the way SPEC §11 binds a GET: one parameter per property,
+/// A query string carrying `input` the way the HTTP projection binds a GET: one parameter per property,
 /// arrays as repeated parameters.
 fn query_of(input: &Value) -> String {
     let mut pairs: Vec<(String, String)> = Vec::new();

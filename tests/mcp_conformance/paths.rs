@@ -1,4 +1,4 @@
-//! The path sweep (SPEC §4, §7, §9): `../` chains, absolute paths, `file://` URIs,
+//! The path sweep: `../` chains, absolute paths, `file://` URIs,
 //! percent-encodings and committed symlinks out of the repository never reach a file outside it,
 //! over stdio or HTTP, while a control rule inside it is still read.
 

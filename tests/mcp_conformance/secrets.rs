@@ -1,4 +1,4 @@
-//! The secret sweep (SPEC §10): credentials planted in the server's environment, the origin
+//! The secret sweep: credentials planted in the server's environment, the origin
 //! remote's URL, git config and untracked files never reach an answer, stdout or stderr, over
 //! stdio, HTTP or the CLI.
 
@@ -41,7 +41,7 @@ pub(super) fn assert_no_secret(surface: &str, text: &str) {
     }
 }
 
-/// Environment variables of the server process: every credential shape SPEC §10 names, each
+/// Environment variables of the server process: every credential shape of the shapes table, each
 /// holding the marker where its shape allows, and one variable with no recognisable shape at all
 /// (redaction cannot catch it; only not reading it can).
 pub(super) fn planted_environment() -> Vec<(&'static str, String)> {
@@ -71,7 +71,7 @@ pub(super) fn planted_environment() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A committed fixture with credentials planted everywhere SPEC §10 names except the
+/// A committed fixture with credentials planted everywhere one may hide except the
 /// environment: the origin remote's URL, another remote, a git config header, an ignored `.env`,
 /// an untracked file no source claims, an untracked client configuration, and checkout-local
 /// state under `.ai/local/`.

@@ -1,4 +1,4 @@
-//! Reads mutate nothing (SPEC §9): a whole session of reads on every surface leaves the working
+//! Reads mutate nothing: a whole session of reads on every surface leaves the working
 //! tree, the index and every file's size and mtime as they were.
 
 use std::collections::BTreeMap;

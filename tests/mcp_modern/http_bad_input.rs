@@ -86,7 +86,7 @@ fn an_unspoken_version_over_http_is_400_with_32022_and_the_versions() {
 
 #[test]
 fn a_bad_version_header_on_a_legacy_session_echoes_the_request_id() {
-    // See: issue 15, point 2 (it was answered with `"id": null`).
+    // It was once answered with `"id": null`, which no client can match to its request.
     let served = Served::start(fixture_repo().path());
     let (session, _) = served.mcp_initialize("legacy");
     let reply = served.mcp_with(

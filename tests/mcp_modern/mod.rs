@@ -1,4 +1,4 @@
-//! MCP's modern era (2026-07-28, SPEC §8.3) beside the legacy one, through the real binary, over
+//! MCP's modern era (2026-07-28) beside the legacy one, through the real binary, over
 //! stdio (`majordomus mcp`) and Streamable HTTP (`majordomus serve`, `/mcp`), one module per
 //! concern, and what they share: the modern `_meta`, a check of what every modern result carries,
 //! a walk of `resources/list` by cursor, and the check of one refusal over stdio. Each bad-input row of the issue is answered with the

@@ -44,7 +44,7 @@ fn resources_list_pages_by_500_on_both_eras_and_the_walk_lists_everything_once()
         .as_u64()
         .expect("a total") as usize;
     assert!(objects >= 1100, "{objects}");
-    // Every file of a skill is a resource too (SPEC §8.5): the scaffold's skill has one.
+    // Every file of a skill is a resource too: the scaffold's skill has one.
     let skill_files = server.result("skills/list", json!({}))["skills"]
         .as_array()
         .expect("skills")

@@ -57,7 +57,7 @@ fn every_modern_result_carries_its_type_the_server_and_hints_derived_from_the_de
             // A skill's file carries the extension's keys, the same on the listing and the read.
             assert_eq!(entry["_meta"], read["contents"][0]["_meta"], "{uri}");
         } else {
-            // Lean listing, whole provenance on the read (SPEC §8.1).
+            // Lean listing, whole provenance on the read.
             let path = &entry["_meta"]["majordomus"]["path"];
             assert!(path.is_string(), "{entry}");
             let provenance = &read["contents"][0]["_meta"]["majordomus"]["provenance"];

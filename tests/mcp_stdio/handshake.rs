@@ -17,7 +17,7 @@ fn initialize_echoes_every_version_it_speaks() {
     assert_eq!(
         VERSIONS,
         ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-        "SPEC §8.1: the versions spoken, newest first"
+        "the versions spoken, newest first"
     );
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
@@ -61,7 +61,7 @@ fn initialize_offers_tools_and_resources_and_no_prompts() {
     assert_eq!(
         capabilities["extensions"]["io.modelcontextprotocol/skills"],
         json!({ "directoryRead": true }),
-        "the skills extension (SPEC §8.5): {result}"
+        "the skills extension: {result}"
     );
     assert!(
         capabilities.get("prompts").is_none(),

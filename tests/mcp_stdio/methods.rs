@@ -41,7 +41,10 @@ fn every_served_method_answers_with_a_result() {
         "resources/read",
         "resources/templates/list",
     ] {
-        assert!(METHODS.contains(&method), "SPEC §8.1 serves `{method}`");
+        assert!(
+            METHODS.contains(&method),
+            "the protocol list serves `{method}`"
+        );
     }
     assert!(METHODS.len() >= 7, "only {} methods", METHODS.len());
     let fixture = Fixture::new();

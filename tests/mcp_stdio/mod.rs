@@ -1,4 +1,4 @@
-//! MCP over stdio (SPEC §8) through the real binary and real pipes, one module per concern, and
+//! MCP over stdio through the real binary and real pipes, one module per concern, and
 //! the helpers they share: a capability's tool, its sweep inputs, the read tools and a call of each.
 //! Every sweep is driven by the registry or the protocol constants, with a minimum count so an
 //! empty sweep cannot pass.

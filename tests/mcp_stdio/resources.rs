@@ -19,7 +19,10 @@ fn resources_list_puts_the_builtin_resources_first_then_every_object_in_id_order
         .filter_map(|d| d.resource.map(|r| r.uri))
         .collect();
     for uri in ["majordomus://mcp", "majordomus://repository"] {
-        assert!(builtin.contains(&uri), "SPEC §5 exposes {uri}");
+        assert!(
+            builtin.contains(&uri),
+            "the builtin catalogue exposes {uri}"
+        );
     }
     let resources = server.result("resources/list", json!({}))["resources"]
         .as_array()
@@ -57,7 +60,7 @@ fn resources_list_puts_the_builtin_resources_first_then_every_object_in_id_order
         assert_eq!(o["uri"], format!("majordomus://{kind}/{identity}"), "{o}");
         assert_eq!(meta(o, "id"), format!("{kind}.{identity}"), "{o}");
         assert!(o["mimeType"].is_string(), "{o}");
-        // Lean (SPEC §8.1): the path and the size; the whole provenance is on the read.
+        // Lean: the path and the size; the whole provenance is on the read.
         assert!(o["_meta"]["majordomus"]["path"].is_string(), "{o}");
         assert!(o["size"].is_u64(), "{o}");
         assert!(o["_meta"]["majordomus"].get("provenance").is_none(), "{o}");

@@ -66,7 +66,7 @@ fn malformed_tool_calls_are_invalid_params() {
     }
 }
 
-/// Asserts the failure shape of SPEC §6: a result with `isError`, the code word first in the
+/// Asserts the failure shape every capability error takes over MCP: a result with `isError`, the code word first in the
 /// text and in `_meta`, and no `structuredContent`.
 fn assert_failed_with(result: &Value, code: &str) -> String {
     assert_eq!(result["isError"], true, "{result}");

@@ -1,6 +1,6 @@
-//! Every refusal of SPEC §3.2, proven on small YAML inputs built inside each test: a valid
+//! Every refusal `build.rs` makes of a registry file, proven on small YAML inputs built inside each test: a valid
 //! baseline capability, one mutation, and the exact file, field and message of the refusal. Also
-//! the pairing of declarations with handlers, the effect → hints table of SPEC §3.4, the value
+//! the pairing of declarations with handlers, the effect → hints table, the value
 //! validator, and the repository's own registry.
 
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ fn path(namespace: &str, name: &str) -> String {
     format!("registry/{namespace}/{name}.yaml")
 }
 
-/// A valid query `<namespace>.<name>` using every key of SPEC §3.1: tool `majordomus_<name>`,
+/// A valid query `<namespace>.<name>` using every key a capability file may have: tool `majordomus_<name>`,
 /// route `GET /api/v1/<namespace>/<name>`, CLI words `<namespace> <name>`, one required input.
 fn query_at(namespace: &str, name: &str) -> Value {
     json!({

@@ -1,5 +1,5 @@
 //! A registry as a whole: every violation of every file in one run, declarations paired
-//! with handlers, the effect → hints table of SPEC §3.4, and the repository's own registry.
+//! with handlers, the effect → hints table, and the repository's own registry.
 
 use super::*;
 
@@ -182,7 +182,7 @@ fn a_handler_with_the_wrong_number_of_parameters_is_refused_naming_both_files() 
 }
 
 // ---------------------------------------------------------------------------------------------
-// SPEC §3.4: the effect decides the hints
+// The effect decides the hints: a projection derives them, no file declares them
 
 #[test]
 fn each_effect_derives_the_hints_of_spec_3_4() {

@@ -1,4 +1,4 @@
-//! The checks a modern POST must pass before the dispatcher sees it (SPEC §8.3), read from the
+//! The checks a modern POST must pass before the dispatcher sees it, read from the
 //! request's [`Parts`]: the body's `_meta`, the version header against it and the version, the
 //! method header and the method, the name header with its Base64 sentinel. Each refusal answers
 //! the request's id: -32602, -32022, -32020 (400), or 404 with -32601.

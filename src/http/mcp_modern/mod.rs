@@ -1,4 +1,4 @@
-//! MCP's modern era over Streamable HTTP at `/mcp` (SPEC §8.3): a stateless POST whose body's
+//! MCP's modern era over Streamable HTTP at `/mcp`: a stateless POST whose body's
 //! `params._meta` names a modern version, or whose `MCP-Protocol-Version` header does. Before
 //! the dispatcher sees it, the request headers must agree with the body (`MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name` with its Base64 sentinel; -32020 otherwise), the version must be
@@ -156,7 +156,7 @@ pub async fn offload(state: AppState, body: axum::body::Bytes, writer: bool) -> 
     let work = move || {
         let mut session = modern_session();
         let frame = server.respond(&mut session, &body);
-        // A listen that opened is answered with its stream (SPEC §8.4).
+        // A listen that opened is answered with its stream.
         if let Some(listener) = session.live.take_listens().pop() {
             return super::events::listen(&ctx, listener);
         }

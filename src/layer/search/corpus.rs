@@ -5,7 +5,7 @@
 use crate::layer::object::Object;
 
 /// The kind a skill's file is searched as; a search of the `skill` kind finds them too, since
-/// every file of a skill belongs to it (SPEC §8.5).
+/// every file of a skill belongs to it.
 pub const SKILL_FILE_KIND: &str = "skill_file";
 
 /// The objects a search ranks, by position.

@@ -48,7 +48,7 @@ impl Field {
     }
 
     /// What one occurrence weighs: identity and title above description, tags and statement,
-    /// above body (SPEC §16).
+    /// above body.
     pub fn weight(self) -> f64 {
         match self {
             Field::Identity | Field::Title => 4.0,

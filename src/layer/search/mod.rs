@@ -1,4 +1,4 @@
-//! Search over one index generation (SPEC §16): a query becomes terms and quoted phrases
+//! Search over one index generation: a query becomes terms and quoted phrases
 //! (`terms`), each object's fields are weighed by BM25F (`fields`: identity and title above
 //! description, tags and statement, above body), and each hit gets the sentence where its
 //! strongest terms meet (`snippet`).

@@ -1,5 +1,5 @@
 //! One capability file, `registry/<namespace>/<name>.yaml`: its model and the parser that refuses
-//! every per-file rule of SPEC §3.2 (keys, words, id, exposures, input and output roots, examples,
+//! every per-file rule a capability breaks (keys, words, id, exposures, input and output roots, examples,
 //! cache, tags). Compiled only by `build.rs` and the test crate.
 
 use serde_json::{Map, Value};

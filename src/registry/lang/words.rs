@@ -1,11 +1,11 @@
 //! The words of the declaration language: `kind`, `effect`, `determinism`, the HTTP method, the
-//! hints an effect implies (SPEC §3.4) and the error code words every surface answers with.
+//! hints an effect implies and the error code words every surface answers with.
 //! Compiled by the crate and by `build.rs`; knows nothing of YAML, schemas or any surface.
 
 use std::fmt;
 
 /// Every error code word a surface can answer with, and its HTTP status. The first five,
-/// `busy` and `unavailable` are `CapabilityError`'s (SPEC §6); the rest belong to the HTTP
+/// `busy` and `unavailable` are `CapabilityError`'s; the rest belong to the HTTP
 /// projection's own guards.
 pub const ERROR_CODES: &[(&str, u16)] = &[
     ("invalid_input", 400),
@@ -20,7 +20,7 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("unavailable", 503),
 ];
 
-/// The CLI exit code of each code word a capability can fail with (SPEC §13). The HTTP guards'
+/// The CLI exit code of each code word a capability can fail with. The HTTP guards'
 /// own words are not here: no command answers with them.
 pub const EXIT_CODES: &[(&str, u8)] = &[
     ("invalid_input", 10),
@@ -72,11 +72,11 @@ word_enum!(
     Kind { Query = "query", Command = "command" }
 );
 word_enum!(
-    /// What running a capability changes (SPEC §3.4).
+    /// What running a capability changes.
     Effect { Read = "read", ProcessState = "process_state", RepositoryMutation = "repository_mutation" }
 );
 word_enum!(
-    /// What a capability's answer depends on besides its input (SPEC §3.4).
+    /// What a capability's answer depends on besides its input.
     Determinism { Repository = "repository", Process = "process", Environment = "environment" }
 );
 word_enum!(
@@ -94,7 +94,7 @@ pub struct Hints {
 }
 
 impl Effect {
-    /// The classification of SPEC §3.4. Conservative in the direction a caller survives: no
+    /// The hints an effect implies. Conservative in the direction a caller survives: no
     /// handler has declared that a repeat is a no-op, so only reads are idempotent; no handler
     /// reaches beyond the machine, so nothing is open-world.
     pub fn hints(self) -> Hints {
