@@ -274,7 +274,10 @@ fn the_manifest_chooses_the_toolsets_and_the_flag_overrides_it() {
         .filter(|d| d.id.starts_with("plan."))
         .map(|d| tool_of(d.id).to_string())
         .collect();
-    assert!(plan.len() >= 2, "the plan namespace has its reader and writer");
+    assert!(
+        plan.len() >= 2,
+        "the plan namespace has its reader and writer"
+    );
     assert_eq!(listed, plan);
     let mut flagged = McpServer::start_with(fixture.root(), &["--toolsets", "all"], &[]);
     flagged.initialize();

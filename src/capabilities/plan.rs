@@ -847,7 +847,6 @@ fn reconcile_ledger(index: &crate::layer::Index, now: (&str, &str)) {
     }
 }
 
-
 fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())
         .map_err(super::place_error)
