@@ -428,6 +428,26 @@ mod credentials {
                 )
                 .to_string(),
         );
+        // The Cockpit and the HTTP API, and a build logged at trace.
+        let web = crate::serve_support::Served::start(fixture.root());
+        for target in [
+            "/cockpit",
+            "/cockpit/objects",
+            "/cockpit/search?q=hostile",
+            "/api/v1/objects",
+            "/api/v1/repository",
+        ] {
+            let reply = web.get(target);
+            assert_eq!(reply.status, 200, "{target}");
+            served.push_str(&reply.text());
+        }
+        let traced = crate::support::bin()
+            .current_dir(fixture.root())
+            .env("MAJORDOMUS_LOG", "trace")
+            .args(["objects", "list"])
+            .output()
+            .expect("the binary runs");
+        served.push_str(&stderr(&traced));
         assert!(!served.contains(&token), "the token was served");
         assert!(
             !served.contains("hostile0name"),
