@@ -314,6 +314,29 @@ fn a_credential_in_what_goes_on_the_peer_board_is_refused_and_never_echoed() {
 }
 
 #[test]
+fn a_note_whose_id_is_a_credential_is_refused_and_never_written() {
+    let fixture = Fixture::new();
+    let before = files(&fixture);
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    // Spelled in pieces, so this file holds none whole.
+    let id = ["gl", "pat-", "abcdefghij0123456789"].concat();
+    let refused = server.call(
+        "majordomus_knowledge_record",
+        json!({ "id": id, "title": "A note", "body": "Harmless." }),
+    );
+    assert_eq!(error_code(&refused), "refused");
+    assert!(text(&refused).contains("`id`"), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("GitLab token"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!refused.to_string().contains(&id), "{refused}");
+    assert_eq!(files(&fixture), before, "nothing was written");
+}
+
+#[test]
 fn ids_that_could_leave_the_directory_are_invalid_input() {
     let fixture = Fixture::new();
     let before = files(&fixture);
