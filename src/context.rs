@@ -123,8 +123,10 @@ impl Peers {
             Peer {
                 id,
                 transport,
-                client_name: client_name.to_string(),
-                client_version: client_version.to_string(),
+                // Shown on the board to every agent on the repository: a credential a client
+                // put in its name goes no further than here.
+                client_name: crate::secrets::redact(client_name).into_owned(),
+                client_version: crate::secrets::redact(client_version).into_owned(),
                 protocol_version: protocol_version.to_string(),
                 attached_at: previous.as_ref().map_or(attached_at, |p| p.attached_at),
                 intent: previous.as_ref().and_then(|p| p.intent.clone()),

@@ -393,6 +393,98 @@ mod credentials {
         assert_eq!(report["counts"]["document"], 1, "{}", report["counts"]);
     }
 
+    /// A GitHub token spelled in pieces, so this file holds none whole.
+    fn name_token() -> String {
+        ["gh", "p_", "hostile0name0token0abcdefghij"].concat()
+    }
+
+    #[test]
+    fn a_file_whose_name_holds_a_token_is_excluded_naming_the_shape_never_the_name() {
+        let token = name_token();
+        let fixture = Fixture::with_objects();
+        fixture.write(
+            &format!("docs/{token}.md"),
+            "# Hostile name\n\nhostile corpus, harmless text\n",
+        );
+        fixture.commit("a note whose name is a token");
+        let report = info(&fixture);
+        let found = diagnostics_of(&report, "docs/[redacted].md");
+        assert_eq!(found.len(), 1, "{}", report["diagnostics"]);
+        assert_eq!(found[0].0, "contains_credential");
+        assert!(found[0].1.contains("a GitHub token"), "{}", found[0].1);
+        let mut served = everything_served(&fixture);
+        let mut server = McpServer::start(fixture.root());
+        server.initialize();
+        served.push_str(
+            &server
+                .result("resources/list", serde_json::json!({}))
+                .to_string(),
+        );
+        served.push_str(
+            &server
+                .call(
+                    "majordomus_search",
+                    serde_json::json!({ "query": "hostile" }),
+                )
+                .to_string(),
+        );
+        // The Cockpit and the HTTP API, and a build logged at trace.
+        let web = crate::serve_support::Served::start(fixture.root());
+        for target in [
+            "/cockpit",
+            "/cockpit/objects",
+            "/cockpit/search?q=hostile",
+            "/api/v1/objects",
+            "/api/v1/repository",
+        ] {
+            let reply = web.get(target);
+            assert_eq!(reply.status, 200, "{target}");
+            served.push_str(&reply.text());
+        }
+        let traced = crate::support::bin()
+            .current_dir(fixture.root())
+            .env("MAJORDOMUS_LOG", "trace")
+            .args(["objects", "list"])
+            .output()
+            .expect("the binary runs");
+        served.push_str(&stderr(&traced));
+        assert!(!served.contains(&token), "the token was served");
+        assert!(
+            !served.contains("hostile0name"),
+            "part of the token was served"
+        );
+        // The rest of the layer is served.
+        assert!(
+            report["counts"]["rule"].as_i64() >= Some(1),
+            "{}",
+            report["counts"]
+        );
+    }
+
+    #[test]
+    fn a_skill_file_whose_name_holds_a_token_refuses_the_skill_never_naming_it() {
+        let token = name_token();
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/skills/deploy/SKILL.md",
+            "---\nname: deploy\ndescription: Deploys.\n---\n\n# Deploy\n",
+        );
+        fixture.write(&format!(".ai/repo/skills/deploy/{token}.txt"), "harmless\n");
+        fixture.commit("a skill with a file named as a token");
+        let report = info(&fixture);
+        let found = diagnostics_of(&report, ".ai/repo/skills/deploy/SKILL.md");
+        assert_eq!(found.len(), 1, "{}", report["diagnostics"]);
+        assert_eq!(found[0].0, "contains_credential");
+        assert!(found[0].1.contains("a GitHub token"), "{}", found[0].1);
+        let mut server = McpServer::start(fixture.root());
+        server.initialize();
+        let listed = server
+            .result("resources/list", serde_json::json!({}))
+            .to_string();
+        assert!(!listed.contains(&token), "{listed}");
+        assert!(!report.to_string().contains(&token));
+    }
+
     #[test]
     fn an_env_file_a_source_claims_is_excluded_with_its_keys_unread() {
         let fixture = Fixture::new();

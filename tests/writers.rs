@@ -244,6 +244,98 @@ fn a_credential_in_a_note_is_refused_by_shape_and_never_echoed() {
         .exists());
 }
 
+/// What a client puts on the peer board is shown to every agent on the repository: an intent,
+/// a path, a glob, a reason or an issue holding a credential is refused naming the field and the
+/// shape, and the board never holds it.
+#[test]
+fn a_credential_in_what_goes_on_the_peer_board_is_refused_and_never_echoed() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    // Spelled in pieces, so this file holds none whole.
+    let hf = ["h", "f_", "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"].concat();
+    let webhook = [
+        "https://hooks.",
+        "slack.com/services/T01ABCDEF/B02GHIJKL/",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+    ]
+    .concat();
+    let cases = [
+        (
+            "majordomus_announce",
+            json!({ "intent": format!("deploy with {hf}") }),
+            "`intent`",
+            "Hugging Face",
+        ),
+        (
+            "majordomus_announce",
+            json!({ "intent": "deploy", "paths": ["src", format!("notify/{webhook}")] }),
+            "`paths[1]`",
+            "Slack webhook",
+        ),
+        (
+            "majordomus_claim",
+            json!({ "globs": ["src/**"], "reason": format!("using {hf}") }),
+            "`reason`",
+            "Hugging Face",
+        ),
+        (
+            "majordomus_claim",
+            json!({ "globs": ["src/**"], "issue": webhook.clone() }),
+            "`issue`",
+            "Slack webhook",
+        ),
+        (
+            "majordomus_claim",
+            json!({ "globs": [format!("{hf}/**")] }),
+            "`globs[0]`",
+            "Hugging Face",
+        ),
+    ];
+    for (tool, arguments, field, shape) in cases {
+        let refused = server.call(tool, arguments.clone());
+        assert_eq!(error_code(&refused), "refused", "{tool} {arguments}");
+        assert!(text(&refused).contains(field), "{}", text(&refused));
+        assert!(text(&refused).contains(shape), "{}", text(&refused));
+        assert!(
+            !refused.to_string().contains("aBcDeFgHiJkLmNoPqRsTuVwX"),
+            "{refused}"
+        );
+    }
+    let board = server.call_ok("majordomus_peers", json!({})).to_string();
+    assert!(!board.contains("aBcDeFgHiJkLmNoPqRsTuVwX"), "{board}");
+    // What is no credential still goes on the board.
+    server.call_ok(
+        "majordomus_announce",
+        json!({ "intent": "deploy the hf_hub cache" }),
+    );
+    let board = server.call_ok("majordomus_peers", json!({})).to_string();
+    assert!(board.contains("deploy the hf_hub cache"), "{board}");
+}
+
+#[test]
+fn a_note_whose_id_is_a_credential_is_refused_and_never_written() {
+    let fixture = Fixture::new();
+    let before = files(&fixture);
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    // Spelled in pieces, so this file holds none whole.
+    let id = ["gl", "pat-", "abcdefghij0123456789"].concat();
+    let refused = server.call(
+        "majordomus_knowledge_record",
+        json!({ "id": id, "title": "A note", "body": "Harmless." }),
+    );
+    assert_eq!(error_code(&refused), "refused");
+    assert!(text(&refused).contains("`id`"), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("GitLab token"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!refused.to_string().contains(&id), "{refused}");
+    assert_eq!(files(&fixture), before, "nothing was written");
+}
+
 #[test]
 fn ids_that_could_leave_the_directory_are_invalid_input() {
     let fixture = Fixture::new();

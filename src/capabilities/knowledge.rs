@@ -12,7 +12,12 @@ use crate::write::{place_in_layer, write_atomic, Existing};
 const CURATED_DIR: &str = ".ai/repo/knowledge/curated";
 
 pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, CapabilityError> {
-    for (field, text) in [("title", &input.title), ("body", &input.body)] {
+    // The id names the file, and a name is served wherever its file is.
+    for (field, text) in [
+        ("id", &input.id),
+        ("title", &input.title),
+        ("body", &input.body),
+    ] {
         if let Some(shape) = crate::secrets::find_shape(text) {
             return Err(CapabilityError::refused(format!(
                 "`{field}` contains {shape}; knowledge is committed and shared, so it may not carry credentials"

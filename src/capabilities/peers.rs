@@ -96,6 +96,22 @@ fn shown(text: &str) -> String {
     s
 }
 
+/// Refuses a client's text that holds a credential shape, naming the field and the shape, never
+/// the text: what goes on the board is shown to every agent on the repository, in any process.
+fn refuse_credential(field: &str, text: &str) -> Result<(), CapabilityError> {
+    match crate::secrets::find_shape(text) {
+        Some(shape) => Err(CapabilityError::refused(format!(
+            "`{field}` contains {shape}; what goes on the peer board is shown to every agent on the repository, so it may not carry credentials"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// [`refuse_credential`] over each text of a list field.
+fn refuse_credentials(field: &str, texts: &[String]) -> Result<(), CapabilityError> {
+    (texts.iter().enumerate()).try_for_each(|(i, t)| refuse_credential(&format!("{field}[{i}]"), t))
+}
+
 /// Refuses what a repository-relative path cannot be: absolute, leaving the repository, or
 /// holding control characters.
 fn check_paths(paths: &[String]) -> Result<(), CapabilityError> {
@@ -139,6 +155,8 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
         ));
     };
     let paths = input.paths.unwrap_or_default();
+    refuse_credential("intent", &input.intent)?;
+    refuse_credentials("paths", &paths)?;
     check_paths(&paths)?;
     ctx.peers()
         .announce(id, &input.intent, &paths)
@@ -230,6 +248,11 @@ fn claim_error(e: board::claims::ClaimError) -> CapabilityError {
 }
 
 pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+    refuse_credentials("globs", &input.globs)?;
+    for (field, text) in [("reason", &input.reason), ("issue", &input.issue)] {
+        text.as_deref()
+            .map_or(Ok(()), |t| refuse_credential(field, t))?;
+    }
     let board = shared_board(ctx)?;
     let request = board::claims::Request {
         session: ctx.caller().unwrap_or(0),

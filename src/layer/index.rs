@@ -409,6 +409,14 @@ pub(crate) fn build_from(
         super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
     diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
+    // A diagnostic is served whole, its path too: a name holding a credential is said redacted
+    // here, once, whichever check named it.
+    for d in &mut diagnostics {
+        redact_in_place(&mut d.message);
+        if let Some(path) = &mut d.path {
+            redact_in_place(path);
+        }
+    }
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
     tracing::debug!(
@@ -445,4 +453,11 @@ pub(crate) fn build_from(
         skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
+}
+
+/// `text` with every credential shape in it replaced, left as it is (no copy) when it holds none.
+fn redact_in_place(text: &mut String) {
+    if let std::borrow::Cow::Owned(redacted) = crate::secrets::redact(text) {
+        *text = redacted;
+    }
 }

@@ -214,6 +214,20 @@ fn credential_in(text: &str) -> Option<crate::secrets::Found> {
     crate::secrets::find(text)
 }
 
+/// The refusal of a file whose repository-relative path holds a credential shape: a name is
+/// served wherever its file is (a URI, a listing, provenance), so such a file is never served,
+/// and the refusal names it with the credential replaced, never as it is.
+pub(crate) fn credential_in_name(path: &str) -> Option<Diagnostic> {
+    let shape = crate::secrets::find_shape(path)?;
+    Some(Diagnostic::error(
+        codes::CONTAINS_CREDENTIAL,
+        crate::secrets::redact(path).into_owned(),
+        format!(
+            "its name holds what looks like {shape}; a file whose name holds a credential is never served (rename the file, or keep it out of the sources)"
+        ),
+    ))
+}
+
 /// Builds the content check's searcher now: the index does while git lists the files, so the
 /// first object read does not wait for it.
 pub(crate) fn prepare_content_check() {

@@ -366,6 +366,14 @@ fn read_skill_files(
         ));
     }
     let paths = under(&listed.paths, &prefix);
+    // A skill file's name is served in its URI: one holding a credential refuses the skill, as
+    // a name that is not UTF-8 does, and the refusal says which shape, not which file.
+    if let Some(shape) = paths.iter().find_map(|p| crate::secrets::find_shape(p)) {
+        return Err((
+            codes::CONTAINS_CREDENTIAL,
+            format!("a file of the skill `{name}` has what looks like {shape} in its name, so the skill is refused; rename the file"),
+        ));
+    }
     if paths.len() > MAX_SKILL_FILES {
         return Err((
             codes::SKILL_TOO_LARGE,

@@ -31,7 +31,7 @@ pub struct Found {
 /// are) is answered by the one pass; otherwise each line holding a cue is matched alone, and only
 /// against the patterns it is cued for, the lines in order. That finds what a search of the whole
 /// text finds: every match holds a cue on the line it starts on; no pattern crosses a line end
-/// except the private key block's, which also matches a block cut short by the end of the text;
+/// except the private key blocks', which also match a block cut short by the end of the text;
 /// and a line's end reads as the text's end does to `\b` and `(?m)^`.
 pub fn find(text: &str) -> Option<Found> {
     let compiled = compiled();

@@ -90,6 +90,16 @@ pub(super) const SHAPES: &[Shape] = &[
         word_start: false,
         then: Then::Anything,
     },
+    // `\x20` is the space, so this table is not itself a key block.
+    Shape {
+        name: "a PGP private key block",
+        pattern: r"-----BEGIN PGP PRIVATE\x20KEY BLOCK-----(?s:.*?)(?:-----END PGP PRIVATE\x20KEY BLOCK-----|\z)",
+        needs_digit: false,
+        named: Named::No,
+        anchors: &["PRIVATE KEY BLOCK-----"],
+        word_start: false,
+        then: Then::Anything,
+    },
     shape(
         "a GitHub token",
         &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
@@ -148,6 +158,46 @@ pub(super) const SHAPES: &[Shape] = &[
         "a JSON web token",
         &["eyJ"],
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    shape(
+        "a SendGrid API key (SG.…)",
+        &["SG."],
+        r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+    ),
+    // Every PyPI token is a macaroon, whose encoding begins `Ag`.
+    shape(
+        "a PyPI token (pypi-…)",
+        &["pypi-Ag"],
+        r"(?-u:\b)pypi-Ag[A-Za-z0-9_\-]{50,}",
+    ),
+    shape(
+        "a Hugging Face token (hf_…)",
+        &["hf_"],
+        r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)",
+    ),
+    Shape {
+        needs_digit: true,
+        ..shape(
+            "a Twilio key or account id",
+            &["SK", "AC"],
+            r"(?-u:\b)(?:SK|AC)[0-9a-f]{32}(?-u:\b)",
+        )
+    },
+    shape(
+        "a Slack webhook URL",
+        &["hooks.slack.com/services/"],
+        r"(?-u:\b)hooks\.slack\.com/services/T[A-Za-z0-9]{6,}/B[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,}",
+    ),
+    shape(
+        "an Azure account key (AccountKey=…)",
+        &["AccountKey=", "SharedAccessKey="],
+        r"(?-u:\b)(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}={0,2}",
+    ),
+    // The header's name is the anchor: "basic" alone is prose.
+    shape(
+        "a basic authorization header",
+        &["authorization"],
+        r#"(?i)(?-u:\b)authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+[A-Za-z0-9+/]{8,}={0,2}"#,
     ),
     Shape {
         name: "a bearer token",

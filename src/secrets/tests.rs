@@ -53,6 +53,13 @@ const CAUGHT_AND_MISSED: &[(&str, &str, &str)] = &[
         "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
         "-----BEGIN PUBLIC KEY-----",
     ),
+    // The shapes added since the table's first version are spelled in pieces, so this file
+    // holds none of them whole.
+    (
+        "a PGP private key block",
+        concat!("-----BEGIN PGP PRIVATE", " KEY BLOCK-----\nlQOYBGX\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----"),
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----",
+    ),
     (
         "a GitHub token",
         "ghp_abcdefghijklmnopqrstuvwxyz0123",
@@ -107,6 +114,46 @@ const CAUGHT_AND_MISSED: &[(&str, &str, &str)] = &[
         "a JSON web token",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         "eyJhbGciOiJIUzI1NiJ9 is a header only",
+    ),
+    (
+        "a SendGrid API key (SG.…)",
+        concat!("SG", ".aB3dE5gH7jK9mN1pQ3sT5v.", "wX7yZ9aB1cD3eF5gH7iJ9kL1mN3oP5qR7sT9uV1wX3y"),
+        "SG.short.key and SSG.x",
+    ),
+    (
+        "a PyPI token (pypi-…)",
+        concat!("pypi", "-AgEIcHlwaS5vcmcCJDk2ZDFjYTQ0LTg2ZmItNDVlNy1hMzBhLTcyZGE0ZjBkNmVmMQ"),
+        "pip install pypi-simple and pypi-AgShort",
+    ),
+    (
+        "a Hugging Face token (hf_…)",
+        concat!("hf", "_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"),
+        "hf_hub_download and hf_token_from_the_environment_variable",
+    ),
+    (
+        "a Twilio key or account id",
+        concat!("S", "K0123456789abcdef0123456789abcdef"),
+        "ACME and SKU 1234 and ACabcdefabcdefabcdefabcdefabcdefab",
+    ),
+    (
+        "a Twilio key or account id",
+        concat!("A", "C9f8e7d6c5b4a39f8e7d6c5b4a39f8e7d"),
+        "an AC adapter",
+    ),
+    (
+        "a Slack webhook URL",
+        concat!("https://hooks.slack", ".com/services/T01ABCDEF/B02GHIJKL/", "aBcDeFgHiJkLmNoPqRsTuVwX"),
+        "post to https://hooks.slack.com/services/ (your webhook)",
+    ),
+    (
+        "an Azure account key (AccountKey=…)",
+        concat!("DefaultEndpointsProtocol=https;AccountName=x;Account", "Key=Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG8="),
+        "AccountKey=<your storage key>",
+    ),
+    (
+        "a basic authorization header",
+        concat!("curl -H \"Authorization", ": Basic dXNlcjpwYXNzd29yZA==\" https://host/"),
+        "the Authorization header uses Basic authentication",
     ),
     (
         "a bearer token",

@@ -11,7 +11,7 @@ use crate::support::Fixture;
 use majordomus::mcp::protocol;
 use majordomus::registry;
 
-use super::secrets::{assert_no_secret, planted_environment};
+use super::secrets::{added_shapes, assert_no_secret, planted_environment};
 use super::surfaces::Recorded;
 use super::untouched::listing;
 use super::{route_of, tool_of};
@@ -328,6 +328,33 @@ fn every_credential_shape_in_a_note_is_refused_by_name_and_never_echoed() {
                 &result.to_string(),
             );
         }
+    }
+    assert!(!fixture
+        .root()
+        .join(".ai/repo/knowledge/curated/leak.md")
+        .exists());
+}
+
+/// Each shape the credential table gained is refused in a note by its name, never echoed.
+#[test]
+fn every_added_credential_shape_in_a_note_is_refused_by_name() {
+    let fixture = Fixture::new();
+    let mut session = Recorded::start(fixture.root(), &[], &[]);
+    session.initialize();
+    let added = added_shapes();
+    assert!(added.len() >= 8, "only {} shapes", added.len());
+    for (_, shape, secret) in &added {
+        let input =
+            json!({ "id": "leak", "title": "A note", "body": format!("see {secret} here") });
+        let result = session.call(tool_of("knowledge.record"), input);
+        let (code, text) = refusal(&result);
+        assert_eq!(code, "refused", "{shape}: {text}");
+        assert!(text.contains(shape), "{shape}: {text}");
+        assert!(
+            !result.to_string().contains(secret.as_str()),
+            "{shape} echoed"
+        );
+        assert_no_secret(&format!("the refusal of {shape}"), &result.to_string());
     }
     assert!(!fixture
         .root()

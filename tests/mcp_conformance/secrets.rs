@@ -69,6 +69,85 @@ pub(super) fn planted_environment() -> Vec<(&'static str, String)> {
         ("DATABASE_URL", format!("postgres://app:{SECRET}@db.internal/app")),
         ("MJ_UNSHAPED", format!("{SECRET}qwertyuiop")),
     ]
+    .into_iter()
+    .chain(added_shapes().into_iter().map(|(var, _, value)| (var, value)))
+    .collect()
+}
+
+/// The shapes the table gained after its first version, each as an environment variable, the
+/// shape's name and a credential of it: holding the marker where the shape allows (a Twilio key
+/// is hex), and spelled in pieces so this file holds none whole.
+pub(super) fn added_shapes() -> Vec<(&'static str, &'static str, String)> {
+    let begin = ["-----BEGIN PGP PRIVATE", " KEY BLOCK-----"].concat();
+    let end = ["-----END PGP PRIVATE", " KEY BLOCK-----"].concat();
+    vec![
+        (
+            "GPG_SIGNING_KEY",
+            "a PGP private key block",
+            format!("{begin}\nlQOYBGX{SECRET}\n=ab12\n{end}\n"),
+        ),
+        (
+            "SENDGRID_API_KEY",
+            "a SendGrid API key",
+            [
+                "S",
+                "G.",
+                SECRET,
+                "aB3dE5gH.",
+                SECRET,
+                "wX7yZ9aB1cD3eF5gH7iJ9kL1mN3oP",
+            ]
+            .concat(),
+        ),
+        (
+            "PYPI_UPLOAD",
+            "a PyPI token",
+            [
+                "pyp",
+                "i-AgEIcHlwaS5vcmc",
+                SECRET,
+                "CJDk2ZDFjYTQ0LTg2ZmItNDVlNy1hMzBh",
+            ]
+            .concat(),
+        ),
+        (
+            "HUGGINGFACE_HUB",
+            "a Hugging Face token",
+            ["h", "f_", SECRET, "aBcDeFgHiJkLmNoPqRsT"].concat(),
+        ),
+        (
+            "TWILIO_API_KEY_SID",
+            "a Twilio key or account id",
+            ["S", "K0123456789abcdef0123456789abcdef"].concat(),
+        ),
+        (
+            "SLACK_WEBHOOK",
+            "a Slack webhook URL",
+            [
+                "https://hooks.",
+                "slack.com/services/T01ABCDEF/B02GHIJKL/",
+                SECRET,
+                "aBcDeFgH",
+            ]
+            .concat(),
+        ),
+        (
+            "AZURE_STORAGE",
+            "an Azure account key",
+            [
+                "DefaultEndpointsProtocol=https;AccountName=x;Account",
+                "Key=",
+                SECRET,
+                "Zm9vYmFyYmF6cXV4==",
+            ]
+            .concat(),
+        ),
+        (
+            "HTTP_HEADER",
+            "a basic authorization header",
+            ["Authori", "zation: Basic ", SECRET, "dXNlcjpwYXNz"].concat(),
+        ),
+    ]
 }
 
 /// A committed fixture with credentials planted everywhere one may hide except the

@@ -13,7 +13,7 @@ use crate::layer::file::{read_claimed, Directories, ReadOutcome};
 use crate::layer::incremental::FileStamp;
 use crate::layer::kinds::Kinds;
 use crate::layer::manifest::Manifest;
-use crate::layer::object::{make_object_or_return, Object};
+use crate::layer::object::{credential_in_name, make_object_or_return, Object};
 use crate::layer::parallel;
 use crate::layer::sources::Sources;
 
@@ -59,11 +59,15 @@ pub(crate) fn read_one(
             } => Outcome::File {
                 digest: Some(Sha256::digest(&bytes).into()),
                 len,
-                result: Err(vec![diagnostic]),
+                result: Err(vec![credential_in_name(&claim.path).unwrap_or(diagnostic)]),
             },
             ReadOutcome::Read(text) => {
                 let len = text.len() as u64;
+                // A name holding a credential refuses the file before its text is looked at:
+                // no other diagnostic then names it.
+                let refused_name = credential_in_name(&claim.path);
                 let made = match kinds.get(&class.kind) {
+                    _ if refused_name.is_some() => Err((refused_name.into_iter().collect(), text)),
                     Some(kind) => make_object_or_return(
                         kind,
                         kinds,
