@@ -1,7 +1,7 @@
 //! Markdown to HTML for the Cockpit's object pages, safely: raw HTML in a file is shown as text,
 //! never passed through, and links or images with script-capable schemes are neutralised.
 
-use pulldown_cmark::{html, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, Alignment, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 /// The body of a Markdown file without its YAML front matter.
 pub fn body(content: &str) -> &str {
@@ -77,7 +77,8 @@ fn shifted(level: HeadingLevel) -> HeadingLevel {
 ///   page of the file it names (`resolve` maps a link to that page), or is dropped;
 /// - images become links to their source: the page loads nothing from elsewhere (its CSP would
 ///   refuse it anyway);
-/// - tables scroll inside their own box on a narrow screen.
+/// - tables scroll inside their own box on a narrow screen, and carry no inline `style` (a
+///   column's alignment would be one, which the CSP refuses).
 pub fn render(markdown: &str, resolve: &dyn Fn(&str) -> Option<String>) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -111,7 +112,10 @@ pub fn render(markdown: &str, resolve: &dyn Fn(&str) -> Option<String>) -> Strin
                 events.push(Event::Html(CowStr::Borrowed(
                     "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Table\">",
                 )));
-                events.push(Event::Start(Tag::Table(alignments)));
+                // A column's alignment is written as an inline `style`, which the page's CSP
+                // refuses (and reports in the console): the columns keep the stylesheet's.
+                let plain = vec![Alignment::None; alignments.len()];
+                events.push(Event::Start(Tag::Table(plain)));
             }
             Event::End(TagEnd::Table) => {
                 events.push(Event::End(TagEnd::Table));
@@ -212,6 +216,13 @@ mod tests {
             "{html}"
         );
         assert!(html.trim_end().ends_with("</table>\n</div>"), "{html}");
+    }
+
+    #[test]
+    fn aligned_columns_carry_no_inline_style_the_csp_would_refuse() {
+        let html = plain("| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n");
+        assert!(html.contains("<td>3</td>"), "{html}");
+        assert!(!html.contains("style="), "{html}");
     }
 
     #[test]

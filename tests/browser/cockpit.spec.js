@@ -113,7 +113,10 @@ function watchErrors(page) {
 
 /** Same-origin Cockpit links of the page in document order, without fragments. */
 async function cockpitLinks(page, base) {
-  const hrefs = await page.$$eval('a[href]', (as) => as.map((a) => a.href));
+  // An SVG link's `href` is an animated value, not a string: read the attribute and resolve it.
+  const hrefs = await page.$$eval('a[href]', (as) =>
+    as.map((a) => new URL(a.getAttribute('href'), document.baseURI).href),
+  );
   const origin = new URL(base).origin;
   const out = [];
   for (const href of hrefs) {
