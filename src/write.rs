@@ -309,10 +309,16 @@ pub fn remove_in_layer(root: &Path, relative: &str) -> Result<bool, PlaceError> 
 
 /// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
+    rfc3339_of(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default(),
+    )
+}
+
+/// `secs` since the Unix epoch as RFC 3339 in UTC.
+pub fn rfc3339_of(secs: u64) -> String {
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
     format!(

@@ -564,3 +564,85 @@ fn the_plan_page_shows_the_board_and_the_graph_with_its_edges_as_links() {
     assert!(row.contains(&format!("<a href=\"{base}\">")), "{row}");
     assert!(!row.contains("[&quot;") && !row.contains("[\""), "{row}");
 }
+
+#[test]
+fn a_path_held_with_peers_claim_refuses_an_issue_touching_it_naming_the_holder() {
+    let fixture = Fixture::new();
+    fixture.write(
+        &format!("{ISSUES}/api.yaml"),
+        "id: api\ntitle: Api\npaths: [\"src/api/**\"]\n",
+    );
+    fixture.commit("one issue");
+    let mut holder = McpServer::start(fixture.root());
+    holder.initialize_as("path-holder");
+    let mut agent = McpServer::start(fixture.root());
+    agent.initialize_as("issue-taker");
+    let held = holder.call_ok(
+        tool_of("peers.claim"),
+        json!({ "globs": ["src/api/handler.rs"], "reason": "hotfix" }),
+    );
+    assert_eq!(held["granted"], true, "{held}");
+
+    let refused = agent.call_ok("majordomus_plan_claim", json!({ "issue": "api" }));
+    assert_eq!(refused["granted"], false, "{refused}");
+    let holders = refused["holders"].as_array().expect("holders");
+    assert_eq!(holders.len(), 1, "{refused}");
+    assert_eq!(holders[0]["claimant"]["client"], "path-holder");
+    assert_eq!(holders[0]["claimant"]["pid"], holder.pid());
+    assert_eq!(holders[0]["paths"], json!(["src/api/handler.rs"]));
+    // Refused means not held: the issue is still ready for anyone.
+    let ready = agent.call_ok("majordomus_plan_ready", json!({}));
+    assert_eq!(ready["ready"][0]["id"], "api", "{ready}");
+
+    holder.call_ok(tool_of("peers.release"), json!({}));
+    let taken = agent.call_ok("majordomus_plan_claim", json!({ "issue": "api" }));
+    assert_eq!(taken["granted"], true, "{taken}");
+}
+
+#[test]
+fn a_claimed_issues_paths_refuse_another_peers_claim_until_release_or_done() {
+    let fixture = Fixture::new();
+    fixture.write(
+        &format!("{ISSUES}/api.yaml"),
+        "id: api\ntitle: Api\npaths: [\"src/api/**\"]\n",
+    );
+    fixture.commit("one issue");
+    let mut agent = McpServer::start(fixture.root());
+    agent.initialize_as("issue-holder");
+    let mut other = McpServer::start(fixture.root());
+    other.initialize_as("path-wanter");
+    let wanted = json!({ "globs": ["src/api/x.rs"], "mode": "shared" });
+    let agent_pid = agent.pid();
+    let refused_while_claimed = |other: &mut McpServer| {
+        let refused = other.call_ok(tool_of("peers.claim"), wanted.clone());
+        assert_eq!(refused["granted"], false, "{refused}");
+        let holder = &refused["conflicts"][0];
+        assert_eq!(holder["client_supplied"]["client"], "issue-holder");
+        assert_eq!(holder["client_supplied"]["issue"], "api");
+        assert_eq!(holder["pid"], agent_pid);
+        assert_eq!(holder["globs"], json!(["src/api/**"]));
+        assert_eq!(holder["mode"], "exclusive");
+    };
+
+    let taken = agent.call_ok("majordomus_plan_claim", json!({ "issue": "api" }));
+    assert_eq!(taken["granted"], true, "{taken}");
+    refused_while_claimed(&mut other);
+
+    let released = agent.call_ok("majordomus_plan_release", json!({ "issue": "api" }));
+    assert_eq!(released["released"], true);
+    let free = other.call_ok(tool_of("peers.claim"), wanted.clone());
+    assert_eq!(free["granted"], true, "free after release: {free}");
+    other.call_ok(tool_of("peers.release"), json!({}));
+
+    let again = agent.call_ok("majordomus_plan_claim", json!({ "issue": "api" }));
+    assert_eq!(again["granted"], true, "{again}");
+    refused_while_claimed(&mut other);
+    for step in ["start", "verify", "done"] {
+        agent.call_ok(
+            "majordomus_plan_transition",
+            json!({ "issue": "api", "transition": step }),
+        );
+    }
+    let free = other.call_ok(tool_of("peers.claim"), wanted);
+    assert_eq!(free["granted"], true, "free after done: {free}");
+}

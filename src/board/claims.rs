@@ -336,6 +336,12 @@ impl Board {
         Ok(Outcome::Granted { claim, renewed })
     }
 
+    /// Ends the claims `session` took for `issue` (those `plan.claim` takes on an issue's
+    /// paths); answers the claims ended.
+    pub fn release_issue(&self, session: u64, issue: &str) -> Result<Vec<ClaimRecord>, ClaimError> {
+        self.release_where(|c| c.session == session && c.issue.as_deref() == Some(issue))
+    }
+
     /// Ends `session`'s claims holding any of `globs` (every one of its claims when `None`);
     /// answers the claims ended.
     pub fn release(
@@ -343,11 +349,18 @@ impl Board {
         session: u64,
         globs: Option<&[String]>,
     ) -> Result<Vec<ClaimRecord>, ClaimError> {
+        self.release_where(|c| {
+            c.session == session && globs.is_none_or(|g| c.globs.iter().any(|x| g.contains(x)))
+        })
+    }
+
+    /// Ends this process's claims that `ends`; answers the live ones ended.
+    fn release_where(
+        &self,
+        ends: impl Fn(&ClaimRecord) -> bool,
+    ) -> Result<Vec<ClaimRecord>, ClaimError> {
         let mut joined = lock(&self.joined);
         let before = joined.claims.clone();
-        let ends = |c: &ClaimRecord| {
-            c.session == session && globs.is_none_or(|g| c.globs.iter().any(|x| g.contains(x)))
-        };
         let (ended, kept): (Vec<ClaimRecord>, Vec<ClaimRecord>) =
             joined.claims.drain(..).partition(|c| ends(c));
         joined.claims = kept;

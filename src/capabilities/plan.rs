@@ -398,7 +398,7 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
                 issue
                     .paths
                     .iter()
-                    .any(|mine| claims::globs_may_overlap(mine, theirs))
+                    .any(|mine| crate::board::glob::overlap(mine, theirs))
             })
             .cloned()
             .collect();
@@ -423,6 +423,45 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
             governs: Vec::new(),
         });
     }
+    // The issue's paths are taken as a claim on the peer board, the one place path claims are
+    // decided: `peers.claim` callers then see them held, and a path another peer holds refuses
+    // the issue. Taken while this issue lock is held, and decided by the board under its own
+    // claims lock (always taken second, so the two never wait on each other in a cycle): of two
+    // racers, for the issue or for a path, exactly one wins.
+    let board = ctx.peers().shared_board(&index.root);
+    if !issue.paths.is_empty() {
+        let request = crate::board::claims::Request {
+            session,
+            globs: issue.paths.clone(),
+            exclusive: true,
+            // A board claim lasts at most this long; claiming the issue again renews it.
+            ttl_seconds: crate::board::claims::MAX_TTL,
+            reason: Some("plan.claim".into()),
+            issue: Some(issue.id().to_string()),
+        };
+        match board.claim(request).map_err(|e| {
+            CapabilityError::refused(format!(
+                "the paths of `{}` cannot be claimed: {e}",
+                issue.id()
+            ))
+        })? {
+            crate::board::claims::Outcome::Granted { .. } => {}
+            crate::board::claims::Outcome::Refused { holders } => {
+                drop(granting);
+                return Ok(ClaimOutput {
+                    granted: false,
+                    issue: issue.id().to_string(),
+                    paths: issue.paths.clone(),
+                    claimant: holdings.live(issue.id()).map(|c| claimant(c, true)),
+                    holders: holders
+                        .iter()
+                        .map(|h| path_holder(h, &issue.paths))
+                        .collect(),
+                    governs: Vec::new(),
+                });
+            }
+        }
+    }
     let record = Claim {
         format: 1,
         issue: issue.id().to_string(),
@@ -435,7 +474,10 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
         claimed_at: crate::write::now_rfc3339(),
         paths: issue.paths.clone(),
     };
-    granting.write(&record).map_err(claim_error)?;
+    if let Err(e) = granting.write(&record) {
+        let _ = board.release_issue(session, &record.issue);
+        return Err(claim_error(e));
+    }
     drop(granting);
     Ok(ClaimOutput {
         granted: true,
@@ -445,6 +487,33 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
         holders: Vec::new(),
         governs: governs(&index, &record.paths),
     })
+}
+
+/// A path claim on the board in the way of an issue's `paths`, as a holder: the issue it names
+/// (empty when it names none), who holds it, and its globs that overlap.
+fn path_holder(h: &crate::board::claims::Holder, paths: &[String]) -> Holder {
+    Holder {
+        issue: h.claim.issue.clone().unwrap_or_default(),
+        claimant: PlanClaimant {
+            client: h.client.clone(),
+            session: h.claim.session as i64,
+            pid: i64::from(h.pid),
+            worktree: h.worktree.clone(),
+            claimed_at: crate::write::rfc3339_of(h.claim.claimed_at),
+            live: true,
+        },
+        paths: h
+            .claim
+            .globs
+            .iter()
+            .filter(|theirs| {
+                paths
+                    .iter()
+                    .any(|mine| crate::board::glob::overlap(mine, theirs))
+            })
+            .cloned()
+            .collect(),
+    }
 }
 
 /// The rules and instructions that apply to the literal parts of `globs` (what precedes each
@@ -508,6 +577,8 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
         }
         Some(_) => granting.remove(&input.issue),
     };
+    // The issue's paths go with it (a claim made by a process that is gone went with it).
+    release_paths(ctx, &index.root, session, &input.issue);
     Ok(ReleaseOutput {
         issue: input.issue,
         released,
@@ -669,6 +740,7 @@ pub fn transition(
     reconcile_ledger(&index, (&issue.identity, stamp));
     if input.transition == TransitionWord::Done {
         release_done(&index.root, &issue.identity);
+        release_paths(ctx, &index.root, caller(ctx).0, &issue.identity);
     }
     // The ledger is checkout-local history; failing to append to it does not undo the write.
     if let Err(e) = append_ledger(
@@ -726,6 +798,14 @@ fn release_done(root: &std::path::Path, issue: &str) {
             granting.remove(issue);
         }
         Err(e) => tracing::warn!("the issue is done, but its claim was not removed: {e}"),
+    }
+}
+
+/// Ends the path claims `session` took with `issue`. Best effort: a record that cannot be
+/// written leaves them until they expire or this process ends.
+fn release_paths(ctx: &Context, root: &std::path::Path, session: u64, issue: &str) {
+    if let Err(e) = ctx.peers().shared_board(root).release_issue(session, issue) {
+        tracing::warn!("the paths of `{issue}` were not released: {e}");
     }
 }
 

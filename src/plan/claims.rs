@@ -225,30 +225,9 @@ impl Granting {
     }
 }
 
-/// Whether two repository globs can match a common path, decided conservatively (a false
-/// conflict is allowed, a missed one is not): the parts before their first wildcard must be
-/// one a prefix of the other.
-pub fn globs_may_overlap(a: &str, b: &str) -> bool {
-    let literal = |g: &str| -> String {
-        let end = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
-        g[..end].trim_start_matches("./").to_string()
-    };
-    let (a, b) = (literal(a), literal(b));
-    a.starts_with(&b) || b.starts_with(&a)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs_overlap_when_one_literal_part_leads_into_the_other() {
-        assert!(globs_may_overlap("src/a/**", "src/a/b.rs"));
-        assert!(globs_may_overlap("src/a", "src/a/b.rs"));
-        assert!(globs_may_overlap("**/*.rs", "docs/x.md"), "conservative");
-        assert!(!globs_may_overlap("src/a/**", "src/b/**"));
-        assert!(!globs_may_overlap("src/a/*.rs", "docs/**"));
-    }
 
     fn claim(issue: &str, me: &Identity) -> Claim {
         Claim {
