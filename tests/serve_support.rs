@@ -58,17 +58,13 @@ impl Served {
 
     /// The first line of the log that contains `needle`, once the server wrote it; `None` when
     /// it has not within `within`.
-    pub fn log_line(&self, needle: &str, within: Duration) -> Option<String> {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
-                return Some(line.to_string());
-            }
-            if std::time::Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    pub fn log_line(&self, needle: &str, deadline: Duration) -> Option<String> {
+        within(deadline, || {
+            self.log()
+                .lines()
+                .find(|l| l.contains(needle))
+                .map(str::to_string)
+        })
     }
 
     /// Like `start`, in a shell that first lowers the open-file limit to `open_files`.
