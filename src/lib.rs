@@ -18,6 +18,7 @@ pub mod listeners;
 pub mod logging;
 pub mod mcp;
 pub mod plan;
+pub mod preflight;
 pub mod reference;
 pub mod registry;
 pub mod resolve;

@@ -6,6 +6,9 @@
 //! Every client resolves a command the same way: a bare name on `PATH`, a path with a `/`
 //! against the directory the client was started in, which may be any directory of the
 //! repository. So a relative path is `broken` however well it works from the root.
+//!
+//! The clients themselves, where each keeps its configuration and how it approves a server,
+//! are declared in `share/providers.yaml` and read here.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -127,6 +130,11 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
 /// The server entries of a configuration, by name, as JSON values.
 fn parse(config: &str, text: &str) -> Result<Vec<(String, Value)>, String> {
     let (document, key): (Value, &str) = match Language::of(config) {
+        // VS Code (Copilot's MCP host) names its table `servers`; the others `mcpServers`.
+        Language::Json if config.ends_with(".vscode/mcp.json") => (
+            serde_json::from_str(text).map_err(|e| e.to_string())?,
+            "servers",
+        ),
         Language::Json => (
             serde_json::from_str(text).map_err(|e| e.to_string())?,
             "mcpServers",
@@ -352,6 +360,39 @@ fn resolve(command: &str, lookup: &Lookup<'_>) -> Result<PathBuf, String> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+const PROVIDERS_YAML: &str = include_str!("../share/providers.yaml");
+
+/// `share/providers.yaml`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Providers {
+    pub clients: Vec<Client>,
+}
+
+/// One MCP client, where it keeps its configuration, and how it approves a project's server.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Client {
+    pub id: String,
+    pub name: String,
+    pub config: String,
+    /// The entry that starts the installed binary.
+    pub snippet: String,
+    /// How the client approves a project's server before starting it.
+    pub approval: String,
+    /// The client's command that shows whether it starts the server.
+    pub check: String,
+    /// The protocol era it speaks by default: what connecting costs it is that era's bill.
+    pub era: String,
+}
+
+/// The declared clients. The file is compiled in and tested, so a parse failure is a bug,
+/// named as such.
+pub(crate) fn providers() -> Result<Providers, String> {
+    serde_yaml::from_str(PROVIDERS_YAML)
+        .map_err(|e| format!("share/providers.yaml does not parse: {e}"))
 }
 
 #[cfg(test)]

@@ -17,7 +17,18 @@ const CONFIGS: &[(&str, &str)] = &[
     ("claude-code", ".mcp.json"),
     ("codex", ".codex/config.toml"),
     ("gemini-cli", ".gemini/settings.json"),
+    ("cursor", ".cursor/mcp.json"),
+    ("copilot", ".vscode/mcp.json"),
 ];
+
+/// The JSON table a configuration file keeps its servers in: VS Code's is `servers`.
+fn servers_key(config: &str) -> &'static str {
+    if config.ends_with(".vscode/mcp.json") {
+        "servers"
+    } else {
+        "mcpServers"
+    }
+}
 
 /// `(command, args)` of the server entry `server` in the configuration at `path`, read as the
 /// client reads it: JSON `mcpServers`, or Codex's TOML `mcp_servers`.
@@ -28,7 +39,7 @@ fn configured(path: &Path, server: &str) -> (String, Vec<String>) {
         serde_json::to_value(&table["mcp_servers"][server]).expect("a table")
     } else {
         let document: Value = serde_json::from_str(&text).expect("valid JSON");
-        document["mcpServers"][server].clone()
+        document[servers_key(&path.to_string_lossy())][server].clone()
     };
     let command = entry["command"].as_str().expect("a command").to_string();
     let args = entry["args"]
@@ -182,11 +193,21 @@ fn standing_is_what_starting_the_configuration_from_a_subdirectory_does() {
         ".gemini/settings.json",
         r#"{ "mcpServers": { "majordomus": { "command": "majordomus", "args": ["mcp"] } } }"#,
     );
+    repo.write(
+        ".cursor/mcp.json",
+        r#"{ "mcpServers": { "majordomus": { "command": "./bin/majordomus", "args": ["mcp"] } } }"#,
+    );
+    repo.write(
+        ".vscode/mcp.json",
+        r#"{ "servers": { "majordomus": { "type": "stdio", "command": "majordomus", "args": ["mcp"] } } }"#,
+    );
     let (clients, findings) = standings(repo.root(), &path);
     let expected = [
         ("claude-code", "wired"),
         ("codex", "broken"),
         ("gemini-cli", "wired"),
+        ("cursor", "broken"),
+        ("copilot", "wired"),
     ];
     assert_eq!(
         clients,
@@ -237,7 +258,7 @@ fn a_wired_client_whose_approval_is_unseen_is_a_finding_naming_how_to_check() {
         let text = if config.ends_with(".toml") {
             "[mcp_servers.majordomus]\ncommand = \"majordomus\"\nargs = [\"mcp\"]\n".to_string()
         } else {
-            r#"{ "mcpServers": { "majordomus": { "command": "majordomus", "args": ["mcp"] } } }"#
+            json!({ servers_key(config): { "majordomus": { "command": "majordomus", "args": ["mcp"] } } })
                 .to_string()
         };
         repo.write(config, text);
@@ -250,12 +271,14 @@ fn a_wired_client_whose_approval_is_unseen_is_a_finding_naming_how_to_check() {
         .iter()
         .filter(|f| f["code"] == "client_approval_unseen")
         .collect();
-    assert_eq!(unseen.len(), 3, "{findings}");
-    for (finding, check) in
-        unseen
-            .iter()
-            .zip(["claude mcp list", "codex mcp list", "gemini mcp list"])
-    {
+    assert_eq!(unseen.len(), 5, "{findings}");
+    for (finding, check) in unseen.iter().zip([
+        "claude mcp list",
+        "codex mcp list",
+        "gemini mcp list",
+        "cursor-agent mcp list",
+        "MCP: List Servers",
+    ]) {
         let remedy = finding["remedy"].as_str().unwrap_or_default();
         assert!(remedy.contains(check), "{remedy}");
     }
@@ -271,7 +294,7 @@ fn a_wired_client_whose_approval_is_unseen_is_a_finding_naming_how_to_check() {
         .iter()
         .filter(|f| f["code"] == "client_approval_unseen")
         .count();
-    assert_eq!(unseen, 2, "{findings}");
+    assert_eq!(unseen, 4, "{findings}");
 }
 
 /// The example prompt had no title, so clients listed it as
@@ -348,6 +371,11 @@ fn a_configuration_that_does_not_parse_or_has_no_string_command_is_broken_and_sa
         "[mcp_servers.majordomus]\ncommand = [\"majordomus\", \"mcp\"]\n",
     );
     repo.write(".gemini/settings.json", "mcpServers = 1\n");
+    repo.write(".cursor/mcp.json", "");
+    repo.write(
+        ".vscode/mcp.json",
+        r#"{ "servers": { "majordomus": { "command": 7 } } }"#,
+    );
     let (clients, findings) = standings(repo.root(), &path);
     assert!(clients.iter().all(|(_, s)| s == "broken"), "{clients:?}");
     let messages: Vec<&str> = findings
@@ -357,7 +385,7 @@ fn a_configuration_that_does_not_parse_or_has_no_string_command_is_broken_and_sa
         .filter(|f| f["code"] == "client_config_broken")
         .filter_map(|f| f["message"].as_str())
         .collect();
-    assert_eq!(messages.len(), 3, "{findings}");
+    assert_eq!(messages.len(), 5, "{findings}");
     assert!(
         messages[0].contains("`.mcp.json` does not parse"),
         "{}",

@@ -158,6 +158,8 @@ mod cockpit_headings;
 /// The Cockpit's event streams are bounded, and a closed tab makes room.
 mod cockpit_streams;
 mod cold_start;
+/// `majordomus doctor`: what each client loads, approval, broken settings, `--strict`.
+mod doctor;
 /// Cheap pages under a flood of large ones, and bounded listens.
 mod flood;
 /// The busy refusals past the sessions cap, the listens' bound and the large-render slots, held.

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::mcp::{bill, protocol};
@@ -31,38 +29,8 @@ use crate::registry::types::{
     McpProjectionOutputTransportsItemSessionsByEra as SessionsByEra,
 };
 use crate::registry::{self};
-use crate::standing;
+use crate::standing::{self, providers, Client};
 use crate::toolsets;
-
-const PROVIDERS_YAML: &str = include_str!("../../share/providers.yaml");
-
-/// `share/providers.yaml`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Providers {
-    pub clients: Vec<Client>,
-}
-
-/// One MCP client, where it keeps its configuration, and how it approves a project's server.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Client {
-    pub id: String,
-    pub name: String,
-    pub config: String,
-    /// The entry that starts the installed binary.
-    pub snippet: String,
-    /// How the client approves a project's server before starting it.
-    pub approval: String,
-    /// The client's command that shows whether it starts the server.
-    pub check: String,
-}
-
-/// The declared clients. The file is compiled in and tested, so a parse failure is a bug.
-pub(crate) fn providers() -> Result<Providers, CapabilityError> {
-    serde_yaml::from_str(PROVIDERS_YAML)
-        .map_err(|e| CapabilityError::internal(format!("share/providers.yaml does not parse: {e}")))
-}
 
 pub fn projection(
     ctx: &Context,
@@ -107,7 +75,7 @@ pub fn projection(
         })
         .collect();
     let index = ctx.index()?;
-    let providers = providers()?;
+    let providers = providers().map_err(CapabilityError::internal)?;
     let mut clients = Vec::new();
     let mut findings = Vec::new();
     let lookup = standing::Lookup::here(&index.root);

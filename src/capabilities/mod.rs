@@ -4,6 +4,7 @@
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
+pub mod environment;
 pub mod knowledge;
 pub mod mcp;
 pub mod objects;

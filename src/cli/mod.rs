@@ -3,6 +3,7 @@
 //! the fixed commands. It owns argument parsing, output rendering and exit codes, and
 //! declares no capability word of its own.
 
+mod doctor;
 pub mod line;
 mod manpages;
 mod mcp;
@@ -460,7 +461,14 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 words.push(next);
                 current = next_matches;
             }
-            let ctx = kept(Context::open(options));
+            // `doctor` reports a layer with errors as a failed check instead of refusing it;
+            // `--strict` then makes any failed check the exit code.
+            let is_doctor = doctor::is(&words);
+            let strict = options.strict;
+            let ctx = kept(Context::open(Options {
+                strict: strict && !is_doctor,
+                ..options
+            }));
             if words == ["capabilities", "validate"] {
                 return validate::run(&ctx, format);
             }
@@ -481,6 +489,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                     ctx.execute(descriptor.id, input)
                 })
                 .map_err(|e| failure_of(&ctx, e))?;
+            if is_doctor {
+                return doctor::print(&answer, format, strict);
+            }
             print_answer(&answer, format)
         }
     }

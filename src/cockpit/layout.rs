@@ -36,6 +36,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mcp.html", include_str!("../../templates/mcp.html")),
     ("peers.html", include_str!("../../templates/peers.html")),
     ("plan.html", include_str!("../../templates/plan.html")),
+    ("doctor.html", include_str!("../../templates/doctor.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
 ];
@@ -261,6 +262,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         "mcp.html" => "MCP",
         "peers.html" => "Peers",
         "plan.html" => "Plan",
+        "doctor.html" => "Doctor",
         "api.html" => "API",
         _ => "",
     };
@@ -272,6 +274,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         ("MCP", "/cockpit/mcp"),
         ("Peers", "/cockpit/peers"),
         ("Plan", "/cockpit/plan"),
+        ("Doctor", "/cockpit/doctor"),
         ("API", "/cockpit/api"),
     ]
     .iter()

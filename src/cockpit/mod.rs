@@ -25,7 +25,7 @@ pub use layout::{asset, ERROR_HEADINGS, GENERIC_HEADING};
 use layout::{error_page, page};
 pub use object_page::is_large;
 use object_page::object;
-use pages::{api, capabilities, mcp, objects, overview, peers, search};
+use pages::{api, capabilities, doctor, mcp, objects, overview, peers, search};
 use runner::capability;
 
 /// The codes the Cockpit and the HTTP server answer a page with besides the capabilities'
@@ -103,6 +103,7 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/mcp", false) => mcp(ctx, &params),
         ("/peers", false) => peers(ctx),
         ("/plan", false) => plan_page::plan(ctx),
+        ("/doctor", false) => doctor(ctx),
         ("/api", false) => api(ctx),
         (path, post) => match path.strip_prefix("/capabilities/") {
             Some(rest) => {

@@ -225,6 +225,16 @@ pub(super) fn peers(ctx: &Context) -> Rendered {
     Ok(("peers.html", context! { list => list }, 200))
 }
 
+/// The environment's preflight and what each client loads here (`environment.preflight`).
+pub(super) fn doctor(ctx: &Context) -> Rendered {
+    let report = run(ctx, "environment.preflight", json!({}))?;
+    Ok((
+        "doctor.html",
+        context! { r => report, page_title => "Doctor" },
+        200,
+    ))
+}
+
 pub(super) fn api(ctx: &Context) -> Rendered {
     let projections = run(ctx, "capabilities.projections", json!({}))?;
     let routes: Vec<Value> = projections["rows"]

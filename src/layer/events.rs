@@ -83,6 +83,17 @@ impl WatchSet {
         directories.dedup();
         Ok(WatchSet { directories })
     }
+
+    /// How many directories it watches.
+    pub(crate) fn directory_count(&self) -> usize {
+        self.directories.len()
+    }
+}
+
+/// How a serving process learns that `index`'s layer changed: `Ok` with the number of
+/// directories the file system is asked to watch, or `Err` naming why it polls instead.
+pub fn watch_plan(index: &Index) -> Result<usize, String> {
+    WatchSet::of(index).map(|set| set.directory_count())
 }
 
 /// The leading directories of a glob that contain no pattern character: `docs` for

@@ -44,6 +44,7 @@ use std::path::PathBuf;
 
 pub use changes::Changes;
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
+pub use events::watch_plan;
 pub use glob_shape::GlobShape;
 pub use index::{build, Index, IndexState};
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};

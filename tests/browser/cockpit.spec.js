@@ -209,6 +209,7 @@ async function mainPages(browser, base) {
     ['MCP', '/cockpit/mcp'],
     ['peers', '/cockpit/peers'],
     ['plan', '/cockpit/plan'],
+    ['doctor', '/cockpit/doctor'],
     ['API', '/cockpit/api'],
     ['not found', '/cockpit/no-such-page', 404],
   ];

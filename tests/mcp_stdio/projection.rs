@@ -107,13 +107,13 @@ fn this_checkout_wires_every_declared_client() {
     let standings = standings(&projection);
     assert_eq!(
         standings.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["claude-code", "codex", "gemini-cli"]
+        ["claude-code", "codex", "copilot", "cursor", "gemini-cli"]
     );
     for (client, standing) in &standings {
         assert_eq!(standing, "wired", "{client}");
     }
     // Each client's approval of a project's server lives outside the repository.
-    assert_eq!(finding_codes(&projection), ["client_approval_unseen"; 3]);
+    assert_eq!(finding_codes(&projection), ["client_approval_unseen"; 5]);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn a_fresh_repository_has_no_client_configured() {
     let fixture = Fixture::new();
     let (projection, _, _) = projection_both_ways(fixture.root());
     let standings = standings(&projection);
-    assert_eq!(standings.len(), 3, "{standings:?}");
+    assert_eq!(standings.len(), 5, "{standings:?}");
     for (client, standing) in &standings {
         assert_eq!(standing, "absent", "{client}");
     }

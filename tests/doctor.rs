@@ -1,0 +1,398 @@
+//! `majordomus doctor` (`environment.preflight`) through the binary: which agent files each
+//! client loads and which it does not, approval read from a client's own settings, broken
+//! settings reported without stopping the report, `--strict`, the text form, and nothing from a
+//! home directory's secrets or absolute paths in the report.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{bin, stderr, stdout, Fixture};
+
+/// Runs `majordomus doctor` in `repo` with `home` as the home directory.
+fn doctor(repo: &Path, home: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(repo)
+        .arg("doctor")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("the binary runs")
+}
+
+fn report(repo: &Path, home: &Path) -> Value {
+    let out = doctor(repo, home, &[]);
+    assert!(out.status.success(), "doctor: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("doctor prints JSON")
+}
+
+fn client<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["clients"]
+        .as_array()
+        .expect("clients")
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no client {id} in {report:#}"))
+}
+
+fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {report:#}"))
+}
+
+/// The `why` of `path` in a client's `loads` or `ignores`.
+fn why(client: &Value, list: &str, path: &str) -> Option<String> {
+    client[list]
+        .as_array()?
+        .iter()
+        .find(|f| f["path"] == path)
+        .map(|f| f["why"].as_str().unwrap_or_default().to_string())
+}
+
+fn agent_files() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.write("AGENTS.md", "# Agents\n\nRun the tests.\n");
+    fixture.write("CLAUDE.md", "# Claude\n\nBe brief.\n");
+    fixture.write("pkg/AGENTS.md", "# The package\n");
+    fixture.write("pkg/AGENTS.override.md", "# Override for the package\n");
+    fixture.write(
+        ".cursor/rules/scoped.mdc",
+        "---\ndescription: TypeScript\nglobs: **/*.ts\nalwaysApply: false\n---\nUse strict mode.\n",
+    );
+    fixture.write(
+        ".cursor/rules/copied.mdc",
+        "---\napplyTo: \"**/*.rs\"\n---\nCopied from Copilot.\n",
+    );
+    fixture.write(
+        ".github/instructions/rust.instructions.md",
+        "---\ndescription: Rust\n---\nNo unwrap.\n",
+    );
+    fixture.write(".github/copilot-instructions.md", "Be kind.\n");
+    fixture.write(
+        ".claude/rules/api.md",
+        "---\npaths: src/api/**\n---\nVersion the API.\n",
+    );
+    fixture.write(
+        ".claude/skills/release/SKILL.md",
+        "---\nname: release\ndescription: Cut a release\n---\nSteps.\n",
+    );
+    fixture.commit_all();
+    fixture
+}
+
+#[test]
+fn each_client_is_told_which_agent_files_it_loads_here_and_which_it_does_not() {
+    let fixture = agent_files();
+    let home = tempfile::tempdir().unwrap();
+    let report = report(fixture.root(), home.path());
+
+    let claude = client(&report, "claude-code");
+    assert_eq!(
+        why(claude, "loads", "CLAUDE.md").as_deref(),
+        Some("at every session start")
+    );
+    let shadowed = why(claude, "ignores", "AGENTS.md")
+        .expect("Claude Code does not load AGENTS.md beside CLAUDE.md");
+    assert!(shadowed.contains("shadowed"), "{shadowed}");
+    assert!(why(claude, "loads", ".claude/rules/api.md")
+        .unwrap()
+        .contains("src/api/**"));
+    assert!(why(claude, "ignores", ".cursor/rules/scoped.mdc").is_some());
+    assert_eq!(claude["skills"][0]["directory"], ".claude/skills");
+    assert_eq!(claude["skills"][0]["skills"], 1);
+    assert_eq!(claude["era"], "modern");
+
+    let codex = client(&report, "codex");
+    assert_eq!(
+        why(codex, "loads", "AGENTS.md").as_deref(),
+        Some("at every session start")
+    );
+    assert!(why(codex, "loads", "pkg/AGENTS.override.md")
+        .unwrap()
+        .contains("pkg/"));
+    assert!(why(codex, "ignores", "pkg/AGENTS.md")
+        .unwrap()
+        .contains("shadowed"));
+    assert!(why(codex, "ignores", "CLAUDE.md").is_some());
+
+    let gemini = client(&report, "gemini-cli");
+    assert!(why(gemini, "ignores", "AGENTS.md")
+        .unwrap()
+        .contains("context.fileName"));
+
+    let cursor = client(&report, "cursor");
+    assert!(why(cursor, "loads", ".cursor/rules/scoped.mdc")
+        .unwrap()
+        .contains("**/*.ts"));
+    assert!(why(cursor, "loads", ".cursor/rules/copied.mdc")
+        .unwrap()
+        .contains("`applyTo` key is not Cursor's"));
+
+    let copilot = client(&report, "copilot");
+    assert!(why(copilot, "loads", ".github/copilot-instructions.md").is_some());
+    assert!(why(
+        copilot,
+        "loads",
+        ".github/instructions/rust.instructions.md"
+    )
+    .unwrap()
+    .contains("no `applyTo`"));
+
+    // What a person should fix makes that client's check a warning, with the reason in it.
+    for id in [
+        "client.claude-code",
+        "client.codex",
+        "client.cursor",
+        "client.copilot",
+    ] {
+        assert_eq!(
+            check(&report, id)["status"],
+            "warn",
+            "{id}: {:#}",
+            check(&report, id)
+        );
+    }
+    assert!(check(&report, "client.cursor")["seen"]
+        .as_str()
+        .unwrap()
+        .contains("copied.mdc"));
+    // Every client states what connecting costs it, for the era it speaks.
+    for c in report["clients"].as_array().unwrap() {
+        assert!(
+            c["cost"]["tools_list"]["tokens"].as_i64().unwrap() > 100,
+            "{c:#}"
+        );
+    }
+    assert_ne!(
+        client(&report, "claude-code")["cost"]["tools_list"]["bytes"],
+        client(&report, "codex")["cost"]["tools_list"]["bytes"],
+        "the modern era's tools/list carries more than the legacy one's"
+    );
+}
+
+#[test]
+fn gemini_loads_agents_md_once_its_settings_name_it() {
+    let fixture = agent_files();
+    fixture.write(
+        ".gemini/settings.json",
+        r#"{"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}"#,
+    );
+    let home = tempfile::tempdir().unwrap();
+    let gemini = client(&report(fixture.root(), home.path()), "gemini-cli").clone();
+    assert!(why(&gemini, "loads", "AGENTS.md").is_some(), "{gemini:#}");
+    assert!(why(&gemini, "loads", "pkg/AGENTS.md")
+        .unwrap()
+        .contains("pkg/"));
+}
+
+#[test]
+fn approval_is_read_from_each_clients_own_settings_without_echoing_them() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp"]}}}"#,
+    );
+    fixture.write(
+        ".codex/config.toml",
+        "[mcp_servers.majordomus]\ncommand = \"majordomus\"\nargs = [\"mcp\"]\n",
+    );
+    fixture.write(
+        ".gemini/settings.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp"]}}}"#,
+    );
+    fixture.write(
+        ".claude/settings.local.json",
+        r#"{"enableAllProjectMcpServers": true}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let root_text = root.to_string_lossy().to_string();
+    let home = tempfile::tempdir().unwrap();
+    let planted = "sk-ant-api03-MJDOCTORSECRET0123456789";
+    std::fs::write(
+        home.path().join(".claude.json"),
+        serde_json::json!({
+            "primaryApiKey": planted,
+            "projects": { &root_text: { "hasTrustDialogAccepted": false } }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        format!("[projects.{root_text:?}]\ntrust_level = \"trusted\"\n[mcp_servers.other.env]\nTOKEN = \"{planted}\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        serde_json::json!({ root.parent().unwrap().to_string_lossy(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    // `majordomus` on PATH so the entries are wired from every directory.
+    let out = doctor_on_path(&root, home.path());
+    let text = stdout(&out);
+    let report: Value = serde_json::from_str(&text).unwrap();
+    let claude = client(&report, "claude-code");
+    assert_eq!(claude["wiring"]["standing"], "wired", "{claude:#}");
+    assert_eq!(claude["approval"]["state"], "not_approved", "{claude:#}");
+    assert!(
+        claude["approval"]["seen"]
+            .as_str()
+            .unwrap()
+            .contains("trust"),
+        "{claude:#}"
+    );
+    assert_eq!(client(&report, "codex")["approval"]["state"], "approved");
+    assert_eq!(
+        client(&report, "gemini-cli")["approval"]["state"],
+        "approved"
+    );
+    assert_eq!(client(&report, "cursor")["approval"]["state"], "unknown");
+    // Nothing read from the home directory is repeated, and the home is named from `~`.
+    assert!(!text.contains("MJDOCTORSECRET"), "{text}");
+    assert!(
+        !text.contains(&home.path().to_string_lossy().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("~/.claude.json"), "{text}");
+}
+
+/// `doctor` with a `majordomus` on `PATH`.
+fn doctor_on_path(repo: &Path, home: &Path) -> Output {
+    let exe = Path::new(env!("CARGO_BIN_EXE_majordomus"));
+    let path = format!(
+        "{}:{}",
+        exe.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = bin()
+        .current_dir(repo)
+        .arg("doctor")
+        .env("HOME", home)
+        .env("PATH", path)
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn broken_settings_are_reported_by_name_and_the_rest_still_answers() {
+    let fixture = Fixture::new();
+    fixture.write(".mcp.json", "{ not json");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        "[projects\ntrust = ",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(home.path().join(".gemini/settings.json"), "[1, 2").unwrap();
+
+    let out = doctor(fixture.root(), home.path(), &[]);
+    assert!(
+        out.status.success(),
+        "without --strict a failed check still exits 0: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["status"], "fail");
+    let claude = check(&report, "client.claude-code");
+    assert_eq!(claude["status"], "fail", "{claude:#}");
+    assert!(
+        claude["seen"].as_str().unwrap().contains(".mcp.json"),
+        "{claude:#}"
+    );
+    let problems: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "client_settings")
+        .map(|c| c["seen"].as_str().unwrap())
+        .collect();
+    for (file, reason) in [
+        ("~/.codex/config.toml", "not valid TOML"),
+        ("~/.gemini/settings.json", "not valid JSON"),
+    ] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(file) && p.contains(reason)),
+            "{file} ({reason}) in {problems:#?}"
+        );
+    }
+    // Every other check still answered.
+    for id in [
+        "git",
+        "layer",
+        "watcher",
+        "board",
+        "descriptors",
+        "disk",
+        "port",
+        "client.codex",
+    ] {
+        check(&report, id);
+    }
+    assert!(
+        !text.contains(&home.path().to_string_lossy().to_string()),
+        "{text}"
+    );
+
+    let strict = doctor(fixture.root(), home.path(), &["--strict"]);
+    assert_eq!(strict.status.code(), Some(10), "{}", stderr(&strict));
+    assert!(
+        stdout(&strict).contains("\"status\": \"fail\""),
+        "the report is printed before the exit"
+    );
+}
+
+#[test]
+fn a_missing_or_unreadable_home_leaves_approval_unknown_and_the_report_whole() {
+    let fixture = Fixture::new();
+    let gone = tempfile::tempdir().unwrap().path().join("no-such-home");
+    let report = report(fixture.root(), &gone);
+    assert_eq!(report["clients"].as_array().unwrap().len(), 5);
+    check(&report, "git");
+}
+
+#[test]
+fn a_layer_with_errors_fails_the_layer_check_and_strict_exits_10_after_the_text_report() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".ai/repo/rules/broken.md",
+        "---\nid: [unclosed\n---\nbody\n",
+    );
+    let home = tempfile::tempdir().unwrap();
+    let out = doctor(
+        fixture.root(),
+        home.path(),
+        &["--format", "text", "--strict"],
+    );
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("majordomus doctor: fail"), "{text}");
+    let layer = text
+        .lines()
+        .find(|l| l.contains(" layer "))
+        .expect("a layer line");
+    assert!(layer.trim_start().starts_with("fail"), "{layer}");
+    assert!(text.contains("\nClaude Code (modern era)"), "{text}");
+    assert!(text.contains("  cost     "), "{text}");
+
+    let clean = Fixture::new();
+    let out = doctor(clean.root(), home.path(), &["--strict"]);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_ne!(report["status"], "fail", "{report:#}");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
