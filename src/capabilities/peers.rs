@@ -1,6 +1,9 @@
 //! Handlers of the `peers` namespace: the sessions attached to every majordomus process serving
 //! this repository (this one's, and the board's), and what each announced it is working on.
 
+mod changes;
+mod context;
+
 use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
@@ -10,7 +13,8 @@ use crate::registry::types::peers::{
 };
 use crate::registry::types::{
     Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
-    PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode, PeersListOutputBoard,
+    PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode,
+    PeersClaimOutputContext as ClaimContextView, PeersListOutputBoard,
     PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
 };
 
@@ -71,10 +75,15 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
 pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
     let peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let worktrees = changes::on_board(ctx, &everyone)?
+        .iter()
+        .map(|w| changes::view(w, &w.changes.paths, w.changes.total, false))
+        .collect();
     Ok(ListOutput {
         count: peers.len() as i64,
         peers,
         board: board_of(&everyone),
+        worktrees,
     })
 }
 
@@ -272,18 +281,25 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
         reason: request.reason.clone(),
         issue: request.issue.clone(),
     };
-    Ok(match board.claim(request).map_err(claim_error)? {
+    let outcome = board.claim(request).map_err(claim_error)?;
+    let context = context_view(ctx, &asked.globs)?;
+    let touched_by = changes::touching(ctx, board, &asked.globs)?;
+    Ok(match outcome {
         board::claims::Outcome::Granted { claim, renewed } => ClaimOutput {
             granted: true,
             renewed,
             claim: claim_view(&own_holder(ctx, board, claim)),
             conflicts: Vec::new(),
+            context,
+            touched_by,
         },
         board::claims::Outcome::Refused { holders } => ClaimOutput {
             granted: false,
             renewed: false,
             claim: claim_view(&own_holder(ctx, board, asked)),
             conflicts: holders.iter().map(claim_view).collect(),
+            context,
+            touched_by,
         },
     })
 }
@@ -298,5 +314,68 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
             .into_iter()
             .map(|c| claim_view(&own_holder(ctx, board, c)))
             .collect(),
+    })
+}
+
+/// What governs `globs` (checked by the claim), as the claim's answer shows it.
+fn context_view(ctx: &Context, globs: &[String]) -> Result<ClaimContextView, CapabilityError> {
+    use crate::registry::types::{
+        ClaimReason, ClaimReasonReason, PeersClaimOutputContextDecisionsItem as DecisionView,
+        PeersClaimOutputContextInstructionsItem as InstructionsView,
+        PeersClaimOutputContextRulesItem as RuleView,
+    };
+    let index = ctx.index()?;
+    let names = ctx.per_generation(index.generation, || context::DecisionNames::of(&index));
+    let found = context::of(&index, &names, globs);
+    let because = |b: &[context::Because]| -> Vec<ClaimReason> {
+        b.iter()
+            .map(|b| ClaimReason {
+                reason: match b.reason {
+                    "glob" => ClaimReasonReason::Glob,
+                    "directory" => ClaimReasonReason::Directory,
+                    _ => ClaimReasonReason::Always,
+                },
+                pattern: (!b.pattern.is_empty()).then(|| b.pattern.clone()),
+                globs: (!b.globs.is_empty()).then(|| b.globs.clone()),
+            })
+            .collect()
+    };
+    Ok(ClaimContextView {
+        rules: found
+            .rules
+            .iter()
+            .map(|g| RuleView {
+                uri: g.object.uri.clone(),
+                identity: g.object.identity.clone(),
+                title: g.object.title.clone(),
+                class: g.class.clone(),
+                statement: g.statement.clone(),
+                because: because(&g.because),
+            })
+            .collect(),
+        total_rules: found.total_rules as i64,
+        instructions: found
+            .instructions
+            .iter()
+            .map(|g| InstructionsView {
+                uri: g.object.uri.clone(),
+                path: g.object.provenance.path.clone(),
+                provider: crate::layer::provider(&g.object.provenance.path).to_string(),
+                title: g.object.title.clone(),
+                because: because(&g.because),
+            })
+            .collect(),
+        decisions: found
+            .decisions
+            .iter()
+            .map(|d| DecisionView {
+                uri: d.object.uri.clone(),
+                identity: d.object.identity.clone(),
+                title: d.object.title.clone(),
+                status: d.status.clone(),
+                names: d.names.clone(),
+            })
+            .collect(),
+        total_decisions: found.total_decisions as i64,
     })
 }
