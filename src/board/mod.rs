@@ -6,6 +6,7 @@
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
 pub mod changes;
+pub mod check;
 pub mod claims;
 pub mod glob;
 pub mod process;

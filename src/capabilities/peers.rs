@@ -8,9 +8,10 @@ use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
-    AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, ListInput, ListOutput, ReleaseInput,
-    ReleaseOutput,
+    AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, ListInput,
+    ListOutput, ReleaseInput, ReleaseOutput,
 };
+use crate::registry::types::PeersCheckOutputHeldItem as HeldView;
 use crate::registry::types::{
     Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
     PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode,
@@ -377,5 +378,41 @@ fn context_view(ctx: &Context, globs: &[String]) -> Result<ClaimContextView, Cap
             })
             .collect(),
         total_decisions: found.total_decisions as i64,
+    })
+}
+
+/// The most paths one check names.
+pub const MAX_CHECKED_PATHS: usize = 1000;
+
+pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, CapabilityError> {
+    if input.paths.is_empty() || input.paths.len() > MAX_CHECKED_PATHS {
+        return Err(CapabilityError::invalid_input(format!(
+            "`paths`: give 1 to {MAX_CHECKED_PATHS} paths, not {}",
+            input.paths.len()
+        )));
+    }
+    let mut paths = Vec::with_capacity(input.paths.len());
+    for (i, path) in input.paths.iter().enumerate() {
+        let checked = crate::layer::check_path(path)
+            .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
+        paths.push(checked.to_string());
+    }
+    let board = shared_board(ctx)?;
+    let caller = ctx.caller();
+    // Another peer: any session but the caller's; without a session, one of another worktree.
+    let counts = |h: &board::claims::Holder| match caller {
+        Some(id) => !(h.this_process && h.claim.session == id),
+        None => h.worktree != board.worktree(),
+    };
+    let held = board::check::held(&board.live_claims(), &paths, counts);
+    Ok(CheckOutput {
+        checked: paths.len() as i64,
+        held: held
+            .iter()
+            .map(|h| HeldView {
+                path: h.path.clone(),
+                holders: h.holders.iter().map(claim_view).collect(),
+            })
+            .collect(),
     })
 }
