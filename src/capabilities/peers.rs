@@ -88,13 +88,12 @@ pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityEr
     })
 }
 
-/// Whether two repository paths touch: equal, or one a directory holding the other.
+/// Whether two announced paths touch: a path names itself and, as a directory, what is under
+/// it (`src` touches `src/a.rs`), and either may be a glob; decided by the claims' conservative
+/// overlap test.
 fn overlap(a: &str, b: &str) -> bool {
-    let a = a.trim_end_matches('/');
-    let b = b.trim_end_matches('/');
-    a == b
-        || b.strip_prefix(a).is_some_and(|rest| rest.starts_with('/'))
-        || a.strip_prefix(b).is_some_and(|rest| rest.starts_with('/'))
+    let under = |p: &str| format!("{}/**", p.trim_end_matches('/'));
+    board::glob::overlap(&under(a), &under(b))
 }
 
 /// At most the first 80 characters of a client's text, for an error message.
@@ -415,4 +414,25 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn announced_paths_overlap_as_directories_and_as_globs() {
+        let table: &[(&str, &str, bool)] = &[
+            ("src", "src/a.rs", true),
+            ("src/", "src/a.rs", true),
+            ("src/a", "src/ab", false),
+            ("src/a.rs", "src/a.rs", true),
+            ("docs/*.md", "docs/a.md", true),
+            ("docs/*.md", "docs/a.rs", false),
+            ("src/**/*.rs", "src/api", true),
+            ("src/api", "src/db", false),
+        ];
+        for (a, b, expected) in table {
+            assert_eq!(super::overlap(a, b), *expected, "{a} vs {b}");
+            assert_eq!(super::overlap(b, a), *expected, "{b} vs {a}");
+        }
+    }
 }
