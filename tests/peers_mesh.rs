@@ -255,7 +255,7 @@ fn a_worktree_with_more_than_fifty_thousand_changes_is_summarised_and_says_so() 
 
 /// A `git commit` in `dir` with `hooks` as its hooks directory and the binary under test first
 /// on `PATH` (the printed hook calls `majordomus`).
-fn commit_with_hooks(dir: &Path, hooks: &Path, message: &str) -> std::process::Output {
+fn commit_with_hooks(dir: &Path, hooks: &Path, args: &[&str]) -> std::process::Output {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_majordomus"))
         .parent()
         .expect("bin dir")
@@ -271,7 +271,8 @@ fn commit_with_hooks(dir: &Path, hooks: &Path, message: &str) -> std::process::O
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .arg("-c")
         .arg(format!("core.hooksPath={}", hooks.display()))
-        .args(["commit", "-q", "-m", message])
+        .args(["commit", "-q"])
+        .args(args)
         .env("PATH", path);
     for var in crate::support::GIT_ENV {
         command.env_remove(var);
@@ -323,7 +324,7 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
     git(&second, &["add", "src/a.rs", "notes.md"]);
     let head = git(&second, &["rev-parse", "HEAD"]);
 
-    let refused = commit_with_hooks(&second, &enforce, "touch the api");
+    let refused = commit_with_hooks(&second, &enforce, &["-m", "touch the api"]);
     assert!(!refused.status.success(), "the commit went through");
     let said = stderr(&refused);
     assert!(
@@ -342,7 +343,7 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
         "nothing committed"
     );
 
-    let warned = commit_with_hooks(&second, &warn, "touch the api anyway");
+    let warned = commit_with_hooks(&second, &warn, &["-m", "touch the api anyway"]);
     assert!(warned.status.success(), "{}", stderr(&warned));
     let said = stderr(&warned);
     assert!(
@@ -359,12 +360,12 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
     std::fs::create_dir_all(fixture.at("src")).expect("src");
     fixture.write("src/b.rs", "// b\n");
     fixture.git(&["add", "src/b.rs"]);
-    let own = commit_with_hooks(fixture.root(), &enforce, "the holder's own work");
+    let own = commit_with_hooks(fixture.root(), &enforce, &["-m", "the holder's own work"]);
     assert!(own.status.success(), "{}", stderr(&own));
     alpha.call_ok(tool_of("peers.release"), json!({}));
     std::fs::write(second.join("src/a.rs"), "// a, again\n").expect("write");
     git(&second, &["add", "src/a.rs"]);
-    let free = commit_with_hooks(&second, &enforce, "released");
+    let free = commit_with_hooks(&second, &enforce, &["-m", "released"]);
     assert!(free.status.success(), "{}", stderr(&free));
     assert_eq!(stderr(&free), "", "nothing held, nothing said");
 
