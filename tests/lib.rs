@@ -137,6 +137,8 @@ mod mcp_modern;
 /// One board of peers per repository: many processes, worktrees, deaths, bad records.
 mod peers_board;
 mod peers_claims;
+/// Claims that bring their context, what git shows per worktree, the check and its hooks.
+mod peers_mesh;
 
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
 mod plan_queue;

@@ -5,6 +5,8 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
+pub mod changes;
+pub mod check;
 pub mod claims;
 pub mod glob;
 pub mod process;

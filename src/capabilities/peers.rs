@@ -1,16 +1,21 @@
 //! Handlers of the `peers` namespace: the sessions attached to every majordomus process serving
 //! this repository (this one's, and the board's), and what each announced it is working on.
 
+mod changes;
+mod context;
+
 use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
-    AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, ListInput, ListOutput, ReleaseInput,
-    ReleaseOutput,
+    AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, ListInput,
+    ListOutput, ReleaseInput, ReleaseOutput,
 };
+use crate::registry::types::PeersCheckOutputHeldItem as HeldView;
 use crate::registry::types::{
     Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
-    PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode, PeersListOutputBoard,
+    PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode,
+    PeersClaimOutputContext as ClaimContextView, PeersListOutputBoard,
     PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
 };
 
@@ -71,20 +76,24 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
 pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
     let peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let worktrees = changes::on_board(ctx, &everyone)?
+        .iter()
+        .map(|w| changes::view(w, &w.changes.paths, w.changes.total, false))
+        .collect();
     Ok(ListOutput {
         count: peers.len() as i64,
         peers,
         board: board_of(&everyone),
+        worktrees,
     })
 }
 
-/// Whether two repository paths touch: equal, or one a directory holding the other.
+/// Whether two announced paths touch: a path names itself and, as a directory, what is under
+/// it (`src` touches `src/a.rs`), and either may be a glob; decided by the claims' conservative
+/// overlap test.
 fn overlap(a: &str, b: &str) -> bool {
-    let a = a.trim_end_matches('/');
-    let b = b.trim_end_matches('/');
-    a == b
-        || b.strip_prefix(a).is_some_and(|rest| rest.starts_with('/'))
-        || a.strip_prefix(b).is_some_and(|rest| rest.starts_with('/'))
+    let under = |p: &str| format!("{}/**", p.trim_end_matches('/'));
+    board::glob::overlap(&under(a), &under(b))
 }
 
 /// At most the first 80 characters of a client's text, for an error message.
@@ -272,18 +281,25 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
         reason: request.reason.clone(),
         issue: request.issue.clone(),
     };
-    Ok(match board.claim(request).map_err(claim_error)? {
+    let outcome = board.claim(request).map_err(claim_error)?;
+    let context = context_view(ctx, &asked.globs)?;
+    let touched_by = changes::touching(ctx, board, &asked.globs)?;
+    Ok(match outcome {
         board::claims::Outcome::Granted { claim, renewed } => ClaimOutput {
             granted: true,
             renewed,
             claim: claim_view(&own_holder(ctx, board, claim)),
             conflicts: Vec::new(),
+            context,
+            touched_by,
         },
         board::claims::Outcome::Refused { holders } => ClaimOutput {
             granted: false,
             renewed: false,
             claim: claim_view(&own_holder(ctx, board, asked)),
             conflicts: holders.iter().map(claim_view).collect(),
+            context,
+            touched_by,
         },
     })
 }
@@ -299,4 +315,124 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
             .map(|c| claim_view(&own_holder(ctx, board, c)))
             .collect(),
     })
+}
+
+/// What governs `globs` (checked by the claim), as the claim's answer shows it.
+fn context_view(ctx: &Context, globs: &[String]) -> Result<ClaimContextView, CapabilityError> {
+    use crate::registry::types::{
+        ClaimReason, ClaimReasonReason, PeersClaimOutputContextDecisionsItem as DecisionView,
+        PeersClaimOutputContextInstructionsItem as InstructionsView,
+        PeersClaimOutputContextRulesItem as RuleView,
+    };
+    let index = ctx.index()?;
+    let names = ctx.per_generation(index.generation, || context::DecisionNames::of(&index));
+    let found = context::of(&index, &names, globs);
+    let because = |b: &[context::Because]| -> Vec<ClaimReason> {
+        b.iter()
+            .map(|b| ClaimReason {
+                reason: match b.reason {
+                    "glob" => ClaimReasonReason::Glob,
+                    "directory" => ClaimReasonReason::Directory,
+                    _ => ClaimReasonReason::Always,
+                },
+                pattern: (!b.pattern.is_empty()).then(|| b.pattern.clone()),
+                globs: (!b.globs.is_empty()).then(|| b.globs.clone()),
+            })
+            .collect()
+    };
+    Ok(ClaimContextView {
+        rules: found
+            .rules
+            .iter()
+            .map(|g| RuleView {
+                uri: g.object.uri.clone(),
+                identity: g.object.identity.clone(),
+                title: g.object.title.clone(),
+                class: g.class.clone(),
+                statement: g.statement.clone(),
+                because: because(&g.because),
+            })
+            .collect(),
+        total_rules: found.total_rules as i64,
+        instructions: found
+            .instructions
+            .iter()
+            .map(|g| InstructionsView {
+                uri: g.object.uri.clone(),
+                path: g.object.provenance.path.clone(),
+                provider: crate::layer::provider(&g.object.provenance.path).to_string(),
+                title: g.object.title.clone(),
+                because: because(&g.because),
+            })
+            .collect(),
+        decisions: found
+            .decisions
+            .iter()
+            .map(|d| DecisionView {
+                uri: d.object.uri.clone(),
+                identity: d.object.identity.clone(),
+                title: d.object.title.clone(),
+                status: d.status.clone(),
+                names: d.names.clone(),
+            })
+            .collect(),
+        total_decisions: found.total_decisions as i64,
+    })
+}
+
+/// The most paths one check names.
+pub const MAX_CHECKED_PATHS: usize = 1000;
+
+pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, CapabilityError> {
+    if input.paths.is_empty() || input.paths.len() > MAX_CHECKED_PATHS {
+        return Err(CapabilityError::invalid_input(format!(
+            "`paths`: give 1 to {MAX_CHECKED_PATHS} paths, not {}",
+            input.paths.len()
+        )));
+    }
+    let mut paths = Vec::with_capacity(input.paths.len());
+    for (i, path) in input.paths.iter().enumerate() {
+        let checked = crate::layer::check_path(path)
+            .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
+        paths.push(checked.to_string());
+    }
+    let board = shared_board(ctx)?;
+    let caller = ctx.caller();
+    // Another peer: any session but the caller's; without a session, one of another worktree.
+    let counts = |h: &board::claims::Holder| match caller {
+        Some(id) => !(h.this_process && h.claim.session == id),
+        None => h.worktree != board.worktree(),
+    };
+    let held = board::check::held(&board.live_claims(), &paths, counts);
+    Ok(CheckOutput {
+        checked: paths.len() as i64,
+        held: held
+            .iter()
+            .map(|h| HeldView {
+                path: h.path.clone(),
+                holders: h.holders.iter().map(claim_view).collect(),
+            })
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn announced_paths_overlap_as_directories_and_as_globs() {
+        let table: &[(&str, &str, bool)] = &[
+            ("src", "src/a.rs", true),
+            ("src/", "src/a.rs", true),
+            ("src/a", "src/ab", false),
+            ("src/a.rs", "src/a.rs", true),
+            ("docs/*.md", "docs/a.md", true),
+            ("docs/*.md", "docs/a.rs", false),
+            ("src/**/*.rs", "src/api", true),
+            ("src/api", "src/db", false),
+        ];
+        for (a, b, expected) in table {
+            assert_eq!(super::overlap(a, b), *expected, "{a} vs {b}");
+            assert_eq!(super::overlap(b, a), *expected, "{b} vs {a}");
+        }
+    }
 }

@@ -8,6 +8,7 @@ pub mod line;
 mod manpages;
 mod mcp;
 mod paths;
+mod peers_check;
 mod surface;
 mod tree;
 mod validate;
@@ -361,7 +362,7 @@ fn options(matches: &ArgMatches, sub: &ArgMatches) -> Options {
 
 /// Turns a capability failure into the CLI's: when the layer itself could not be read, its
 /// own error (and exit code) says why.
-fn failure_of(ctx: &Context, e: CapabilityError) -> Failure {
+pub(crate) fn failure_of(ctx: &Context, e: CapabilityError) -> Failure {
     match ctx.layer() {
         Err(layer_error) => Failure::from(layer_error),
         Ok(_) => Failure::from(e),
@@ -460,6 +461,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             while let Some((next, next_matches)) = current.subcommand() {
                 words.push(next);
                 current = next_matches;
+            }
+            if words == ["peers", "check"] {
+                return peers_check::run(&options, current, format);
             }
             // `doctor` reports a layer with errors as a failed check instead of refusing it;
             // `--strict` then makes any failed check the exit code.

@@ -20,10 +20,11 @@ use crate::registry::{self};
 struct Node {
     children: BTreeMap<&'static str, Node>,
     leaf: Option<&'static Descriptor>,
-    fixed: Option<&'static str>,
+    fixed: Option<Command>,
 }
 
-/// Adds every capability's CLI words (and the fixed `capabilities validate`) to `root`.
+/// Adds every capability's CLI words (and the fixed `capabilities validate` and `peers check`)
+/// to `root`.
 pub(super) fn attach(mut root: Command) -> Command {
     let mut tree = Node::default();
     for d in registry::all() {
@@ -42,7 +43,16 @@ pub(super) fn attach(mut root: Command) -> Command {
         .entry("validate")
         .or_default()
         .fixed =
-        Some("Validate the run-time registry: the compiled table and everything joined to it");
+        Some(Command::new("validate").about(
+            "Validate the run-time registry: the compiled table and everything joined to it",
+        ));
+    tree.children
+        .entry("peers")
+        .or_default()
+        .children
+        .entry("check")
+        .or_default()
+        .fixed = Some(super::peers_check::command());
     for (word, node) in tree.children {
         root = root.subcommand(build(word, &node));
     }
@@ -50,8 +60,8 @@ pub(super) fn attach(mut root: Command) -> Command {
 }
 
 fn build(word: &'static str, node: &Node) -> Command {
-    if let Some(about) = node.fixed {
-        return Command::new(word).about(about);
+    if let Some(fixed) = &node.fixed {
+        return fixed.clone();
     }
     if let Some(d) = node.leaf {
         let mut cmd = Command::new(word)

@@ -354,6 +354,25 @@ impl ScopeTable {
     }
 }
 
+impl ScopeTable {
+    /// Every active rule in the answer's order (blocking first, scoped before unscoped in each
+    /// class, index order within each), then every `instructions` object, each without reasons:
+    /// for an asker that decides by itself which scopes reach what it asks about (a claim's
+    /// globs rather than paths).
+    pub fn every<'a>(&'a self, objects: &'a [Object]) -> impl Iterator<Item = Applicable<'a>> {
+        self.rules.iter().chain(&self.instructions).map(move |&e| {
+            let entry = &self.entries[e];
+            Applicable {
+                object: &objects[entry.position],
+                scope: &entry.scope,
+                class: &entry.class,
+                statement: &entry.statement,
+                reasons: Vec::new(),
+            }
+        })
+    }
+}
+
 /// Which rules of an answer to give: `limit` of them after the first `offset`.
 #[derive(Clone, Copy, Debug)]
 pub struct Page {

@@ -11,6 +11,7 @@ pub const FIXED_COMMANDS: &[&[&str]] = &[
     &["manpage"],
     &["reference"],
     &["capabilities", "validate"],
+    &["peers", "check"],
     &["surface"],
 ];
 
