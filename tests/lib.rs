@@ -138,6 +138,9 @@ mod mcp_modern;
 mod peers_board;
 mod peers_claims;
 
+/// Messages between peers: recipients, unread counts, notifications, bounds, bad input.
+mod peers_messages;
+
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
 mod plan_queue;
 

@@ -7,6 +7,8 @@
 
 pub mod claims;
 pub mod glob;
+pub mod inbox;
+pub mod inbox_watch;
 pub mod process;
 mod read;
 pub mod record;
@@ -264,6 +266,9 @@ impl Board {
             Ok(l) => {
                 joined.lock = Some(l);
                 joined.failure = None;
+                if let Err(e) = self.open_inbox() {
+                    tracing::warn!("cannot make this process's inbox on the board: {e}");
+                }
             }
             Err(e) => {
                 tracing::warn!("{e}; serving this process's sessions only");
@@ -347,6 +352,7 @@ impl Board {
             write::board_remove(&dir.join(current));
         }
         if joined.lock.take().is_some() {
+            self.remove_inbox();
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
             claims::remove_lock_if_alone(dir);
             // The last to leave leaves no directory behind (removing one that is not empty fails).

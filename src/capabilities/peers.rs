@@ -1,12 +1,14 @@
 //! Handlers of the `peers` namespace: the sessions attached to every majordomus process serving
 //! this repository (this one's, and the board's), and what each announced it is working on.
 
+mod messages;
+
 use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
-    AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, ListInput, ListOutput, ReleaseInput,
-    ReleaseOutput,
+    AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, InboxInput, InboxOutput, ListInput,
+    ListOutput, MarkReadInput, MarkReadOutput, ReleaseInput, ReleaseOutput, SendInput, SendOutput,
 };
 use crate::registry::types::{
     Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
@@ -75,6 +77,7 @@ pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityEr
         count: peers.len() as i64,
         peers,
         board: board_of(&everyone),
+        unread: messages::unread(ctx),
     })
 }
 
@@ -187,6 +190,7 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
     Ok(AnnounceOutput {
         peer: view(me),
         overlaps,
+        unread: messages::unread(ctx),
     })
 }
 
@@ -278,12 +282,14 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
             renewed,
             claim: claim_view(&own_holder(ctx, board, claim)),
             conflicts: Vec::new(),
+            unread: messages::unread(ctx),
         },
         board::claims::Outcome::Refused { holders } => ClaimOutput {
             granted: false,
             renewed: false,
             claim: claim_view(&own_holder(ctx, board, asked)),
             conflicts: holders.iter().map(claim_view).collect(),
+            unread: messages::unread(ctx),
         },
     })
 }
@@ -298,5 +304,18 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
             .into_iter()
             .map(|c| claim_view(&own_holder(ctx, board, c)))
             .collect(),
+        unread: messages::unread(ctx),
     })
+}
+
+pub fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityError> {
+    messages::send(ctx, input)
+}
+
+pub fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
+    messages::inbox(ctx, input)
+}
+
+pub fn mark_read(ctx: &Context, input: MarkReadInput) -> Result<MarkReadOutput, CapabilityError> {
+    messages::mark_read(ctx, input)
 }
