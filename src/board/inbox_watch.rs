@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::listeners::{Listener, Note};
 
@@ -24,6 +24,8 @@ struct Subscriber {
 
 #[derive(Default)]
 struct State {
+    /// How many times the watch found the directory's entries changed.
+    woken: u64,
     dir: Option<PathBuf>,
     watcher: Option<RecommendedWatcher>,
     subscribers: Vec<Subscriber>,
@@ -50,6 +52,7 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 /// Files a note for every subscriber whose session's newest message is newer than it heard of,
 /// and forgets subscribers whose listener ended or no longer subscribes to `uri`.
 fn wake(state: &mut State) {
+    state.woken += 1;
     let Some(dir) = state.dir.clone() else {
         return;
     };
@@ -88,7 +91,15 @@ impl InboxWatch {
             let shared = Arc::downgrade(&self.state);
             let mut watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                    if event.is_ok() {
+                    // Listing the directory is itself an access event: only a change of its
+                    // entries can be mail, and answering anything else would feed on itself.
+                    let entries_changed = event.is_ok_and(|e| {
+                        matches!(
+                            e.kind,
+                            EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+                        )
+                    });
+                    if entries_changed {
                         if let Some(state) = shared.upgrade() {
                             wake(&mut lock(&state));
                         }
@@ -121,5 +132,61 @@ impl InboxWatch {
             });
         }
         Ok(())
+    }
+
+    /// How many times the watch found the inbox's entries changed.
+    pub fn woken(&self) -> u64 {
+        lock(&self.state).woken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listeners::{Filter, Listeners, Role};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn mail_wakes_a_subscriber_and_reading_the_inbox_wakes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let uri = "majordomus://peers/inbox";
+        let listeners = Listeners::default();
+        let filter = Filter {
+            uris: [uri.to_string()].into(),
+            ..Filter::default()
+        };
+        let listener = listeners
+            .add(
+                crate::transport::Transport::Stdio,
+                Role::Session,
+                filter,
+                Arc::new(|| {}),
+            )
+            .expect("added");
+        let watch = InboxWatch::default();
+        watch
+            .subscribe(dir.path(), &listener, 3, uri)
+            .expect("watched");
+        // Listing the directory (what every answer's unread count does) is no change.
+        for _ in 0..50 {
+            super::super::inbox::newest_by_session(dir.path());
+        }
+        std::fs::write(dir.path().join("3-1.new"), b"{}").expect("mail");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut notes = Vec::new();
+        while notes.is_empty() && Instant::now() < deadline {
+            notes = listener.drain().notes;
+            std::thread::yield_now();
+        }
+        assert_eq!(notes, vec![Note::Updated(uri.to_string())]);
+        let woken = watch.woken();
+        for _ in 0..50 {
+            super::super::inbox::newest_by_session(dir.path());
+        }
+        assert!(
+            watch.woken() <= woken + 1,
+            "listings woke the watch: {} after {woken}",
+            watch.woken()
+        );
     }
 }
