@@ -393,3 +393,84 @@ fn bad_messages_are_refused_and_corrupt_inbox_files_ignored_with_a_reason() {
     assert_eq!(next["recipients"][0]["message"], 6, "{next}");
     assert_eq!(sender.call_ok(tool_of("peers.list"), json!({}))["count"], 2);
 }
+
+#[test]
+fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
+    let fixture = Fixture::new();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let second = second_worktree(&fixture, elsewhere.path());
+    let mut alpha = session(&second, "alpha-<b>");
+    let taken = alpha.call_ok(
+        tool_of("peers.claim"),
+        json!({ "globs": ["src/**"], "mode": "shared", "reason": "the <i>api</i>" }),
+    );
+    assert_eq!(taken["granted"], true, "{taken}");
+    let served = crate::serve_support::Served::start(fixture.root());
+    let overlapping = served
+        .post_json(
+            "/api/v1/peers/claim",
+            &json!({ "globs": ["src/api/**"], "mode": "shared" }).to_string(),
+        )
+        .json();
+    assert_eq!(overlapping["granted"], true, "{overlapping}");
+    let sent = served
+        .post_json(
+            "/api/v1/peers/send",
+            &json!({ "subject": "from the server", "all": true }).to_string(),
+        )
+        .json();
+    assert_eq!(recipients(&sent), ["alpha-<b>"], "{sent}");
+    assert_eq!(sent["recipients"][0]["pid"], alpha.pid());
+    // The server's own inbox (session 0) is what plain HTTP reads.
+    let to_server = json!({ "pid": served.pid(), "id": 0 });
+    let refused_text = refused(
+        &mut alpha,
+        "peers.send",
+        json!({ "subject": "hello", "to": to_server }),
+    );
+    assert!(
+        refused_text.contains("no peer"),
+        "session 0 is no listed peer: {refused_text}"
+    );
+    let back = send(
+        &mut alpha,
+        json!({ "subject": "hello", "globs": ["src/api/x.rs"] }),
+    );
+    assert_eq!(back["recipients"][0]["pid"], served.pid(), "{back}");
+    assert_eq!(
+        back["recipients"][0]["client_supplied"]["client"],
+        "(the process)"
+    );
+    let mail = served.get("/api/v1/peers/inbox").json();
+    assert_eq!(
+        mail["messages"][0]["client_supplied"]["subject"], "hello",
+        "{mail}"
+    );
+
+    let list = served.get("/api/v1/peers").json();
+    assert_eq!(list["claims"].as_array().map(Vec::len), Some(2), "{list}");
+    let alpha_row = list["peers"]
+        .as_array()
+        .expect("peers")
+        .iter()
+        .find(|p| p["pid"] == alpha.pid())
+        .expect("alpha listed")
+        .clone();
+    assert_eq!(alpha_row["unread"], 1);
+
+    let page = served.get("/cockpit/peers");
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    for said in [
+        "Worktree <code>",
+        "<wbr>second</code>",
+        "alpha-&lt;b&gt;",
+        "the &lt;i&gt;api&lt;&#x2f;i&gt;",
+        ">shared<",
+        "Overlap:</strong> overlaps a claim (shared)",
+        "1 unread",
+    ] {
+        assert!(html.contains(said), "{said} in {html}");
+    }
+    assert!(!html.contains("<i>api"), "never markup");
+}

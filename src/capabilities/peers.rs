@@ -31,6 +31,7 @@ fn view(p: &BoardPeer) -> Peer {
         this_process: p.this_process,
         protocol_version: p.protocol_version.clone(),
         attached_at: p.attached_at as i64,
+        unread: None,
         client_supplied: PeerClientSupplied {
             client: p.client_name.clone(),
             client_version: p.client_version.clone(),
@@ -72,11 +73,14 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
 
 pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
-    let peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let mut peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let board = shared_board(ctx)?;
+    messages::unread_of_peers(board, &everyone, &mut peers);
     Ok(ListOutput {
         count: peers.len() as i64,
         peers,
         board: board_of(&everyone),
+        claims: board.live_claims().iter().map(claim_view).collect(),
         unread: messages::unread(ctx),
     })
 }

@@ -5,14 +5,16 @@
 use super::{everyone, refuse_credential, refuse_credentials, shared_board};
 use crate::board::inbox::{self, Addressed, MessageRecord, Recipient as To, Sender};
 use crate::board::process::Identity;
+use crate::board::BoardView;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
     InboxInput, InboxOutput, MarkReadInput, MarkReadOutput, SendInput, SendOutput,
 };
 use crate::registry::types::{
-    Message, MessageAddressed, MessageClientSupplied, MessageFrom, PeersInboxOutputIgnoredItem,
-    PeersSendOutputUndeliveredItem as Undelivered, Recipient, RecipientClientSupplied,
+    Message, MessageAddressed, MessageClientSupplied, MessageFrom, Peer,
+    PeersInboxOutputIgnoredItem, PeersSendOutputUndeliveredItem as Undelivered, Recipient,
+    RecipientClientSupplied,
 };
 
 /// What a caller without a session is called as a sender (plain HTTP, the CLI).
@@ -22,6 +24,23 @@ const THE_PROCESS: &str = "(the process)";
 /// in the answers it already reads. 0 off the board.
 pub(super) fn unread(ctx: &Context) -> i64 {
     shared_board(ctx).map_or(0, |b| b.unread(ctx.caller().unwrap_or(0)) as i64)
+}
+
+/// Fills in each peer's unread count: one listing of each process's inbox.
+pub(super) fn unread_of_peers(board: &crate::board::Board, view: &BoardView, peers: &mut [Peer]) {
+    let mut counts = std::collections::BTreeMap::new();
+    counts.insert(board.me().pid, board.unread_counts(board.me()));
+    for record in &view.reading.others {
+        counts.insert(record.pid, board.unread_counts(&record.identity()));
+    }
+    for p in peers {
+        let of_process = counts.get(&(p.pid as u32));
+        p.unread = Some(
+            of_process
+                .and_then(|c| c.get(&(p.id as u64)))
+                .map_or(0, |n| *n as i64),
+        );
+    }
 }
 
 /// A session to send to, with what the answer shows of it.
