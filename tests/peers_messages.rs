@@ -447,7 +447,7 @@ fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
         "{mail}"
     );
 
-    let list = served.get("/api/v1/peers").json();
+    let list = served.get("/api/v1/peers?claims=true").json();
     assert_eq!(list["claims"].as_array().map(Vec::len), Some(2), "{list}");
     let alpha_row = list["peers"]
         .as_array()

@@ -71,7 +71,7 @@ for i, p in enumerate(peers):
     for k in range(10):
         assert p.tool("majordomus_claim", {"globs": [f"area/{i}/{k}/**"]})["granted"]
 me, subscribed, quiet = peers[0], peers[1], peers[2]
-assert len(me.tool("majordomus_peers", {})["claims"]) == 200
+assert len(me.tool("majordomus_peers", {"claims": True})["claims"]) == 200
 assert subscribed.request("resources/subscribe", {"uri": "majordomus://peers/inbox"})["result"] == {}
 lone = Session(repo(), "lone")
 a, b, c = subscribed.ticks(), quiet.ticks(), lone.ticks()

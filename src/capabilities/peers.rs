@@ -71,7 +71,7 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
     }
 }
 
-pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
     let mut peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
     let board = shared_board(ctx)?;
@@ -80,7 +80,9 @@ pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityEr
         count: peers.len() as i64,
         peers,
         board: board_of(&everyone),
-        claims: board.live_claims().iter().map(claim_view).collect(),
+        claims: input
+            .claims
+            .then(|| board.live_claims().iter().map(claim_view).collect()),
         unread: messages::unread(ctx),
     })
 }

@@ -13,7 +13,7 @@ use crate::context::Context;
 
 /// Every worktree and peer on the repository's board (`peers.list`).
 pub(super) fn peers(ctx: &Context) -> Rendered {
-    let list = run(ctx, "peers.list", json!({}))?;
+    let list = run(ctx, "peers.list", json!({ "claims": true }))?;
     let board = board(&list, crate::board::claims::now());
     Ok(("peers.html", context! { list => list, board => board }, 200))
 }
