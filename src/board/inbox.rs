@@ -143,8 +143,6 @@ pub enum InboxError {
     Busy { stem: String },
     #[error("cannot write inbox `{path}`: {reason}")]
     Unwritable { path: String, reason: String },
-    #[error("this process is not on the board, so it has no inbox")]
-    NotOnBoard,
 }
 
 impl InboxError {
@@ -153,7 +151,6 @@ impl InboxError {
             Self::Gone { .. } => "recipient_gone",
             Self::Busy { .. } => "inbox_busy",
             Self::Unwritable { .. } => "inbox_unwritable",
-            Self::NotOnBoard => "not_on_board",
         }
     }
 }
@@ -487,10 +484,10 @@ impl Board {
     /// Marks `session`'s messages numbered `ids` read (every one when `None`); answers the
     /// numbers marked now (those already read, dropped or never sent are not).
     pub fn mark_read(&self, session: u64, ids: Option<&[u64]>) -> Result<Vec<u64>, InboxError> {
-        if !self.on_board() {
-            return Err(InboxError::NotOnBoard);
-        }
-        let dir = self.own_inbox().ok_or(InboxError::NotOnBoard)?;
+        // Off the board there is no inbox, so nothing to mark.
+        let Some(dir) = self.own_inbox().filter(|_| self.on_board()) else {
+            return Ok(Vec::new());
+        };
         let unwritable = |e: &std::io::Error| InboxError::Unwritable {
             path: dir.display().to_string(),
             reason: io_reason(e),
