@@ -95,6 +95,8 @@ pub struct Peers {
     shared: OnceLock<crate::board::Board>,
     /// Held from a snapshot of the sessions to its record written, so records land in order.
     publishing: Mutex<()>,
+    /// The listeners owed a note when mail reaches this process's inbox on the board.
+    inbox_watch: crate::board::inbox_watch::InboxWatch,
 }
 
 impl Peers {
@@ -145,6 +147,10 @@ impl Peers {
     pub fn detach(&self, id: PeerId) {
         self.board().remove(&id);
         self.publish();
+        // Its messages go with it: nobody can read them any more.
+        if let Some(board) = self.shared.get() {
+            board.drop_session_inbox(id);
+        }
     }
 
     pub fn list(&self) -> Vec<Peer> {
@@ -188,6 +194,11 @@ impl Peers {
             .shared
             .get_or_init(|| crate::board::Board::open(root))
             .join(crate::board::sessions_of(&self.list()));
+    }
+
+    /// The listeners owed a note when mail reaches this process's inbox.
+    pub fn inbox_watch(&self) -> &crate::board::inbox_watch::InboxWatch {
+        &self.inbox_watch
     }
 
     /// Takes this process off the board (a clean exit).

@@ -165,6 +165,18 @@ impl Listener {
         filed
     }
 
+    /// Files one `note` owed for something outside the layer (mail in a session's inbox), and
+    /// rings the listener when it was filed.
+    pub fn owe(&self, note: Note) {
+        let filed = {
+            let mut state = lock(&self.state);
+            !state.closed && Self::push(&mut state, note)
+        };
+        if filed {
+            self.ring();
+        }
+    }
+
     /// Takes every note waiting, in order.
     pub fn drain(&self) -> Drained {
         let mut state = lock(&self.state);

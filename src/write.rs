@@ -416,6 +416,27 @@ pub fn board_record(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> 
     result
 }
 
+/// Writes a message's `bytes` to the temporary file `temp`, then links it as `target`, which
+/// must not exist yet (a message is never written over another); the temporary file is removed
+/// either way, so a reader sees the whole message or none.
+pub fn board_message(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let result = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(temp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| fs::hard_link(temp, target));
+    let _ = fs::remove_file(temp);
+    result
+}
+
+/// Renames one file of the board within its directory (a message marked read).
+pub fn board_rename(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)
+}
+
 /// Removes one file of the board (a link is removed, never followed); a file already gone is
 /// no failure.
 pub fn board_remove(path: &Path) {

@@ -140,6 +140,9 @@ mod peers_claims;
 /// Claims that bring their context, what git shows per worktree, the check and its hooks.
 mod peers_mesh;
 
+/// Messages between peers: recipients, unread counts, notifications, bounds, bad input.
+mod peers_messages;
+
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
 mod plan_queue;
 

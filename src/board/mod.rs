@@ -9,6 +9,8 @@ pub mod changes;
 pub mod check;
 pub mod claims;
 pub mod glob;
+pub mod inbox;
+pub mod inbox_watch;
 pub mod process;
 mod read;
 pub mod record;
@@ -266,6 +268,9 @@ impl Board {
             Ok(l) => {
                 joined.lock = Some(l);
                 joined.failure = None;
+                if let Err(e) = self.open_inbox() {
+                    tracing::warn!("cannot make this process's inbox on the board: {e}");
+                }
             }
             Err(e) => {
                 tracing::warn!("{e}; serving this process's sessions only");
@@ -349,6 +354,7 @@ impl Board {
             write::board_remove(&dir.join(current));
         }
         if joined.lock.take().is_some() {
+            self.remove_inbox();
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
             claims::remove_lock_if_alone(dir);
             // The last to leave leaves no directory behind (removing one that is not empty fails).

@@ -292,6 +292,7 @@ fn remove_process(dir: &Path, stem: &str) {
             write::board_remove(&entry.path());
         }
     }
+    super::inbox::remove_process_inbox(dir, stem);
     // Last, so a reader that finds a record always finds the lock beside it.
     if has_lock {
         write::board_remove(&dir.join(lock));

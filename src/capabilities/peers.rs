@@ -3,13 +3,15 @@
 
 mod changes;
 mod context;
+mod messages;
 
 use crate::board::{self, BoardView};
 use crate::context::{Context, Peer as BoardPeer, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
-    AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, ListInput,
-    ListOutput, ReleaseInput, ReleaseOutput,
+    AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, InboxInput,
+    InboxOutput, ListInput, ListOutput, MarkReadInput, MarkReadOutput, ReleaseInput, ReleaseOutput,
+    SendInput, SendOutput,
 };
 use crate::registry::types::PeersCheckOutputHeldItem as HeldView;
 use crate::registry::types::{
@@ -34,6 +36,7 @@ fn view(p: &BoardPeer) -> Peer {
         this_process: p.this_process,
         protocol_version: p.protocol_version.clone(),
         attached_at: p.attached_at as i64,
+        unread: None,
         client_supplied: PeerClientSupplied {
             client: p.client_name.clone(),
             client_version: p.client_version.clone(),
@@ -73,9 +76,11 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
     }
 }
 
-pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
-    let peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let mut peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
+    let board = shared_board(ctx)?;
+    messages::unread_of_peers(board, &everyone, &mut peers);
     let worktrees = changes::on_board(ctx, &everyone)?
         .iter()
         .map(|w| changes::view(w, &w.changes.paths, w.changes.total, false))
@@ -85,6 +90,10 @@ pub fn list(ctx: &Context, _input: ListInput) -> Result<ListOutput, CapabilityEr
         peers,
         board: board_of(&everyone),
         worktrees,
+        claims: input
+            .claims
+            .then(|| board.live_claims().iter().map(claim_view).collect()),
+        unread: messages::unread(ctx),
     })
 }
 
@@ -196,6 +205,7 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
     Ok(AnnounceOutput {
         peer: view(me),
         overlaps,
+        unread: messages::unread(ctx),
     })
 }
 
@@ -292,6 +302,7 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
             conflicts: Vec::new(),
             context,
             touched_by,
+            unread: messages::unread(ctx),
         },
         board::claims::Outcome::Refused { holders } => ClaimOutput {
             granted: false,
@@ -300,6 +311,7 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
             conflicts: holders.iter().map(claim_view).collect(),
             context,
             touched_by,
+            unread: messages::unread(ctx),
         },
     })
 }
@@ -314,6 +326,7 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
             .into_iter()
             .map(|c| claim_view(&own_holder(ctx, board, c)))
             .collect(),
+        unread: messages::unread(ctx),
     })
 }
 
@@ -413,7 +426,20 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
                 holders: h.holders.iter().map(claim_view).collect(),
             })
             .collect(),
+        unread: messages::unread(ctx),
     })
+}
+
+pub fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityError> {
+    messages::send(ctx, input)
+}
+
+pub fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
+    messages::inbox(ctx, input)
+}
+
+pub fn mark_read(ctx: &Context, input: MarkReadInput) -> Result<MarkReadOutput, CapabilityError> {
+    messages::mark_read(ctx, input)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod layout;
 mod markdown;
 mod object_page;
 mod pages;
+mod peers_page;
 mod plan_page;
 pub mod render_bound;
 mod runner;
@@ -25,7 +26,8 @@ pub use layout::{asset, ERROR_HEADINGS, GENERIC_HEADING};
 use layout::{error_page, page};
 pub use object_page::is_large;
 use object_page::object;
-use pages::{api, capabilities, doctor, mcp, objects, overview, peers, search};
+use pages::{api, capabilities, doctor, mcp, objects, overview, search};
+use peers_page::peers;
 use runner::capability;
 
 /// The codes the Cockpit and the HTTP server answer a page with besides the capabilities'

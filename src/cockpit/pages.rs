@@ -1,5 +1,5 @@
 //! The Cockpit's listing pages: the overview, the capabilities, the objects (with its pager),
-//! search, the MCP projection, the peers and the API. Each asks its capabilities and hands the
+//! search, the MCP projection and the API. Each asks its capabilities and hands the
 //! answers to its template.
 
 use std::collections::BTreeMap;
@@ -217,12 +217,6 @@ pub(super) fn mcp(ctx: &Context, params: &[(String, String)]) -> Rendered {
         context! { p => projection, effect => effect },
         200,
     ))
-}
-
-/// Every session of every process on the repository's board (`peers.list`).
-pub(super) fn peers(ctx: &Context) -> Rendered {
-    let list = run(ctx, "peers.list", json!({}))?;
-    Ok(("peers.html", context! { list => list }, 200))
 }
 
 /// The environment's preflight and what each client loads here (`environment.preflight`).

@@ -291,14 +291,14 @@ impl Server {
             }
             "tools/call" => self.call_tool(session, params),
             "resources/subscribe" => super::subscriptions::subscribe(
-                &self.ctx,
+                &self.ctx.with_caller(session.peer),
                 &mut session.live,
                 session.transport,
                 &params,
             )
             .map(Body::owned),
             "resources/unsubscribe" => super::subscriptions::unsubscribe(
-                &self.ctx,
+                &self.ctx.with_caller(session.peer),
                 &mut session.live,
                 session.transport,
                 &params,
@@ -306,7 +306,7 @@ impl Server {
             .map(Body::owned),
             // Answered at its end (shutdown); its acknowledgement is its listener's first note.
             "subscriptions/listen" => match super::subscriptions::listen(
-                &self.ctx,
+                &self.ctx.with_caller(session.peer),
                 &mut session.live,
                 session.transport,
                 era,
@@ -503,7 +503,8 @@ impl Server {
             Some(d) => caching::of_capability(d),
             None => caching::REPOSITORY,
         };
-        match resolve::read(&self.ctx, uri) {
+        // A resource may answer for its reader (the inbox is the calling session's).
+        match resolve::read(&self.ctx.with_caller(session.peer), uri) {
             Ok(contents) => {
                 Ok(Body::owned(json!({ "contents": [contents] }).to_string()).hinted(hint))
             }

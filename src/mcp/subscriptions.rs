@@ -131,7 +131,8 @@ impl Drop for SessionLive {
 /// reads the whole layer), `Ok(false)` for an object or a skill file; refused as a read is.
 fn subscribable(ctx: &Context, era: Era, uri: &str) -> Result<bool, RpcError> {
     match resolve::resolve(ctx, uri) {
-        Ok(Resolution::Builtin { .. }) => Ok(true),
+        // The inbox answers of mail, not of the layer: its subscribers hear of mail alone.
+        Ok(Resolution::Builtin { descriptor, .. }) => Ok(descriptor.id != INBOX),
         Ok(_) => Ok(false),
         Err(CapabilityError::NotFound { message }) => Err(era::error_for(
             era,
@@ -145,6 +146,36 @@ fn subscribable(ctx: &Context, era: Era, uri: &str) -> Result<bool, RpcError> {
             protocol::INVALID_PARAMS,
             format!("{}: {}", e.code(), e.message()),
         )),
+    }
+}
+
+/// The capability whose resource is the caller's inbox on the board.
+const INBOX: &str = "peers.inbox";
+
+/// Owes `listener` a note whenever mail reaches the calling session's inbox, when `uri` is the
+/// inbox resource; when the inbox cannot be watched, says why in the log (the unread count every
+/// `peers.*` answer carries still tells of mail).
+fn watch_inbox(ctx: &Context, listener: &Arc<Listener>, uri: &str) {
+    let inbox = crate::registry::all()
+        .iter()
+        .any(|d| d.id == INBOX && d.resource.is_some_and(|r| r.uri == uri));
+    if !inbox {
+        return;
+    }
+    let Ok(index) = ctx.index() else { return };
+    let Some(dir) = ctx.peers().shared_board(&index.root).inbox_dir() else {
+        tracing::info!("{uri}: this process is not on the board, so no mail will arrive");
+        return;
+    };
+    let session = ctx.caller().unwrap_or(0);
+    if let Err(why) = ctx
+        .peers()
+        .inbox_watch()
+        .subscribe(&dir, listener, session, uri)
+    {
+        tracing::warn!(
+            "{uri}: cannot watch this process's inbox ({why}); no notification will tell of mail"
+        );
     }
 }
 
@@ -174,6 +205,7 @@ pub fn subscribe(
             format!("this session is subscribed to {bound} URIs, the most one may hold; unsubscribe from some first"),
         )
     })?;
+    watch_inbox(ctx, &listener, uri);
     Ok("{}".to_string())
 }
 
@@ -313,6 +345,9 @@ pub fn listen(
         .ok_or_else(stopping)?;
     live.registry = Some(ctx.listeners().clone());
     lock(&live.listeners).push(Arc::clone(&listener));
+    for uri in listener.filter().uris {
+        watch_inbox(ctx, &listener, &uri);
+    }
     // Now where the session's writer looks: its acknowledgement is due.
     listener.ring();
     Ok(())

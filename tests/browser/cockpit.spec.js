@@ -355,6 +355,36 @@ async function mcpCall(base, session, message) {
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
 }
 
+/**
+ * Puts something on the board for the peers page to draw: an MCP session holding a shared claim,
+ * the server's own overlapping shared claim (an overlap to mark), and a message to everyone (an
+ * unread count). Returns the session, kept open while the pages are checked.
+ */
+async function fillBoard(base) {
+  section('the board the peers page draws');
+  const init = await mcpCall(base, null, {
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'axe-peer', version: '1.0.0' } },
+  });
+  const session = init.headers.get('mcp-session-id');
+  if (!check('board', init.status === 200 && session, `initialize answers with a session (status ${init.status})`)) return null;
+  await mcpCall(base, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  const claimed = await mcpCall(base, session, {
+    jsonrpc: '2.0', id: 2, method: 'tools/call',
+    params: { name: 'majordomus_claim', arguments: { globs: ['src/**'], mode: 'shared', reason: 'axe looks at the claims table' } },
+  });
+  check('board', claimed.body && claimed.body.result && claimed.body.result.structuredContent.granted === true,
+    `the session's claim is granted: ${JSON.stringify(claimed.body).slice(0, 200)}`);
+  const post = (route, body) => fetch(new URL(route, base), {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  }).then((r) => r.json());
+  const overlapping = await post('/api/v1/peers/claim', { globs: ['src/api/**'], mode: 'shared', issue: 'axe-1' });
+  check('board', overlapping.granted === true, `the server's shared claim is granted: ${JSON.stringify(overlapping).slice(0, 200)}`);
+  const sent = await post('/api/v1/peers/send', { subject: 'axe', body: 'an unread count to draw', all: true });
+  check('board', sent.recipients && sent.recipients.length >= 1, `the message reaches the session: ${JSON.stringify(sent).slice(0, 200)}`);
+  return session;
+}
+
 /** Rows of the MCP page's tool table: name and effect badge text. */
 async function toolRows(page) {
   return page.$$eval('tr[data-tool]', (rows) => rows.map((r) => ({
@@ -512,6 +542,7 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     await crawl(browser, base);
+    await fillBoard(base);
     await layoutAndAccessibility(browser, await mainPages(browser, base));
     await themeButton(browser, base);
     await runner(browser, base);

@@ -1,0 +1,273 @@
+//! The messages of the `peers` namespace: `peers.send` files a message in each recipient's inbox
+//! on the board (`crate::board::inbox`), `peers.inbox` reads the caller's, `peers.mark_read`
+//! marks it read, and [`unread`] is the one count every `peers.*` answer carries.
+
+use super::{everyone, refuse_credential, refuse_credentials, shared_board};
+use crate::board::inbox::{self, Addressed, MessageRecord, Recipient as To, Sender};
+use crate::board::process::Identity;
+use crate::board::BoardView;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::types::peers::{
+    InboxInput, InboxOutput, MarkReadInput, MarkReadOutput, SendInput, SendOutput,
+};
+use crate::registry::types::{
+    Message, MessageAddressed, MessageClientSupplied, MessageFrom, Peer,
+    PeersInboxOutputIgnoredItem, PeersSendOutputUndeliveredItem as Undelivered, Recipient,
+    RecipientClientSupplied,
+};
+
+/// What a caller without a session is called as a sender (plain HTTP, the CLI).
+const THE_PROCESS: &str = "(the process)";
+
+/// The caller's unread messages: what every `peers.*` answer carries, so an agent learns of mail
+/// in the answers it already reads. 0 off the board.
+pub(super) fn unread(ctx: &Context) -> i64 {
+    shared_board(ctx).map_or(0, |b| b.unread(ctx.caller().unwrap_or(0)) as i64)
+}
+
+/// Fills in each peer's unread count: one listing of each process's inbox.
+pub(super) fn unread_of_peers(board: &crate::board::Board, view: &BoardView, peers: &mut [Peer]) {
+    let mut counts = std::collections::BTreeMap::new();
+    counts.insert(board.me().pid, board.unread_counts(board.me()));
+    for record in &view.reading.others {
+        counts.insert(record.pid, board.unread_counts(&record.identity()));
+    }
+    for p in peers {
+        let of_process = counts.get(&(p.pid as u32));
+        p.unread = Some(
+            of_process
+                .and_then(|c| c.get(&(p.id as u64)))
+                .map_or(0, |n| *n as i64),
+        );
+    }
+}
+
+/// A session to send to, with what the answer shows of it.
+struct Addressee {
+    to: To,
+    worktree: String,
+    this_process: bool,
+    client: String,
+}
+
+pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityError> {
+    let all = input.all == Some(true);
+    let named =
+        usize::from(input.to.is_some()) + usize::from(input.globs.is_some()) + usize::from(all);
+    if named != 1 {
+        return Err(CapabilityError::invalid_input(format!(
+            "name exactly one of `to` (a peer), `globs` (the holders of claims overlapping them) or `all: true`; {named} were given"
+        )));
+    }
+    let body = input.body.unwrap_or_default();
+    if body.len() > inbox::MAX_BODY_BYTES {
+        return Err(CapabilityError::invalid_input(format!(
+            "`body` is {} bytes; a message's body holds at most {}",
+            body.len(),
+            inbox::MAX_BODY_BYTES
+        )));
+    }
+    refuse_credential("subject", &input.subject)?;
+    refuse_credential("body", &body)?;
+    if let Some(globs) = &input.globs {
+        crate::board::claims::check_globs(globs)
+            .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
+        refuse_credentials("globs", globs)?;
+    }
+    let board = shared_board(ctx)?;
+    let view = everyone(ctx)?;
+    let me = ctx.caller().unwrap_or(0);
+    let identity_of = |pid: u32| -> Option<Identity> {
+        if pid == board.me().pid {
+            return Some(board.me().clone());
+        }
+        let record = view.reading.others.iter().find(|r| r.pid == pid)?;
+        Some(record.identity())
+    };
+    let client_of = |pid: u32, session: u64| -> String {
+        view.peers
+            .iter()
+            .find(|p| p.pid == pid && p.id == session)
+            .map_or_else(|| THE_PROCESS.to_string(), |p| p.client_name.clone())
+    };
+    let mut addressees: Vec<Addressee> = Vec::new();
+    let addressed = if let Some(to) = &input.to {
+        let found = view
+            .peers
+            .iter()
+            .find(|p| i64::from(p.pid) == to.pid && p.id as i64 == to.id);
+        let (Some(peer), Some(process)) = (found, u32::try_from(to.pid).ok().and_then(identity_of))
+        else {
+            return Err(CapabilityError::not_found(format!(
+                "no peer with `pid` {} and `id` {} is on the repository's board; peers.list names every peer",
+                to.pid, to.id
+            )));
+        };
+        addressees.push(Addressee {
+            to: To {
+                process,
+                session: peer.id,
+            },
+            worktree: peer.worktree.clone(),
+            this_process: peer.this_process,
+            client: peer.client_name.clone(),
+        });
+        Addressed::Peer
+    } else if let Some(globs) = &input.globs {
+        for holder in board.holders_of(globs) {
+            let session = holder.claim.session;
+            let is_me = holder.this_process && session == me;
+            let already = addressees
+                .iter()
+                .any(|a| a.to.process.pid == holder.pid && a.to.session == session);
+            if is_me || already {
+                continue;
+            }
+            let Some(process) = identity_of(holder.pid) else {
+                continue;
+            };
+            addressees.push(Addressee {
+                to: To { process, session },
+                worktree: holder.worktree.clone(),
+                this_process: holder.this_process,
+                client: client_of(holder.pid, session),
+            });
+        }
+        Addressed::Holders {
+            globs: globs.clone(),
+        }
+    } else {
+        for peer in &view.peers {
+            if peer.this_process && peer.id == me {
+                continue;
+            }
+            let Some(process) = identity_of(peer.pid) else {
+                continue;
+            };
+            addressees.push(Addressee {
+                to: To {
+                    process,
+                    session: peer.id,
+                },
+                worktree: peer.worktree.clone(),
+                this_process: peer.this_process,
+                client: peer.client_name.clone(),
+            });
+        }
+        Addressed::All
+    };
+    let from = Sender {
+        pid: board.me().pid,
+        session: me,
+        worktree: board.worktree().to_string(),
+        client: ctx
+            .caller()
+            .and_then(|id| ctx.peers().get(id))
+            .map_or_else(|| THE_PROCESS.to_string(), |p| p.client_name),
+    };
+    let mut recipients = Vec::new();
+    let mut undelivered = Vec::new();
+    for a in addressees {
+        let message = MessageRecord::new(
+            from.clone(),
+            a.to.session,
+            addressed.clone(),
+            input.subject.clone(),
+            body.clone(),
+        );
+        match board.deliver(&a.to, &message) {
+            Ok((number, dropped)) => recipients.push(Recipient {
+                pid: i64::from(a.to.process.pid),
+                id: a.to.session as i64,
+                worktree: a.worktree,
+                this_process: a.this_process,
+                message: number as i64,
+                dropped: dropped as i64,
+                client_supplied: RecipientClientSupplied { client: a.client },
+            }),
+            Err(e) => undelivered.push(Undelivered {
+                pid: i64::from(a.to.process.pid),
+                id: a.to.session as i64,
+                code: e.code().to_string(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    Ok(SendOutput {
+        recipients,
+        undelivered,
+        unread: unread(ctx),
+    })
+}
+
+fn message_view(m: inbox::Message) -> Message {
+    let r = m.record;
+    let (addressed, globs) = match r.addressed {
+        Addressed::Peer => (MessageAddressed::Peer, None),
+        Addressed::Holders { globs } => (MessageAddressed::Holders, Some(globs)),
+        Addressed::All => (MessageAddressed::All, None),
+    };
+    Message {
+        id: m.id as i64,
+        read: m.read,
+        sent_at: r.sent_at as i64,
+        from: MessageFrom {
+            pid: i64::from(r.from.pid),
+            id: r.from.session as i64,
+            worktree: r.from.worktree,
+        },
+        addressed,
+        globs,
+        client_supplied: MessageClientSupplied {
+            client: r.from.client,
+            subject: r.subject,
+            body: r.body,
+        },
+    }
+}
+
+pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
+    let board = shared_board(ctx)?;
+    let found = board.inbox(ctx.caller().unwrap_or(0));
+    let unread_only = input.unread_only;
+    Ok(InboxOutput {
+        unread: found.unread as i64,
+        dropped: found.dropped as i64,
+        bound: inbox::MAX_MESSAGES as i64,
+        messages: found
+            .messages
+            .into_iter()
+            .filter(|m| !(unread_only && m.read))
+            .map(message_view)
+            .collect(),
+        ignored: found
+            .ignored
+            .into_iter()
+            .map(|i| PeersInboxOutputIgnoredItem {
+                file: i.file,
+                code: i.code.to_string(),
+                reason: i.reason,
+            })
+            .collect(),
+    })
+}
+
+pub(super) fn mark_read(
+    ctx: &Context,
+    input: MarkReadInput,
+) -> Result<MarkReadOutput, CapabilityError> {
+    let board = shared_board(ctx)?;
+    let ids: Option<Vec<u64>> = input.ids.map(|ids| {
+        ids.into_iter()
+            .filter_map(|i| u64::try_from(i).ok())
+            .collect()
+    });
+    let marked = board
+        .mark_read(ctx.caller().unwrap_or(0), ids.as_deref())
+        .map_err(|e| CapabilityError::refused(format!("{}: {e}", e.code())))?;
+    Ok(MarkReadOutput {
+        marked: marked.into_iter().map(|i| i as i64).collect(),
+        unread: unread(ctx),
+    })
+}
