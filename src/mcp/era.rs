@@ -342,7 +342,7 @@ pub fn discover(instructions: String) -> Map<String, Value> {
 }
 
 /// What the JSON text of one value is, by its first character (the text is valid JSON).
-fn kind_of_text(text: &str) -> &'static str {
+pub fn kind_of_text(text: &str) -> &'static str {
     match text.as_bytes().first() {
         Some(b'{') => "an object",
         Some(b'[') => "an array",
@@ -353,7 +353,7 @@ fn kind_of_text(text: &str) -> &'static str {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

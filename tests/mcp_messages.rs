@@ -1,0 +1,334 @@
+//! Every message the protocol refuses is refused, through the real binary, on every transport
+//! and in both eras (2026-07-28 and 2025-11-25): a modern POST that is no request or notification
+//! is 400 with -32600, never `202 Accepted`; an id that is not a string or an integer is -32600
+//! over stdio and both HTTP eras; legacy input that cannot be taken is a 4xx, not a 200.
+
+use serde_json::{json, Value};
+
+use crate::serve_support::{fixture_repo, Reply, Served};
+use crate::support::{Fixture, McpServer};
+use majordomus::mcp::protocol;
+
+const MODERN: &str = "2026-07-28";
+
+/// The `_meta` a modern request carries.
+fn meta() -> Value {
+    json!({
+        protocol::META_PROTOCOL_VERSION: MODERN,
+        protocol::META_CLIENT_CAPABILITIES: {},
+    })
+}
+
+/// The headers of a conforming modern POST of `method`.
+fn modern_headers(method: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", method),
+    ]
+}
+
+/// A refusal over HTTP: the status, -32600 (or `code`), the id answered, and what it names.
+fn refused(what: &str, reply: &Reply, status: u16, code: i64, id: &Value, named: &str) {
+    assert_eq!(reply.status, status, "{what}: {}", reply.text());
+    let body = reply.json();
+    assert_eq!(body["jsonrpc"], "2.0", "{what}: {body}");
+    assert_eq!(&body["id"], id, "{what}: {body}");
+    assert_eq!(body["error"]["code"], code, "{what}: {body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(named), "{what}: `{message}` names {named}");
+}
+
+#[test]
+fn a_modern_post_that_is_no_request_or_notification_is_400_invalid_request() {
+    let served = Served::start(fixture_repo().path());
+    let written = meta().to_string();
+    let rows: Vec<(&str, String, &str)> = vec![
+        (
+            "a batch",
+            format!(
+                r#"[{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{written}}}}}]"#
+            ),
+            "batch",
+        ),
+        ("an empty batch", "[]".into(), "batch"),
+        ("null", "null".into(), "not null"),
+        ("a number", "42".into(), "not a number"),
+        ("a string", r#""tools/list""#.into(), "not a string"),
+        (
+            "an object without method",
+            format!(r#"{{"jsonrpc":"2.0","params":{{"_meta":{written}}}}}"#),
+            "no `method`",
+        ),
+        (
+            "an object without method, with an id",
+            format!(r#"{{"jsonrpc":"2.0","id":3,"params":{{"_meta":{written}}}}}"#),
+            "no `method`",
+        ),
+        (
+            "a notification of jsonrpc 1.0",
+            format!(r#"{{"jsonrpc":"1.0","method":"tools/list","params":{{"_meta":{written}}}}}"#),
+            "jsonrpc",
+        ),
+        (
+            "a notification without jsonrpc",
+            format!(r#"{{"method":"tools/list","params":{{"_meta":{written}}}}}"#),
+            "jsonrpc",
+        ),
+        (
+            "a notification whose jsonrpc is a number",
+            format!(r#"{{"jsonrpc":2.0,"method":"tools/list","params":{{"_meta":{written}}}}}"#),
+            "jsonrpc",
+        ),
+        (
+            "a response",
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#.into(),
+            "response",
+        ),
+        (
+            "a notification whose method is a number",
+            format!(r#"{{"jsonrpc":"2.0","method":7,"params":{{"_meta":{written}}}}}"#),
+            "`method` must be a string",
+        ),
+    ];
+    for (what, body, named) in &rows {
+        let reply = served.request(
+            "POST",
+            "/mcp",
+            &modern_headers("tools/list"),
+            body.as_bytes(),
+        );
+        refused(
+            what,
+            &reply,
+            400,
+            protocol::INVALID_REQUEST,
+            &Value::Null,
+            named,
+        );
+        assert!(reply.header("mcp-session-id").is_none(), "{what}");
+    }
+    assert!(rows.len() >= 12);
+    // A well-formed notification is still accepted, with no body.
+    let notification = json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 1, "_meta": meta() },
+    });
+    let accepted = served.request(
+        "POST",
+        "/mcp",
+        &modern_headers("notifications/cancelled"),
+        notification.to_string().as_bytes(),
+    );
+    assert_eq!(accepted.status, 202, "{}", accepted.text());
+    assert!(accepted.body.is_empty(), "{}", accepted.text());
+}
+
+/// Ids that are no ids, and the kind each error names.
+const NOT_IDS: [(&str, &str); 7] = [
+    ("null", "null"),
+    ("true", "a boolean"),
+    ("false", "a boolean"),
+    (r#"{"a":1}"#, "an object"),
+    (r#"[1]"#, "an array"),
+    ("1.5", "a fraction"),
+    ("-0.25e1", "a fraction"),
+];
+
+/// Ids that are ids: strings, and integers however they are written.
+const IDS: [&str; 7] = [
+    "7",
+    "-3",
+    "1e2",
+    "\"x\"",
+    "\"\"",
+    "0",
+    "123456789012345678901234567890",
+];
+
+#[test]
+fn an_id_that_is_no_string_or_integer_is_invalid_request_over_stdio_in_both_eras() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    let written = meta().to_string();
+    let eras = [
+        ("legacy", String::from("{}")),
+        ("modern", format!(r#"{{"_meta":{written}}}"#)),
+    ];
+    for (era, params) in &eras {
+        if *era == "legacy" {
+            server.initialize();
+        }
+        for (id, kind) in NOT_IDS {
+            server.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{params}}}"#
+            ));
+            let frame = server.recv();
+            assert_eq!(frame["id"], Value::Null, "{era} {id}: {frame}");
+            assert_eq!(
+                frame["error"]["code"],
+                protocol::INVALID_REQUEST,
+                "{era} {id}: {frame}"
+            );
+            let message = frame["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(kind),
+                "{era} {id}: `{message}` names {kind}"
+            );
+        }
+        for id in IDS {
+            server.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{params}}}"#
+            ));
+            let line = server.recv_line();
+            let frame: serde_json::Map<String, Value> =
+                serde_json::from_str(&line).expect("a frame");
+            assert!(frame.contains_key("result"), "{era} {id}: {line}");
+            assert!(
+                line.contains(&format!(r#""id":{id},"#)),
+                "echoed as written: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_id_that_is_no_string_or_integer_is_400_invalid_request_over_http_in_both_eras() {
+    let served = Served::start(fixture_repo().path());
+    let (session, _) = served.mcp_initialize("ids");
+    let legacy_headers = [
+        ("Content-Type", "application/json"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let written = meta().to_string();
+    for (id, kind) in NOT_IDS {
+        let legacy = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+        let reply = served.request("POST", "/mcp", &legacy_headers, legacy.as_bytes());
+        let what = format!("legacy id {id}");
+        refused(
+            &what,
+            &reply,
+            400,
+            protocol::INVALID_REQUEST,
+            &Value::Null,
+            kind,
+        );
+        let modern = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"_meta":{written}}}}}"#
+        );
+        let reply = served.request(
+            "POST",
+            "/mcp",
+            &modern_headers("tools/list"),
+            modern.as_bytes(),
+        );
+        let what = format!("modern id {id}");
+        refused(
+            &what,
+            &reply,
+            400,
+            protocol::INVALID_REQUEST,
+            &Value::Null,
+            kind,
+        );
+    }
+    for id in IDS {
+        let legacy = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+        let reply = served.request("POST", "/mcp", &legacy_headers, legacy.as_bytes());
+        assert_eq!(reply.status, 200, "legacy id {id}: {}", reply.text());
+        assert!(reply.json().get("result").is_some(), "legacy id {id}");
+        let modern = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"_meta":{written}}}}}"#
+        );
+        let reply = served.request(
+            "POST",
+            "/mcp",
+            &modern_headers("tools/list"),
+            modern.as_bytes(),
+        );
+        assert_eq!(reply.status, 200, "modern id {id}: {}", reply.text());
+        assert!(reply.json().get("result").is_some(), "modern id {id}");
+    }
+}
+
+#[test]
+fn legacy_input_that_cannot_be_taken_is_a_4xx_and_what_can_is_still_taken() {
+    let served = Served::start(fixture_repo().path());
+    let (session, _) = served.mcp_initialize("legacy-input");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let rows: [(&str, &str, i64, Value, &str); 7] = [
+        (
+            "a batch (no batches since 2025-06-18)",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            protocol::INVALID_REQUEST,
+            Value::Null,
+            "batch",
+        ),
+        (
+            "an empty batch",
+            "[]",
+            protocol::INVALID_REQUEST,
+            Value::Null,
+            "batch",
+        ),
+        (
+            "an unparseable body",
+            r#"{"jsonrpc":"2.0","id":1,"method":"#,
+            protocol::PARSE_ERROR,
+            Value::Null,
+            "not JSON",
+        ),
+        (
+            "a number",
+            "5",
+            protocol::INVALID_REQUEST,
+            Value::Null,
+            "not a number",
+        ),
+        (
+            "jsonrpc 1.0",
+            r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+            protocol::INVALID_REQUEST,
+            json!(3),
+            "jsonrpc",
+        ),
+        (
+            "no method",
+            r#"{"jsonrpc":"2.0","id":4}"#,
+            protocol::INVALID_REQUEST,
+            json!(4),
+            "no `method`",
+        ),
+        (
+            "a notification of jsonrpc 1.0",
+            r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#,
+            protocol::INVALID_REQUEST,
+            Value::Null,
+            "jsonrpc",
+        ),
+    ];
+    for (what, body, code, id, named) in rows {
+        let reply = served.request("POST", "/mcp", &headers, body.as_bytes());
+        refused(what, &reply, 400, code, &id, named);
+    }
+    // What the legacy era takes without an answer is 202, and the session still answers.
+    for taken in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+    ] {
+        let reply = served.request("POST", "/mcp", &headers, taken.as_bytes());
+        assert_eq!(reply.status, 202, "{taken}: {}", reply.text());
+    }
+    let ping = served.request(
+        "POST",
+        "/mcp",
+        &headers,
+        br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#,
+    );
+    assert_eq!(ping.status, 200, "{}", ping.text());
+    assert_eq!(ping.json()["id"], "after");
+}
