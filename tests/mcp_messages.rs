@@ -332,3 +332,82 @@ fn legacy_input_that_cannot_be_taken_is_a_4xx_and_what_can_is_still_taken() {
     assert_eq!(ping.status, 200, "{}", ping.text());
     assert_eq!(ping.json()["id"], "after");
 }
+
+/// A layer with more skills than one page holds: `skills/list` and `resources/list` both page.
+fn two_paged_listings() -> Fixture {
+    let fixture = Fixture::new();
+    for i in 0..protocol::PAGE_SIZE + 5 {
+        let name = format!("s-{i:04}");
+        fixture.write(
+            &format!(".ai/repo/skills/{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: Skill {i} of many.\n---\n\n# {name}\n"),
+        );
+    }
+    fixture.commit("many skills");
+    fixture
+}
+
+#[test]
+fn a_cursor_pages_only_its_own_listing_and_an_unpaged_listing_takes_none_in_both_eras() {
+    let fixture = two_paged_listings();
+    let mut server = McpServer::start(fixture.root());
+    let modern = |mut params: Value| {
+        params["_meta"] = meta();
+        params
+    };
+    for era in ["modern", "legacy"] {
+        let params = |params: Value| {
+            if era == "modern" {
+                modern(params)
+            } else {
+                params
+            }
+        };
+        if era == "legacy" {
+            server.initialize();
+        }
+        let mut cursors = Vec::new();
+        for listing in ["skills/list", "resources/list"] {
+            let first = server.result(listing, params(json!({})));
+            let cursor = first["nextCursor"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{era}: {listing} has a second page"))
+                .to_string();
+            // Its own listing takes it.
+            let second = server.result(listing, params(json!({ "cursor": cursor })));
+            assert!(second.is_object(), "{era} {listing}: {second}");
+            cursors.push((listing, cursor));
+        }
+        for (issuer, cursor) in &cursors {
+            for (other, _) in cursors.iter().filter(|(l, _)| l != issuer) {
+                let error = server.error(other, params(json!({ "cursor": cursor })));
+                assert_eq!(
+                    error["code"],
+                    protocol::INVALID_PARAMS,
+                    "{era} {issuer}→{other}: {error}"
+                );
+                let message = error["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains(&format!("pages `{issuer}`, not `{other}`")),
+                    "{era}: `{message}`"
+                );
+                assert_eq!(error["data"]["cursor"], json!(cursor), "{era}: {error}");
+            }
+            for unpaged in ["tools/list", "resources/templates/list"] {
+                let error = server.error(unpaged, params(json!({ "cursor": cursor })));
+                assert_eq!(
+                    error["code"],
+                    protocol::INVALID_PARAMS,
+                    "{era} {unpaged}: {error}"
+                );
+                let message = error["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains(&format!("`{unpaged}` is not paged")),
+                    "{era}: `{message}`"
+                );
+                // Without a cursor it answers.
+                server.result(unpaged, params(json!({})));
+            }
+        }
+    }
+}

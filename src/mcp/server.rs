@@ -282,13 +282,13 @@ impl Server {
             )
             .hinted(caching::REPOSITORY)),
             "ping" => Ok(Body::around("", Text::Static("{}"), "")),
-            "tools/list" => {
+            "tools/list" => paging::unpaged(method, params.get("cursor")).map(|()| {
                 let tools = match self.ctx.tools_list_json() {
                     ToolsList::Compiled(text) => Text::Static(text),
                     ToolsList::Cut(text) => Text::Shared(text),
                 };
-                Ok(Body::around("{\"tools\":", tools, "}").hinted(caching::COMPILED))
-            }
+                Body::around("{\"tools\":", tools, "}").hinted(caching::COMPILED)
+            }),
             "tools/call" => self.call_tool(session, params),
             "resources/subscribe" => super::subscriptions::subscribe(
                 &self.ctx,
@@ -318,7 +318,8 @@ impl Server {
             },
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(session, &params),
-            "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
+            "resources/templates/list" => paging::unpaged(method, params.get("cursor"))
+                .map(|()| Body::owned(templates()).hinted(caching::COMPILED)),
             "skills/list" => super::skills::list(&self.ctx, &params).map(|p| {
                 Body::around("{\"skills\":", Text::Page(p.pages, p.page), p.after)
                     .hinted(caching::REPOSITORY)
@@ -464,11 +465,13 @@ impl Server {
     fn list_resources(&self, params: &Map<String, Value>) -> Answer {
         // The pages are shared with the generation's cache and written out as they are.
         let pages = resolve::list_pages(&self.ctx).map_err(internal)?;
-        let page = paging::page_of(params.get("cursor"), pages.generation, pages.pages.len())?;
+        let listing = paging::Listing::Resources;
+        let cursor = params.get("cursor");
+        let page = paging::page_of(listing, cursor, pages.generation, pages.pages.len())?;
         let after = if page + 1 < pages.pages.len() {
             Cow::Owned(format!(
                 ",\"nextCursor\":\"{}\"}}",
-                paging::encode(pages.generation, page + 1)
+                paging::encode(listing, pages.generation, page + 1)
             ))
         } else {
             Cow::Borrowed("}")
