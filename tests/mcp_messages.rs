@@ -411,3 +411,64 @@ fn a_cursor_pages_only_its_own_listing_and_an_unpaged_listing_takes_none_in_both
         }
     }
 }
+
+/// The status and head of a request whose answer may be a stream that stays open.
+fn head_of(served: &Served, method: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = served.connect();
+    stream
+        .write_all(&served.request_bytes(method, "/mcp", headers, b""))
+        .expect("sent");
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("an answer");
+        assert_eq!(n, 1, "closed: {}", String::from_utf8_lossy(&seen));
+        seen.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&seen).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    (status, head)
+}
+
+#[test]
+fn the_legacy_event_stream_checks_origin_like_every_mcp_request() {
+    let served = Served::start(fixture_repo().path());
+    let (session, _) = served.mcp_initialize("origin");
+    let foreign = [
+        ("Accept", "text/event-stream"),
+        ("Mcp-Session-Id", session.as_str()),
+        ("Origin", "http://evil.example"),
+    ];
+    let refused = served.request("GET", "/mcp", &foreign, b"");
+    refused.assert_error(403, "forbidden");
+    assert!(
+        refused.text().contains("another origin"),
+        "{}",
+        refused.text()
+    );
+    // The same page's origin, or none (a client that is no browser), opens the stream.
+    let own = format!("http://{}", served.host());
+    for origin in [Some(own.as_str()), None] {
+        let mut headers = vec![
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", session.as_str()),
+        ];
+        headers.extend(origin.map(|o| ("Origin", o)));
+        let (status, head) = head_of(&served, "GET", &headers);
+        assert_eq!(status, 200, "{origin:?}: {head}");
+        assert!(
+            head.to_ascii_lowercase().contains("text/event-stream"),
+            "{head}"
+        );
+    }
+    // A POST and a DELETE from the foreign origin were refused before, and still are.
+    for method in ["POST", "DELETE"] {
+        let reply = served.request(method, "/mcp", &foreign, b"{}");
+        reply.assert_error(403, "forbidden");
+    }
+}
