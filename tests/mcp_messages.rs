@@ -472,3 +472,77 @@ fn the_legacy_event_stream_checks_origin_like_every_mcp_request() {
         reply.assert_error(403, "forbidden");
     }
 }
+
+/// A -32022's error: it never calls unsupported a version its `data.supported` lists, and a
+/// legacy version is told to open a legacy session.
+fn assert_version_refusal(what: &str, error: &Value, requested: &str) {
+    assert_eq!(
+        error["code"],
+        protocol::UNSUPPORTED_PROTOCOL_VERSION,
+        "{what}: {error}"
+    );
+    let message = error["message"].as_str().unwrap_or_default();
+    let supported = error["data"]["supported"]
+        .as_array()
+        .expect("data.supported");
+    assert_eq!(error["data"]["requested"], requested, "{what}: {error}");
+    let listed = supported.iter().any(|v| v == requested);
+    if listed {
+        assert!(
+            !message.to_ascii_lowercase().contains("unsupported")
+                && !message.contains("not spoken"),
+            "{what}: a listed version called unsupported: `{message}`"
+        );
+        assert!(
+            message.contains("legacy") && message.contains("initialize"),
+            "{what}: `{message}` says to open a legacy session"
+        );
+        assert_eq!(error["data"]["legacy"], json!(protocol::VERSIONS), "{what}");
+        assert_eq!(
+            error["data"]["modern"],
+            json!(protocol::MODERN_VERSIONS),
+            "{what}"
+        );
+    } else {
+        assert!(message.contains("not spoken"), "{what}: `{message}`");
+    }
+}
+
+#[test]
+fn a_modern_request_naming_a_legacy_version_is_told_to_open_a_legacy_session() {
+    let mut legacy_versions = protocol::VERSIONS.to_vec();
+    assert!(legacy_versions.len() >= 4);
+    legacy_versions.push("1999-01-01");
+    let with_version = |version: &str| {
+        json!({ "_meta": {
+            protocol::META_PROTOCOL_VERSION: version,
+            protocol::META_CLIENT_CAPABILITIES: {},
+        }})
+    };
+    let fixture = Fixture::new();
+    let mut stdio = McpServer::start(fixture.root());
+    for version in &legacy_versions {
+        let error = stdio.error("tools/list", with_version(version));
+        assert_version_refusal(&format!("stdio {version}"), &error, version);
+    }
+    let served = Served::start(fixture_repo().path());
+    for version in &legacy_versions {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": with_version(version),
+        });
+        let reply = served.request(
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("MCP-Protocol-Version", version),
+                ("Mcp-Method", "tools/list"),
+            ],
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(reply.status, 400, "HTTP {version}: {}", reply.text());
+        let answer = reply.json();
+        assert_eq!(answer["id"], 5, "{answer}");
+        assert_version_refusal(&format!("HTTP {version}"), &answer["error"], version);
+    }
+}

@@ -68,7 +68,7 @@ fn version_refusal(headers: &HeaderMap, id: &Value) -> Option<Response> {
         let body = json!({ "jsonrpc": "2.0", "id": id, "error": {
             "code": protocol::UNSUPPORTED_PROTOCOL_VERSION,
             "message": format!(
-                "unsupported MCP-Protocol-Version `{version}` (spoken: {})",
+                "MCP-Protocol-Version `{version}` is not spoken here (spoken: {})",
                 protocol::supported_versions().join(", ")
             ),
             "data": { "supported": protocol::supported_versions(), "requested": version },
