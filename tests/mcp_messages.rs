@@ -546,3 +546,91 @@ fn a_modern_request_naming_a_legacy_version_is_told_to_open_a_legacy_session() {
         assert_version_refusal(&format!("HTTP {version}"), &answer["error"], version);
     }
 }
+
+/// The `notifications/subscriptions/acknowledged` of the listen `id`: what it honours.
+fn acknowledged(frame: &Value, id: &Value) -> Value {
+    assert_eq!(
+        frame["method"], "notifications/subscriptions/acknowledged",
+        "{frame}"
+    );
+    assert_eq!(
+        &frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id,
+        "{frame}"
+    );
+    frame["params"]["notifications"].clone()
+}
+
+#[test]
+fn a_listen_with_an_empty_or_missing_filter_is_acknowledged_with_what_it_honours() {
+    // Each filter, and what the acknowledgement says is honoured.
+    let rows = [
+        ("empty", Some(json!({})), json!({})),
+        ("missing", None, json!({})),
+        ("null", Some(Value::Null), json!({})),
+        (
+            "nothing honoured",
+            Some(json!({ "toolsListChanged": true, "promptsListChanged": true })),
+            json!({}),
+        ),
+        (
+            "some honoured",
+            Some(json!({ "toolsListChanged": true, "resourcesListChanged": true })),
+            json!({ "resourcesListChanged": true }),
+        ),
+    ];
+    let params = |filter: &Option<Value>| {
+        let mut params = json!({ "_meta": meta() });
+        if let Some(filter) = filter {
+            params["notifications"] = filter.clone();
+        }
+        params
+    };
+    let fixture = Fixture::new();
+    let mut stdio = McpServer::start(fixture.root());
+    for (what, filter, honoured) in &rows {
+        let id = json!(format!("listen-{what}"));
+        stdio.send_json(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params(filter),
+        }));
+        let frame = stdio.notification();
+        assert_eq!(&acknowledged(&frame, &id), honoured, "stdio {what}");
+    }
+    // The session goes on answering, and each listen ends when cancelled.
+    stdio.result("tools/list", json!({ "_meta": meta() }));
+    for (what, _, _) in &rows {
+        stdio.send_json(&json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": format!("listen-{what}") },
+        }));
+    }
+    stdio.result("tools/list", json!({ "_meta": meta() }));
+
+    let served = Served::start(fixture_repo().path());
+    for (what, filter, honoured) in &rows {
+        use std::io::{BufRead, BufReader, Write};
+        let id = json!(7);
+        let body = json!({
+            "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params(filter),
+        });
+        let mut stream = served.connect();
+        stream
+            .write_all(&served.request_bytes(
+                "POST",
+                "/mcp",
+                &modern_headers("subscriptions/listen"),
+                body.to_string().as_bytes(),
+            ))
+            .expect("sent");
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).expect("a status line");
+        assert!(status.contains(" 200 "), "HTTP {what}: {status}");
+        let event = reader
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| line.strip_prefix("data: ").map(str::to_string))
+            .unwrap_or_else(|| panic!("HTTP {what}: an acknowledgement"));
+        let frame: Value = serde_json::from_str(&event).expect("an event is JSON");
+        assert_eq!(&acknowledged(&frame, &id), honoured, "HTTP {what}");
+    }
+}
