@@ -131,6 +131,8 @@ mod busy;
 /// The hostile corpus through the real binary: bounded parsing, configuration read
 /// like objects, no credential served, bounded pages, the smaller holes.
 mod hostile;
+/// Every message the protocol refuses is refused, on every transport and in both eras.
+mod mcp_messages;
 /// MCP's modern era beside the legacy one, over stdio and HTTP: results, hints, paging, bad input.
 mod mcp_modern;
 

@@ -1,6 +1,6 @@
 //! The guards every request passes before any handler: a `Host` that is not
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
-//! request from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
+//! request, or any request to the MCP endpoint, from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
 //! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal
 //! is (`busy`), and so is any refusal a handler marked to be held. Every answer carries
 //! `X-Content-Type-Options: nosniff`.
@@ -129,16 +129,19 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
         );
     };
     let headers = request.headers();
-    if state_changing(request.method()) {
+    // The MCP endpoint checks every request's `Origin`, a legacy session's event stream (GET)
+    // included: what it streams is the session's, and a foreign page must not hold it open.
+    if state_changing(request.method()) || request.uri().path() == "/mcp" {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
             let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
             if !same_origin(origin, &host, fetch_site) {
-                return error_response(
-                    StatusCode::FORBIDDEN,
-                    "forbidden",
-                    "a request from another origin may not change anything here",
-                );
+                let message = if state_changing(request.method()) {
+                    "a request from another origin may not change anything here"
+                } else {
+                    "a request from another origin may not talk to the MCP endpoint"
+                };
+                return error_response(StatusCode::FORBIDDEN, "forbidden", message);
             }
         }
     }

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::mcp_modern::Next;
 use super::AppState;
 use crate::context::Transport;
-use crate::mcp::{protocol, Server, Session};
+use crate::mcp::{message, protocol, Server, Session};
 
 /// The header naming a session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -68,7 +68,7 @@ fn version_refusal(headers: &HeaderMap, id: &Value) -> Option<Response> {
         let body = json!({ "jsonrpc": "2.0", "id": id, "error": {
             "code": protocol::UNSUPPORTED_PROTOCOL_VERSION,
             "message": format!(
-                "unsupported MCP-Protocol-Version `{version}` (spoken: {})",
+                "MCP-Protocol-Version `{version}` is not spoken here (spoken: {})",
                 protocol::supported_versions().join(", ")
             ),
             "data": { "supported": protocol::supported_versions(), "requested": version },
@@ -119,6 +119,16 @@ pub async fn post(
     };
     if super::mcp_modern::is_modern(&headers, &message) {
         return super::mcp_modern::post(state, headers, message, body).await;
+    }
+    // A message no transport takes is refused here, with a status saying so: answered inside a
+    // 200 it would read as served.
+    let members = message::members_of_line(&message, &body);
+    if let Err(refusal) = message::shape(&members) {
+        let id = match members.id.filter(|id| message::id_problem(id).is_none()) {
+            Some(_) => message["id"].clone(),
+            None => Value::Null,
+        };
+        return rpc_error(StatusCode::BAD_REQUEST, &id, refusal.code, &refusal.message);
     }
     if let Some(response) = version_refusal(&headers, message.get("id").unwrap_or(&Value::Null)) {
         return response;

@@ -241,24 +241,32 @@ pub fn read_meta<'m>(meta: &'m Meta<'_>) -> Result<ModernMeta<'m>, RpcError> {
 }
 
 /// The version a modern request names, when this server speaks it; else -32022 with
-/// `data {supported, requested}`.
+/// `data {supported, requested}` and which of the supported versions are named per request
+/// (`modern`) and which open a session (`legacy`). A legacy version is supported, so it is not
+/// called unsupported: the request is told to open a legacy session with it instead.
 pub fn spoken(version: &str) -> Result<&'static str, RpcError> {
-    MODERN_VERSIONS
-        .iter()
-        .find(|v| **v == version)
-        .copied()
-        .ok_or_else(|| {
-            let supported = protocol::supported_versions();
-            RpcError::new(
-                protocol::UNSUPPORTED_PROTOCOL_VERSION,
-                format!(
-                    "unsupported protocol version `{version}` (modern: {}; legacy, through initialize: {})",
-                    MODERN_VERSIONS.join(", "),
-                    protocol::VERSIONS.join(", ")
-                ),
-            )
-            .with_data(json!({ "supported": supported, "requested": version }))
-        })
+    if let Some(modern) = MODERN_VERSIONS.iter().find(|v| **v == version) {
+        return Ok(modern);
+    }
+    let modern = MODERN_VERSIONS.join(", ");
+    let message = if protocol::VERSIONS.contains(&version) {
+        format!(
+            "`{version}` is a legacy version: it is spoken here on a session opened with `initialize` (`protocolVersion` `{version}`), not named in a request's `_meta`; a request that names its version in `_meta` names a modern one ({modern})"
+        )
+    } else {
+        format!(
+            "protocol version `{version}` is not spoken here (modern, named in `_meta`: {modern}; legacy, opened with `initialize`: {})",
+            protocol::VERSIONS.join(", ")
+        )
+    };
+    Err(
+        RpcError::new(protocol::UNSUPPORTED_PROTOCOL_VERSION, message).with_data(json!({
+            "supported": protocol::supported_versions(),
+            "requested": version,
+            "modern": MODERN_VERSIONS,
+            "legacy": protocol::VERSIONS,
+        })),
+    )
 }
 
 /// The era of a request for `method`: legacy unless it looks modern or the transport says so;
@@ -342,7 +350,7 @@ pub fn discover(instructions: String) -> Map<String, Value> {
 }
 
 /// What the JSON text of one value is, by its first character (the text is valid JSON).
-fn kind_of_text(text: &str) -> &'static str {
+pub fn kind_of_text(text: &str) -> &'static str {
     match text.as_bytes().first() {
         Some(b'{') => "an object",
         Some(b'[') => "an array",
@@ -353,7 +361,7 @@ fn kind_of_text(text: &str) -> &'static str {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -477,8 +485,11 @@ mod tests {
         let error = classify_both("tools/list", Some(&p), Opened::ByMessage)
             .expect_err("a legacy version in modern _meta is not spoken");
         assert_eq!(error.code, protocol::UNSUPPORTED_PROTOCOL_VERSION);
+        assert!(error.message.contains("initialize"), "{}", error.message);
+        assert!(!error.message.contains("unsupported"), "{}", error.message);
         let data = error.data.expect("data");
         assert_eq!(data["requested"], "2025-11-25");
         assert_eq!(data["supported"], json!(protocol::supported_versions()));
+        assert_eq!(data["legacy"], json!(protocol::VERSIONS));
     }
 }

@@ -7,6 +7,7 @@ pub mod envelope;
 pub mod era;
 pub mod frame;
 pub mod layer_instructions;
+pub mod message;
 pub mod paging;
 pub mod protocol;
 pub mod server;

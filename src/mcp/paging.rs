@@ -1,8 +1,9 @@
-//! Cursors of paged listings: opaque to the client, bound to the index generation
-//! they page and to this process, so a cursor from before a change, or from another server, is
-//! refused (-32602 naming it) rather than paging a different listing. A cursor always names a
-//! later page than the first; there is no cursor for an empty page because there is no empty
-//! page.
+//! Cursors of paged listings: opaque to the client, bound to the listing that issued them, to
+//! the index generation they page and to this process, so a cursor of another listing, from
+//! before a change, or from another server, is refused (-32602 naming it) rather than paging a
+//! different listing. A listing that is not paged refuses any cursor the same way. A cursor
+//! always names a later page than the first; there is no cursor for an empty page because there
+//! is no empty page.
 
 use std::sync::OnceLock;
 
@@ -24,14 +25,66 @@ fn salt() -> u64 {
     })
 }
 
-/// The cursor of page `page` (> 0) of the listing of `generation`.
-pub fn encode(generation: u64, page: usize) -> String {
-    format!("{:016x}{:016x}{:08x}", salt(), generation, page)
+/// A paged listing: what a cursor is bound to besides its generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    Resources,
+    Skills,
 }
 
-/// The page `cursor` (the request's `cursor` parameter, when given) names in a listing of
-/// `generation` with `pages` pages; 0 without a cursor.
-pub fn page_of(cursor: Option<&Value>, generation: u64, pages: usize) -> Result<usize, RpcError> {
+impl Listing {
+    const ALL: [Listing; 2] = [Listing::Resources, Listing::Skills];
+
+    /// The method that lists it.
+    pub fn method(self) -> &'static str {
+        match self {
+            Listing::Resources => "resources/list",
+            Listing::Skills => "skills/list",
+        }
+    }
+
+    /// Its mark in a cursor.
+    fn tag(self) -> u64 {
+        match self {
+            Listing::Resources => 1,
+            Listing::Skills => 2,
+        }
+    }
+}
+
+/// The cursor of page `page` (> 0) of `listing` in `generation`.
+pub fn encode(listing: Listing, generation: u64, page: usize) -> String {
+    format!(
+        "{:016x}{:02x}{:016x}{:08x}",
+        salt(),
+        listing.tag(),
+        generation,
+        page
+    )
+}
+
+/// Refuses a cursor given to a listing that has no pages (`tools/list`, `resources/templates/list`):
+/// its one answer holds everything, so a cursor can only be a mistake (one of another listing).
+pub fn unpaged(method: &str, cursor: Option<&Value>) -> Result<(), RpcError> {
+    match cursor {
+        None | Some(Value::Null) => Ok(()),
+        Some(cursor) => Err(refusal(
+            format!(
+                "`{method}` is not paged: its one answer holds everything, so it takes no `cursor` (omit it)"
+            ),
+            cursor.clone(),
+        )),
+    }
+}
+
+/// The page `cursor` (the request's `cursor` parameter, when given) names in `listing` as of
+/// `generation`, with `pages` pages; 0 without a cursor.
+pub fn page_of(
+    listing: Listing,
+    cursor: Option<&Value>,
+    generation: u64,
+    pages: usize,
+) -> Result<usize, RpcError> {
     let text = match cursor {
         None | Some(Value::Null) => return Ok(0),
         Some(Value::String(text)) => text.as_str(),
@@ -54,15 +107,36 @@ pub fn page_of(cursor: Option<&Value>, generation: u64, pages: usize) -> Result<
             .filter(|f| f.bytes().all(|b| b.is_ascii_hexdigit()))
             .and_then(|f| u64::from_str_radix(f, 16).ok())
     };
-    let parsed = (text.len() == 40)
-        .then(|| Some((field(0..16)?, field(16..32)?, field(32..40)?)))
+    let parsed = (text.len() == 42)
+        .then(|| {
+            Some((
+                field(0..16)?,
+                field(16..18)?,
+                field(18..34)?,
+                field(34..42)?,
+            ))
+        })
         .flatten();
-    let Some((_, cursor_generation, page)) = parsed.filter(|(mark, _, _)| *mark == salt()) else {
+    let Some((_, tag, cursor_generation, page)) = parsed.filter(|(mark, _, _, _)| *mark == salt())
+    else {
         return Err(refusal(
             format!("cursor `{shown}` is not one this server issued: list again without a cursor"),
             json!(text),
         ));
     };
+    if tag != listing.tag() {
+        let issuer = Listing::ALL
+            .into_iter()
+            .find(|l| l.tag() == tag)
+            .map_or("another listing", Listing::method);
+        return Err(refusal(
+            format!(
+                "cursor `{shown}` pages `{issuer}`, not `{}`: a cursor pages only the listing that issued it; list again without a cursor",
+                listing.method()
+            ),
+            json!(text),
+        ));
+    }
     if cursor_generation != generation {
         return Err(refusal(
             format!(
@@ -98,11 +172,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cursor_names_its_page_only_in_its_own_generation() {
-        let cursor = json!(encode(7, 2));
-        assert_eq!(page_of(Some(&cursor), 7, 3).ok(), Some(2));
+    fn a_cursor_names_its_page_only_in_its_own_listing_and_generation() {
+        let cursor = json!(encode(Listing::Skills, 7, 2));
+        assert_eq!(page_of(Listing::Skills, Some(&cursor), 7, 3).ok(), Some(2));
+        let other = page_of(Listing::Resources, Some(&cursor), 7, 3).expect_err("refused");
+        assert!(other
+            .message
+            .contains("pages `skills/list`, not `resources/list`"));
         for (generation, pages) in [(8, 3), (7, 2)] {
-            let error = page_of(Some(&cursor), generation, pages).expect_err("refused");
+            let error =
+                page_of(Listing::Skills, Some(&cursor), generation, pages).expect_err("refused");
             assert_eq!(error.code, protocol::INVALID_PARAMS);
             assert_eq!(error.data, Some(json!({ "cursor": cursor })));
         }
@@ -110,15 +189,15 @@ mod tests {
 
     #[test]
     fn garbage_empty_and_non_string_cursors_are_refused_by_name() {
-        let forged = format!("{:016x}{:016x}{:08x}", salt() ^ 1, 7, 1);
+        let forged = format!("{:016x}{:02x}{:016x}{:08x}", salt() ^ 1, 1, 7, 1);
         for (cursor, named) in [
             (json!("garbage"), "`garbage`"),
             (json!(""), "empty"),
             (json!(12), "must be a string"),
             (json!(forged), "not one this server issued"),
-            (json!(encode(7, 0)), "names no page"),
+            (json!(encode(Listing::Resources, 7, 0)), "names no page"),
         ] {
-            let error = page_of(Some(&cursor), 7, 3)
+            let error = page_of(Listing::Resources, Some(&cursor), 7, 3)
                 .err()
                 .unwrap_or_else(|| panic!("{cursor} was accepted"));
             assert_eq!(error.code, protocol::INVALID_PARAMS, "{cursor}");

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::caching;
@@ -14,6 +13,7 @@ use super::envelope::{self, Envelope};
 use super::era::{self, Era, Meta, Opened};
 use super::frame::{tool_result, Text};
 pub use super::frame::{Body, Frame, RpcError};
+use super::message;
 use super::paging;
 use super::protocol::{self, NOTIFICATIONS};
 use crate::context::{Context, PeerId, ToolsList, Transport};
@@ -138,10 +138,7 @@ impl Server {
                 ));
             }
         };
-        let raw_id = serde_json::from_slice::<RawId>(line)
-            .ok()
-            .and_then(|r| r.id)
-            .map(|id| id.get().to_string());
+        let raw_id = message::raw_id(line).map(|id| id.get().to_string());
         self.dispatch(session, message, raw_id)
     }
 
@@ -164,15 +161,8 @@ impl Server {
         raw_id: Option<String>,
     ) -> Option<Frame> {
         let Value::Object(mut map) = message else {
-            let what = if message.is_array() {
-                "batches are not supported; send one JSON-RPC object per message"
-            } else {
-                "a JSON-RPC message must be an object"
-            };
-            return Some(Frame::error(
-                "null",
-                &RpcError::new(protocol::INVALID_REQUEST, what),
-            ));
+            let refusal = message::shape(&message::members_of_value(&message, None)).err()?;
+            return Some(Frame::error("null", &refusal));
         };
         // The id is echoed as the client wrote it: a number serde would round (a large
         // integer, `1e2`, `-0`) comes back byte for byte.
@@ -211,22 +201,32 @@ impl Server {
             meta,
             is_response,
         } = request;
-        if method.is_none() && is_response {
+        let members = message::Members {
+            not_an_object: None,
+            jsonrpc_2,
+            method: match &method {
+                None => message::Method::Absent,
+                Some(Value::String(_)) => message::Method::Text,
+                Some(other) => message::Method::Other(era::kind_of(other)),
+            },
+            id: id.as_deref(),
+            is_response,
+        };
+        match message::shape(&members) {
             // A response to a request we never send; nothing to answer.
-            return None;
-        }
-        let reply_id = id.as_deref().unwrap_or("null");
-        if !jsonrpc_2 {
-            return Some(Frame::error(
-                reply_id,
-                &RpcError::new(protocol::INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
-            ));
+            Ok(message::Shape::Response) => return None,
+            Ok(_) => {}
+            Err(refusal) => {
+                // An id that is no id is not echoed: no request of the client's carries it.
+                let reply_id = id
+                    .as_deref()
+                    .filter(|id| message::id_problem(id).is_none())
+                    .unwrap_or("null");
+                return Some(Frame::error(reply_id, &refusal));
+            }
         }
         let Some(method) = method.as_ref().and_then(Value::as_str) else {
-            return Some(Frame::error(
-                reply_id,
-                &RpcError::new(protocol::INVALID_REQUEST, "`method` must be a string"),
-            ));
+            return None; // a string, as the shape says
         };
         let Some(id) = id else {
             // A notification is never answered, whatever it is.
@@ -282,13 +282,13 @@ impl Server {
             )
             .hinted(caching::REPOSITORY)),
             "ping" => Ok(Body::around("", Text::Static("{}"), "")),
-            "tools/list" => {
+            "tools/list" => paging::unpaged(method, params.get("cursor")).map(|()| {
                 let tools = match self.ctx.tools_list_json() {
                     ToolsList::Compiled(text) => Text::Static(text),
                     ToolsList::Cut(text) => Text::Shared(text),
                 };
-                Ok(Body::around("{\"tools\":", tools, "}").hinted(caching::COMPILED))
-            }
+                Body::around("{\"tools\":", tools, "}").hinted(caching::COMPILED)
+            }),
             "tools/call" => self.call_tool(session, params),
             "resources/subscribe" => super::subscriptions::subscribe(
                 &self.ctx.with_caller(session.peer),
@@ -318,7 +318,8 @@ impl Server {
             },
             "resources/list" => self.list_resources(&params),
             "resources/read" => self.read_resource(session, &params),
-            "resources/templates/list" => Ok(Body::owned(templates()).hinted(caching::COMPILED)),
+            "resources/templates/list" => paging::unpaged(method, params.get("cursor"))
+                .map(|()| Body::owned(templates()).hinted(caching::COMPILED)),
             "skills/list" => super::skills::list(&self.ctx, &params).map(|p| {
                 Body::around("{\"skills\":", Text::Page(p.pages, p.page), p.after)
                     .hinted(caching::REPOSITORY)
@@ -464,11 +465,13 @@ impl Server {
     fn list_resources(&self, params: &Map<String, Value>) -> Answer {
         // The pages are shared with the generation's cache and written out as they are.
         let pages = resolve::list_pages(&self.ctx).map_err(internal)?;
-        let page = paging::page_of(params.get("cursor"), pages.generation, pages.pages.len())?;
+        let listing = paging::Listing::Resources;
+        let cursor = params.get("cursor");
+        let page = paging::page_of(listing, cursor, pages.generation, pages.pages.len())?;
         let after = if page + 1 < pages.pages.len() {
             Cow::Owned(format!(
                 ",\"nextCursor\":\"{}\"}}",
-                paging::encode(pages.generation, page + 1)
+                paging::encode(listing, pages.generation, page + 1)
             ))
         } else {
             Cow::Borrowed("}")
@@ -578,13 +581,6 @@ impl<'a> Request<'a> {
             is_response: envelope.result.is_some() || envelope.error.is_some(),
         }
     }
-}
-
-/// The id of a message, as raw JSON text.
-#[derive(serde::Deserialize)]
-struct RawId<'a> {
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
 }
 
 /// The `initialize` instructions, derived from the registry, the index and the mode on every

@@ -126,11 +126,13 @@ pub struct ListPage {
 pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
     let index = index(ctx)?;
     let pages = std::sync::Arc::clone(&entries(ctx, &index).pages);
-    let page = paging::page_of(params.get("cursor"), pages.generation, pages.pages.len())?;
+    let listing = paging::Listing::Skills;
+    let cursor = params.get("cursor");
+    let page = paging::page_of(listing, cursor, pages.generation, pages.pages.len())?;
     let after = if page + 1 < pages.pages.len() {
         format!(
             ",\"nextCursor\":\"{}\"}}",
-            paging::encode(pages.generation, page + 1)
+            paging::encode(listing, pages.generation, page + 1)
         )
     } else {
         "}".to_string()

@@ -240,7 +240,8 @@ fn stopping() -> RpcError {
 }
 
 /// `subscriptions/listen {notifications}` (modern): checks the filter and opens a listener
-/// whose first note is the acknowledgement. `id` is the request's id as JSON text: the
+/// whose first note is the acknowledgement of what it honours (nothing, for an empty or missing
+/// filter). `id` is the request's id as JSON text: the
 /// subscription's id.
 pub fn listen(
     ctx: &Context,
@@ -251,26 +252,19 @@ pub fn listen(
     params: &Map<String, Value>,
 ) -> Result<(), RpcError> {
     let invalid = |message: String| RpcError::new(protocol::INVALID_PARAMS, message);
+    // Every key of the filter is optional, and one left out is one not listened for: an empty
+    // filter, or none, opens a listen that hears nothing, and its acknowledgement says so (an
+    // empty `notifications`) rather than the request being refused.
+    let none = Map::new();
     let filter = match params.get("notifications") {
         Some(Value::Object(filter)) => filter,
+        None | Some(Value::Null) => &none,
         Some(_) => {
             return Err(invalid(
                 "`notifications` must be an object (the filter)".into(),
             ))
         }
-        None => {
-            return Err(invalid(format!(
-                "`notifications` is missing: name what to listen for ({})",
-                HONOURED.join(", ")
-            )))
-        }
     };
-    if filter.is_empty() {
-        return Err(invalid(format!(
-            "`notifications` is empty: name what to listen for ({})",
-            HONOURED.join(", ")
-        )));
-    }
     let mut wanted = Filter::default();
     for (key, value) in filter {
         match key.as_str() {

@@ -27,6 +27,23 @@ fn the_projection_reports_each_era_and_what_it_lists_is_what_is_served() {
             if method == "initialize" {
                 continue; // answered below by opening a session, not probed
             }
+            if method == "subscriptions/listen" {
+                // Answered at its end: served once it is acknowledged, then cancelled.
+                server.send_json(&json!({
+                    "jsonrpc": "2.0", "id": "probe", "method": method, "params": params(json!({})),
+                }));
+                let ack = server.notification();
+                assert_eq!(
+                    ack["method"], "notifications/subscriptions/acknowledged",
+                    "{ack}"
+                );
+                server.send_json(&json!({
+                    "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "requestId": "probe" },
+                }));
+                probed += 1;
+                continue;
+            }
             let frame = server.request(method, params(json!({})));
             assert_ne!(
                 frame["error"]["code"],

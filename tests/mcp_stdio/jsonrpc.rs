@@ -1,5 +1,5 @@
 //! JSON-RPC edge rows: each malformed message gets the error of its row, notifications and
-//! responses get no reply, and ids of every JSON type are echoed unchanged.
+//! responses get no reply, ids (strings and integers) are echoed unchanged and the rest refused.
 
 use serde_json::{json, Value};
 
@@ -82,13 +82,12 @@ fn notifications_and_responses_get_no_reply() {
 }
 
 #[test]
-fn ids_of_every_json_type_are_echoed_unchanged() {
+fn ids_of_both_kinds_are_echoed_unchanged_and_the_rest_refused() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     let ids = [
         "0",
         "-1",
-        "1.5",
         "-0",
         "1e2",
         r#""x""#,
@@ -98,11 +97,7 @@ fn ids_of_every_json_type_are_echoed_unchanged() {
         "18446744073709551615",
         "-9223372036854775808",
         "123456789012345678901234567890",
-        "null",
-        "true",
-        "false",
-        r#"{"a":1}"#,
-        r#"[1,"b",null]"#,
+        "7.0",
     ];
     for id in ids {
         server.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
@@ -110,6 +105,26 @@ fn ids_of_every_json_type_are_echoed_unchanged() {
         let frame = raw_members(&line);
         assert_eq!(frame["id"].get(), id, "{line}");
         assert!(frame.contains_key("result"), "{line}");
+    }
+    // An id is a string or an integer: anything else answers -32600 with a null id.
+    for not_an_id in [
+        "1.5",
+        "null",
+        "true",
+        "false",
+        r#"{"a":1}"#,
+        r#"[1,"b",null]"#,
+    ] {
+        server.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{not_an_id},"method":"ping"}}"#
+        ));
+        let frame = server.recv();
+        assert_eq!(frame["id"], Value::Null, "{not_an_id}: {frame}");
+        assert_eq!(
+            error_code(&frame["error"]),
+            protocol::INVALID_REQUEST,
+            "{not_an_id}: {frame}"
+        );
     }
     // An error frame echoes the id too.
     server.send(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"foo/bar"}"#);

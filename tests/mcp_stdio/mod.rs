@@ -17,7 +17,7 @@ mod framing;
 mod handshake;
 /// `majordomus mcp --inspect`, and serving a directory without a layer.
 mod inspect;
-/// JSON-RPC edge rows: malformed messages, notifications and responses, ids of every type.
+/// JSON-RPC edge rows: malformed messages, notifications and responses, ids and what is no id.
 mod jsonrpc;
 /// stdout carries only frames; the ways a session ends; a thousand pipelined requests.
 mod lifecycle;

@@ -1,7 +1,10 @@
 //! The checks a modern POST must pass before the dispatcher sees it, read from the
-//! request's [`Parts`]: the body's `_meta`, the version header against it and the version, the
-//! method header and the method, the name header with its Base64 sentinel. Each refusal answers
-//! the request's id: -32602, -32022, -32020 (400), or 404 with -32601.
+//! request's [`Parts`]: that it is one request or one notification (-32600 otherwise: a batch,
+//! `null`, a response, a bad `jsonrpc`, `method` or id), then for a request the body's `_meta`,
+//! the version header against it and the version, the method header and the method, the name
+//! header with its Base64 sentinel. A notification is asked only its method header, when it sends
+//! one. Each refusal answers the request's id: -32600, -32602, -32022, -32020 (400), or 404 with
+//! -32601.
 
 use std::borrow::Cow;
 
@@ -12,9 +15,11 @@ use serde_json::{json, Map, Value};
 
 use super::{METHOD_HEADER, NAME_HEADER};
 use crate::http::mcp::{SESSION_HEADER, VERSION_HEADER};
-use crate::mcp::envelope::Envelope;
+use crate::mcp::envelope::{self, Envelope};
 use crate::mcp::era::{self, Meta};
+use crate::mcp::message::{self, Shape};
 use crate::mcp::protocol::{self, MODERN_METHODS};
+use crate::mcp::server::RpcError;
 use crate::registry::{self, rt::Effect};
 
 /// A JSON-RPC error answering the request `id` with an HTTP status.
@@ -102,20 +107,26 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 /// What the checks and the routing read of a modern request: from a value parsed whole, or from
 /// the envelope the dispatcher reads (`mcp::envelope`), which leaves `_meta` as text.
 pub(super) struct Parts<'a> {
-    /// The message is an object (anything else is the dispatcher's -32600).
-    pub(super) object: bool,
-    pub(super) id: Option<Value>,
+    /// A request, a notification, a response, or the -32600 that refuses the message.
+    pub(super) shape: Result<Shape, RpcError>,
+    /// The id an answer carries: the request's, or `null` when it has none that is an id.
+    pub(super) id: Value,
     pub(super) method: Option<Cow<'a, str>>,
     pub(super) params: Option<&'a Map<String, Value>>,
     pub(super) meta: Meta<'a>,
 }
 
 impl<'a> Parts<'a> {
-    pub(super) fn of_value(message: &'a Value) -> Self {
+    /// A message read whole as a value from `body`.
+    pub(super) fn of_value(message: &'a Value, body: &'a [u8]) -> Self {
         let params = message.get("params");
+        let shape = message::shape(&message::members_of_line(message, body));
         Parts {
-            object: message.is_object(),
-            id: message.get("id").cloned(),
+            id: match &shape {
+                Ok(Shape::Request) => message.get("id").cloned().unwrap_or(Value::Null),
+                _ => Value::Null,
+            },
+            shape,
             method: message
                 .get("method")
                 .and_then(Value::as_str)
@@ -127,13 +138,28 @@ impl<'a> Parts<'a> {
 
     pub(super) fn of_envelope(envelope: &'a Envelope<'a>) -> Self {
         let params = envelope.params.as_ref();
+        let method = envelope.method.and_then(text_of);
+        let shape = message::shape(&message::Members {
+            not_an_object: None,
+            jsonrpc_2: envelope.jsonrpc.is_some_and(envelope::is_version_2),
+            method: match (envelope.method, &method) {
+                (None, _) => message::Method::Absent,
+                (Some(_), Some(_)) => message::Method::Text,
+                (Some(raw), None) => message::Method::Other(era::kind_of_text(raw.get())),
+            },
+            id: envelope.id.map(RawValue::get),
+            is_response: envelope.result.is_some() || envelope.error.is_some(),
+        });
         Parts {
-            object: true,
             // Valid JSON already (the envelope's reading checks every member).
-            id: envelope
-                .id
-                .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
-            method: envelope.method.and_then(text_of),
+            id: match (&shape, envelope.id) {
+                (Ok(Shape::Request), Some(raw)) => {
+                    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            },
+            shape,
+            method,
             params: params.map(|p| &p.members),
             meta: params
                 .and_then(|p| p.meta)
@@ -165,9 +191,27 @@ fn text_of(raw: &RawValue) -> Option<Cow<'_, str>> {
 /// reports failures: the body's `_meta`, the version header against it, the version, the
 /// method header, the method, the name header.
 pub(super) fn check(headers: &HeaderMap, parts: &Parts<'_>, id: &Value) -> Option<Response> {
-    if !parts.object {
-        // The dispatcher names what a message that is no request object is (-32600).
-        return None;
+    match &parts.shape {
+        Ok(Shape::Request | Shape::Notification) => {}
+        Ok(Shape::Response) => {
+            return Some(refuse(
+                StatusCode::BAD_REQUEST,
+                id,
+                protocol::INVALID_REQUEST,
+                "a modern POST carries one request or one notification, never a response (this server sends no requests to answer)",
+                None,
+            ))
+        }
+        // Not a message this server takes: no header or `_meta` of it is worth reading.
+        Err(refusal) => {
+            return Some(refuse(
+                StatusCode::BAD_REQUEST,
+                id,
+                refusal.code,
+                &refusal.message,
+                None,
+            ))
+        }
     }
     if headers.contains_key(SESSION_HEADER) {
         return Some(refuse(
@@ -179,6 +223,15 @@ pub(super) fn check(headers: &HeaderMap, parts: &Parts<'_>, id: &Value) -> Optio
         ));
     }
     let method = parts.method.as_deref();
+    if matches!(parts.shape, Ok(Shape::Notification)) {
+        // What a request must carry (`_meta`, the version and method headers) is not asked of a
+        // notification, and one of a method not served is taken and ignored as on stdio; a
+        // method header that names another method is still a mismatch.
+        return match header_text(headers, METHOD_HEADER) {
+            None => None,
+            Some(_) => method.and_then(|method| method_header(headers, id, method)),
+        };
+    }
     let meta = match era::read_meta(&parts.meta) {
         Ok(meta) => meta,
         Err(e) => {
@@ -228,23 +281,10 @@ pub(super) fn check(headers: &HeaderMap, parts: &Parts<'_>, id: &Value) -> Optio
         ));
     }
     let Some(method) = method else {
-        return None; // the dispatcher names a missing method (-32600)
+        return None; // a string, as the shape says
     };
-    match header_text(headers, METHOD_HEADER) {
-        None => {
-            return Some(mismatch(
-                id,
-                format!("`Mcp-Method` is missing; the body's method is `{method}`"),
-            ))
-        }
-        Some(Err(())) => return Some(mismatch(id, "`Mcp-Method` is not ASCII text".into())),
-        Some(Ok(named)) if named != method => {
-            return Some(mismatch(
-                id,
-                format!("`Mcp-Method` is `{named}` but the body's method is `{method}`"),
-            ))
-        }
-        Some(Ok(_)) => {}
+    if let Some(refusal) = method_header(headers, id, method) {
+        return Some(refusal);
     }
     if !MODERN_METHODS.contains(&method) {
         return Some(refuse(
@@ -299,6 +339,22 @@ pub(super) fn check(headers: &HeaderMap, parts: &Parts<'_>, id: &Value) -> Optio
             format!("`Mcp-Name` is `{named}` but the body's `params.{field}` is `{value}`"),
         )
     })
+}
+
+/// The `Mcp-Method` header against the body's method: the mismatch, if any.
+fn method_header(headers: &HeaderMap, id: &Value, method: &str) -> Option<Response> {
+    match header_text(headers, METHOD_HEADER) {
+        None => Some(mismatch(
+            id,
+            format!("`Mcp-Method` is missing; the body's method is `{method}`"),
+        )),
+        Some(Err(())) => Some(mismatch(id, "`Mcp-Method` is not ASCII text".into())),
+        Some(Ok(named)) if named != method => Some(mismatch(
+            id,
+            format!("`Mcp-Method` is `{named}` but the body's method is `{method}`"),
+        )),
+        Some(Ok(_)) => None,
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use super::AppState;
 use crate::context::Transport;
 use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Opened};
+use crate::mcp::message::Shape;
 use crate::mcp::protocol::MODERN_VERSIONS;
 use crate::mcp::server::{answers_inline, Frame};
 use crate::mcp::{Server, Session};
@@ -84,7 +85,7 @@ pub async fn post(
     message: Value,
     body: axum::body::Bytes,
 ) -> Response {
-    let next = match admit(&headers, &Parts::of_value(&message)) {
+    let next = match admit(&headers, &Parts::of_value(&message, &body)) {
         Admission::Answered(response) => Next::Answered(response),
         Admission::Admitted(admitted) => answer_here(&state, admitted, Read::Bytes(&body)),
     };
@@ -109,11 +110,10 @@ enum Admission {
 
 /// The checks, then what the request is: a refusal or a notification is answered now.
 fn admit(headers: &HeaderMap, parts: &Parts<'_>) -> Admission {
-    let id = parts.id.clone().unwrap_or(Value::Null);
-    if let Some(refusal) = check(headers, parts, &id) {
+    if let Some(refusal) = check(headers, parts, &parts.id) {
         return Admission::Answered(refusal);
     }
-    if parts.id.is_none() {
+    if matches!(parts.shape, Ok(Shape::Notification)) {
         // A notification: accepted, never answered.
         return Admission::Answered(StatusCode::ACCEPTED.into_response());
     }
