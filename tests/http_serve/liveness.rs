@@ -59,3 +59,84 @@ fn idle_connections_at_a_small_descriptor_limit_never_keep_a_newcomer_waiting() 
         .is_file());
     drop(idle);
 }
+
+/// A `git` on `PATH` that writes each of its argument lists, one line, to `log`, then runs the
+/// real one: what a test counts the server's git processes with.
+fn counting_git(dir: &std::path::Path, log: &std::path::Path) -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let real = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .expect("git is on PATH");
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .expect("the counting git is written");
+    let mut permissions = std::fs::metadata(&script).expect("written").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).expect("made executable");
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)))
+        .expect("a PATH")
+        .into_string()
+        .expect("a UTF-8 PATH")
+}
+
+/// Reads that ask git (the repository's report, the surface's changes since its last version)
+/// ask it once between them when they arrive together, not once each: a read never starts a
+/// process per request.
+#[test]
+fn reads_that_ask_git_arriving_together_ask_it_once() {
+    const READS: usize = 48;
+    let repo = fixture_repo();
+    let bin = tempfile::tempdir().expect("a directory for the counting git");
+    let log = bin.path().join("calls.log");
+    let path = counting_git(bin.path(), &log);
+    let served = std::sync::Arc::new(Served::start_with_env(repo.path(), &[], &[("PATH", &path)]));
+    // The layer is built (its listing asks git too) before the calls are counted.
+    assert_eq!(served.get(route_of("objects.list")).status, 200);
+    // Each read, and the git call that only it makes.
+    for (capability, asks_with) in [
+        ("repository.info", " status --porcelain"),
+        ("surface.changes", " log --max-count"),
+    ] {
+        let asks = || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains(asks_with))
+                .count()
+        };
+        let before = asks();
+        let together = std::sync::Arc::new(std::sync::Barrier::new(READS));
+        let reads: Vec<_> = (0..READS)
+            .map(|_| {
+                let served = std::sync::Arc::clone(&served);
+                let together = std::sync::Arc::clone(&together);
+                std::thread::spawn(move || {
+                    let request = served.request_bytes("GET", route_of(capability), &[], b"");
+                    let mut stream = served.connect();
+                    together.wait();
+                    stream.write_all(&request).expect("sent");
+                    read_reply(&mut stream)
+                })
+            })
+            .collect();
+        for read in reads {
+            let reply = read.join().expect("a reader");
+            assert_eq!(reply.status, 200, "{capability}: {}", reply.text());
+        }
+        let during = asks() - before;
+        // One ask answers them all; a second only if the reads outlived git's answer's
+        // freshness and one of them started its refresh in the background.
+        assert!(
+            (1..=2).contains(&during),
+            "{READS} reads of {capability} asked git {during} times"
+        );
+    }
+}
