@@ -19,6 +19,7 @@ use crate::registry::{self};
 pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityError> {
     let index = ctx.index()?;
     let git = git::state(&index.root, index.generation);
+    let stale = ctx.layer_if_open().and_then(|live| live.stale());
     let all = registry::all();
     let projected: Vec<_> = all.iter().filter(|d| ctx.projects(d)).collect();
     Ok(InfoOutput {
@@ -42,10 +43,12 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
             dirty: git.dirty,
         },
         index: IndexView {
-            state: match index.state() {
-                IndexState::Ok => RepositoryInfoOutputIndexState::Ok,
-                IndexState::Degraded => RepositoryInfoOutputIndexState::Degraded,
+            state: match (&stale, index.state()) {
+                (Some(_), _) => RepositoryInfoOutputIndexState::Stale,
+                (None, IndexState::Ok) => RepositoryInfoOutputIndexState::Ok,
+                (None, IndexState::Degraded) => RepositoryInfoOutputIndexState::Degraded,
             },
+            reason: stale.map(|reason| crate::secrets::redact(&reason).into_owned()),
             fingerprint: index.fingerprint().to_string(),
             objects: index.objects.len() as i64,
         },

@@ -443,9 +443,19 @@ fn cockpit_error_page(state: &AppState, status: u16, code: &str, message: &str) 
 }
 
 /// The liveness probe's answer. The guard lets it past every in-flight bound (a probe answered
-/// `busy` would call a loaded server dead), so it must stay cheap: no blocking thread, no file.
-async fn healthz() -> Response {
-    json_response(json!({ "status": "ok" }).to_string())
+/// `busy` would call a loaded server dead), so it must stay cheap: no blocking thread, no file
+/// read, one `stat` of the repository directory. A server whose repository is gone (or whose
+/// layer cannot be read again) answers `503` with the reason: it serves what it read, not what is.
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.ctx.layer_if_open().and_then(|live| live.stale()) {
+        None => json_response(json!({ "status": "ok" }).to_string()),
+        Some(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({ "status": "stale", "reason": crate::secrets::redact(&reason) }).to_string(),
+        )
+            .into_response(),
+    }
 }
 
 /// The whole router: the guards around every route built from the table.

@@ -140,3 +140,59 @@ fn reads_that_ask_git_arriving_together_ask_it_once() {
         );
     }
 }
+
+/// `index.state` and `reason` of the repository's report, and the probe's status and body.
+fn standing(served: &Served) -> (String, String, u16, String) {
+    let report = served.get(route_of("repository.info"));
+    assert_eq!(report.status, 200, "{}", report.text());
+    let report = report.json();
+    let probe = served.get("/healthz");
+    (
+        report["index"]["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        report["index"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        probe.status,
+        probe.text(),
+    )
+}
+
+/// A repository directory renamed, or replaced by another, under a running server is reported:
+/// the report's index is `stale` with the reason and the probe answers `503`, never `ok` from
+/// what was read before; moved back, it is `ok` again.
+#[test]
+fn a_repository_moved_away_under_the_server_is_reported_stale_never_ok() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (state, _, probe, _) = standing(&served);
+    assert_eq!((state.as_str(), probe), ("ok", 200));
+
+    let moved = repo.path().with_extension("moved");
+    std::fs::rename(repo.path(), &moved).expect("the repository is renamed");
+    let (state, reason, probe, body) = standing(&served);
+    assert_eq!(state, "stale", "renamed: {reason}");
+    assert!(reason.contains("is gone"), "the reason: {reason}");
+    assert_eq!(probe, 503, "{body}");
+    assert!(
+        body.contains("\"stale\"") && body.contains("is gone"),
+        "{body}"
+    );
+
+    // Another directory at the same path is not the repository that was read.
+    std::fs::create_dir(repo.path()).expect("another directory in its place");
+    let (state, reason, probe, _) = standing(&served);
+    assert_eq!(state, "stale", "replaced: {reason}");
+    assert!(reason.contains("replaced"), "the reason: {reason}");
+    assert_eq!(probe, 503);
+
+    std::fs::remove_dir(repo.path()).expect("the other directory is removed");
+    std::fs::rename(&moved, repo.path()).expect("the repository is moved back");
+    crate::serve_support::poll(crate::support::PATIENCE, "ok once moved back", || {
+        let (state, _, probe, _) = standing(&served);
+        (state == "ok" && probe == 200).then_some(())
+    });
+}
