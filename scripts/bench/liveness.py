@@ -8,7 +8,7 @@
            connections (opened, nothing sent) held through the probes.
   git      GET /api/v1/object?uri=majordomus://repository (repository.info) against a knowledge
            object, each SECONDS at 64 connections, in the same run: requests/s, p99, the ratio,
-           and the most `git` processes seen at once (sampled every 5 ms).
+           and the most `git` processes the server ran at once (sampled every 5 ms).
 
 Prints the load average before each phase; the machine is shared, so read the ratios.
 
@@ -129,7 +129,7 @@ def phase_git():
 
         def count():
             while not stop.is_set():
-                n = sum(1 for p in os.listdir("/proc") if p.isdigit() and comm(p) == "git")
+                n = sum(1 for p in os.listdir("/proc") if p.isdigit() and child_git(p, server.pid))
                 seen[0] = max(seen[0], n)
                 time.sleep(0.005)
 
@@ -151,11 +151,14 @@ def phase_git():
         server.wait()
 
 
-def comm(pid):
+def child_git(pid, parent):
+    """Whether process `pid` is a `git` the server started (the machine may run others)."""
     try:
-        return open(f"/proc/{pid}/comm").read().strip()
+        stat = open(f"/proc/{pid}/stat").read()
     except OSError:
-        return ""
+        return False
+    name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+    return name == "git" and int(rest[1]) == parent
 
 
 for phase in (phase_probe, phase_idle, phase_git):
