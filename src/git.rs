@@ -3,8 +3,11 @@
 //! never rewrites `.git/index`; nothing here reads credentials beyond the origin URL, which
 //! leaves this module stripped of them.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::secrets;
 
@@ -68,36 +71,101 @@ impl GitState {
     }
 }
 
-/// How long an answer of git is reused. Asking costs several `git` processes, so every page
-/// and report that shows it reuses an answer this young — but only within the index generation
-/// it was asked in: a write or an edit of the layer makes a new generation, and the next answer
-/// asks git again. Git's state can still move without the layer moving (a commit outside
-/// `.ai/`); such a move shows within this bound.
-const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long an answer of git is taken as current. Asking costs several `git` processes, so every
+/// page and report that shows it reuses one answer per index generation: a write or an edit of
+/// the layer makes a new generation, and the first answer in it waits for git to be asked again.
+/// Git's state can still move without the layer moving (a commit outside `.ai/`): an answer older
+/// than this is still given, and starts one ask in the background whose answer the next ones
+/// give. So a read never waits on git within a generation, and git is asked at most once per
+/// generation and once per this bound, however many requests come.
+const FRESH_FOR: Duration = Duration::from_secs(2);
 
-/// What git says about the repository at `root`, asked in index generation `generation`: at
-/// most `FRESH_FOR` old, and never from an older generation.
+/// The last answer for one root: the generation it was asked in, when, and whether an ask is
+/// already running in the background to replace it.
+struct Recent {
+    generation: u64,
+    at: Instant,
+    state: GitState,
+    refreshing: bool,
+}
+
+/// Per root, the last answer.
+fn recent() -> &'static Mutex<HashMap<PathBuf, Recent>> {
+    static RECENT: OnceLock<Mutex<HashMap<PathBuf, Recent>>> = OnceLock::new();
+    RECENT.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Held while git is asked, so requests that miss together start one ask, not one each.
+static ASKING: Mutex<()> = Mutex::new(());
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What git says about the repository at `root`, asked in index generation `generation` or (for
+/// a newer generation) after it, never from an older one; see [`FRESH_FOR`] for how old.
 pub fn state(root: &Path, generation: u64) -> GitState {
-    use std::collections::HashMap;
-    use std::path::PathBuf;
-    use std::sync::{Mutex, OnceLock};
-    use std::time::Instant;
-    /// Per root: the generation asked in, when, and the answer.
-    type Recent = HashMap<PathBuf, (u64, Instant, GitState)>;
-    static RECENT: OnceLock<Mutex<Recent>> = OnceLock::new();
-    let recent = RECENT.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some((asked_in, at, state)) = recent.lock().unwrap_or_else(|e| e.into_inner()).get(root)
-    {
-        if *asked_in == generation && at.elapsed() < FRESH_FOR {
-            return state.clone();
+    let kept = lock(recent())
+        .get_mut(root)
+        .filter(|l| l.generation >= generation)
+        .map(|last| {
+            let stale = last.at.elapsed() >= FRESH_FOR && !last.refreshing;
+            last.refreshing |= stale;
+            (last.state.clone(), stale.then_some(last.generation))
+        });
+    if let Some((state, stale)) = kept {
+        if let Some(generation) = stale {
+            refresh_in_background(root, generation);
         }
+        return state;
+    }
+    let _asking = lock(&ASKING);
+    // Another request may have asked while this one waited.
+    if let Some(last) = lock(recent())
+        .get(root)
+        .filter(|l| l.generation >= generation)
+    {
+        return last.state.clone();
     }
     let state = ask(root);
-    recent.lock().unwrap_or_else(|e| e.into_inner()).insert(
-        root.to_path_buf(),
-        (generation, Instant::now(), state.clone()),
-    );
+    remember(root, generation, &state);
     state
+}
+
+/// Keeps `state`, asked in `generation`, unless an answer of a newer generation is kept already.
+fn remember(root: &Path, generation: u64, state: &GitState) {
+    let mut recent = lock(recent());
+    if recent.get(root).is_some_and(|l| l.generation > generation) {
+        return;
+    }
+    recent.insert(
+        root.to_path_buf(),
+        Recent {
+            generation,
+            at: Instant::now(),
+            state: state.clone(),
+            refreshing: false,
+        },
+    );
+}
+
+/// Asks git on a thread of its own and keeps the answer; where no thread can start, the
+/// answer stays as it was until the next generation.
+fn refresh_in_background(root: &Path, generation: u64) {
+    let asked_for = root.to_path_buf();
+    let started = std::thread::Builder::new()
+        .name("majordomus-git".to_string())
+        .spawn(move || {
+            let _asking = lock(&ASKING);
+            let state = ask(&asked_for);
+            remember(&asked_for, generation, &state);
+        });
+    if let Err(e) = started {
+        tracing::debug!("git's state is not refreshed in the background: {e}");
+        if let Some(last) = lock(recent()).get_mut(root) {
+            last.refreshing = false;
+        }
+    }
 }
 
 /// Asks git now.
@@ -120,5 +188,55 @@ fn ask(root: &Path) -> GitState {
             .or(Some(false)),
         head,
         root_commit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(root: &Path, args: &[&str]) {
+        let status = command(root)
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn commit(root: &Path, message: &str) {
+        std::fs::write(root.join("file.txt"), message).expect("written");
+        run(root, &["add", "-A"]);
+        run(root, &["commit", "-q", "-m", message]);
+    }
+
+    #[test]
+    fn a_new_generation_asks_at_once_and_a_move_within_one_shows_from_the_background() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        run(root, &["init", "-q"]);
+        commit(root, "first");
+        let first = state(root, 1).head.expect("a head");
+        commit(root, "second");
+        // Within the generation and fresh: the answer kept, no git asked.
+        assert_eq!(state(root, 1).head.as_deref(), Some(first.as_str()));
+        // A newer generation waits for git.
+        let second = state(root, 2).head.expect("a head");
+        assert_ne!(second, first);
+        // An older generation is never answered from before the newer one's answer.
+        assert_eq!(state(root, 1).head.as_deref(), Some(second.as_str()));
+        // A commit within the generation shows once the answer is stale and refreshed.
+        commit(root, "third");
+        let deadline = Instant::now() + FRESH_FOR * 10;
+        loop {
+            let head = state(root, 2).head.expect("a head");
+            if head != second {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the third commit never showed");
+            // Polled, not spun: the refresh runs on a thread of its own.
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }

@@ -1,5 +1,9 @@
 //! Handlers of the `surface` namespace: what this build's public surface changed since the
-//! served repository's last commit of another version (`crate::surface` does the work).
+//! served repository's last commit of another version (`crate::surface` does the work), asked of
+//! git once per HEAD, not once per read.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 use serde_json::json;
 
@@ -8,10 +12,30 @@ use crate::error::CapabilityError;
 use crate::registry::types::surface::{ChangesInput, ChangesOutput};
 use crate::surface::{self, revision, Report};
 
+/// The last report: the root and the HEAD it was made at, and the report. Its history is the
+/// same until HEAD moves, and reading it takes git processes (a log, then three per commit
+/// looked at), so reads share one report per HEAD. Held while a report is made, so reads that
+/// miss together wait for one instead of each starting its own.
+static LAST: Mutex<Option<(PathBuf, Option<String>, ChangesOutput)>> = Mutex::new(None);
+
 pub fn changes(ctx: &Context, _input: ChangesInput) -> Result<ChangesOutput, CapabilityError> {
     let index = ctx.index()?;
+    let head = crate::git::state(&index.root, index.generation).head;
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((root, at, report)) = last.as_ref() {
+        if *root == index.root && *at == head {
+            return Ok(report.clone());
+        }
+    }
+    let report = report(&index.root)?;
+    *last = Some((index.root.clone(), head, report.clone()));
+    Ok(report)
+}
+
+/// Asks git for the report now.
+fn report(root: &std::path::Path) -> Result<ChangesOutput, CapabilityError> {
     let built = surface::built();
-    let earlier = revision::last_other_version(&index.root, built.version).map_err(|e| {
+    let earlier = revision::last_other_version(root, built.version).map_err(|e| {
         CapabilityError::Internal {
             message: format!("{}: {e}", e.code()),
         }

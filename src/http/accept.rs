@@ -1,8 +1,11 @@
 //! Accepting connections without ever running out of file descriptors: at most
 //! [`connection_limit`] connections are open at once (a share of `RLIMIT_NOFILE`, the rest kept
-//! for the files, pipes and watches requests need), clients past it wait in the kernel's backlog,
-//! and when `accept` fails anyway (EMFILE from elsewhere, ENOBUFS) the loop backs off instead of
-//! spinning, logging once per burst of failures.
+//! for the files, pipes and watches requests need). When every slot is taken and a client
+//! connects, it is accepted on the reserve (one over, never more) and the connection idle the
+//! longest is closed to give it room (`idle`); only when every connection has a request in flight
+//! does it wait for one to finish or close. When `accept` fails (EMFILE or ENFILE: descriptors
+//! ran out elsewhere; ENOBUFS) the oldest idle connection is closed too and the loop backs off
+//! instead of spinning, logging once per burst of failures.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,6 +13,8 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::idle::Connections;
 
 /// The most connections served at once, whatever the descriptor limit allows.
 pub const MAX_CONNECTIONS: usize = 8192;
@@ -72,32 +77,33 @@ fn open_files_limit() -> u64 {
     1024
 }
 
-/// The listener, the connection slots and the state of the current burst of failures.
+/// The listener, the connection slots, the open connections and the state of the current burst
+/// of failures.
 pub struct Acceptor {
     listener: TcpListener,
     slots: Arc<Semaphore>,
+    connections: Connections,
     backoff: Option<Duration>,
     failures: u64,
 }
 
 impl Acceptor {
-    pub fn new(listener: TcpListener, limit: usize) -> Acceptor {
+    pub fn new(listener: TcpListener, limit: usize, connections: Connections) -> Acceptor {
         Acceptor {
             listener,
             slots: Arc::new(Semaphore::new(limit)),
+            connections,
             backoff: None,
             failures: 0,
         }
     }
 
-    /// The next connection, with the slot it holds until it is dropped. Waits for a slot, then
-    /// for a connection; a failed `accept` is paused on, never retried at once.
+    /// The next connection, with the slot it holds until it is dropped. A connection accepted
+    /// with every slot taken waits for the slot of an idle connection closed for it; a failed
+    /// `accept` is paused on, never retried at once.
     pub async fn next(&mut self) -> (TcpStream, SocketAddr, OwnedSemaphorePermit) {
         loop {
-            let Ok(slot) = Arc::clone(&self.slots).acquire_owned().await else {
-                // The semaphore is never closed; if it were, no connection would be accepted.
-                return std::future::pending().await;
-            };
+            let free = Arc::clone(&self.slots).try_acquire_owned().ok();
             match self.listener.accept().await {
                 Ok((stream, peer)) => {
                     if self.failures > 0 {
@@ -108,15 +114,21 @@ impl Acceptor {
                     }
                     self.backoff = None;
                     self.failures = 0;
+                    let slot = match free {
+                        Some(slot) => slot,
+                        None => self.room().await,
+                    };
                     return (stream, peer, slot);
                 }
                 Err(e) => {
-                    drop(slot);
+                    drop(free);
                     self.failures += 1;
+                    // Out of descriptors: an idle connection gives one back.
+                    self.connections.shed_oldest_idle();
                     let pause = match self.backoff {
                         None => {
                             tracing::warn!(
-                                "cannot accept a connection: {e}; pausing before the next try (logged once per burst)"
+                                "cannot accept a connection: {e}; closing the oldest idle connection and pausing before the next try (logged once per burst)"
                             );
                             BACKOFF_MIN
                         }
@@ -126,6 +138,16 @@ impl Acceptor {
                     tokio::time::sleep(pause).await;
                 }
             }
+        }
+    }
+
+    /// A slot for a connection accepted while every slot was taken: an idle connection is asked
+    /// to close and its slot taken; with none idle, the first slot freed or connection idled.
+    async fn room(&self) -> OwnedSemaphorePermit {
+        match self.connections.room(&self.slots).await {
+            Some(slot) => slot,
+            // The semaphore is never closed; if it were, no connection would be served.
+            None => std::future::pending().await,
         }
     }
 }

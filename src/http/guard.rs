@@ -2,7 +2,8 @@
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
 //! request, or any request to the MCP endpoint, from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
 //! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal
-//! is (`busy`), and so is any refusal a handler marked to be held. Every answer carries
+//! is (`busy`), and so is any refusal a handler marked to be held. The Cockpit's pages have a
+//! bound of their own, and the liveness probe passes outside both. Every answer carries
 //! `X-Content-Type-Options: nosniff`.
 
 use std::net::IpAddr;
@@ -16,7 +17,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::writers::{Scope, SCOPE};
-use super::{error_response, AppState, MAX_BODY_BYTES, MAX_IN_FLIGHT, REQUEST_TIMEOUT};
+use super::{
+    error_response, AppState, HEALTH_PATH, MAX_BODY_BYTES, MAX_IN_FLIGHT, MAX_PAGES_IN_FLIGHT,
+    REQUEST_TIMEOUT,
+};
 
 /// The host part of a `Host` (or `Origin` authority) when the whole is well formed: a name of
 /// letters, digits, `-` and `.`, an IPv4 literal, or a bracketed IPv6 literal, then at most a
@@ -159,12 +163,25 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
             &format!("the body is larger than the bound of {MAX_BODY_BYTES} bytes"),
         );
     }
-    let Ok(permit) = state.in_flight.clone().try_acquire_owned() else {
-        let message = format!("{MAX_IN_FLIGHT} requests are in flight, the bound; retry in 1 s");
-        if request.uri().path().starts_with("/cockpit") {
+    // The liveness probe is answered inline and at once: it takes no permit, so no load can
+    // make a live server look dead.
+    if request.uri().path() == HEALTH_PATH {
+        return next.run(request).await;
+    }
+    let page = request.uri().path().starts_with("/cockpit");
+    let bound = match page {
+        true => &state.pages_in_flight,
+        false => &state.in_flight,
+    };
+    let Ok(permit) = Arc::clone(bound).try_acquire_owned() else {
+        if page {
+            let message = format!(
+                "{MAX_PAGES_IN_FLIGHT} Cockpit pages are in flight, the bound; retry in 1 s"
+            );
             let page = || super::cockpit_error_page(&state, 503, "busy", &message);
             return state.refusals.refuse(1, page).await;
         }
+        let message = format!("{MAX_IN_FLIGHT} requests are in flight, the bound; retry in 1 s");
         return state.refusals.busy(1, &message).await;
     };
     // A slow client cannot hold a request (and its permit) forever: the whole exchange,
@@ -176,7 +193,6 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
         permit: Arc::new(permit),
     };
     let ticket = Arc::clone(&scope.ticket);
-    let page = request.uri().path().starts_with("/cockpit");
     let handled = SCOPE.scope(scope, next.run(request));
     tokio::pin!(handled);
     let answered = match tokio::time::timeout(REQUEST_TIMEOUT, &mut handled).await {

@@ -7,6 +7,7 @@ pub mod binding;
 mod busy;
 mod events;
 mod guard;
+mod idle;
 mod lane;
 pub mod mcp;
 mod mcp_modern;
@@ -37,8 +38,13 @@ use crate::registry::{self, rt::Descriptor, rt::Method};
 
 /// The largest body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-/// Requests handled at once; past it, `503 busy`.
+/// Requests handled at once, the Cockpit's pages aside; past it, `503 busy`.
 pub const MAX_IN_FLIGHT: usize = 256;
+/// Cockpit pages handled at once, a bound of their own so a flood on the API or MCP never keeps
+/// a person from the Cockpit (nor the reverse); past it, the Cockpit's `busy` page.
+pub const MAX_PAGES_IN_FLIGHT: usize = 64;
+/// The liveness probe: answered outside every in-flight bound, however loaded the server is.
+pub const HEALTH_PATH: &str = "/healthz";
 /// How long a client may take to send its request headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may take, body included.
@@ -55,6 +61,7 @@ pub struct ServerState {
     pub ctx: Context,
     pub sessions: mcp::Sessions,
     in_flight: Arc<Semaphore>,
+    pages_in_flight: Arc<Semaphore>,
     writers: writers::Writers,
     large: lane::Lane,
     refusals: busy::Refusals,
@@ -67,6 +74,7 @@ impl AppState {
             ctx,
             sessions: mcp::Sessions::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            pages_in_flight: Arc::new(Semaphore::new(MAX_PAGES_IN_FLIGHT)),
             writers: writers::Writers::start(refusals.clone()),
             large: lane::Lane::start(refusals.clone()),
             refusals,
@@ -434,6 +442,22 @@ fn cockpit_error_page(state: &AppState, status: u16, code: &str, message: &str) 
     response
 }
 
+/// The liveness probe's answer. The guard lets it past every in-flight bound (a probe answered
+/// `busy` would call a loaded server dead), so it must stay cheap: no blocking thread, no file
+/// read, one `stat` of the repository directory. A server whose repository is gone (or whose
+/// layer cannot be read again) answers `503` with the reason: it serves what it read, not what is.
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.ctx.layer_if_open().and_then(|live| live.stale()) {
+        None => json_response(json!({ "status": "ok" }).to_string()),
+        Some(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({ "status": "stale", "reason": crate::secrets::redact(&reason) }).to_string(),
+        )
+            .into_response(),
+    }
+}
+
 /// The whole router: the guards around every route built from the table.
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new()
@@ -450,10 +474,7 @@ pub fn router(state: AppState) -> Router {
             "/surface.json",
             get(|| async { json_response(registry::SURFACE_JSON.to_string()) }),
         )
-        .route(
-            "/healthz",
-            get(|| async { json_response(json!({ "status": "ok" }).to_string()) }),
-        )
+        .route(HEALTH_PATH, get(healthz))
         .route("/mcp", post(mcp::post).delete(mcp::delete).get(mcp::get))
         .route("/cockpit/events", get(events::cockpit))
         .route("/cockpit", get(cockpit_page).post(cockpit_page))
@@ -576,7 +597,8 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         }
     });
     let mut connections = tokio::task::JoinSet::new();
-    let mut acceptor = accept::Acceptor::new(listener, accept::connection_limit());
+    let open = idle::Connections::default();
+    let mut acceptor = accept::Acceptor::new(listener, accept::connection_limit(), open.clone());
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
@@ -584,9 +606,22 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
             (stream, peer, slot) = acceptor.next() => {
                 let _ = stream.set_nodelay(true);
                 // The guard refuses a peer that is not this machine.
-                let service = hyper_util::service::TowerToHyperService::new(
+                let app = hyper_util::service::TowerToHyperService::new(
                     app.clone().layer(axum::Extension(guard::PeerAddr(peer))),
                 );
+                let open = open.open();
+                let connection = Arc::clone(&open.connection);
+                // Each request counts as in flight on its connection until its answer is
+                // written to the end, so only a connection without one is ever closed as idle.
+                let service = hyper::service::service_fn(move |request| {
+                    let in_flight = connection.begin();
+                    let answer = hyper::service::Service::call(&app, request);
+                    async move {
+                        answer
+                            .await
+                            .map(|r| r.map(|body| idle::Tracked::new(body, in_flight)))
+                    }
+                });
                 let mut stop = stop_rx.clone();
                 connections.spawn(async move {
                     let _slot = slot;
@@ -598,6 +633,8 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
                     tokio::pin!(conn);
                     tokio::select! {
                         _ = conn.as_mut() => {}
+                        // Idle, and its room wanted by a newcomer: closed at once.
+                        () = open.connection.shed() => {}
                         _ = stop.changed() => {
                             conn.as_mut().graceful_shutdown();
                             let _ = conn.await;

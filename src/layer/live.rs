@@ -70,6 +70,9 @@ const POLLED_COST_RATIO: u32 = 10;
 /// The current generation of a layer, kept fresh by a watcher thread.
 pub struct LiveIndex {
     root: PathBuf,
+    /// The root directory's device and inode when it was opened, to tell it from another
+    /// directory later put at the same path.
+    root_identity: Option<(u64, u64)>,
     discovery: Discovery,
     current: RwLock<Arc<Index>>,
     /// Serialises builds, so generations are numbered in the order they are published.
@@ -157,6 +160,7 @@ impl LiveIndex {
         let stamp = first.stamp;
         Arc::new(LiveIndex {
             root: root.to_path_buf(),
+            root_identity: std::fs::metadata(root).ok().and_then(|m| identity(&m)),
             discovery,
             current: RwLock::new(Arc::new(first)),
             builder: Mutex::new(Builder {
@@ -231,6 +235,35 @@ impl LiveIndex {
     /// once a build succeeds again.
     pub fn last_error(&self) -> Option<LayerError> {
         lock(&self.last_error).clone()
+    }
+
+    /// Why the generation served may no longer be the repository's: its directory is gone
+    /// (renamed or deleted) or replaced by another (asked now, with one `stat`), or the latest
+    /// rebuild failed. `None` while it is the repository's. A server whose repository moved
+    /// away keeps answering from what it read, and says so here rather than look healthy.
+    pub fn stale(&self) -> Option<String> {
+        let root = self.root.display();
+        match std::fs::metadata(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Some(format!(
+                    "the repository directory `{root}` is gone (renamed or deleted): what was read from it is served, and no change is seen"
+                ))
+            }
+            Err(e) => {
+                return Some(format!(
+                    "the repository directory `{root}` cannot be read ({e}): what was read from it is served"
+                ))
+            }
+            Ok(meta) if !meta.is_dir() || identity(&meta) != self.root_identity => {
+                return Some(format!(
+                    "the repository directory `{root}` was replaced by another since it was opened: what was read from the first is served"
+                ))
+            }
+            Ok(_) => {}
+        }
+        self.last_error().map(|e| {
+            format!("the layer could not be read again ({e}): the generation before is served")
+        })
     }
 
     /// Starts the watcher: when the file system reports a change that may concern the layer (or
@@ -489,6 +522,9 @@ impl LiveIndex {
                 started.elapsed().as_secs_f64() * 1e3
             );
             if !differs {
+                // The generation served is what is there: a failure before (the directory
+                // moved away and back) is over.
+                *lock(&self.last_error) = None;
                 return;
             }
             builder.stamp = examined.stamp;
@@ -526,6 +562,20 @@ impl LiveIndex {
             }
             Err(e) => *lock(&self.last_error) = Some(e),
         }
+    }
+}
+
+/// A directory's device and inode, where the platform has them.
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
     }
 }
 

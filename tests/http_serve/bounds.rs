@@ -45,13 +45,19 @@ fn past_the_in_flight_bound_a_request_is_busy_with_retry_after() {
         busy.headers
     );
 
-    // With every slot still held, the next request is busy too; once they leave, it is served.
-    served.get("/healthz").assert_error(503, "busy");
+    // With every slot still held, the next request is busy too, and the liveness probe, which
+    // takes no slot, answers; once they leave, the request is served.
+    served.get("/api/v1").assert_error(503, "busy");
+    assert_eq!(
+        served.get("/healthz").status,
+        200,
+        "the probe is never busy"
+    );
     drop(slow);
     poll(
         Duration::from_secs(5),
         "serving again once the slow clients left",
-        || (served.get("/healthz").status == 200).then_some(()),
+        || (served.get("/api/v1").status == 200).then_some(()),
     );
 }
 

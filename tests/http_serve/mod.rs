@@ -10,6 +10,8 @@ mod bounds;
 mod freshness;
 /// The process's lifecycle: a taken port, SIGTERM, no layer.
 mod lifecycle;
+/// Liveness under scarcity: idle connections at a small descriptor limit.
+mod liveness;
 /// MCP over Streamable HTTP at `/mcp`: sessions, the compiled tools, resources, failures.
 mod mcp;
 /// The guard against peers that are not this machine, through the router.
