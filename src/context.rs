@@ -321,6 +321,13 @@ impl Context {
         &self.shared.executor
     }
 
+    /// Ends this process's part in the repository's shared state at a clean exit: what its
+    /// journal still holds is written to its log, and it leaves the board.
+    pub fn leave(&self) {
+        self.shared.executor.journal().close();
+        self.shared.peers.leave();
+    }
+
     /// The clients listening for the layer's changes.
     pub fn listeners(&self) -> &crate::listeners::Listeners {
         &self.shared.listeners
@@ -383,7 +390,7 @@ impl Context {
                 let live = if join_board {
                     let ctx = self.clone();
                     let board_root = root.clone();
-                    let join = move || ctx.shared.peers.join(&board_root);
+                    let join = move || ctx.join_board(&board_root);
                     LiveIndex::new_doing(&root, discovery, Box::new(join))?
                 } else {
                     LiveIndex::new(&root, discovery)?
@@ -415,6 +422,27 @@ impl Context {
         live.prepare_search_in_background();
         let listeners = self.shared.listeners.clone();
         live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
+    }
+
+    /// Puts this serving process on the repository's board (`Peers::join`); once it is on it,
+    /// its executions go to its log there too, for every other process to list.
+    pub fn join_board(&self, root: &std::path::Path) {
+        self.shared.peers.join(root);
+        let board = self.shared.peers.shared_board(root);
+        if board.read().state != crate::board::State::Joined {
+            return;
+        }
+        if let Some(dir) = crate::board::executions_dir(root) {
+            let header = crate::journal::log::Header::of(board.me(), board.worktree());
+            self.shared.executor.journal().attach(dir, header);
+        }
+    }
+
+    /// Where the executions of every process of this repository are logged, when the board is
+    /// in use.
+    pub fn executions_dir(&self) -> Option<PathBuf> {
+        let root = &self.layer_if_open()?.current().root;
+        crate::board::executions_dir(root)
     }
 
     /// The live index if it was already opened; never opens it.
@@ -595,6 +623,57 @@ impl Host for Context {
     ) -> Result<crate::registry::rt::Output, CapabilityError> {
         (descriptor.handler)(self, input)
     }
+
+    fn current_generation(&self) -> u64 {
+        self.layer_if_open()
+            .map_or(0, |live| live.current().generation)
+    }
+
+    fn caller(&self) -> Option<crate::journal::Caller> {
+        let peer = self.peers().get(self.caller?)?;
+        Some(crate::journal::Caller {
+            session: peer.id,
+            client: peer.client_name,
+            transport: peer.transport.as_str().to_string(),
+        })
+    }
+
+    fn version_of(&self, uri: &str) -> Option<String> {
+        let index = match self.pinned.as_ref().and_then(|pin| pin.get()) {
+            Some(index) => Arc::clone(index),
+            None => self.layer_if_open()?.current(),
+        };
+        if let Some(rest) = uri.strip_prefix(crate::layer::SKILL_SCHEME) {
+            let (name, path) = rest.split_once('/')?;
+            let skill = index
+                .skills
+                .binary_search_by(|s| s.name.as_str().cmp(name))
+                .ok()?;
+            let skill = &index.skills[skill];
+            let file = skill
+                .files
+                .binary_search_by(|f| f.path.as_str().cmp(path))
+                .ok()?;
+            return Some(skill.files[file].digest().to_string());
+        }
+        let position = index
+            .objects
+            .binary_search_by(|o| o.uri.as_str().cmp(uri))
+            .ok()?;
+        let digests = self.per_generation(index.generation, || ObjectDigests {
+            of: (0..index.objects.len()).map(|_| OnceLock::new()).collect(),
+        });
+        let digest = digests
+            .of
+            .get(position)?
+            .get_or_init(|| crate::journal::digest(index.objects[position].content.as_bytes()));
+        Some(digest.clone())
+    }
+}
+
+/// The digest of each object of one generation, taken the first time an execution reads it.
+struct ObjectDigests {
+    of: Vec<OnceLock<String>>,
 }
 
 /// How a layer that cannot be read reaches a capability's caller.

@@ -136,6 +136,9 @@ mod mcp_modern;
 
 /// One board of peers per repository: many processes, worktrees, deaths, bad records.
 mod peers_board;
+
+/// What every process of a repository executed, listed from any of them; bad logs skipped.
+mod executions;
 mod peers_claims;
 
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.

@@ -49,6 +49,15 @@ pub fn locate(root: &Path) -> Location {
     }
 }
 
+/// Where the executions of every process of the repository at `root` are logged
+/// (`crate::journal::log`): the board's `executions/`, none when the board is off.
+pub fn executions_dir(root: &Path) -> Option<PathBuf> {
+    match locate(root) {
+        Location::Dir(dir, _) => Some(dir.join("executions")),
+        Location::Off => None,
+    }
+}
+
 /// Git's common directory for the worktree holding `root`: the `.git` directory of a main
 /// worktree, or what a linked worktree's `.git` file and `commondir` point at. Read from the
 /// files, without running git.

@@ -4,6 +4,7 @@
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
+pub mod executions;
 pub mod knowledge;
 pub mod mcp;
 pub mod objects;
