@@ -205,6 +205,19 @@ impl Peers {
     }
 }
 
+/// What a server's front end knows of its load (`server.status`): HTTP's in-flight requests
+/// and sessions. A process serving stdio has none.
+#[derive(Clone, Debug, Default)]
+pub struct Load {
+    pub listening_on: String,
+    pub in_flight: usize,
+    pub in_flight_bound: usize,
+    pub http_sessions: usize,
+}
+
+/// Asked for the [`Load`] now; set once by the front end that has one.
+pub type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
+
 /// One value [`Context::per_generation`] keeps: its type, its generation, the value.
 type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
 
@@ -227,6 +240,18 @@ struct Shared {
     listeners: crate::listeners::Listeners,
     /// The toolsets this process projects over MCP, chosen once at start.
     toolsets: OnceLock<crate::toolsets::Selection>,
+    /// When this process's state was made: its start, as far as a client can tell.
+    started: (std::time::Instant, SystemTime),
+    load: OnceLock<Probe>,
+}
+
+/// A [`LoadProbe`] a `Shared` can print.
+struct Probe(LoadProbe);
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Probe")
+    }
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -266,6 +291,8 @@ impl Context {
                 writing: Mutex::new(()),
                 listeners: crate::listeners::Listeners::default(),
                 toolsets: OnceLock::new(),
+                started: (std::time::Instant::now(), SystemTime::now()),
+                load: OnceLock::new(),
             }),
             caller: None,
             pinned: None,
@@ -319,6 +346,21 @@ impl Context {
 
     pub fn executor(&self) -> &Executor {
         &self.shared.executor
+    }
+
+    /// When this process started serving, and how long ago.
+    pub fn started(&self) -> (SystemTime, Duration) {
+        (self.shared.started.1, self.shared.started.0.elapsed())
+    }
+
+    /// Lets `server.status` ask the front end for its load (an HTTP server sets it once).
+    pub fn report_load(&self, probe: LoadProbe) {
+        let _ = self.shared.load.set(Probe(probe));
+    }
+
+    /// The front end's load now, when it reports one.
+    pub fn load(&self) -> Option<Load> {
+        self.shared.load.get().map(|probe| (probe.0)())
     }
 
     /// Ends this process's part in the repository's shared state at a clean exit: what its

@@ -200,6 +200,18 @@ impl Board {
         }
     }
 
+    /// How this process stands with the board, without reading it (cheap enough for a health
+    /// probe): the state, and why it is unavailable when it is.
+    pub fn standing(&self) -> (State, Option<String>) {
+        let joined = lock(&self.joined);
+        match (&self.location, &joined.failure, joined.lock.is_some()) {
+            (Location::Off, _, _) => (State::Off, None),
+            (_, Some(f), _) => (State::Unavailable, Some(f.to_string())),
+            (_, None, true) => (State::Joined, None),
+            (_, None, false) => (State::Reading, None),
+        }
+    }
+
     pub fn me(&self) -> &Identity {
         &self.me
     }

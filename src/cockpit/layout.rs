@@ -35,6 +35,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("search.html", include_str!("../../templates/search.html")),
     ("mcp.html", include_str!("../../templates/mcp.html")),
     ("peers.html", include_str!("../../templates/peers.html")),
+    (
+        "executions.html",
+        include_str!("../../templates/executions.html"),
+    ),
     ("plan.html", include_str!("../../templates/plan.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
@@ -260,6 +264,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         "search.html" => "Search",
         "mcp.html" => "MCP",
         "peers.html" => "Peers",
+        "executions.html" => "Executions",
         "plan.html" => "Plan",
         "api.html" => "API",
         _ => "",
@@ -271,6 +276,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         ("Search", "/cockpit/search"),
         ("MCP", "/cockpit/mcp"),
         ("Peers", "/cockpit/peers"),
+        ("Executions", "/cockpit/executions"),
         ("Plan", "/cockpit/plan"),
         ("API", "/cockpit/api"),
     ]
