@@ -243,6 +243,8 @@ struct Shared {
     /// When this process's state was made: its start, as far as a client can tell.
     started: (std::time::Instant, SystemTime),
     load: OnceLock<Probe>,
+    /// Whether a watcher was started on the layer.
+    watching: std::sync::atomic::AtomicBool,
 }
 
 /// A [`LoadProbe`] a `Shared` can print.
@@ -293,6 +295,7 @@ impl Context {
                 toolsets: OnceLock::new(),
                 started: (std::time::Instant::now(), SystemTime::now()),
                 load: OnceLock::new(),
+                watching: std::sync::atomic::AtomicBool::new(false),
             }),
             caller: None,
             pinned: None,
@@ -457,8 +460,9 @@ impl Context {
     }
 
     fn watch(&self, live: &Arc<LiveIndex>, interval: Duration) {
-        if let Err(e) = live.watch(interval) {
-            tracing::warn!("cannot watch the layer for changes: {e}");
+        match live.watch(interval) {
+            Ok(_) => self.shared.watching.store(true, Ordering::Relaxed),
+            Err(e) => tracing::warn!("cannot watch the layer for changes: {e}"),
         }
         // A server searches many times per generation: worth the signatures.
         live.prepare_search_in_background();
@@ -485,6 +489,12 @@ impl Context {
     pub fn executions_dir(&self) -> Option<PathBuf> {
         let root = &self.layer_if_open()?.current().root;
         crate::board::executions_dir(root)
+    }
+
+    /// Whether this process watches the layer for changes (a server does; a one-shot command
+    /// reads it once).
+    pub fn watching(&self) -> bool {
+        self.shared.watching.load(Ordering::Relaxed)
     }
 
     /// The live index if it was already opened; never opens it.

@@ -139,6 +139,9 @@ mod peers_board;
 
 /// What every process of a repository executed, listed from any of them; bad logs skipped.
 mod executions;
+
+/// Health, the server's status, the overview and the executions page, through the server.
+mod operations;
 mod peers_claims;
 
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.

@@ -25,7 +25,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
     );
     let limit = input.limit.clamp(1, 1000) as usize;
     let listing = read(ctx, &filter, limit)?;
-    Ok(answer(ctx, listing))
+    Ok(answer(listing))
 }
 
 /// The executions `filter` keeps, newest first, from this process and the board.
@@ -91,16 +91,12 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
     }
 }
 
-fn answer(ctx: &Context, listing: query::Listing) -> ListOutput {
+fn answer(listing: query::Listing) -> ListOutput {
     let executions: Vec<Execution> = listing
         .executions
         .iter()
         .map(|l| execution_of(&listing, l))
         .collect();
-    let log = ctx.executor().journal().log_file().and_then(|file| {
-        let name = file.file_name()?.to_string_lossy();
-        Some(format!("executions/{name}"))
-    });
     ListOutput {
         count: executions.len() as i64,
         more: listing.more,
@@ -116,7 +112,6 @@ fn answer(ctx: &Context, listing: query::Listing) -> ListOutput {
             })
             .collect(),
         bound: bound(),
-        log,
         skipped: listing
             .skipped
             .iter()

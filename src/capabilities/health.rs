@@ -53,17 +53,17 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
         }
     };
     if let Some(live) = ctx.layer_if_open() {
-        let (status, mut detail) = if live.notified() {
-            (Status::Ok, "the file system reports changes".to_string())
-        } else if live.polls() > 0 {
-            (
-                Status::Ok,
-                "polling: the file system does not report changes here".to_string(),
-            )
-        } else {
+        let (status, mut detail) = if !ctx.watching() {
             (
                 Status::Ok,
                 "not watching: this process reads the layer once".to_string(),
+            )
+        } else if live.notified() {
+            (Status::Ok, "the file system reports changes".to_string())
+        } else {
+            (
+                Status::Ok,
+                "polling: the file system does not report changes here (yet)".to_string(),
             )
         };
         let status = match live.last_error() {

@@ -73,9 +73,9 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
         },
     };
     let watcher = match live {
+        Some(live) if !ctx.watching() => (ServerStatusOutputWatcherMode::Unwatched, live),
         Some(live) if live.notified() => (ServerStatusOutputWatcherMode::Notified, live),
-        Some(live) if live.polls() > 0 => (ServerStatusOutputWatcherMode::Polling, live),
-        Some(live) => (ServerStatusOutputWatcherMode::Unwatched, live),
+        Some(live) => (ServerStatusOutputWatcherMode::Polling, live),
         None => {
             return Err(CapabilityError::internal(
                 "the layer is not open after it was read".to_string(),
@@ -123,12 +123,22 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
             bound: crate::listeners::QUEUE_BOUND as i64,
             collapsed: collapsed as i64,
         },
-        requests: ctx.load().map(|load| ServerStatusOutputRequests {
-            listening_on: load.listening_on,
-            in_flight: load.in_flight as i64,
-            in_flight_bound: load.in_flight_bound as i64,
-            http_sessions: load.http_sessions as i64,
-        }),
+        requests: match ctx.load() {
+            Some(load) => ServerStatusOutputRequests {
+                over_http: true,
+                listening_on: Some(load.listening_on),
+                in_flight: load.in_flight as i64,
+                in_flight_bound: load.in_flight_bound as i64,
+                http_sessions: load.http_sessions as i64,
+            },
+            None => ServerStatusOutputRequests {
+                over_http: false,
+                listening_on: None,
+                in_flight: 0,
+                in_flight_bound: 0,
+                http_sessions: 0,
+            },
+        },
         index,
         watcher: ServerStatusOutputWatcher {
             lag_bound_ms: match watcher.0 {

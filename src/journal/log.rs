@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::query::Filter;
+use super::filter::Filter;
 use super::Entry;
 use crate::board::process::{self, Identity};
 

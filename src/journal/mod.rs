@@ -5,6 +5,7 @@
 //! what it read; never an input's values, only their digest and the URIs and paths they name.
 //! Knows nothing of the executor, the context or any surface.
 
+mod filter;
 pub mod log;
 pub mod query;
 
