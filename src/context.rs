@@ -216,6 +216,19 @@ impl Peers {
     }
 }
 
+/// What a server's front end knows of its load (`server.status`): HTTP's in-flight requests
+/// and sessions. A process serving stdio has none.
+#[derive(Clone, Debug, Default)]
+pub struct Load {
+    pub listening_on: String,
+    pub in_flight: usize,
+    pub in_flight_bound: usize,
+    pub http_sessions: usize,
+}
+
+/// Asked for the [`Load`] now; set once by the front end that has one.
+pub type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
+
 /// One value [`Context::per_generation`] keeps: its type, its generation, the value.
 type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
 
@@ -238,6 +251,20 @@ struct Shared {
     listeners: crate::listeners::Listeners,
     /// The toolsets this process projects over MCP, chosen once at start.
     toolsets: OnceLock<crate::toolsets::Selection>,
+    /// When this process's state was made: its start, as far as a client can tell.
+    started: (std::time::Instant, SystemTime),
+    load: OnceLock<Probe>,
+    /// Whether a watcher was started on the layer.
+    watching: std::sync::atomic::AtomicBool,
+}
+
+/// A [`LoadProbe`] a `Shared` can print.
+struct Probe(LoadProbe);
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Probe")
+    }
 }
 
 /// What a handler can see. Cloning is cheap; every clone shares one process state.
@@ -277,6 +304,9 @@ impl Context {
                 writing: Mutex::new(()),
                 listeners: crate::listeners::Listeners::default(),
                 toolsets: OnceLock::new(),
+                started: (std::time::Instant::now(), SystemTime::now()),
+                load: OnceLock::new(),
+                watching: std::sync::atomic::AtomicBool::new(false),
             }),
             caller: None,
             pinned: None,
@@ -330,6 +360,28 @@ impl Context {
 
     pub fn executor(&self) -> &Executor {
         &self.shared.executor
+    }
+
+    /// When this process started serving, and how long ago.
+    pub fn started(&self) -> (SystemTime, Duration) {
+        (self.shared.started.1, self.shared.started.0.elapsed())
+    }
+
+    /// Lets `server.status` ask the front end for its load (an HTTP server sets it once).
+    pub fn report_load(&self, probe: LoadProbe) {
+        let _ = self.shared.load.set(Probe(probe));
+    }
+
+    /// The front end's load now, when it reports one.
+    pub fn load(&self) -> Option<Load> {
+        self.shared.load.get().map(|probe| (probe.0)())
+    }
+
+    /// Ends this process's part in the repository's shared state at a clean exit: what its
+    /// journal still holds is written to its log, and it leaves the board.
+    pub fn leave(&self) {
+        self.shared.executor.journal().close();
+        self.shared.peers.leave();
     }
 
     /// The clients listening for the layer's changes.
@@ -394,7 +446,7 @@ impl Context {
                 let live = if join_board {
                     let ctx = self.clone();
                     let board_root = root.clone();
-                    let join = move || ctx.shared.peers.join(&board_root);
+                    let join = move || ctx.join_board(&board_root);
                     LiveIndex::new_doing(&root, discovery, Box::new(join))?
                 } else {
                     LiveIndex::new(&root, discovery)?
@@ -419,13 +471,41 @@ impl Context {
     }
 
     fn watch(&self, live: &Arc<LiveIndex>, interval: Duration) {
-        if let Err(e) = live.watch(interval) {
-            tracing::warn!("cannot watch the layer for changes: {e}");
+        match live.watch(interval) {
+            Ok(_) => self.shared.watching.store(true, Ordering::Relaxed),
+            Err(e) => tracing::warn!("cannot watch the layer for changes: {e}"),
         }
         // A server searches many times per generation: worth the signatures.
         live.prepare_search_in_background();
         let listeners = self.shared.listeners.clone();
         live.on_change(Arc::new(move |changes| listeners.publish(&changes)));
+    }
+
+    /// Puts this serving process on the repository's board (`Peers::join`); once it is on it,
+    /// its executions go to its log there too, for every other process to list.
+    pub fn join_board(&self, root: &std::path::Path) {
+        self.shared.peers.join(root);
+        let board = self.shared.peers.shared_board(root);
+        if board.read().state != crate::board::State::Joined {
+            return;
+        }
+        if let Some(dir) = crate::board::executions_dir(root) {
+            let header = crate::journal::log::Header::of(board.me(), board.worktree());
+            self.shared.executor.journal().attach(dir, header);
+        }
+    }
+
+    /// Where the executions of every process of this repository are logged, when the board is
+    /// in use.
+    pub fn executions_dir(&self) -> Option<PathBuf> {
+        let root = &self.layer_if_open()?.current().root;
+        crate::board::executions_dir(root)
+    }
+
+    /// Whether this process watches the layer for changes (a server does; a one-shot command
+    /// reads it once).
+    pub fn watching(&self) -> bool {
+        self.shared.watching.load(Ordering::Relaxed)
     }
 
     /// The live index if it was already opened; never opens it.
@@ -606,6 +686,57 @@ impl Host for Context {
     ) -> Result<crate::registry::rt::Output, CapabilityError> {
         (descriptor.handler)(self, input)
     }
+
+    fn current_generation(&self) -> u64 {
+        self.layer_if_open()
+            .map_or(0, |live| live.current().generation)
+    }
+
+    fn caller(&self) -> Option<crate::journal::Caller> {
+        let peer = self.peers().get(self.caller?)?;
+        Some(crate::journal::Caller {
+            session: peer.id,
+            client: peer.client_name,
+            transport: peer.transport.as_str().to_string(),
+        })
+    }
+
+    fn version_of(&self, uri: &str) -> Option<String> {
+        let index = match self.pinned.as_ref().and_then(|pin| pin.get()) {
+            Some(index) => Arc::clone(index),
+            None => self.layer_if_open()?.current(),
+        };
+        if let Some(rest) = uri.strip_prefix(crate::layer::SKILL_SCHEME) {
+            let (name, path) = rest.split_once('/')?;
+            let skill = index
+                .skills
+                .binary_search_by(|s| s.name.as_str().cmp(name))
+                .ok()?;
+            let skill = &index.skills[skill];
+            let file = skill
+                .files
+                .binary_search_by(|f| f.path.as_str().cmp(path))
+                .ok()?;
+            return Some(skill.files[file].digest().to_string());
+        }
+        let position = index
+            .objects
+            .binary_search_by(|o| o.uri.as_str().cmp(uri))
+            .ok()?;
+        let digests = self.per_generation(index.generation, || ObjectDigests {
+            of: (0..index.objects.len()).map(|_| OnceLock::new()).collect(),
+        });
+        let digest = digests
+            .of
+            .get(position)?
+            .get_or_init(|| crate::journal::digest(index.objects[position].content.as_bytes()));
+        Some(digest.clone())
+    }
+}
+
+/// The digest of each object of one generation, taken the first time an execution reads it.
+struct ObjectDigests {
+    of: Vec<OnceLock<String>>,
 }
 
 /// How a layer that cannot be read reaches a capability's caller.

@@ -2,7 +2,8 @@
 //! projection. It looks the capability up, validates the input against the declared schema,
 //! consults the capability's cache, runs the handler and counts each step. It knows the context
 //! a handler runs in only as a [`Host`]: the `Context` owns the executor, so the executor never
-//! names the `Context`.
+//! names the `Context`. Every execution, whatever surface asked for it, is recorded here in
+//! this process's journal (`crate::journal`): what ran, for whom, how it ended, what it read.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +12,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::registry::{self, lang, rt::Descriptor, rt::Output};
+use crate::journal::{self, Caller, Entry, Journal};
+use crate::registry::{self, lang, rt::Descriptor, rt::Kind, rt::Output};
 
 /// What the executor needs of the context it runs a capability in (the `Context` is the one
 /// host): one generation pinned for a whole execution, and the call of a handler.
@@ -22,6 +24,13 @@ pub trait Host: Sized {
     fn pinned_generation(&self) -> u64;
     /// Runs `descriptor`'s handler on a validated input; its typed answer is not yet serialised.
     fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Output, CapabilityError>;
+    /// The generation current now, without opening anything (0 before the layer is open).
+    fn current_generation(&self) -> u64;
+    /// The session an execution runs for, if it runs for one.
+    fn caller(&self) -> Option<Caller>;
+    /// `sha256:<hex>` of the object or skill file `uri` names, in the generation this context
+    /// reads, when it names one; never opens the layer.
+    fn version_of(&self, uri: &str) -> Option<String>;
 }
 
 /// Counters of one capability.
@@ -168,6 +177,7 @@ impl Cache {
 pub struct Executor {
     stats: Vec<Stats>,
     caches: Vec<Option<Mutex<Cache>>>,
+    journal: Journal,
 }
 
 impl Default for Executor {
@@ -179,6 +189,7 @@ impl Default for Executor {
                 .iter()
                 .map(|d| (d.cache_entries > 0).then(|| Mutex::new(Cache::new(d.cache_entries))))
                 .collect(),
+            journal: Journal::default(),
         }
     }
 }
@@ -218,9 +229,32 @@ impl Executor {
         self.execute_as(ctx, index, input, Form::Text)
     }
 
-    fn execute_as(
+    fn execute_as<H: Host>(
         &self,
-        ctx: &impl Host,
+        ctx: &H,
+        index: usize,
+        input: Value,
+        form: Form,
+    ) -> Result<Arc<Shared>, CapabilityError> {
+        let started = Started::now(&input);
+        let descriptor = &registry::all()[index];
+        // A query reads one generation from its first read to its answer, and its record names
+        // that generation; a command reads the generations its writes make.
+        let pinned;
+        let ctx = if descriptor.kind == Kind::Query {
+            pinned = ctx.pinned();
+            &pinned
+        } else {
+            ctx
+        };
+        let answer = self.run_counted(ctx, index, input, form);
+        self.record(ctx, descriptor.id, started, answer.as_ref().err());
+        answer
+    }
+
+    fn run_counted<H: Host>(
+        &self,
+        ctx: &H,
         index: usize,
         input: Value,
         form: Form,
@@ -253,6 +287,70 @@ impl Executor {
         Ok(answer)
     }
 
+    /// Runs `read`, a client's read of a layer object or skill file by its URI (MCP
+    /// `resources/read`, which runs no capability), and records it as an execution of
+    /// [`RESOURCE_READ`] naming the URI and the version read.
+    pub fn read_resource<H: Host, T>(
+        &self,
+        ctx: &H,
+        uri: &str,
+        read: impl FnOnce(&H) -> Result<T, CapabilityError>,
+    ) -> Result<T, CapabilityError> {
+        let started = Started::now(&serde_json::json!({ "uri": uri }));
+        let ctx = ctx.pinned();
+        let answer = read(&ctx);
+        self.record(&ctx, RESOURCE_READ, started, answer.as_ref().err());
+        answer
+    }
+
+    /// Keeps one execution in the journal.
+    fn record<H: Host>(
+        &self,
+        ctx: &H,
+        capability: &str,
+        started: Started,
+        failed: Option<&CapabilityError>,
+    ) {
+        let duration_us = started.clock.elapsed().as_micros() as u64;
+        let generation = match ctx.pinned_generation() {
+            0 => ctx.current_generation(),
+            g => g,
+        };
+        // Only an answer read its objects; a refusal read nothing it could show.
+        let reads = if failed.is_none() {
+            started
+                .uris
+                .iter()
+                .filter_map(|uri| {
+                    ctx.version_of(uri).map(|digest| journal::Read {
+                        uri: uri.clone(),
+                        digest,
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.journal.record(Entry {
+            seq: self.journal.next_seq(),
+            at_us: started.at_us,
+            capability: capability.to_string(),
+            outcome: failed.map_or("ok", CapabilityError::code).to_string(),
+            duration_us,
+            generation,
+            caller: ctx.caller(),
+            input_digest: started.input_digest,
+            uris: started.uris,
+            paths: started.paths,
+            reads,
+        });
+    }
+
+    /// This process's executions.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// The answer [`Executor::execute_shared_at`] would give when its cache already holds it for
     /// the current generation, found without running anything (so without reading a file or
     /// waiting for the layer); `None` otherwise (no cache, an invalid input, not cached yet).
@@ -264,6 +362,7 @@ impl Executor {
         input: Value,
     ) -> Option<Arc<Shared>> {
         let cache = self.caches[index].as_ref()?;
+        let started = Started::now(&input);
         let input = validated(&registry::all()[index], input).ok()?;
         let ctx = ctx.pinned();
         let generation = ctx.pinned_generation();
@@ -275,6 +374,7 @@ impl Executor {
         let stats = &self.stats[index];
         stats.executions.fetch_add(1, Ordering::Relaxed);
         stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+        self.record(&ctx, registry::all()[index].id, started, None);
         Some(hit)
     }
 
@@ -296,6 +396,31 @@ impl Executor {
             total += self.counters_at(i);
         }
         total
+    }
+}
+
+/// What a read of a layer object by URI, outside any capability, is recorded as.
+pub const RESOURCE_READ: &str = "resources.read";
+
+/// What an execution's record takes before it runs: when, the input's digest and what it names.
+struct Started {
+    clock: std::time::Instant,
+    at_us: u64,
+    input_digest: String,
+    uris: Vec<String>,
+    paths: Vec<String>,
+}
+
+impl Started {
+    fn now(input: &Value) -> Started {
+        let (uris, paths) = journal::named_in(input);
+        Started {
+            clock: std::time::Instant::now(),
+            at_us: journal::now_us(),
+            input_digest: journal::digest(canonical(input).as_bytes()),
+            uris,
+            paths,
+        }
     }
 }
 

@@ -448,6 +448,63 @@ pub fn board_remove_empty_dir(dir: &Path) -> bool {
     fs::remove_dir(dir).is_ok()
 }
 
+/// An append-only log on the board (a process's executions, `crate::journal::log`): created
+/// afresh without following a link, appended to with one write per batch, and set aside under
+/// another name past its bound. Like a record, it is not flushed to disk.
+#[derive(Debug)]
+pub struct BoardLog {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+impl BoardLog {
+    /// Creates (or empties) the log at `path`, in an existing directory, and writes `header`.
+    pub fn create(path: &Path, header: &[u8]) -> io::Result<BoardLog> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_APPEND | libc::O_CLOEXEC)
+            .mode(0o644)
+            .open(path)?;
+        file.write_all(header)?;
+        Ok(BoardLog {
+            path: path.to_path_buf(),
+            file,
+            len: header.len() as u64,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its length in bytes, as this process wrote it.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `bytes` (whole lines) with one write.
+    pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Renames the log to `aside` (replacing what was there) and starts it afresh with `header`.
+    pub fn set_aside(&mut self, aside: &Path, header: &[u8]) -> io::Result<()> {
+        fs::rename(&self.path, aside)?;
+        *self = BoardLog::create(&self.path, header)?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

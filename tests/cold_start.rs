@@ -52,11 +52,21 @@ fn a_session_is_on_the_board_before_its_initialize_is_answered() {
         let finished = server.close();
         assert!(finished.status.success(), "{}", finished.stderr);
     }
-    let board = fixture.root().join(".git/majordomus");
-    assert!(
-        !board.exists(),
-        "the last process to leave removes the board"
-    );
+    // The last process to leave takes every record and lock with it; what stays is each
+    // process's log of executions, listed for a day after it ended.
+    let board = fixture.root().join(".git/majordomus/peers");
+    let left: Vec<String> = std::fs::read_dir(&board)
+        .expect("the board keeps the executions")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["executions"], "only the executions stay");
+    let logs = std::fs::read_dir(board.join("executions"))
+        .expect("the logs")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .count();
+    assert_eq!(logs, 6, "one log per process");
 }
 
 /// A knowledge object's file, left untracked under `.ai/` (where an untracked file may be one).

@@ -138,6 +138,12 @@ mod mcp_modern;
 
 /// One board of peers per repository: many processes, worktrees, deaths, bad records.
 mod peers_board;
+
+/// What every process of a repository executed, listed from any of them; bad logs skipped.
+mod executions;
+
+/// Health, the server's status, the overview and the executions page, through the server.
+mod operations;
 mod peers_claims;
 /// Claims that bring their context, what git shows per worktree, the check and its hooks.
 mod peers_mesh;

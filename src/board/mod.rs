@@ -53,6 +53,15 @@ pub fn locate(root: &Path) -> Location {
     }
 }
 
+/// Where the executions of every process of the repository at `root` are logged
+/// (`crate::journal::log`): the board's `executions/`, none when the board is off.
+pub fn executions_dir(root: &Path) -> Option<PathBuf> {
+    match locate(root) {
+        Location::Dir(dir, _) => Some(dir.join("executions")),
+        Location::Off => None,
+    }
+}
+
 /// Git's common directory for the worktree holding `root`: the `.git` directory of a main
 /// worktree, or what a linked worktree's `.git` file and `commondir` point at. Read from the
 /// files, without running git.
@@ -192,6 +201,18 @@ impl Board {
             me: Identity::me(),
             joined: Mutex::new(Joined::default()),
             seen: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How this process stands with the board, without reading it (cheap enough for a health
+    /// probe): the state, and why it is unavailable when it is.
+    pub fn standing(&self) -> (State, Option<String>) {
+        let joined = lock(&self.joined);
+        match (&self.location, &joined.failure, joined.lock.is_some()) {
+            (Location::Off, _, _) => (State::Off, None),
+            (_, Some(f), _) => (State::Unavailable, Some(f.to_string())),
+            (_, None, true) => (State::Joined, None),
+            (_, None, false) => (State::Reading, None),
         }
     }
 

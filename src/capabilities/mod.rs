@@ -5,6 +5,9 @@
 #[allow(clippy::module_inception)]
 pub mod capabilities;
 pub mod environment;
+pub mod dashboard;
+pub mod executions;
+pub mod health;
 pub mod knowledge;
 pub mod mcp;
 pub mod objects;
@@ -13,6 +16,7 @@ pub mod perf;
 pub mod plan;
 pub mod recover;
 pub mod repository;
+pub mod server;
 pub mod surface;
 
 /// A writer's refused place: outside `.ai/` or through a symlink is the caller's refusal; an

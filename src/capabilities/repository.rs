@@ -10,9 +10,9 @@ use crate::layer::{Discovery, IndexState, Severity};
 use crate::registry::rt::{Effect, Kind};
 use crate::registry::types::repository::{IdentityInput, IdentityOutput, InfoInput, InfoOutput};
 use crate::registry::types::{
-    Diagnostic, DiagnosticSeverity, RepositoryInfoOutputCapabilities as CapabilitySummary,
-    RepositoryInfoOutputDiscovery, RepositoryInfoOutputGit as GitView,
-    RepositoryInfoOutputIndex as IndexView, RepositoryInfoOutputIndexState,
+    Diagnostic, DiagnosticSeverity, RepositoryInfoCapabilities as CapabilitySummary,
+    RepositoryInfoDiscovery, RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView,
+    RepositoryInfoIndexState,
 };
 use crate::registry::{self};
 
@@ -33,8 +33,8 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
             .collect(),
         discovery: match index.discovery {
             // An index holds the discovery `auto` resolved to.
-            Discovery::Vcs | Discovery::Auto => RepositoryInfoOutputDiscovery::Vcs,
-            Discovery::Filesystem => RepositoryInfoOutputDiscovery::Filesystem,
+            Discovery::Vcs | Discovery::Auto => RepositoryInfoDiscovery::Vcs,
+            Discovery::Filesystem => RepositoryInfoDiscovery::Filesystem,
         },
         git: GitView {
             repository: git.is_repository(),
@@ -44,9 +44,9 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
         },
         index: IndexView {
             state: match (&stale, index.state()) {
-                (Some(_), _) => RepositoryInfoOutputIndexState::Stale,
-                (None, IndexState::Ok) => RepositoryInfoOutputIndexState::Ok,
-                (None, IndexState::Degraded) => RepositoryInfoOutputIndexState::Degraded,
+                (Some(_), _) => RepositoryInfoIndexState::Stale,
+                (None, IndexState::Ok) => RepositoryInfoIndexState::Ok,
+                (None, IndexState::Degraded) => RepositoryInfoIndexState::Degraded,
             },
             reason: stale.map(|reason| crate::secrets::redact(&reason).into_owned()),
             fingerprint: index.fingerprint().to_string(),

@@ -34,7 +34,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
     let index = match opened {
         Ok(index) => index,
         Err(failure) => {
-            ctx.peers().leave();
+            ctx.leave();
             return Err(failure);
         }
     };
@@ -48,7 +48,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
         let served = stdio::serve(&Server::new(ctx.clone()), || {
             ctx.watch_layer(WATCH_INTERVAL)
         });
-        ctx.peers().leave();
+        ctx.leave();
         return served.map_err(internal);
     }
     let projection = ctx

@@ -447,9 +447,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             ctx.layer().map_err(Failure::from)?;
             let root = ctx.index().map_err(Failure::from)?.root.clone();
             select_toolsets(&ctx, sub)?;
-            ctx.peers().join(&root);
+            ctx.join_board(&root);
             let served = crate::http::serve(ctx.clone(), bind);
-            ctx.peers().leave();
+            ctx.leave();
             served.map_err(|e| Failure {
                 code: exit::INTERNAL,
                 message: format!("{}: {e}", e.code()),

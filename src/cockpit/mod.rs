@@ -7,6 +7,7 @@
 //! capability's answer from its output schema.
 
 pub mod answer;
+mod executions_page;
 mod layout;
 mod markdown;
 mod object_page;
@@ -104,6 +105,7 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/search", false) => search(ctx, &params),
         ("/mcp", false) => mcp(ctx, &params),
         ("/peers", false) => peers(ctx),
+        ("/executions", false) => executions_page::executions(ctx, &params),
         ("/plan", false) => plan_page::plan(ctx),
         ("/doctor", false) => doctor(ctx),
         ("/api", false) => api(ctx),

@@ -29,18 +29,20 @@ fn namespaces() -> Vec<Value> {
 }
 
 pub(super) fn overview(ctx: &Context) -> Rendered {
-    let info = run(ctx, "repository.info", json!({}))?;
-    // The plan by status and the sessions on the board: a layer without a plan, or a board that
-    // cannot be read, leaves its section out rather than the page.
-    let plan = run(ctx, "plan.issues", json!({})).ok().map(
-        |p| json!({ "counts": p["counts"], "total": p["issues"].as_array().map_or(0, Vec::len) }),
-    );
-    let peers = run(ctx, "peers.list", json!({})).ok().map(|p| {
-        json!({ "sessions": p["count"], "processes": p["board"]["processes"], "state": p["board"]["state"] })
-    });
+    // One answer: what `dashboard.overview` says is what the page shows.
+    let o = run(ctx, "dashboard.overview", json!({}))?;
     Ok((
         "overview.html",
-        context! { info => info, plan => plan, peers => peers, namespaces => namespaces(), page_title => "Overview" },
+        context! {
+            info => o["repository"],
+            health => o["health"],
+            plan => o.get("plan"),
+            peers => o.get("peers"),
+            executions => o["executions"],
+            findings => o["findings"],
+            namespaces => namespaces(),
+            page_title => "Overview",
+        },
         200,
     ))
 }

@@ -256,6 +256,20 @@ async fn root(headers: HeaderMap) -> Response {
     )
 }
 
+/// `/healthz`: the report `health.report` answers (read from memory, no blocking work), `503`
+/// when a check fails, so a probe sees what a person reading the report sees.
+async fn healthz(State(state): State<AppState>) -> Response {
+    let report = crate::capabilities::health::checked(&state.ctx);
+    let failing = report.status == crate::registry::types::HealthReportStatus::Failing;
+    let text = serde_json::to_string(&report).unwrap_or_default();
+    let status = if failing {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
 async fn not_found() -> Response {
     error_response(
         StatusCode::NOT_FOUND,
@@ -442,22 +456,6 @@ fn cockpit_error_page(state: &AppState, status: u16, code: &str, message: &str) 
     response
 }
 
-/// The liveness probe's answer. The guard lets it past every in-flight bound (a probe answered
-/// `busy` would call a loaded server dead), so it must stay cheap: no blocking thread, no file
-/// read, one `stat` of the repository directory. A server whose repository is gone (or whose
-/// layer cannot be read again) answers `503` with the reason: it serves what it read, not what is.
-async fn healthz(State(state): State<AppState>) -> Response {
-    match state.ctx.layer_if_open().and_then(|live| live.stale()) {
-        None => json_response(json!({ "status": "ok" }).to_string()),
-        Some(reason) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::CONTENT_TYPE, "application/json")],
-            json!({ "status": "stale", "reason": crate::secrets::redact(&reason) }).to_string(),
-        )
-            .into_response(),
-    }
-}
-
 /// The whole router: the guards around every route built from the table.
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new()
@@ -583,6 +581,19 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
         .map(|i| i.root.display().to_string())
         .unwrap_or_default();
     let base = format!("http://{local}");
+    // Weak: the context holds the probe, and the server's state holds the context.
+    let probed = Arc::downgrade(&state.0);
+    let listening_on = base.clone();
+    state
+        .ctx
+        .report_load(Arc::new(move || crate::context::Load {
+            listening_on: listening_on.clone(),
+            in_flight: probed.upgrade().map_or(0, |s| {
+                MAX_IN_FLIGHT.saturating_sub(s.in_flight.available_permits())
+            }),
+            in_flight_bound: MAX_IN_FLIGHT,
+            http_sessions: probed.upgrade().map_or(0, |s| s.sessions.len()),
+        }));
     crate::logging::say(&format!(
         "majordomus serving {root} on {base}\n  cockpit  {base}/cockpit\n  openapi  {base}/openapi.json\n  mcp      {base}/mcp"
     ));

@@ -47,6 +47,8 @@ pub struct Index {
     pub discovery: Discovery,
     /// Counts builds within one process; not comparable across processes (the fingerprint is).
     pub generation: u64,
+    /// When this generation was built.
+    pub built_at: std::time::SystemTime,
     /// Sorted by URI; [`Index::get`] searches it.
     pub objects: Vec<Object>,
     /// Sorted by path (layer-wide ones first), then code.
@@ -429,6 +431,7 @@ pub(crate) fn build_from(
         planned_at.as_secs_f64() * 1e3,
     );
     Ok(Index {
+        built_at: std::time::SystemTime::now(),
         stamp,
         files: Files {
             plan,

@@ -499,15 +499,24 @@ impl Server {
                 "not answered here: the read may block",
             ));
         }
-        let hint = match registry::all()
+        let builtin = registry::all()
             .iter()
-            .find(|d| d.resource.is_some_and(|r| r.uri == uri))
-        {
+            .find(|d| d.resource.is_some_and(|r| r.uri == uri));
+        let hint = match builtin {
             Some(d) => caching::of_capability(d),
             None => caching::REPOSITORY,
         };
         // A resource may answer for its reader (the inbox is the calling session's).
-        match resolve::read(&self.ctx.with_caller(session.peer), uri) {
+        let ctx = self.ctx.with_caller(session.peer);
+        // A builtin resource runs its query, which the executor records; any other read is
+        // recorded as the read of that URI, with the version it read.
+        let read = match builtin {
+            Some(_) => resolve::read(&ctx, uri),
+            None => ctx
+                .executor()
+                .read_resource(&ctx, uri, |pinned| resolve::read(pinned, uri)),
+        };
+        match read {
             Ok(contents) => {
                 Ok(Body::owned(json!({ "contents": [contents] }).to_string()).hinted(hint))
             }

@@ -208,6 +208,8 @@ async function mainPages(browser, base) {
     ['search with results', '/cockpit/search?q=rule'],
     ['MCP', '/cockpit/mcp'],
     ['peers', '/cockpit/peers'],
+    ['executions', '/cockpit/executions'],
+    ['executions of one outcome', '/cockpit/executions?outcome=ok&limit=20'],
     ['plan', '/cockpit/plan'],
     ['doctor', '/cockpit/doctor'],
     ['API', '/cockpit/api'],

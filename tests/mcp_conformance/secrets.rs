@@ -294,3 +294,115 @@ fn no_secret_in_the_environment_or_the_repository_reaches_the_cli() {
         assert_no_secret("the stderr of a CLI read", &stderr(out));
     }
 }
+
+/// Whether `text` names a place outside the repository at `root`: an absolute path elsewhere,
+/// a home directory, a step up.
+fn outside(text: &str, root: &str) -> bool {
+    (text.starts_with('/') && !text.starts_with(root))
+        || text.starts_with('~')
+        || text.split('/').any(|part| part == "..")
+}
+
+/// Every string in `value`, however deep.
+fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_input_value_credential_or_outside_path_reaches_an_execution_entry() {
+    let fixture = fixture_with_planted_secrets();
+    let planted = planted_environment();
+    let env = swept_environment(&planted);
+    let root = fixture.root().canonicalize().expect("root");
+    let root_text = root.display().to_string();
+    let mut agent = crate::support::McpServer::start_with(fixture.root(), &[], &env);
+    agent.initialize_as("sweeper");
+    // Inputs holding the marker where a value goes, a credential in a URL, paths outside the
+    // repository beside one inside it: answered or refused, each is recorded.
+    let calls = [
+        (
+            "objects.search",
+            json!({ "query": format!("deploy {SECRET}") }),
+        ),
+        ("objects.list", json!({ "tag": SECRET })),
+        (
+            "objects.applicable",
+            json!({ "paths": [format!("/home/someone/{SECRET}.env"), "../outside/x", "~/.ssh/id_rsa", "docs/guide.md"] }),
+        ),
+        (
+            "objects.get",
+            json!({ "uri": format!("https://user:{SECRET}@example.com/x") }),
+        ),
+        (
+            "objects.get",
+            json!({ "uri": format!("majordomus://rule/x?token=ghp_{SECRET}0123456789abcdef") }),
+        ),
+        (
+            "peers.announce",
+            json!({ "intent": format!("working on {SECRET}"), "paths": ["docs"] }),
+        ),
+        (
+            "capabilities.describe",
+            json!({ "id": format!("no.{SECRET}") }),
+        ),
+    ];
+    for (id, input) in &calls {
+        agent.call(tool_of(id), input.clone());
+    }
+    let mut answers = Vec::new();
+    let mine = agent.call_ok(tool_of("executions.list"), json!({ "limit": 1000 }));
+    assert!(
+        mine["count"].as_i64().expect("count") >= calls.len() as i64,
+        "{mine:#}"
+    );
+    let applicable = mine["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .find(|e| e["capability"] == "objects.applicable")
+        .expect("the applicable call is listed")
+        .clone();
+    assert_eq!(applicable["paths"], json!(["docs/guide.md"]));
+    answers.push(("the agent's own process", mine));
+    // Another process reads the agent's log; so does a shell.
+    let mut other = crate::support::McpServer::start_with(fixture.root(), &[], &env);
+    other.initialize_as("reader");
+    let theirs = crate::support::within(crate::support::PATIENCE, || {
+        let answer = other.call_ok(
+            tool_of("executions.list"),
+            json!({ "client": "sweeper", "limit": 1000 }),
+        );
+        (answer["count"].as_i64() >= Some(calls.len() as i64)).then_some(answer)
+    })
+    .expect("another process lists the agent's executions");
+    answers.push(("another process", theirs));
+    let shell = crate::support::run_in(fixture.root(), &["executions", "list", "--limit", "1000"]);
+    assert!(shell.status.success(), "{}", stderr(&shell));
+    answers.push((
+        "the CLI",
+        serde_json::from_slice(&shell.stdout).expect("json"),
+    ));
+    for (surface, answer) in &answers {
+        assert_no_secret(surface, &answer.to_string());
+        let mut texts = Vec::new();
+        strings(&answer["executions"], &mut texts);
+        for text in texts {
+            assert!(!outside(&text, &root_text), "{surface} names {text:?}");
+        }
+    }
+    let log_dir = fixture.root().join(".git/majordomus/peers/executions");
+    let mut logs = 0;
+    for entry in std::fs::read_dir(&log_dir).expect("the logs").flatten() {
+        let text = std::fs::read_to_string(entry.path()).expect("a log");
+        assert_no_secret("a log on the board", &text);
+        logs += 1;
+    }
+    assert!(logs >= 2, "only {logs} logs");
+    let finished = agent.close();
+    assert_no_secret("stderr of `mcp`", &finished.stderr);
+}

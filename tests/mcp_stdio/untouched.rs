@@ -57,9 +57,24 @@ fn a_whole_session_of_reads_changes_nothing_in_the_repository() {
     let finished = server.close();
     assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
 
+    // What a serving process leaves is its log of executions beside the board, under git's
+    // own directory (listed for a day after it ended); nothing else, and nothing in the work tree.
+    let log_dir = ".git/majordomus/peers/executions/";
+    let paths_after: std::collections::BTreeSet<String> = every_path(fixture.root())
+        .into_iter()
+        .filter(|p| {
+            !(p.starts_with(".git/majordomus/")
+                && (log_dir.starts_with(p.as_str()) || p.starts_with(log_dir)))
+        })
+        .collect();
+    let logs = every_path(fixture.root())
+        .into_iter()
+        .filter(|p| p.starts_with(log_dir) && p.ends_with(".log"))
+        .count();
+    assert_eq!(logs, 1, "one log of executions, the session's process's");
     assert_eq!(
-        every_path(fixture.root()),
-        paths_before,
+        paths_after,
+        paths_before.into_iter().collect(),
         "no file was created"
     );
     assert_eq!(
