@@ -22,8 +22,9 @@ use crate::registry::{self};
 pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let text = input.text.as_deref().map(str::to_lowercase);
     let all = registry::all();
-    let capabilities: Vec<types::CapabilitySummary> = all
-        .iter()
+    // A read-only process serves no writer: it lists none either.
+    let served = || all.iter().filter(|d| ctx.projects(d));
+    let capabilities: Vec<types::CapabilitySummary> = served()
         .filter(|d| input.kind.is_none_or(|k| k.as_str() == d.kind.as_str()))
         .filter(|d| input.effect.is_none_or(|e| e.as_str() == d.effect.as_str()))
         .filter(|d| input.exposure.is_none_or(|e| exposed(d, e)))
@@ -39,7 +40,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         .collect();
     let selection = ctx.toolsets();
     Ok(ListOutput {
-        total: all.len() as i64,
+        total: served().count() as i64,
         count: capabilities.len() as i64,
         capabilities,
         mcp_toolsets: types::CapabilitiesListOutputMcpToolsets {
@@ -179,11 +180,12 @@ fn as_object(value: Value) -> Map<String, Value> {
 }
 
 pub fn projections(
-    _ctx: &Context,
+    ctx: &Context,
     _input: ProjectionsInput,
 ) -> Result<ProjectionsOutput, CapabilityError> {
     let rows: Vec<Row> = registry::all()
         .iter()
+        .filter(|d| ctx.projects(d))
         .map(|d| Row {
             id: d.id.to_string(),
             kind: d.kind.into(),
