@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::registry::lang::cli::{cli_args, CliAction, CliValue};
 use crate::registry::rt::Descriptor;
 use crate::registry::types::capabilities::{
     DescribeInput, DescribeOutput, ListInput, ListOutput, ProjectionsInput, ProjectionsOutput,
@@ -164,10 +165,28 @@ fn annotations(d: &Descriptor) -> Value {
     })
 }
 
+/// The command line as the CLI parses it (from the arguments its clap tree is built from):
+/// `majordomus <words> <positional>... --required <name> [--optional <name>] [--switch]`, each
+/// placeholder named by its input property, so that filling them in gives a line that runs.
 fn cli_usage(d: &Descriptor, words: &str) -> String {
     let mut usage = format!("majordomus {words}");
-    for p in d.cli_positionals {
-        usage.push_str(&format!(" <{p}>"));
+    for arg in cli_args(d.input(), d.cli_positionals, d.cli_paths) {
+        let repeat = if arg.action == CliAction::Append {
+            "..."
+        } else {
+            ""
+        };
+        let text = match (&arg.long, &arg.value) {
+            (None, _) => format!("<{}>{repeat}", arg.name),
+            (Some(long), CliValue::None) => format!("--{long}"),
+            (Some(long), _) => format!("--{long} <{}>{repeat}", arg.name),
+        };
+        usage.push(' ');
+        if arg.required {
+            usage.push_str(&text);
+        } else {
+            usage.push_str(&format!("[{text}]"));
+        }
     }
     usage
 }
