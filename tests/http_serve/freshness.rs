@@ -141,8 +141,13 @@ fn nested_agent_files_stay_watched_and_an_edit_is_seen_by_the_next_request() {
     poll(Duration::from_secs(1), "the new nested AGENTS.md", || {
         (title_of(&served, deep) == "Deep B").then_some(())
     });
-    // Its directory, made after the start, is watched like the others.
+    // Its directory, made after the start, is watched like the others: without a watch of its
+    // own the edit would wait for the 10 s check.
     repo.write("pkg/b/deep/AGENTS.md", "# Deep B, edited\n\nNew.\n");
-    assert_eq!(title_of(&served, deep), "Deep B, edited");
+    poll(
+        Duration::from_secs(1),
+        "the edit in the new directory",
+        || (title_of(&served, deep) == "Deep B, edited").then_some(()),
+    );
     assert_eq!(counters()["index_notified"], true);
 }
