@@ -329,7 +329,7 @@ impl Context {
         let pinned = self.pinned.clone().unwrap_or_else(|| {
             let pin = OnceLock::new();
             if let Some(live) = self.layer_if_open() {
-                let _ = pin.set(live.current());
+                let _ = pin.set(live.settled());
             }
             Arc::new(pin)
         });
@@ -518,7 +518,7 @@ impl Context {
     pub fn index(&self) -> Result<Arc<Index>, CapabilityError> {
         let current = || {
             self.layer()
-                .map(|live| live.current())
+                .map(|live| live.settled())
                 .map_err(layer_error_to_capability)
         };
         let index = match &self.pinned {

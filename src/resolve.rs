@@ -425,7 +425,9 @@ pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
     })
 }
 
-/// A layer object's capability id: `<kind>.<identity>`.
+/// A layer object's capability id: `<kind>.<identity>`, the identity's leading dots left out so
+/// that a file under a hidden directory (`.cursor/rules/a.mdc`) gives no empty segment
+/// (`instructions.cursor/rules/a.mdc`, not `instructions..cursor/…`).
 pub fn object_id(o: &Object) -> String {
-    format!("{}.{}", o.kind, o.identity)
+    format!("{}.{}", o.kind, o.identity.trim_start_matches('.'))
 }

@@ -382,7 +382,8 @@ pub(crate) struct Client {
     pub snippet: String,
     /// How the client approves a project's server before starting it.
     pub approval: String,
-    /// The client's command that shows whether it starts the server.
+    /// What shows that the client started the server, as a sentence; `{server}` stands for the
+    /// server entry's name.
     pub check: String,
     /// The protocol era it speaks by default: what connecting costs it is that era's bill.
     pub era: String,

@@ -457,3 +457,114 @@ mod layer_flags {
         assert!(stderr(&out).contains("majordomus init"), "{}", stderr(&out));
     }
 }
+
+/// The words a usage line stands for, filled from an example input: each `<name>` (and each
+/// optional `[--flag <name>]` the example gives) becomes the example's value, repeated for an
+/// array; an optional part the example does not give is left out.
+fn filled(usage: &str, example: &Value) -> Vec<String> {
+    let value_words = |name: &str| -> Vec<String> {
+        match example.get(name) {
+            Some(Value::Array(items)) => items.iter().map(scalar_word).collect(),
+            Some(Value::Bool(_)) | None => Vec::new(),
+            Some(v) => vec![scalar_word(v)],
+        }
+    };
+    let placeholder = |token: &str| {
+        token
+            .strip_prefix('<')
+            .map(|t| t.trim_end_matches("...").trim_end_matches('>').to_string())
+    };
+    // Parts: a bracketed group, a flag with its placeholder, or one word.
+    let mut parts: Vec<(Vec<&str>, bool)> = Vec::new();
+    let mut open: Option<Vec<&str>> = None;
+    for token in usage.split_whitespace().skip(1) {
+        if let Some(group) = open.as_mut() {
+            group.push(token.trim_end_matches(']'));
+            if token.ends_with(']') {
+                parts.push((open.take().expect("open"), true));
+            }
+        } else if let Some(inner) = token.strip_prefix('[') {
+            if let Some(inner) = inner.strip_suffix(']') {
+                parts.push((vec![inner], true));
+            } else {
+                open = Some(vec![inner]);
+            }
+        } else if token.starts_with('<')
+            && parts
+                .last()
+                .is_some_and(|(p, optional)| !optional && p.len() == 1 && p[0].starts_with("--"))
+        {
+            parts.last_mut().expect("a flag").0.push(token);
+        } else {
+            parts.push((vec![token], false));
+        }
+    }
+    let mut words = Vec::new();
+    for (part, optional) in parts {
+        match part.as_slice() {
+            [flag, value] => {
+                let name = placeholder(value).expect("a placeholder");
+                let values = value_words(&name);
+                assert!(
+                    optional || !values.is_empty(),
+                    "`{usage}`: no `{name}` in the example"
+                );
+                for v in values {
+                    words.push(flag.to_string());
+                    words.push(v);
+                }
+            }
+            [token] => match placeholder(token) {
+                Some(name) => {
+                    let values = value_words(&name);
+                    assert!(
+                        optional || !values.is_empty(),
+                        "`{usage}`: no `{name}` in the example"
+                    );
+                    words.extend(values);
+                }
+                None if optional => {}
+                None => words.push(token.to_string()),
+            },
+            other => panic!("`{usage}`: cannot read {other:?}"),
+        }
+    }
+    words
+}
+
+fn scalar_word(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every usage line `capabilities.describe` shows (the Cockpit shows the same) names each
+/// required argument and runs when pasted: filled from the capability's first example, it is
+/// never refused as a usage error.
+#[test]
+fn every_usage_line_runs_when_filled_from_its_example() {
+    let fixture = crate::support::Fixture::with_plan();
+    let mut swept = 0;
+    for d in registry::all().iter().filter(|d| d.cli.is_some()) {
+        let described = crate::support::run_in(fixture.root(), &["capabilities", "describe", d.id]);
+        assert!(described.status.success(), "{}", stderr(&described));
+        let described: Value = serde_json::from_str(&stdout(&described)).expect("JSON");
+        let usage = described["projections"]["cli"]["usage"]
+            .as_str()
+            .expect("a usage line");
+        let example = described["examples"][0]["input"].clone();
+        let words = filled(usage, &example);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let ran = crate::support::run_in(fixture.root(), &args);
+        assert_ne!(
+            ran.status.code(),
+            Some(2),
+            "`{usage}` filled as `majordomus {}` is a usage error: {}",
+            words.join(" "),
+            stderr(&ran)
+        );
+        swept += 1;
+    }
+    assert!(swept >= 20, "{swept} usage lines");
+}

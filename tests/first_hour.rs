@@ -273,28 +273,47 @@ fn a_wired_client_whose_approval_is_unseen_is_a_finding_naming_how_to_check() {
         .collect();
     assert_eq!(unseen.len(), 5, "{findings}");
     for (finding, check) in unseen.iter().zip([
-        "claude mcp list",
-        "codex mcp list",
-        "gemini mcp list",
-        "cursor-agent mcp list",
-        "MCP: List Servers",
+        "`claude mcp list` shows `majordomus` connected",
+        "`mcpServer/startupStatus/updated`",
+        "`gemini mcp list` shows `majordomus` connected",
+        "`cursor-agent mcp list` shows `majordomus` enabled",
+        "`MCP: List Servers` command shows `majordomus` running",
     ]) {
         let remedy = finding["remedy"].as_str().unwrap_or_default();
         assert!(remedy.contains(check), "{remedy}");
     }
-    // Claude Code's approval lives in the repository: once given, it is seen.
+    // `codex mcp list` starts nothing: it is never what shows the server connected.
+    assert!(!unseen[1]["remedy"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("`codex mcp list` shows"));
+    let unseen_now = || -> Vec<Value> {
+        let (_, findings) = standings(repo.root(), &path);
+        findings
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["code"] == "client_approval_unseen")
+            .cloned()
+            .collect()
+    };
+    // Claude Code's local settings approve the server, but a committed file counts only once
+    // the folder's trust is accepted, which the repository does not show.
     repo.write(
         ".claude/settings.local.json",
         r#"{ "enabledMcpjsonServers": ["majordomus"] }"#,
     );
-    let (_, findings) = standings(repo.root(), &path);
-    let unseen = findings
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["code"] == "client_approval_unseen")
-        .count();
-    assert_eq!(unseen, 4, "{findings}");
+    repo.commit("local settings, committed");
+    let unseen = unseen_now();
+    assert_eq!(unseen.len(), 5, "{unseen:?}");
+    let message = unseen[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(".claude/settings.local.json") && message.contains("trusted"),
+        "{message}"
+    );
+    // Not tracked by git, the file counts on its own: the approval is seen.
+    repo.git(&["rm", "-q", "--cached", ".claude/settings.local.json"]);
+    assert_eq!(unseen_now().len(), 4);
 }
 
 /// The example prompt had no title, so clients listed it as
@@ -401,5 +420,57 @@ fn a_configuration_that_does_not_parse_or_has_no_string_command_is_broken_and_sa
         messages[2].contains("`.gemini/settings.json` does not parse"),
         "{}",
         messages[2]
+    );
+}
+
+/// The doctor's text says what is true of this binary: every era's protocol version (the modern
+/// 2026-07-28 too), and a count of one in the singular.
+#[test]
+fn the_inspect_text_lists_every_version_and_counts_in_the_singular() {
+    let repo = Fixture::new();
+    let out = run_in(repo.root(), &["mcp", "--inspect", "--format", "text"]);
+    let text = stdout(&out);
+    let versions = text
+        .lines()
+        .find(|l| l.starts_with("protocol versions:"))
+        .expect("a version line");
+    for version in ["2026-07-28", "2025-11-25", "2024-11-05"] {
+        assert!(versions.contains(version), "{versions}");
+    }
+    assert!(text.contains(" 1 tool "), "{text}");
+    assert!(!text.contains(" 1 tools"), "{text}");
+}
+
+/// A Cursor rule (front matter and a list, no heading) is titled by its `description`, and its
+/// object id has no empty segment though its path starts with a dot.
+#[test]
+fn a_cursor_rule_is_titled_by_its_description_and_its_id_has_no_empty_segment() {
+    let repo = Fixture::bare();
+    repo.git(&["init", "-q"]);
+    repo.write(
+        ".cursor/rules/web/strict-ts.mdc",
+        "---\ndescription: Use strict TypeScript everywhere\nglobs: \"**/*.ts\"\nalwaysApply: false\n---\n\n- Prefer strict.\n",
+    );
+    let out = run_in(repo.root(), &["init"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    repo.commit("a Cursor rule");
+    let out = run_in(
+        repo.root(),
+        &[
+            "objects",
+            "get",
+            "majordomus://instructions/.cursor/rules/web/strict-ts.mdc",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let object: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(
+        object["title"], "Use strict TypeScript everywhere",
+        "{object}"
+    );
+    let id = object["id"].as_str().expect("an id");
+    assert!(
+        !id.split('.').any(str::is_empty),
+        "`{id}` has an empty segment"
     );
 }

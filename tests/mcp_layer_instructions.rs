@@ -110,3 +110,43 @@ fn the_projection_and_the_cockpit_show_the_instructions_a_client_receives() {
         "the page shows the text itself"
     );
 }
+
+/// The instructions' count of resources is what `resources/list` returns: the builtin ones, every
+/// object and every skill file (a skill with a script is three resources, not one).
+#[test]
+fn the_instructions_count_the_resources_the_listing_returns() {
+    let f = Fixture::new();
+    f.write(
+        ".ai/repo/skills/prepare-a-change/scripts/check.sh",
+        "echo ok\n",
+    );
+    f.write(
+        ".ai/repo/skills/prepare-a-change/notes/why.md",
+        "# Why\n\nBecause.\n",
+    );
+    f.commit("a skill with files");
+    let mut mcp = McpServer::start(f.root());
+    let init = mcp.initialize();
+    let text = init["instructions"]
+        .as_str()
+        .expect("instructions")
+        .to_string();
+    let listed = mcp.result("resources/list", json!({}))["resources"]
+        .as_array()
+        .expect("resources")
+        .len();
+    let skill_files = mcp.result("resources/list", json!({}))["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter(|r| r["uri"].as_str().is_some_and(|u| u.starts_with("skill://")))
+        .count();
+    assert!(
+        skill_files >= 3,
+        "the skill's files are listed: {skill_files}"
+    );
+    assert!(
+        text.contains(&format!(" {listed} resources (")),
+        "{listed} listed; the instructions say: {text}"
+    );
+}

@@ -202,6 +202,30 @@ fn every_example_file_of_the_layer_reference_is_served_with_no_diagnostic() {
 }
 
 /// `manpage --dir` writes a page per command, and every page another names is one of them.
+/// The page `majordomus manpage` prints alone names no other page (none was written), and its
+/// COMMANDS section lists every capability's command by its words.
+#[test]
+fn the_printed_man_page_names_no_page_and_lists_every_command() {
+    let run = crate::support::run(&["manpage"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let text = String::from_utf8_lossy(&run.stdout).replace("\\-", "-");
+    assert!(!text.contains("(1)"), "names a page that was not written");
+    let mut listed = 0;
+    for d in majordomus::registry::all() {
+        let Some(words) = d.cli_words() else { continue };
+        assert!(
+            text.contains(&format!("\\fBmajordomus {words}\\fR")),
+            "`majordomus {words}` is not listed"
+        );
+        listed += 1;
+    }
+    assert!(listed >= 20, "{listed} commands");
+    assert!(
+        text.contains("majordomus manpage"),
+        "the fixed commands too"
+    );
+}
+
 #[test]
 fn the_man_pages_name_only_pages_that_exist() {
     let out = tempfile::tempdir().expect("a temporary directory");

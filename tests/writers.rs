@@ -525,6 +525,76 @@ fn a_read_only_server_answers_403_on_every_writer_route_and_offers_no_runner() {
     );
 }
 
+/// Under `--read-only` nothing that describes the server offers a writer: the capability
+/// listing and its projections, the API index, the OpenAPI document, the Cockpit's listing and
+/// the MCP instructions' count (which is the listing's total).
+#[test]
+fn read_only_describes_no_writer_anywhere() {
+    let fixture = Fixture::with_plan();
+    let served = crate::serve_support::Served::start_with(fixture.root(), &["--read-only"]);
+    let writer_ids: Vec<&str> = registry::all()
+        .iter()
+        .filter(|d| d.effect == Effect::RepositoryMutation)
+        .map(|d| d.id)
+        .collect();
+    assert!(writer_ids.len() >= 4, "{writer_ids:?}");
+    let route = crate::serve_support::route_of;
+    let list = served.get(route("capabilities.list")).json();
+    let projections = served.get(route("capabilities.projections")).json();
+    let api = served.get("/api/v1").json();
+    let openapi = served.get("/openapi.json").json();
+    let cockpit = served.get("/cockpit/capabilities").text();
+    let listed = |rows: &Value, field: &str| -> Vec<String> {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .filter_map(|r| r[field].as_str().map(str::to_string))
+            .collect()
+    };
+    let listed_ids = listed(&list["capabilities"], "id");
+    let operations: Vec<String> = openapi["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|ops| ops.as_object().expect("operations").values())
+        .filter_map(|op| op["operationId"].as_str().map(str::to_string))
+        .collect();
+    assert!(operations.len() >= 10, "{operations:?}");
+    for writer in &writer_ids {
+        assert!(
+            !listed_ids.iter().any(|id| id == writer),
+            "capabilities.list: {writer}"
+        );
+        assert!(
+            !listed(&projections["rows"], "id")
+                .iter()
+                .any(|id| id == writer),
+            "capabilities.projections: {writer}"
+        );
+        assert!(
+            !listed(&api["routes"], "capability")
+                .iter()
+                .any(|id| id == writer),
+            "/api/v1: {writer}"
+        );
+        assert!(
+            !operations.iter().any(|id| id == writer),
+            "/openapi.json: {writer}"
+        );
+        assert!(
+            !cockpit.contains(&format!("/cockpit/capabilities/{writer}\"")),
+            "the Cockpit's listing links {writer}"
+        );
+    }
+    assert_eq!(list["total"], listed_ids.len(), "{list}");
+    let (_, init) = served.mcp_initialize("read-only-counts");
+    let instructions = init["instructions"].as_str().expect("instructions");
+    assert!(
+        instructions.contains(&format!("{} capabilities", listed_ids.len())),
+        "{instructions}"
+    );
+}
+
 #[test]
 fn the_cockpit_runner_writes_only_after_confirmation_and_only_from_its_own_origin() {
     let fixture = Fixture::with_plan();

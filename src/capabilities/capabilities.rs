@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::registry::lang::cli::{cli_args, CliAction, CliValue};
 use crate::registry::rt::Descriptor;
 use crate::registry::types::capabilities::{
     DescribeInput, DescribeOutput, ListInput, ListOutput, ProjectionsInput, ProjectionsOutput,
@@ -22,8 +23,9 @@ use crate::registry::{self};
 pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let text = input.text.as_deref().map(str::to_lowercase);
     let all = registry::all();
-    let capabilities: Vec<types::CapabilitySummary> = all
-        .iter()
+    // A read-only process serves no writer: it lists none either.
+    let served = || all.iter().filter(|d| ctx.projects(d));
+    let capabilities: Vec<types::CapabilitySummary> = served()
         .filter(|d| input.kind.is_none_or(|k| k.as_str() == d.kind.as_str()))
         .filter(|d| input.effect.is_none_or(|e| e.as_str() == d.effect.as_str()))
         .filter(|d| input.exposure.is_none_or(|e| exposed(d, e)))
@@ -39,7 +41,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         .collect();
     let selection = ctx.toolsets();
     Ok(ListOutput {
-        total: all.len() as i64,
+        total: served().count() as i64,
         count: capabilities.len() as i64,
         capabilities,
         mcp_toolsets: types::CapabilitiesListOutputMcpToolsets {
@@ -163,10 +165,28 @@ fn annotations(d: &Descriptor) -> Value {
     })
 }
 
+/// The command line as the CLI parses it (from the arguments its clap tree is built from):
+/// `majordomus <words> <positional>... --required <name> [--optional <name>] [--switch]`, each
+/// placeholder named by its input property, so that filling them in gives a line that runs.
 fn cli_usage(d: &Descriptor, words: &str) -> String {
     let mut usage = format!("majordomus {words}");
-    for p in d.cli_positionals {
-        usage.push_str(&format!(" <{p}>"));
+    for arg in cli_args(d.input(), d.cli_positionals, d.cli_paths) {
+        let repeat = if arg.action == CliAction::Append {
+            "..."
+        } else {
+            ""
+        };
+        let text = match (&arg.long, &arg.value) {
+            (None, _) => format!("<{}>{repeat}", arg.name),
+            (Some(long), CliValue::None) => format!("--{long}"),
+            (Some(long), _) => format!("--{long} <{}>{repeat}", arg.name),
+        };
+        usage.push(' ');
+        if arg.required {
+            usage.push_str(&text);
+        } else {
+            usage.push_str(&format!("[{text}]"));
+        }
     }
     usage
 }
@@ -179,11 +199,12 @@ fn as_object(value: Value) -> Map<String, Value> {
 }
 
 pub fn projections(
-    _ctx: &Context,
+    ctx: &Context,
     _input: ProjectionsInput,
 ) -> Result<ProjectionsOutput, CapabilityError> {
     let rows: Vec<Row> = registry::all()
         .iter()
+        .filter(|d| ctx.projects(d))
         .map(|d| Row {
             id: d.id.to_string(),
             kind: d.kind.into(),

@@ -287,15 +287,23 @@ fn client_standing(
         ),
         standing::Standing::Wired => {
             let server = assessment.server.unwrap_or_default();
-            let finding = (!approval_seen(root, client, &server)).then(|| Finding {
+            let approval = approval_in_repository(root, client, &server);
+            let finding = (approval != Approval::Seen).then(|| Finding {
                 code: "client_approval_unseen".into(),
-                message: format!(
-                    "{} is wired, but starts a project's server only once it is approved, and this repository does not show whether it is",
-                    client.name
-                ),
+                message: match approval {
+                    Approval::AwaitsTrust(file) => format!(
+                        "{} is wired and `{file}` approves `{server}`, but that file counts only once the folder is trusted, which {} keeps outside the repository",
+                        client.name, client.name
+                    ),
+                    _ => format!(
+                        "{} is wired, but starts a project's server only once it is approved, and this repository does not show whether it is",
+                        client.name
+                    ),
+                },
                 remedy: format!(
-                    "{}; then `{}` shows `{server}` connected (README: For coding agents)",
-                    client.approval, client.check
+                    "{}; then {} (README: For coding agents)",
+                    client.approval,
+                    client.check.replace("{server}", &server)
                 ),
             });
             (Standing::Wired, finding)
@@ -303,23 +311,54 @@ fn client_standing(
     }
 }
 
-/// Whether the repository itself shows that `client` approved `server`: only Claude Code keeps
-/// its approval in the repository (`.claude/settings.json` or `.claude/settings.local.json`);
-/// the others keep it in the user's home, which majordomus does not read.
-fn approval_seen(root: &std::path::Path, client: &Client, server: &str) -> bool {
+/// What the repository shows of `client`'s approval of `server`.
+#[derive(Debug, PartialEq, Eq)]
+enum Approval {
+    /// Nothing: the client keeps its approval in the user's home, which majordomus does not read.
+    Unseen,
+    /// A file in the repository approves it, but counts only once the folder is trusted.
+    AwaitsTrust(&'static str),
+    /// The repository alone shows it approved.
+    Seen,
+}
+
+/// Claude Code's approval of a project's servers in the repository: `enableAllProjectMcpServers`
+/// or `enabledMcpjsonServers` in `.claude/settings.local.json`, which counts in a folder whose
+/// trust was accepted (recorded in the user's home) or, in a git repository, while git does not
+/// track the file. The other clients keep their approval in the user's home.
+fn approval_in_repository(root: &std::path::Path, client: &Client, server: &str) -> Approval {
+    const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
     if client.id != "claude-code" {
-        return false;
+        return Approval::Unseen;
     }
-    [".claude/settings.local.json", ".claude/settings.json"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(root.join(p)).ok())
-        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .any(|settings| {
+    let approves = std::fs::read_to_string(root.join(LOCAL_SETTINGS))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|settings| {
             settings["enableAllProjectMcpServers"] == serde_json::Value::Bool(true)
                 || settings["enabledMcpjsonServers"]
                     .as_array()
                     .is_some_and(|names| names.iter().any(|n| n == server))
-        })
+        });
+    if !approves {
+        Approval::Unseen
+    } else if untracked_by_git(root, LOCAL_SETTINGS) {
+        Approval::Seen
+    } else {
+        Approval::AwaitsTrust(LOCAL_SETTINGS)
+    }
+}
+
+/// Whether `root` is in a git work tree that does not track `path`: `git ls-files
+/// --error-unmatch` exits 1 for an untracked path (128 outside a repository).
+fn untracked_by_git(root: &std::path::Path, path: &str) -> bool {
+    crate::git::command(root)
+        .args(["ls-files", "--error-unmatch", "--", path])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.code() == Some(1))
 }
 
 /// One transport and the sessions attached over it: every session is a legacy one (the modern

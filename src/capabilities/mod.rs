@@ -4,8 +4,8 @@
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
-pub mod environment;
 pub mod dashboard;
+pub mod environment;
 pub mod executions;
 pub mod health;
 pub mod knowledge;

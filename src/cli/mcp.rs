@@ -91,6 +91,14 @@ fn words(value: &Value) -> String {
         .unwrap_or_else(|| "none".to_string())
 }
 
+/// `1 tool`, `4 tools`: a count with its noun in the number it takes.
+fn counted(count: &Value, one: &str, many: &str) -> String {
+    match count.as_i64() {
+        Some(1) => format!("1 {one}"),
+        _ => format!("{count} {many}"),
+    }
+}
+
 fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     let mut out = String::new();
     let mut line = |s: String| {
@@ -102,9 +110,16 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         p["server"]["name"].as_str().unwrap_or_default(),
         p["server"]["version"].as_str().unwrap_or_default()
     ));
+    // Every era's versions, the modern one first: what a client may name.
+    let versions: Vec<Value> = p["eras"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|e| e["versions"].as_array().cloned().unwrap_or_default())
+        .collect();
     line(format!(
         "protocol versions: {}",
-        words(&p["protocol_versions"])
+        words(&Value::Array(versions))
     ));
     line(format!(
         "read-only: {}",
@@ -147,9 +162,13 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     line("transports:".into());
     for t in p["transports"].as_array().into_iter().flatten() {
         line(format!(
-            "  {:<6} {} legacy sessions, {} modern (stateless) — {}",
+            "  {:<6} {}, {} modern (stateless) — {}",
             t["name"].as_str().unwrap_or_default(),
-            t["sessions_by_era"]["legacy"],
+            counted(
+                &t["sessions_by_era"]["legacy"],
+                "legacy session",
+                "legacy sessions"
+            ),
             t["sessions_by_era"]["modern"],
             t["how"].as_str().unwrap_or_default()
         ));
@@ -198,9 +217,13 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     ));
     for set in sets["available"].as_array().into_iter().flatten() {
         line(format!(
-            "  {:<12} {:>2} tools — {}",
+            "  {:<12} {:>8} — {}",
             set["name"].as_str().unwrap_or_default(),
-            set["tools"].as_array().map_or(0, Vec::len),
+            counted(
+                &json!(set["tools"].as_array().map_or(0, Vec::len)),
+                "tool",
+                "tools"
+            ),
             set["about"].as_str().unwrap_or_default()
         ));
     }
@@ -244,10 +267,10 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         .filter_map(|r| r["uri"].as_str().map(str::to_string))
         .collect();
     line(format!(
-        "resources: {} builtin ({}), {} layer objects, template {}",
+        "resources: {} builtin ({}), {}, template {}",
         builtin.len(),
         builtin.join(", "),
-        p["resources"]["objects"],
+        counted(&p["resources"]["objects"], "layer object", "layer objects"),
         p["resources"]["template"].as_str().unwrap_or_default()
     ));
     line("clients:".into());
@@ -273,9 +296,9 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     }
     let diagnostics = diagnostics.as_array().cloned().unwrap_or_default();
     line(format!(
-        "index: {} ({} diagnostics)",
+        "index: {} ({})",
         state.as_str(),
-        diagnostics.len()
+        counted(&json!(diagnostics.len()), "diagnostic", "diagnostics")
     ));
     for d in &diagnostics {
         line(format!(

@@ -394,13 +394,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 let written = manpages::write(&command(), dir)?;
                 print_answer(&serde_json::json!({ "written": written }), format)
             }
-            None => {
-                let mut out = Vec::new();
-                clap_mangen::Man::new(command())
-                    .render(&mut out)
-                    .map_err(internal)?;
-                write_stdout(&String::from_utf8_lossy(&out))
-            }
+            None => write_stdout(&String::from_utf8_lossy(&manpages::single(&command())?)),
         },
         "reference" => {
             let refused = |message: String| Failure {

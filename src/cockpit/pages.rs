@@ -17,9 +17,10 @@ const PAGE_SIZE: i64 = 100;
 /// The largest offset the objects pager asks for; larger ones are saturated to it.
 const MAX_PAGER_OFFSET: i64 = 1 << 40;
 
-fn namespaces() -> Vec<Value> {
+/// The namespaces of the capabilities this process serves, with how many each has.
+fn namespaces(ctx: &Context) -> Vec<Value> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for d in registry::all() {
+    for d in registry::all().iter().filter(|d| ctx.projects(d)) {
         *counts.entry(d.namespace).or_default() += 1;
     }
     counts
@@ -40,7 +41,7 @@ pub(super) fn overview(ctx: &Context) -> Rendered {
             peers => o.get("peers"),
             executions => o["executions"],
             findings => o["findings"],
-            namespaces => namespaces(),
+            namespaces => namespaces(ctx),
             page_title => "Overview",
         },
         200,
@@ -70,7 +71,7 @@ pub(super) fn capabilities(ctx: &Context, params: &[(String, String)]) -> Render
     let list = run(ctx, list_capability.id, Value::Object(input))?;
     Ok((
         "capabilities.html",
-        context! { list => list, filters => filters, choice_filters => choice_filters, namespaces => namespaces() },
+        context! { list => list, filters => filters, choice_filters => choice_filters, namespaces => namespaces(ctx) },
         200,
     ))
 }

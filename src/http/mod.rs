@@ -201,9 +201,10 @@ fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppSta
 }
 
 /// The surfaces this server offers, for `/` and `/api/v1`.
-fn routes_index() -> Value {
+fn routes_index(ctx: &Context) -> Value {
     let routes: Vec<Value> = registry::all()
         .iter()
+        .filter(|d| ctx.projects(d))
         .filter_map(|d| {
             let r = d.route?;
             Some(json!({
@@ -216,6 +217,35 @@ fn routes_index() -> Value {
         })
         .collect();
     json!({ "count": routes.len(), "routes": routes })
+}
+
+/// The OpenAPI document of what this server serves: the compiled one, or under `--read-only`
+/// the same without the writers' operations (made once per process).
+fn openapi_served(ctx: &Context) -> &'static str {
+    static READ_ONLY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if !ctx.read_only() {
+        return registry::OPENAPI_JSON;
+    }
+    READ_ONLY.get_or_init(|| {
+        let mut document: Value = match serde_json::from_str(registry::OPENAPI_JSON) {
+            Ok(document) => document,
+            Err(_) => return registry::OPENAPI_JSON.to_string(),
+        };
+        if let Some(paths) = document["paths"].as_object_mut() {
+            for operations in paths.values_mut() {
+                if let Some(operations) = operations.as_object_mut() {
+                    operations.retain(|_, op| {
+                        op["operationId"]
+                            .as_str()
+                            .and_then(registry::by_id)
+                            .is_none_or(|(_, d)| ctx.projects(d))
+                    });
+                }
+            }
+            paths.retain(|_, operations| operations.as_object().is_some_and(|o| !o.is_empty()));
+        }
+        document.to_string()
+    })
 }
 
 async fn root(headers: HeaderMap) -> Response {
@@ -462,11 +492,15 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(root))
         .route(
             "/api/v1",
-            get(|| async { json_response(routes_index().to_string()) }),
+            get(|State(state): State<AppState>| async move {
+                json_response(routes_index(&state.ctx).to_string())
+            }),
         )
         .route(
             "/openapi.json",
-            get(|| async { json_response(registry::OPENAPI_JSON.to_string()) }),
+            get(|State(state): State<AppState>| async move {
+                json_response(openapi_served(&state.ctx).to_string())
+            }),
         )
         .route(
             "/surface.json",

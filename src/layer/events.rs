@@ -8,36 +8,40 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::index::Index;
+use super::tree_watch::unignored_directories;
 use super::{Discovery, LOCAL_DIR};
 
 /// The directories one generation's layer lives in, and how deep each is watched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WatchSet {
     directories: Vec<(PathBuf, bool)>,
+    /// A source may match anywhere: every directory git does not ignore is watched too, one
+    /// watch each, and each one created later as it appears (see `tree_watch`).
+    tree: bool,
 }
 
 impl WatchSet {
     /// What to watch for `index`: `.ai/` whole, each source's fixed directory whole (or, while
     /// it does not exist, the nearest directory above it that does) and the directories between
     /// it and the root alone (renames, `.gitignore`), the root itself, and under git discovery
-    /// git's index and `info/exclude`. `Err` names why notifications cannot cover this layer:
-    /// a source that may match anywhere in the repository would need every directory watched.
+    /// git's index and `info/exclude`; and when a source may match anywhere in the repository
+    /// (`**/AGENTS.md`), every directory git does not ignore. `Err` names why notifications
+    /// cannot cover this layer.
     pub(crate) fn of(index: &Index) -> Result<WatchSet, String> {
         let root = &index.root;
         let mut directories = vec![(root.join(".ai"), true), (root.clone(), false)];
+        let mut tree = false;
         for class in &index.sources.classes {
             let fixed = fixed_directory(&class.pathspec);
             if fixed.is_empty() {
-                return Err(format!(
-                    "source `{}` (`{}`) may match anywhere in the repository",
-                    class.id, class.pathspec
-                ));
+                tree = true;
+                continue;
             }
             // A pathspec reaching outside the root claims nothing (paths are root-relative).
             if fixed == ".ai"
@@ -81,7 +85,16 @@ impl WatchSet {
         });
         directories.sort();
         directories.dedup();
-        Ok(WatchSet { directories })
+        Ok(WatchSet { directories, tree })
+    }
+
+    /// The directories watched whole, which a tree walk does not enter.
+    fn recursive(&self) -> Vec<PathBuf> {
+        self.directories
+            .iter()
+            .filter(|(_, r)| *r)
+            .map(|(d, _)| d.clone())
+            .collect()
     }
 
     /// How many directories it watches.
@@ -114,11 +127,15 @@ fn fixed_directory(pathspec: &str) -> &str {
 
 /// Notifications for one watch set, delivered to a callback while this value lives.
 pub(crate) struct Notifications {
-    _watcher: RecommendedWatcher,
+    watcher: RecommendedWatcher,
+    root: PathBuf,
     pub(crate) set: WatchSet,
     /// Set when a watched directory (or one above it) was removed or renamed: its watch is
     /// gone or follows the old inode, so the set must be watched anew.
     stale: Arc<AtomicBool>,
+    /// Directories created (or moved) into a watched one since [`Notifications::grow`] last
+    /// ran, while the set has a tree: the notifier cannot add watches from its own thread.
+    appeared: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl Notifications {
@@ -129,19 +146,39 @@ impl Notifications {
 
     /// Watches `set` under `root`, calling `changed` (on the notifier's thread) for every event
     /// that may concern the layer, with the root-relative paths whose content or status it
-    /// reports changed (`None`: something else, such as a file created, removed or renamed, or
-    /// an event the notifier could not attribute). Fails when the platform or a limit refuses a
-    /// watch.
+    /// reports changed (`None`: something else, such as a directory created, a file removed or
+    /// renamed, or an event the notifier could not attribute). A file's creation, removal or
+    /// change of content is not reported when `concerns` says no source could claim it (and it
+    /// is no ignore file, nothing in `.ai/` or `.git/`): such a file changes nothing served.
+    /// Fails when the platform or a limit refuses a watch.
     pub(crate) fn start(
         root: &Path,
         set: WatchSet,
+        concerns: impl Fn(&str) -> bool + Send + 'static,
         changed: impl Fn(Option<Vec<String>>) + Send + 'static,
     ) -> notify::Result<Notifications> {
         let root = root.to_path_buf();
         let stale = Arc::new(AtomicBool::new(false));
         let flag = stale.clone();
+        let appeared = Arc::new(Mutex::new(Vec::new()));
+        let appearing = set.tree.then(|| appeared.clone());
         let watched: Vec<PathBuf> = set.directories.iter().map(|(d, _)| d.clone()).collect();
+        let event_root = root.clone();
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            let root = &event_root;
+            if let (Ok(event), Some(appearing)) = (&event, &appearing) {
+                if let Some(directory) = directory_appeared(event) {
+                    appearing
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(directory.to_path_buf());
+                }
+            }
+            if let Ok(event) = &event {
+                if concerns_no_source(root, event, &concerns) {
+                    return;
+                }
+            }
             if let Ok(event) = &event {
                 if matches!(
                     event.kind,
@@ -155,7 +192,7 @@ impl Notifications {
                 }
             }
             match event {
-                Ok(event) if matters(&root, &event) => changed(modified(&root, &event)),
+                Ok(event) if matters(root, &event) => changed(modified(root, &event)),
                 Ok(_) => {}
                 Err(_) => changed(None),
             }
@@ -168,12 +205,92 @@ impl Notifications {
             };
             watcher.watch(dir, mode)?;
         }
+        if set.tree {
+            for dir in unignored_directories(&root, &root, &set.recursive()) {
+                if dir != root {
+                    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+                }
+            }
+        }
         Ok(Notifications {
-            _watcher: watcher,
+            watcher,
+            root,
             set,
             stale,
+            appeared,
         })
     }
+
+    /// Watches the directories that appeared in the tree since the last call (and those under
+    /// them that git does not ignore). What was written in them before their watch began raised
+    /// no event, but their creation did, so the check it causes (made after this) finds it.
+    /// Answers how many directories it began to watch.
+    pub(crate) fn grow(&mut self) -> usize {
+        let mut appeared =
+            std::mem::take(&mut *self.appeared.lock().unwrap_or_else(|e| e.into_inner()));
+        if appeared.is_empty() {
+            return 0;
+        }
+        appeared.sort();
+        appeared.dedup();
+        let skip = self.set.recursive();
+        let mut started = 0;
+        let mut walked: Vec<PathBuf> = Vec::new();
+        for directory in appeared {
+            // A directory under one just walked was watched with it.
+            if walked.iter().any(|w| directory.starts_with(w)) {
+                continue;
+            }
+            for dir in unignored_directories(&self.root, &directory, &skip) {
+                // A refusal (the watch limit, a directory gone again) leaves it to the slow check.
+                match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                    Ok(()) => started += 1,
+                    Err(e) => tracing::debug!("cannot watch {}: {e}", dir.display()),
+                }
+            }
+            walked.push(directory);
+        }
+        started
+    }
+}
+
+/// The directory an event says was created in (or moved into) a watched directory.
+fn directory_appeared(event: &Event) -> Option<&Path> {
+    match event.kind {
+        EventKind::Create(CreateKind::Folder) => event.paths.first().map(PathBuf::as_path),
+        EventKind::Create(CreateKind::Any)
+        | EventKind::Modify(ModifyKind::Name(RenameMode::To | RenameMode::Both)) => event
+            .paths
+            .last()
+            .map(PathBuf::as_path)
+            .filter(|p| p.is_dir()),
+        _ => None,
+    }
+}
+
+/// Whether `event` only creates, removes or changes the content of files no source could claim
+/// and that decide nothing else: ignore files, the layer's own directory, git's.
+fn concerns_no_source(root: &Path, event: &Event, concerns: &impl Fn(&str) -> bool) -> bool {
+    let files_only = matches!(
+        event.kind,
+        EventKind::Create(CreateKind::File)
+            | EventKind::Remove(RemoveKind::File)
+            | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_))
+            | EventKind::Access(AccessKind::Close(AccessMode::Write))
+    );
+    if !files_only || event.paths.is_empty() || event.need_rescan() {
+        return false;
+    }
+    event.paths.iter().all(|path| {
+        let Some(relative) = path.strip_prefix(root).ok().and_then(Path::to_str) else {
+            return false;
+        };
+        let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
+        let decides = relative.starts_with(".ai/")
+            || relative.starts_with(".git/")
+            || relative.rsplit('/').next() == Some(".gitignore");
+        !decides && !concerns(&relative)
+    })
 }
 
 /// The root-relative paths of an event that only says their content or status changed (a

@@ -22,6 +22,11 @@ use super::{Discovery, LayerError};
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
 const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
 
+/// How long a request waits for the watcher to check the changes the file system reported
+/// before it (see [`LiveIndex::settled`]); past it, the request is answered from the current
+/// generation and the check goes on.
+const SETTLE_PATIENCE: Duration = Duration::from_secs(2);
+
 /// How often a watcher that gets file-system notifications still checks the stamp, for what
 /// notifications do not cover (see `events`).
 const NOTIFIED_POLL: Duration = Duration::from_secs(10);
@@ -45,6 +50,9 @@ enum Signal {
     /// The file system reported a change that may concern the layer: the paths whose content
     /// or status changed, or `None` when it may be anything.
     Changed(Option<Vec<String>>),
+    /// A request waits: check what the file system reported now, without waiting for the rest
+    /// of a burst; carries the request's ticket.
+    Settle(u64),
 }
 
 /// What a check examines.
@@ -92,7 +100,13 @@ pub struct LiveIndex {
     /// Whether the watcher is driven by file-system notifications rather than its interval.
     notified: AtomicBool,
     refreshes: Mutex<Refreshes>,
+    /// Requests that wait for the reported changes to be checked (see [`LiveIndex::settled`]).
+    settles: Mutex<Refreshes>,
     refreshed: Condvar,
+    /// Changes the file system reported (counted after each is in the watcher's mailbox).
+    notes: AtomicU64,
+    /// How many of those the watcher has checked.
+    notes_checked: AtomicU64,
     /// Paths writers just wrote, for the next forced build to add to the known listing.
     written: Mutex<Vec<String>>,
     /// Whether every published generation gets its search signatures built in the background.
@@ -176,7 +190,10 @@ impl LiveIndex {
             full_check: AtomicU64::new(0),
             notified: AtomicBool::new(false),
             refreshes: Mutex::new(Refreshes::default()),
+            settles: Mutex::new(Refreshes::default()),
             refreshed: Condvar::new(),
+            notes: AtomicU64::new(0),
+            notes_checked: AtomicU64::new(0),
             written: Mutex::new(Vec::new()),
             prepare_search: AtomicBool::new(false),
             search_wanted: AtomicBool::new(false),
@@ -199,6 +216,34 @@ impl LiveIndex {
 
     pub fn discovery(&self) -> Discovery {
         self.discovery
+    }
+
+    /// The current generation once every change the file system reported so far has been
+    /// checked: an edit saved before a request is seen by that request wherever the file system
+    /// notifies. Costs one atomic load when nothing is pending; otherwise waits for the watcher's
+    /// check (at most `SETTLE_PATIENCE`). Where the watcher polls, this is [`LiveIndex::current`].
+    pub fn settled(&self) -> Arc<Index> {
+        if self.notes.load(Ordering::Acquire) > self.notes_checked.load(Ordering::Acquire) {
+            self.wait_for_check();
+        }
+        self.current()
+    }
+
+    fn wait_for_check(&self) {
+        let Some(mailbox) = lock(&self.watcher).clone() else {
+            return;
+        };
+        let ticket = {
+            let mut settles = lock(&self.settles);
+            settles.requested += 1;
+            settles.requested
+        };
+        if mailbox.send(Signal::Settle(ticket)).is_ok() {
+            let settles = lock(&self.settles);
+            let _ = self
+                .refreshed
+                .wait_timeout_while(settles, SETTLE_PATIENCE, |s| s.served < ticket);
+        }
     }
 
     /// Generations built so far, the first included.
@@ -289,6 +334,8 @@ impl LiveIndex {
                 let mut pending = false;
                 // The paths the pending change named, or `None`: anything may have changed.
                 let mut touched: Option<Vec<String>> = Some(Vec::new());
+                // Changes taken from the mailbox, and how many of them the pending check covers.
+                let mut taken: u64 = 0;
                 loop {
                     let not_before = last_check + interval.min(MIN_GAP);
                     let signals = match next_signals(&inbox, wait, not_before) {
@@ -298,10 +345,13 @@ impl LiveIndex {
                         // its turn may now be checked, as it named itself.
                         Err(RecvTimeoutError::Timeout) => Signals {
                             ticket: None,
+                            settle: None,
                             changed: !pending,
                             touched: None,
+                            notes: 0,
                         },
                     };
+                    taken += signals.notes;
                     let Some(live) = live.upgrade() else { break };
                     // Started (the first time) before the check, so that the check covers what
                     // changed before they were.
@@ -320,13 +370,18 @@ impl LiveIndex {
                     }
                     // What else changed meanwhile (another process's file, a new directory) is
                     // found by a full check, no more often than `MIN_GAP` however many writes.
-                    if pending && Instant::now() >= not_before {
+                    // A waiting request has it checked at once.
+                    if pending && (Instant::now() >= not_before || signals.settle.is_some()) {
                         match touched.replace(Vec::new()) {
                             Some(paths) => live.poll(Check::Paths(paths)),
                             None => live.poll(Check::Full),
                         }
                         last_check = Instant::now();
                         pending = false;
+                        live.notes_checked.fetch_max(taken, Ordering::Release);
+                    }
+                    if let Some(ticket) = signals.settle {
+                        live.mark_settled(ticket);
                     }
                     // A new generation may need other directories watched; what changed before
                     // those watches began raised no event, so check again at once.
@@ -357,11 +412,12 @@ impl LiveIndex {
     /// call, restarted when the sources moved to other directories (or a missing one appeared),
     /// dropped in favour of polling when the platform refuses or the sources cannot be covered.
     /// True when notifications (re)started: what changed before raised no event.
-    fn follow(&self, watching: &mut Watching, mailbox: &Weak<Sender<Signal>>) -> bool {
+    fn follow(self: &Arc<Self>, watching: &mut Watching, mailbox: &Weak<Sender<Signal>>) -> bool {
         let wanted = WatchSet::of(&self.current());
-        match (&watching.current, &wanted) {
+        match (&mut watching.current, &wanted) {
             (Some(current), Ok(wanted)) if current.set == *wanted && !current.stale() => {
-                return false
+                current.grow();
+                return false;
             }
             (None, _) if watching.refused.as_ref() == Some(&wanted) => return false,
             _ => {}
@@ -369,9 +425,24 @@ impl LiveIndex {
         watching.current = None;
         let started = wanted.clone().and_then(|set| {
             let mailbox = mailbox.clone();
-            Notifications::start(&self.root, set, move |paths| {
+            let sources = Arc::downgrade(self);
+            let counted = Arc::downgrade(self);
+            let concerns = move |path: &str| {
+                sources.upgrade().is_none_or(|live| {
+                    let mut scratch = Vec::new();
+                    live.current().sources.matching(path, &mut scratch);
+                    !scratch.is_empty()
+                })
+            };
+            Notifications::start(&self.root, set, concerns, move |paths| {
                 if let Some(mailbox) = mailbox.upgrade() {
-                    let _ = mailbox.send(Signal::Changed(paths));
+                    if mailbox.send(Signal::Changed(paths)).is_ok() {
+                        // Counted once in the mailbox, so a request that sees the count has
+                        // its `Settle` queued behind this change.
+                        if let Some(live) = counted.upgrade() {
+                            live.notes.fetch_add(1, Ordering::AcqRel);
+                        }
+                    }
                 }
             })
             .map_err(|e| e.to_string())
@@ -462,6 +533,13 @@ impl LiveIndex {
             Some(e) => Err(e),
             None => Ok(self.current()),
         }
+    }
+
+    fn mark_settled(&self, ticket: u64) {
+        let mut settles = lock(&self.settles);
+        settles.served = settles.served.max(ticket);
+        drop(settles);
+        self.refreshed.notify_all();
     }
 
     fn mark_served(&self, ticket: u64) {
@@ -591,6 +669,10 @@ struct Watching {
 struct Signals {
     /// A forced build serving every refresh up to this ticket.
     ticket: Option<u64>,
+    /// Requests waiting for the pending check, up to this ticket.
+    settle: Option<u64>,
+    /// How many changes were taken.
+    notes: u64,
     /// The file system reported a change: the stamp must be checked.
     changed: bool,
     /// The paths the change named, or `None`: anything may have changed.
@@ -599,6 +681,7 @@ struct Signals {
 
 impl Signals {
     fn change(&mut self, paths: Option<Vec<String>>) {
+        self.notes += 1;
         self.touched = if self.changed {
             self.touched.take().zip(paths).map(|(mut all, more)| {
                 all.extend(more);
@@ -621,11 +704,14 @@ fn next_signals(
 ) -> Result<Signals, RecvTimeoutError> {
     let mut signals = Signals {
         ticket: None,
+        settle: None,
         changed: false,
         touched: None,
+        notes: 0,
     };
     match inbox.recv_timeout(wait)? {
         Signal::Refresh(ticket) => signals.ticket = Some(ticket),
+        Signal::Settle(ticket) => signals.settle = Some(ticket),
         Signal::Changed(paths) => {
             signals.change(paths);
             let settled = (Instant::now() + SETTLE).max(not_before);
@@ -634,6 +720,10 @@ fn next_signals(
                 match inbox.recv_timeout(left) {
                     Ok(Signal::Refresh(t)) => {
                         signals.ticket = Some(t);
+                        break;
+                    }
+                    Ok(Signal::Settle(t)) => {
+                        signals.settle = Some(t);
                         break;
                     }
                     Ok(Signal::Changed(paths)) => signals.change(paths),
@@ -650,6 +740,9 @@ fn next_signals(
         match signal {
             Signal::Refresh(t) => {
                 signals.ticket = Some(signals.ticket.map_or(t, |ticket| ticket.max(t)));
+            }
+            Signal::Settle(t) => {
+                signals.settle = Some(signals.settle.map_or(t, |ticket| ticket.max(t)));
             }
             Signal::Changed(paths) => signals.change(paths),
         }

@@ -35,6 +35,7 @@ mod scope_table;
 mod search;
 mod skills;
 mod sources;
+mod tree_watch;
 #[cfg(unix)]
 mod untracked;
 mod walk;

@@ -363,6 +363,9 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
             .filter(|s| !s.trim().is_empty())
             .map(str::to_string)
     };
+    let description = string_field(&kind.description_field);
+    // A file without a title of its own (a Cursor rule is front matter and a list) is named by
+    // what its description says before its file name.
     let title = string_field(&kind.title_field)
         .or_else(|| {
             (kind.format == KindFormat::Markdown)
@@ -370,8 +373,8 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
                 .flatten()
                 .map(str::to_string)
         })
+        .or_else(|| description.clone())
         .unwrap_or_else(|| file_name(path).to_string());
-    let description = string_field(&kind.description_field);
     let tags = match metadata.get("tags") {
         Some(Value::Array(items)) => items
             .iter()

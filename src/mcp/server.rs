@@ -602,9 +602,14 @@ pub fn instructions(ctx: &Context) -> String {
         .filter_map(|d| d.tool)
         .collect();
     let builtin_resources = projected.iter().filter(|d| d.resource.is_some()).count();
-    let (objects, state) = match ctx.index() {
-        Ok(index) => (index.objects.len(), index.state().as_str().to_string()),
-        Err(e) => (0, format!("unavailable ({})", e.message())),
+    // Counted as `resources/list` lists them: the builtin ones, every object, every skill file.
+    let (objects, skill_files, state) = match ctx.index() {
+        Ok(index) => (
+            index.objects.len(),
+            index.skills.iter().map(|s| s.files.len()).sum::<usize>(),
+            index.state().as_str().to_string(),
+        ),
+        Err(e) => (0, 0, format!("unavailable ({})", e.message())),
     };
     let tool_of = |id: &str| {
         registry::by_id(id)
@@ -628,11 +633,12 @@ pub fn instructions(ctx: &Context) -> String {
     };
     let mut text = format!(
         "majordomus serves this repository's AI layer: {objects} objects (index state {state}), \
-         {} capabilities, {} tools and {} resources ({builtin_resources} builtin, the rest layer objects). \
+         {} capabilities, {} tools and {} resources ({builtin_resources} builtin, {skill_files} skill files, \
+         the rest layer objects). \
          Every object has a URI majordomus://<kind>/<identity>; read it with resources/read",
         projected.len(),
         tools.len(),
-        builtin_resources + objects,
+        builtin_resources + objects + skill_files,
     );
     if let Some(get) = get {
         text.push_str(&format!(" or the tool {get}"));

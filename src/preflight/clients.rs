@@ -179,8 +179,12 @@ fn client_check(
         standing::Standing::Wired if approval.state == ApprovalState::NotApproved => (
             Status::Warn,
             Some(format!(
-                "{}; then `{}` shows it",
-                client.approval, client.check
+                "{}; then {}",
+                client.approval,
+                client.check.replace(
+                    "{server}",
+                    assessment.server.as_deref().unwrap_or("majordomus")
+                )
             )),
         ),
         _ if !concerns.is_empty() => (

@@ -81,7 +81,7 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
         if let Some(route) = &c.expose.http {
             let mut responses = Map::new();
             responses.insert("200".into(), json!({ "schema": output }));
-            for code in route_error_codes(c.kind) {
+            for code in route_error_codes(c.kind, route.method) {
                 if let Some((_, status)) = ERROR_CODES.iter().find(|(w, _)| *w == code) {
                     responses.insert(status.to_string(), json!({ "error": code }));
                 }

@@ -197,3 +197,66 @@ fn a_known_path_with_another_method_is_405() {
     let reply = served.post_json(route_of("objects.list"), "{}");
     reply.assert_error(405, "method_not_allowed");
 }
+
+/// A bad GET parameter gets the message the same value gets as a tool's argument over MCP:
+/// for every GET route with a tool, an unknown parameter, and each integer, number and boolean
+/// parameter given a word, a fraction or both (repeated).
+#[test]
+fn a_bad_get_parameter_reads_the_same_over_http_and_mcp() {
+    use majordomus::registry::{self, lang::Type, rt::Method};
+    use serde_json::{json, Map, Value};
+
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (session, _) = served.mcp_initialize("same-words");
+    let mut id = 10;
+    let mut compared = 0;
+    for d in registry::all() {
+        let (Some(route), Some(tool)) = (d.route, d.tool) else {
+            continue;
+        };
+        if route.method != Method::Get {
+            continue;
+        }
+        // (query, the same value as JSON arguments)
+        let mut cases: Vec<(String, Value)> = vec![("bogus=1".into(), json!({ "bogus": "1" }))];
+        for (name, schema) in &d.input().properties {
+            match schema.ty {
+                Some(Type::Integer) | Some(Type::Number) => {
+                    cases.push((format!("{name}=abc"), json!({ name: "abc" })));
+                    cases.push((format!("{name}=1&{name}=2"), json!({ name: ["1", "2"] })));
+                }
+                Some(Type::Boolean) => {
+                    cases.push((format!("{name}=maybe"), json!({ name: "maybe" })));
+                }
+                _ => {}
+            }
+        }
+        for (query, arguments) in cases {
+            let over_http = served.get(&format!("{}?{query}", route.path));
+            let http = over_http.assert_error(400, "invalid_input");
+            id += 1;
+            let answer = served.mcp(
+                Some(&session),
+                &json!({
+                    "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": { "name": tool, "arguments": Value::Object(
+                        arguments.as_object().cloned().unwrap_or_else(Map::new)
+                    ) },
+                }),
+            );
+            let answer = answer.json();
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{tool}: {answer}"));
+            assert_eq!(
+                text.strip_prefix("invalid_input: "),
+                Some(http.as_str()),
+                "{} ?{query}",
+                d.id
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "{compared} compared");
+}

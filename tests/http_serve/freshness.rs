@@ -85,3 +85,69 @@ fn a_running_server_sees_edits_new_files_and_removals() {
         "a generation per change: {before} -> {after}"
     );
 }
+
+/// A repository whose layer adopted its `AGENTS.md` files (`init` writes the source
+/// `**/AGENTS.md`), one of them nested, committed.
+#[cfg(target_os = "linux")]
+fn adopted_agents_repo() -> crate::support::Fixture {
+    let repo = crate::support::Fixture::bare()
+        .with_file("AGENTS.md", "# Root\n\nHow to work here.\n")
+        .with_file("pkg/a/AGENTS.md", "# Pkg A\n\nHow to work in a.\n")
+        .with_file("target/debug/AGENTS.md", "# Built\n\nIgnored output.\n")
+        .with_file(".gitignore", "/target/\n");
+    repo.git(&["init", "-q"]);
+    let out = crate::support::run_in(repo.root(), &["init"]);
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    repo.commit("layer");
+    repo
+}
+
+#[cfg(target_os = "linux")]
+fn title_of(served: &Served, uri: &str) -> serde_json::Value {
+    let reply = served.get(&format!("{}?uri={uri}", route_of("objects.get")));
+    reply.json()["title"].clone()
+}
+
+/// A source that may match anywhere (`**/AGENTS.md`) keeps the server told of changes rather than
+/// polling: an edit of a nested file, saved before a request, is what that request reads; a
+/// nested file in a directory made after the start is served within 1 s and is watched too.
+#[cfg(target_os = "linux")]
+#[test]
+fn nested_agent_files_stay_watched_and_an_edit_is_seen_by_the_next_request() {
+    let repo = adopted_agents_repo();
+    let served = Served::start(repo.path());
+    let counters = || served.get(route_of("perf.counters")).json();
+    let first = poll(Duration::from_secs(5), "the watcher's first check", || {
+        let now = counters();
+        (now["index_checks"].as_u64()? >= 1).then_some(now)
+    });
+    assert_eq!(first["index_notified"], true, "{first}");
+
+    let nested = "majordomus://instructions/pkg/a/AGENTS.md";
+    for round in 1..=3 {
+        let title = format!("Pkg A, edit {round}");
+        repo.write(
+            "pkg/a/AGENTS.md",
+            format!("# {title}\n\nHow to work in a.\n"),
+        );
+        // No waiting: the request comes after the save, so it reads the save.
+        assert_eq!(title_of(&served, nested), title.as_str(), "round {round}");
+    }
+
+    // A new directory with its own AGENTS.md, tracked: served within 1 s.
+    repo.write("pkg/b/deep/AGENTS.md", "# Deep B\n\nNew.\n");
+    repo.git(&["add", "pkg/b/deep/AGENTS.md"]);
+    let deep = "majordomus://instructions/pkg/b/deep/AGENTS.md";
+    poll(Duration::from_secs(1), "the new nested AGENTS.md", || {
+        (title_of(&served, deep) == "Deep B").then_some(())
+    });
+    // Its directory, made after the start, is watched like the others: without a watch of its
+    // own the edit would wait for the 10 s check.
+    repo.write("pkg/b/deep/AGENTS.md", "# Deep B, edited\n\nNew.\n");
+    poll(
+        Duration::from_secs(1),
+        "the edit in the new directory",
+        || (title_of(&served, deep) == "Deep B, edited").then_some(()),
+    );
+    assert_eq!(counters()["index_notified"], true);
+}

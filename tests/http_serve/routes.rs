@@ -118,6 +118,34 @@ fn openapi_json_is_the_bytes_majordomus_openapi_prints() {
     assert_eq!(reply.body, printed.stdout);
 }
 
+/// Every POST in the OpenAPI document lists the 413 a body over the bound gets, and that is what
+/// such a body gets on each of them.
+#[test]
+fn openapi_lists_413_on_every_post_and_each_answers_it() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let document = served.get("/openapi.json").json();
+    let announced = (majordomus::http::MAX_BODY_BYTES + 1).to_string();
+    let mut posts = 0;
+    for (path, operations) in document["paths"].as_object().expect("paths") {
+        let Some(post) = operations.get("post") else {
+            continue;
+        };
+        assert!(
+            post["responses"].get("413").is_some(),
+            "POST {path} does not list 413: {}",
+            post["responses"]
+        );
+        // Announced over the bound, and not one byte sent: the headers alone get the 413.
+        let head = served.request_bytes("POST", path, &[("Content-Length", &announced)], b"");
+        let mut stream = served.connect();
+        std::io::Write::write_all(&mut stream, &head).expect("the head is sent");
+        crate::serve_support::read_reply(&mut stream).assert_error(413, "payload_too_large");
+        posts += 1;
+    }
+    assert!(posts >= 5, "{posts} POST routes");
+}
+
 #[test]
 fn healthz_answers_200() {
     let repo = fixture_repo();

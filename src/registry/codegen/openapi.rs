@@ -10,12 +10,15 @@ use crate::lang::load::Registry;
 use crate::lang::publish::Refs;
 use crate::lang::{Kind, Method, Type, ERROR_CODES};
 
-/// The error codes a route of this kind may answer with, as the OpenAPI document and the
-/// surface publish them.
-pub fn route_error_codes(kind: Kind) -> Vec<&'static str> {
+/// The error codes a route of this kind and method may answer with, as the OpenAPI document and
+/// the surface publish them: a POST's body may be over the bound.
+pub fn route_error_codes(kind: Kind, method: Method) -> Vec<&'static str> {
     let mut codes = vec!["invalid_input", "forbidden", "not_found"];
     if kind == Kind::Command {
         codes.push("refused");
+    }
+    if method == Method::Post {
+        codes.push("payload_too_large");
     }
     codes.extend(["internal", "busy"]);
     codes
@@ -105,7 +108,7 @@ pub(super) fn openapi(registry: &Registry, version: &str) -> String {
                 "content": { "application/json": { "schema": c.output.to_json(Refs::Components) } },
             }),
         );
-        for code in route_error_codes(c.kind) {
+        for code in route_error_codes(c.kind, route.method) {
             if let Some((_, status)) = ERROR_CODES.iter().find(|(c, _)| *c == code) {
                 responses.insert(status.to_string(), error_response(code));
             }
