@@ -11,56 +11,40 @@
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
 //! object file only excludes that file, with a [`Diagnostic`].
 
-mod changes;
 mod config;
 mod diagnostic;
-mod directories;
 mod discovery;
-mod events;
-mod file;
-mod gitdir;
-mod gitindex;
-mod glob_shape;
-mod incremental;
 mod index;
-mod kinds;
 mod live;
-mod manifest;
 mod object;
 mod parallel;
-mod plain_yaml;
+mod read;
 mod scope;
-mod scope_index;
-mod scope_table;
 mod search;
-mod skills;
-mod sources;
-#[cfg(unix)]
-mod untracked;
-mod walk;
-mod yaml_bound;
 
 use std::path::PathBuf;
 
-pub use changes::Changes;
+pub use config::kinds::{
+    FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH,
+};
+pub use config::manifest::{find_root, Manifest, MANIFEST_PATH};
+pub use config::sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
-pub use glob_shape::GlobShape;
-pub use index::{build, Index, IndexState};
-pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
-pub use live::{ChangeHook, LiveIndex};
-pub use manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
-pub use scope::{check_path, glob, provider, scope_of_object, Scope, PROVIDERS};
-pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
-pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
-pub use skills::{
+pub use index::scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
+pub use index::skills::{
     base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
 };
-pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
-pub use yaml_bound::{
+pub use index::{build, Index, IndexState};
+pub use live::changes::Changes;
+pub use live::{ChangeHook, LiveIndex};
+pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
+pub use read::yaml_bound::{
     check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
     MAX_DEPTH as MAX_YAML_DEPTH,
 };
+pub use scope::glob_shape::GlobShape;
+pub use scope::{check_path, glob, provider, scope_of_object, Scope, PROVIDERS};
+pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 
 /// Files larger than this are refused (`oversized`) without being read.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;

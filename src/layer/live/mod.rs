@@ -6,6 +6,9 @@
 //! length, modification time, inode) and of the configuration files, hashed. Only when that stamp
 //! moves is anything read.
 
+pub(super) mod changes;
+pub(super) mod events;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -13,11 +16,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::changes::Changes;
-use super::events::{Notifications, WatchSet};
-use super::incremental;
-use super::index::{build, build_doing, Index};
-use super::{Discovery, LayerError};
+use crate::layer::index::incremental;
+use crate::layer::index::{build, build_doing, Index};
+use crate::layer::live::changes::Changes;
+use crate::layer::live::events::{Notifications, WatchSet};
+use crate::layer::{Discovery, LayerError};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
 const WATCHER_PATIENCE: Duration = Duration::from_secs(30);

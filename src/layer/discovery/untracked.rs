@@ -24,10 +24,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rustix::fs::{Dir, FileType, Mode, OFlags};
 
-use super::discovery::Listing;
-use super::gitdir::GitDir;
-use super::walk::{ambiguous_pattern, Unsure};
-use super::LayerError;
+use crate::layer::discovery::gitdir::GitDir;
+use crate::layer::discovery::walk::{ambiguous_pattern, Unsure};
+use crate::layer::discovery::Listing;
+use crate::layer::LayerError;
 
 /// The one directory walked below the root.
 const LAYER_DIR_NAME: &[u8] = b".ai";
@@ -150,7 +150,7 @@ impl Walk<'_> {
         }
         // Built only where git may have one (`walk::global_excludes_possible`): reading the
         // configuration files for it is a share of a start of its own.
-        if super::walk::global_excludes_possible() {
+        if crate::layer::discovery::walk::global_excludes_possible() {
             let (global, _) =
                 GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
             excludes.push(global);
@@ -311,9 +311,9 @@ impl Walk<'_> {
             }
             return Ok(());
         }
-        let threads = super::parallel::threads_for(subdirectories.len(), self.split_at);
+        let threads = crate::layer::parallel::threads_for(subdirectories.len(), self.split_at);
         let this = &*self;
-        let parts = super::parallel::in_runs(
+        let parts = crate::layer::parallel::in_runs(
             subdirectories,
             threads,
             WALK_RUN.min(self.split_at),

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::yaml_to_json;
-use super::LayerError;
+use crate::layer::read::file::yaml_to_json;
+use crate::layer::LayerError;
 
 /// Where the manifest lives, relative to the root.
 pub const MANIFEST_PATH: &str = ".ai/manifest.yaml";
@@ -43,7 +43,7 @@ impl Manifest {
             message,
         };
         let doc = yaml_to_json(text).map_err(|e| {
-            super::config::yaml_error(path.to_path_buf(), e, |path, message| {
+            crate::layer::config::yaml_error(path.to_path_buf(), e, |path, message| {
                 LayerError::Manifest { path, message }
             })
         })?;
@@ -52,7 +52,7 @@ impl Manifest {
                 "must be a mapping with `schema` and `sections`".to_string(),
             ));
         };
-        super::file::unknown_keys(&map, MANIFEST_KEYS, "").map_err(&fail)?;
+        crate::layer::read::file::unknown_keys(&map, MANIFEST_KEYS, "").map_err(&fail)?;
         let schema = match map.get("schema") {
             Some(Value::String(s)) if s == LAYER_SCHEMA => s.clone(),
             Some(other) => {
@@ -101,7 +101,7 @@ impl Manifest {
         let mcp_toolsets = match map.get("mcp") {
             None => None,
             Some(Value::Object(mcp)) => {
-                super::file::unknown_keys(mcp, MCP_KEYS, "`mcp`: ").map_err(&fail)?;
+                crate::layer::read::file::unknown_keys(mcp, MCP_KEYS, "`mcp`: ").map_err(&fail)?;
                 match mcp.get("toolsets") {
                     None => None,
                     Some(Value::Array(names)) => Some(
@@ -174,15 +174,15 @@ fn normalise_section_path(dir: &str) -> Option<String> {
 /// bounded); its bytes come back too, for the fingerprint.
 pub(crate) fn read_manifest(root: &Path) -> Result<(Manifest, Vec<u8>), LayerError> {
     let path = root.join(MANIFEST_PATH);
-    let bytes = match super::config::read(root, MANIFEST_PATH) {
+    let bytes = match crate::layer::config::read(root, MANIFEST_PATH) {
         Ok(b) => b,
-        Err(super::config::ConfigRead::Missing) => {
+        Err(crate::layer::config::ConfigRead::Missing) => {
             return Err(LayerError::NoLayer {
                 start: root.to_path_buf(),
             })
         }
         Err(why) => {
-            return Err(super::config::error(path, why, |path, message| {
+            return Err(crate::layer::config::error(path, why, |path, message| {
                 LayerError::Manifest { path, message }
             }))
         }

@@ -19,8 +19,8 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::{describe_json, unknown_keys, versioned, yaml_to_json};
-use super::LayerError;
+use crate::layer::read::file::{describe_json, unknown_keys, versioned, yaml_to_json};
+use crate::layer::LayerError;
 use crate::registry::builtin_schemas::builtin_schema;
 use crate::registry::lang::{self, Additional, Problem, ProblemKind, Schema, Type};
 
@@ -36,31 +36,37 @@ const BUILTIN_KINDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kinds.j
 
 /// The schema of each builtin kind, by kind name.
 const BUILTIN_SCHEMAS: &[(&str, &str)] = &[
-    ("adr", include_str!("../../share/schemas/adr.schema.json")),
+    (
+        "adr",
+        include_str!("../../../share/schemas/adr.schema.json"),
+    ),
     (
         "document",
-        include_str!("../../share/schemas/document.schema.json"),
+        include_str!("../../../share/schemas/document.schema.json"),
     ),
     (
         "issue",
-        include_str!("../../share/schemas/issue.schema.json"),
+        include_str!("../../../share/schemas/issue.schema.json"),
     ),
     (
         "knowledge",
-        include_str!("../../share/schemas/knowledge.schema.json"),
+        include_str!("../../../share/schemas/knowledge.schema.json"),
     ),
     (
         "prompt",
-        include_str!("../../share/schemas/prompt.schema.json"),
+        include_str!("../../../share/schemas/prompt.schema.json"),
     ),
     (
         "instructions",
-        include_str!("../../share/schemas/instructions.schema.json"),
+        include_str!("../../../share/schemas/instructions.schema.json"),
     ),
-    ("rule", include_str!("../../share/schemas/rule.schema.json")),
+    (
+        "rule",
+        include_str!("../../../share/schemas/rule.schema.json"),
+    ),
     (
         "skill",
-        include_str!("../../share/schemas/skill.schema.json"),
+        include_str!("../../../share/schemas/skill.schema.json"),
     ),
 ];
 
@@ -270,11 +276,11 @@ impl Kinds {
     pub(crate) fn for_repository(root: &Path) -> Result<(Kinds, Option<Vec<u8>>), LayerError> {
         let mut kinds = Kinds::builtin()?;
         let path = root.join(REPOSITORY_KINDS_PATH);
-        let bytes = match super::config::read(root, REPOSITORY_KINDS_PATH) {
+        let bytes = match crate::layer::config::read(root, REPOSITORY_KINDS_PATH) {
             Ok(b) => b,
-            Err(super::config::ConfigRead::Missing) => return Ok((kinds, None)),
+            Err(crate::layer::config::ConfigRead::Missing) => return Ok((kinds, None)),
             Err(why) => {
-                return Err(super::config::error(path, why, |path, message| {
+                return Err(crate::layer::config::error(path, why, |path, message| {
                     LayerError::Kinds { path, message }
                 }))
             }
@@ -384,7 +390,7 @@ mod tests {
 
     #[test]
     fn the_builtin_kinds_read_as_json_are_share_kinds_yaml() {
-        let yaml = include_str!("../../share/kinds.yaml");
+        let yaml = include_str!("../../../share/kinds.yaml");
         let converted: Value = serde_json::from_str(BUILTIN_KINDS_JSON).expect("JSON");
         assert_eq!(
             converted,

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use super::index::Index;
-use super::{Discovery, LOCAL_DIR};
+use crate::layer::index::Index;
+use crate::layer::{Discovery, LOCAL_DIR};
 
 /// The directories one generation's layer lives in, and how deep each is watched.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use sha1::{Digest, Sha1};
 
-use super::discovery::Listing;
-use super::gitdir::{read_small, GitDir};
-use super::walk::{self, Unsure};
-use super::LayerError;
+use crate::layer::discovery::gitdir::{read_small, GitDir};
+use crate::layer::discovery::walk::{self, Unsure};
+use crate::layer::discovery::Listing;
+use crate::layer::LayerError;
 
 #[cfg(test)]
 mod tests;

@@ -329,7 +329,7 @@ mod tests {
         use serde_json::Value;
 
         use super::super::{scan, MAX_DEPTH};
-        use crate::layer::file::{parser_calls, yaml_mapping};
+        use crate::layer::read::file::{parser_calls, yaml_mapping};
 
         /// Pieces an attacker strings together: openers of every kind, and what hides them.
         fn hostile() -> impl Strategy<Value = String> {

@@ -9,10 +9,10 @@ use std::sync::{Arc, OnceLock};
 
 use sha2::{Digest, Sha256};
 
-use super::diagnostic::{codes, Diagnostic};
-use super::incremental::FileStamp;
-use super::kinds::Kinds;
-use super::object::Object;
+use crate::layer::config::kinds::Kinds;
+use crate::layer::diagnostic::{codes, Diagnostic};
+use crate::layer::index::incremental::FileStamp;
+use crate::layer::object::Object;
 
 /// A `unknown_key` warning for every metadata key an object's kind does not declare, for the
 /// kinds whose unknown keys are warnings (`unknown_keys: warning`, the skill kind).
@@ -166,8 +166,8 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
         };
         for f in skill.files.iter().filter(|f| f.path != "SKILL.md") {
             let Some(text) = f.text() else { continue };
-            searched.push(Object::from(super::object::ObjectFields {
-                kind: super::search::SKILL_FILE_KIND.to_string(),
+            searched.push(Object::from(crate::layer::object::ObjectFields {
+                kind: crate::layer::search::SKILL_FILE_KIND.to_string(),
                 identity: format!("{}/{}", skill.name, f.path),
                 uri: f.uri.clone(),
                 title: f.path.clone(),
@@ -176,7 +176,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                 content: text.to_string(),
                 media_type: "text/plain".to_string(),
                 tags: Vec::new(),
-                provenance: super::object::Provenance {
+                provenance: crate::layer::object::Provenance {
                     path: format!("{}/{}", skill.directory, f.path),
                     section: source.section.clone(),
                     source_class: source.source_class.clone(),
@@ -257,14 +257,14 @@ pub(crate) fn collect(
         .filter_map(|o| Some((o, o.provenance.path.strip_suffix("/SKILL.md")?)))
         .collect();
     // Skills are read side by side, a core's share each: thousands of small files.
-    let threads = super::parallel::threads_for(claimed.len(), 16);
+    let threads = crate::layer::parallel::threads_for(claimed.len(), 16);
     // One reader's open directories serve all the skills it takes: the next skill's directory
     // is opened through their common parent, not from the root again.
-    let reads = super::parallel::in_runs(
+    let reads = crate::layer::parallel::in_runs(
         &claimed,
         threads,
         SKILL_RUN,
-        super::file::Directories::default,
+        crate::layer::read::file::Directories::default,
         |dirs, part| {
             part.iter()
                 .map(|(o, directory)| read_skill(root, listed, directory, o, dirs))
@@ -342,7 +342,7 @@ fn read_skill(
     listed: &Listed,
     directory: &str,
     object: &Object,
-    dirs: &mut super::file::Directories,
+    dirs: &mut crate::layer::read::file::Directories,
 ) -> (Result<Vec<SkillFile>, Refusal>, Opened) {
     let mut opened = Vec::new();
     let read = read_skill_files(root, listed, directory, object, dirs, &mut opened);
@@ -354,7 +354,7 @@ fn read_skill_files(
     listed: &Listed,
     directory: &str,
     object: &Object,
-    dirs: &mut super::file::Directories,
+    dirs: &mut crate::layer::read::file::Directories,
     opened: &mut Opened,
 ) -> Result<Vec<SkillFile>, Refusal> {
     let name = object.identity.as_str();
@@ -460,7 +460,7 @@ fn unreadable(path: &str, what: &str, e: &std::io::Error) -> Refusal {
 fn open(
     root: &Path,
     path: &str,
-    dirs: &mut super::file::Directories,
+    dirs: &mut crate::layer::read::file::Directories,
 ) -> Result<Option<std::fs::File>, Refusal> {
     match dirs.open_no_follow(root, path) {
         Ok(file) => Ok(Some(file)),

@@ -17,18 +17,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::config;
-use super::file::Directories;
-use super::index::{
+use crate::layer::config;
+use crate::layer::config::kinds::REPOSITORY_KINDS_PATH;
+use crate::layer::config::manifest::MANIFEST_PATH;
+use crate::layer::config::sources::SOURCES_PATH;
+use crate::layer::index::{
     build_from, build_with, examine_configuration, read_one, stamp_with, Claim, Index, ListingFrom,
     Outcome, Plan, Read,
 };
-use super::kinds::REPOSITORY_KINDS_PATH;
-use super::manifest::MANIFEST_PATH;
-use super::object::Object;
-use super::parallel;
-use super::sources::SOURCES_PATH;
-use super::{discovery, Discovery, LayerError};
+use crate::layer::object::Object;
+use crate::layer::parallel;
+use crate::layer::read::file::Directories;
+use crate::layer::{discovery, Discovery, LayerError};
 
 /// How close to the build's start a modification time makes a stamp untrustworthy, on a file
 /// system that keeps nanoseconds: the kernel stamps writes from a clock that moves in ticks of
@@ -147,7 +147,7 @@ pub(crate) fn examine(
     base: &Index,
 ) -> Result<Examined, LayerError> {
     let at = SystemTime::now();
-    let plan = Arc::new(super::index::plan(root, discovery, &base.sources)?);
+    let plan = Arc::new(crate::layer::index::plan(root, discovery, &base.sources)?);
     let stamps: Vec<Option<FileStamp>> = parallel::in_parts(
         &plan.claims,
         parallel::threads_for(plan.claims.len(), 4096),

@@ -3,8 +3,11 @@
 //! what the build examined, which `live` compares with what it examines now. What the build
 //! reads is `plan`, how it reads it `read`, and how a generation is named `stamp`.
 
+pub(super) mod incremental;
 mod plan;
 mod read;
+pub(super) mod scope_table;
+pub(super) mod skills;
 mod stamp;
 
 pub(crate) use plan::{plan, plan_from, Claim, Plan};
@@ -20,15 +23,15 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::diagnostic::{codes, Diagnostic, Severity};
-use super::discovery;
-use super::incremental::{FileStamp, Files, Reuse};
-use super::kinds::{Kinds, REPOSITORY_KINDS_PATH};
-use super::manifest::{read_manifest, Manifest, MANIFEST_PATH};
-use super::object::Object;
-use super::search::{self, Corpus, Found, Prepared, QueryError, Request};
-use super::sources::{Sources, SOURCES_PATH};
-use super::{Discovery, LayerError};
+use crate::layer::config::kinds::{Kinds, REPOSITORY_KINDS_PATH};
+use crate::layer::config::manifest::{read_manifest, Manifest, MANIFEST_PATH};
+use crate::layer::config::sources::{Sources, SOURCES_PATH};
+use crate::layer::diagnostic::{codes, Diagnostic, Severity};
+use crate::layer::discovery;
+use crate::layer::index::incremental::{FileStamp, Files, Reuse};
+use crate::layer::object::Object;
+use crate::layer::search::{self, Corpus, Found, Prepared, QueryError, Request};
+use crate::layer::{Discovery, LayerError};
 
 /// Whether every claimed file became an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -64,12 +67,12 @@ pub struct Index {
     /// generation to tell which files to read again (see `incremental`).
     pub(crate) files: Files,
     /// The scopes of the active rules and instructions, built on first use.
-    scopes: OnceLock<super::scope_table::ScopeTable>,
+    scopes: OnceLock<crate::layer::index::scope_table::ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
     /// Every skill's files, sorted by skill name.
-    pub skills: Vec<super::skills::Skill>,
+    pub skills: Vec<crate::layer::index::skills::Skill>,
     /// The skills' text files as searched objects, made on first search.
     skill_search: OnceLock<Vec<Object>>,
 }
@@ -93,14 +96,16 @@ impl Index {
         self.fingerprint.get_or_init(|| {
             let mut entries = self.settled.clone();
             entries.extend(self.objects.iter().map(object_entry));
-            entries.extend(super::skills::fingerprint_entries(&self.skills));
+            entries.extend(crate::layer::index::skills::fingerprint_entries(
+                &self.skills,
+            ));
             fingerprint(entries)
         })
     }
 
     /// The object at `uri`, if the index holds one.
     /// The skill named `name`, with its files.
-    pub fn skill(&self, name: &str) -> Option<&super::skills::Skill> {
+    pub fn skill(&self, name: &str) -> Option<&crate::layer::index::skills::Skill> {
         self.skills
             .binary_search_by(|s| s.name.as_str().cmp(name))
             .ok()
@@ -142,9 +147,9 @@ impl Index {
 
     /// What a search ranks: the objects, then the skills' text files (`skill_file`).
     fn corpus(&self) -> Corpus<'_> {
-        let files = self
-            .skill_search
-            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        let files = self.skill_search.get_or_init(|| {
+            crate::layer::index::skills::searched_files(&self.skills, &self.objects)
+        });
         Corpus::new(&self.objects, files)
     }
 
@@ -169,9 +174,9 @@ impl Index {
             return self.prepare_search();
         };
         let fresh: std::collections::HashSet<&str> = fresh.iter().map(String::as_str).collect();
-        let skill_files = self
-            .skill_search
-            .get_or_init(|| super::skills::searched_files(&self.skills, &self.objects));
+        let skill_files = self.skill_search.get_or_init(|| {
+            crate::layer::index::skills::searched_files(&self.skills, &self.objects)
+        });
         self.search_signatures.get_or_init(|| {
             before.updated(&previous.objects, &self.objects, skill_files, |o| {
                 fresh.contains(o.provenance.path.as_str())
@@ -201,9 +206,9 @@ impl Index {
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
-    pub fn scopes(&self) -> &super::scope_table::ScopeTable {
+    pub fn scopes(&self) -> &crate::layer::index::scope_table::ScopeTable {
         self.scopes
-            .get_or_init(|| super::scope_table::ScopeTable::build(&self.objects))
+            .get_or_init(|| crate::layer::index::scope_table::ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -285,7 +290,7 @@ pub(crate) fn build_from(
     let listing = match listing {
         ListingFrom::Planned(plan) => Ok(plan),
         ListingFrom::Discovery(pending) => {
-            super::object::prepare_content_check();
+            crate::layer::object::prepare_content_check();
             Err(pending.finish()?)
         }
         ListingFrom::Known(mut paths) => {
@@ -405,10 +410,16 @@ pub(crate) fn build_from(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, opened) =
-        super::skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
+    let (skills, opened) = crate::layer::index::skills::collect(
+        root,
+        &plan.skill_files,
+        &mut objects,
+        &mut diagnostics,
+    );
     let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
-    diagnostics.extend(super::skills::unknown_key_warnings(&objects, &kinds));
+    diagnostics.extend(crate::layer::index::skills::unknown_key_warnings(
+        &objects, &kinds,
+    ));
     // A diagnostic is served whole, its path too: a name holding a credential is said redacted
     // here, once, whichever check named it.
     for d in &mut diagnostics {

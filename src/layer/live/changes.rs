@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use super::index::Index;
+use crate::layer::index::Index;
 
 /// The difference between two generations, each list sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
-use super::super::discovery::vcs_candidates;
+use super::super::vcs_candidates;
 use super::{list, parse};
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {

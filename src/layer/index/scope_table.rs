@@ -19,10 +19,10 @@ use std::collections::HashMap;
 use globset::{GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use super::glob_shape::GlobShape;
-use super::object::Object;
-use super::scope::{glob, scope_of, Scope};
-use super::scope_index::{ancestors, ShapeIndex};
+use crate::layer::object::Object;
+use crate::layer::scope::glob_shape::GlobShape;
+use crate::layer::scope::shape_index::{ancestors, ShapeIndex};
+use crate::layer::scope::{glob, scope_of, Scope};
 
 /// Why an object applies to some of the paths asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]

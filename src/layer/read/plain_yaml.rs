@@ -255,7 +255,7 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     use super::mapping;
-    use crate::layer::file::yaml_mapping_with_parser;
+    use crate::layer::read::file::yaml_mapping_with_parser;
 
     fn parsed(text: &str) -> Map<String, Value> {
         mapping(text).unwrap_or_else(|| panic!("{text:?} was declined"))

@@ -15,10 +15,10 @@ use std::sync::{Mutex, OnceLock};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder, WalkState};
 
-use super::diagnostic::{codes, Diagnostic};
-use super::discovery::Listing;
-use super::gitdir::GitDir;
-use super::{LayerError, LOCAL_DIR};
+use crate::layer::diagnostic::{codes, Diagnostic};
+use crate::layer::discovery::gitdir::GitDir;
+use crate::layer::discovery::Listing;
+use crate::layer::{LayerError, LOCAL_DIR};
 
 /// Directories a filesystem walk never enters: git's own data, build output and dependency
 /// trees are not the repository's authored files.
@@ -52,7 +52,7 @@ pub(crate) fn walk(
 ) -> Result<Result<Listing, Unsure>, LayerError> {
     if mode == Mode::Untracked {
         #[cfg(unix)]
-        return super::untracked::walk(root, tracked, &gitlinks);
+        return crate::layer::discovery::untracked::walk(root, tracked, &gitlinks);
         #[cfg(not(unix))]
         return Ok(Err(Unsure(
             "the in-process walk of `.ai/` is written for unix systems".into(),
@@ -203,7 +203,7 @@ fn take(listing: &mut Listing, root: &Path, entry: Result<ignore::DirEntry, igno
 /// differently: git has no brace alternation (`{a,b}` is literal to git, a choice to the crate),
 /// and a `[` left unclosed matches nothing in git but itself in the crate.
 pub(crate) fn ambiguous_pattern(path: &Path) -> Option<String> {
-    let text = super::gitdir::read_small(path)?;
+    let text = crate::layer::discovery::gitdir::read_small(path)?;
     text.lines()
         .map(str::trim_end)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))

@@ -8,11 +8,11 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::backticked;
-use super::file::{describe_json, unknown_keys, versioned_mapping};
-use super::glob_shape::GlobShape;
-use super::kinds::Kinds;
-use super::LayerError;
+use crate::layer::config::kinds::Kinds;
+use crate::layer::read::file::backticked;
+use crate::layer::read::file::{describe_json, unknown_keys, versioned_mapping};
+use crate::layer::scope::glob_shape::GlobShape;
+use crate::layer::LayerError;
 
 /// Where the sources are declared, relative to the root.
 pub const SOURCES_PATH: &str = ".ai/repo/knowledge/sources.yaml";
@@ -99,7 +99,7 @@ impl Sources {
         };
         let file =
             versioned_mapping(text, FILE_KEYS, "`version: 1` and `sources`").map_err(|e| {
-                super::config::yaml_error(path.to_path_buf(), e, |path, message| {
+                crate::layer::config::yaml_error(path.to_path_buf(), e, |path, message| {
                     LayerError::Sources { path, message }
                 })
             })?;
@@ -208,11 +208,13 @@ impl Sources {
         kinds: &Kinds,
     ) -> Result<(Sources, Option<Vec<u8>>), LayerError> {
         let path = root.join(SOURCES_PATH);
-        let bytes = match super::config::read(root, SOURCES_PATH) {
+        let bytes = match crate::layer::config::read(root, SOURCES_PATH) {
             Ok(b) => b,
-            Err(super::config::ConfigRead::Missing) => return Ok((Self::defaults(kinds)?, None)),
+            Err(crate::layer::config::ConfigRead::Missing) => {
+                return Ok((Self::defaults(kinds)?, None))
+            }
             Err(why) => {
-                return Err(super::config::error(path, why, |path, message| {
+                return Err(crate::layer::config::error(path, why, |path, message| {
                     LayerError::Sources { path, message }
                 }))
             }

@@ -4,15 +4,20 @@
 //! `/`-separated, root-relative paths and never anything under `.ai/local/`. Nothing here reads
 //! a file's content.
 
+pub(super) mod gitdir;
+pub(super) mod gitindex;
+#[cfg(unix)]
+pub(super) mod untracked;
+pub(super) mod walk;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
-use super::diagnostic::Diagnostic;
-use super::gitdir::GitDir;
-use super::gitindex;
-use super::walk::{self, Excludes};
-use super::{Discovery, LayerError, LOCAL_DIR};
+use crate::layer::diagnostic::Diagnostic;
+use crate::layer::{Discovery, LayerError, LOCAL_DIR};
+use gitdir::GitDir;
+use walk::Excludes;
 
 /// Where untracked files may still be objects under `vcs`: a rule being written is served
 /// before it is committed.

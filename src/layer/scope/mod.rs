@@ -4,10 +4,13 @@
 //! The per-generation table that answers `objects.applicable` is
 //! `scope_table.rs`.
 
+pub(super) mod glob_shape;
+pub(super) mod shape_index;
+
 use globset::{Glob, GlobBuilder};
 use serde_json::{Map, Value};
 
-use super::diagnostic::{codes, Diagnostic};
+use crate::layer::diagnostic::{codes, Diagnostic};
 
 /// What an object applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +30,7 @@ pub const PROVIDERS: &[&str] = &["agents", "claude", "gemini", "copilot", "curso
 
 /// The scope of `object` as its file says it, when it is a rule or an `instructions` object whose
 /// scope reads (otherwise its diagnostic says why).
-pub fn scope_of_object(object: &super::Object) -> Option<Scope> {
+pub fn scope_of_object(object: &crate::layer::Object) -> Option<Scope> {
     scope_of(
         &object.kind,
         &object.provenance.path,

@@ -6,12 +6,16 @@
 //!
 //! It also turns a YAML bound refusal of a configuration file into the `LayerError` naming it.
 
+pub(super) mod kinds;
+pub(super) mod manifest;
+pub(super) mod sources;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::file::YamlError;
-use super::yaml_bound::{Refusal, MAX_BYTES};
-use super::LayerError;
+use crate::layer::read::file::YamlError;
+use crate::layer::read::yaml_bound::{Refusal, MAX_BYTES};
+use crate::layer::LayerError;
 
 /// Why a configuration file was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,7 +38,7 @@ pub(crate) fn read(root: &Path, relative: &str) -> Result<Vec<u8>, ConfigRead> {
     if !meta.is_file() {
         return Err(ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            super::file::describe_type(&meta)
+            crate::layer::read::file::describe_type(&meta)
         )));
     }
     if meta.len() > MAX_BYTES as u64 {
@@ -63,7 +67,7 @@ fn refusal_of_open(full: &Path, e: std::io::Error) -> ConfigRead {
         ),
         Ok(meta) if !meta.is_file() => ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            super::file::describe_type(&meta)
+            crate::layer::read::file::describe_type(&meta)
         )),
         _ => ConfigRead::Refused(format!("cannot be opened: {e}")),
     }
