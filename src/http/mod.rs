@@ -9,7 +9,6 @@ mod events;
 mod guard;
 mod lane;
 pub mod mcp;
-mod mcp_modern;
 mod sessions;
 mod writers;
 

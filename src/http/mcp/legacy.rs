@@ -10,16 +10,16 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use super::mcp_modern::Next;
-use super::AppState;
+use super::modern::Next;
 use crate::context::Transport;
+use crate::http::AppState;
 use crate::mcp::{protocol, Server, Session};
 
 /// The header naming a session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The header a client uses to say which protocol version it speaks.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
-pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
+pub use crate::http::sessions::{Sessions, IDLE, MAX_SESSIONS};
 
 /// What an `initialize` refused at the sessions cap is told to wait, in seconds (`Retry-After`).
 pub const SESSIONS_RETRY_AFTER: u64 = 1;
@@ -91,17 +91,17 @@ pub async fn post(
 ) -> Response {
     let body = match body {
         Ok(body) => body,
-        Err(rejection) => return super::unreadable_body(&rejection),
+        Err(rejection) => return crate::http::unreadable_body(&rejection),
     };
     // A request the version header calls modern, in the common shape, is read once: by the
     // envelope its checks and the dispatcher both use.
-    if super::mcp_modern::header_modern(&headers) {
+    if super::modern::header_modern(&headers) {
         let next = crate::mcp::envelope::read(&body)
-            .map(|envelope| super::mcp_modern::admit_envelope(&state, &headers, envelope));
+            .map(|envelope| super::modern::admit_envelope(&state, &headers, envelope));
         match next {
             Some(Next::Answered(response)) => return response,
             Some(Next::Offload { writer }) => {
-                return super::mcp_modern::offload(state, body, writer).await
+                return super::modern::offload(state, body, writer).await
             }
             None => {}
         }
@@ -117,8 +117,8 @@ pub async fn post(
             )
         }
     };
-    if super::mcp_modern::is_modern(&headers, &message) {
-        return super::mcp_modern::post(state, headers, message, body).await;
+    if super::modern::is_modern(&headers, &message) {
+        return super::modern::post(state, headers, message, body).await;
     }
     if let Some(response) = version_refusal(&headers, message.get("id").unwrap_or(&Value::Null)) {
         return response;
@@ -131,7 +131,7 @@ pub async fn post(
             return sessions_full(&state).await;
         }
         let Ok(id) = new_session_id() else {
-            return super::error_response(
+            return crate::http::error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
                 "no randomness for a session id",
@@ -144,7 +144,7 @@ pub async fn post(
         })
         .await;
         let Ok((session, frame)) = handled else {
-            return super::error_response(
+            return crate::http::error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
                 "the request's handler failed; the server log says why",
@@ -182,7 +182,7 @@ pub async fn post(
     };
     let session_id = session_id.to_string();
     let sessions = state.sessions.clone();
-    if super::writers::is_writer_call(&message) {
+    if crate::http::writers::is_writer_call(&message) {
         // A write may wait for another process's write lock: it runs on what it needs of the
         // session, which stays free for the session's other requests (a read, a ping, a
         // DELETE) meanwhile.
@@ -193,7 +193,7 @@ pub async fn post(
             drop(entry);
             frame_response(frame, Some(&session_id))
         };
-        super::offload_write(&state, work).await
+        crate::http::offload_write(&state, work).await
     } else {
         let work = move || {
             let frame = server.handle(&mut entry.session(), &body);
@@ -201,7 +201,7 @@ pub async fn post(
             drop(entry);
             frame_response(frame, Some(&session_id))
         };
-        super::offload(work).await
+        crate::http::offload(work).await
     }
 }
 
@@ -217,7 +217,7 @@ async fn sessions_full(state: &AppState) -> Response {
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         // Without a legacy session there is nothing to end (the modern era has none).
-        let mut response = super::error_response(
+        let mut response = crate::http::error_response(
             StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
             "DELETE ends a legacy session: name it with Mcp-Session-Id (a modern client has none to end)",
@@ -230,7 +230,7 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
     if state.sessions.remove(session_id, state.ctx.peers()) {
         StatusCode::NO_CONTENT.into_response()
     } else {
-        super::error_response(
+        crate::http::error_response(
             StatusCode::NOT_FOUND,
             "not_found",
             "unknown or expired session",
@@ -243,9 +243,9 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
 pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     if let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         let session_id = session_id.to_string();
-        return super::events::session(state, &session_id).await;
+        return crate::http::events::session(state, &session_id).await;
     }
-    let mut response = super::error_response(
+    let mut response = crate::http::error_response(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         "GET streams a legacy session's notifications: name it with Mcp-Session-Id (a modern client sends subscriptions/listen)",

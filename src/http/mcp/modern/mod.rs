@@ -13,9 +13,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::mcp::VERSION_HEADER;
-use super::AppState;
 use crate::context::Transport;
+use crate::http::mcp::VERSION_HEADER;
+use crate::http::AppState;
 use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Opened};
 use crate::mcp::protocol::MODERN_VERSIONS;
@@ -158,14 +158,14 @@ pub async fn offload(state: AppState, body: axum::body::Bytes, writer: bool) -> 
         let frame = server.respond(&mut session, &body);
         // A listen that opened is answered with its stream.
         if let Some(listener) = session.live.take_listens().pop() {
-            return super::events::listen(&ctx, listener);
+            return crate::http::events::listen(&ctx, listener);
         }
         frame_response(frame)
     };
     if writer {
-        super::offload_write(&state, work).await
+        crate::http::offload_write(&state, work).await
     } else {
-        super::offload(work).await
+        crate::http::offload(work).await
     }
 }
 
