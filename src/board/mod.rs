@@ -7,6 +7,7 @@
 
 pub mod claims;
 pub mod glob;
+pub mod peers;
 pub mod process;
 mod read;
 pub mod record;

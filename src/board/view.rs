@@ -1,12 +1,13 @@
 //! The bridge between the board and the sessions a capability speaks of: this process's
-//! sessions as records to publish, and the board read back as `context::Peer`s, this process's
+//! sessions as records to publish, and the board read back as `peers::Peer`s, this process's
 //! first. Knows nothing of any surface.
 
 use std::path::Path;
 
+use super::peers::{Peer, Peers};
 use super::record::{self, SessionRecord};
 use super::Reading;
-use crate::context::{Peer, Peers, Transport};
+use crate::transport::Transport;
 
 /// At most `max` characters of `text`: what a record carries always passes a reader's bounds,
 /// whatever a client sent.

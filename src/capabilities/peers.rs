@@ -1,8 +1,9 @@
 //! Handlers of the `peers` namespace: the sessions attached to every majordomus process serving
 //! this repository (this one's, and the board's), and what each announced it is working on.
 
+use crate::board::peers::Peer as BoardPeer;
 use crate::board::{self, BoardView};
-use crate::context::{Context, Peer as BoardPeer, Transport};
+use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
     AnnounceInput, AnnounceOutput, ClaimInput, ClaimOutput, ListInput, ListOutput, ReleaseInput,

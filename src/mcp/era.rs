@@ -10,8 +10,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::caching::CacheHint;
+use super::frame::RpcError;
 use super::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
-use super::server::RpcError;
 
 /// How a conversation told the dispatcher its era, before any message is looked at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

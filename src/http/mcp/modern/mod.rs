@@ -18,8 +18,9 @@ use crate::http::mcp::VERSION_HEADER;
 use crate::http::AppState;
 use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Opened};
+use crate::mcp::frame::Frame;
 use crate::mcp::protocol::MODERN_VERSIONS;
-use crate::mcp::server::{answers_inline, Frame};
+use crate::mcp::server::answers_inline;
 use crate::mcp::{Server, Session};
 
 mod checks;
