@@ -13,7 +13,7 @@ mod read;
 pub mod record;
 mod view;
 
-pub use view::{sessions_of, view, BoardView};
+pub use view::{view, BoardView};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

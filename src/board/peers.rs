@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::record::{self, SessionRecord};
 use crate::transport::Transport;
 
 /// A peer's number on the board.
@@ -134,7 +135,7 @@ impl Peers {
         let _ = self
             .shared
             .get_or_init(|| super::Board::open(root))
-            .join(super::sessions_of(&self.list()));
+            .join(sessions_of(&self.list()));
     }
 
     /// Takes this process off the board (a clean exit).
@@ -147,7 +148,82 @@ impl Peers {
     fn publish(&self) {
         if let Some(board) = self.shared.get() {
             let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = board.publish(super::sessions_of(&self.list()));
+            let _ = board.publish(sessions_of(&self.list()));
         }
+    }
+}
+
+/// At most `max` characters of `text`: what a record carries always passes a reader's bounds,
+/// whatever a client sent.
+fn bounded(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+/// This process's sessions as its record carries them (the first `MAX_SESSIONS`).
+pub fn sessions_of(peers: &[Peer]) -> Vec<SessionRecord> {
+    peers
+        .iter()
+        .take(record::MAX_SESSIONS)
+        .map(|p| SessionRecord {
+            id: p.id,
+            transport: p.transport.as_str().to_string(),
+            client: bounded(&p.client_name, record::MAX_TEXT),
+            client_version: bounded(&p.client_version, record::MAX_TEXT),
+            protocol_version: bounded(&p.protocol_version, record::MAX_TEXT),
+            attached_at: p.attached_at,
+            intent: p.intent.as_deref().map(|i| bounded(i, record::MAX_INTENT)),
+            paths: p
+                .paths
+                .iter()
+                .take(record::MAX_PATHS)
+                .map(|path| bounded(path, record::MAX_TEXT))
+                .collect(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::record::{parse, Record, RecordName, FORMAT};
+
+    #[test]
+    fn a_record_of_sessions_past_every_bound_still_passes_a_readers_checks() {
+        let huge = Peer {
+            id: 1,
+            transport: Transport::Http,
+            client_name: "n".repeat(1 << 20),
+            client_version: "v".repeat(5000),
+            protocol_version: "2025-11-25".into(),
+            attached_at: 0,
+            intent: Some("i".repeat(10_000)),
+            paths: vec!["p".repeat(2000); 1000],
+            pid: 1,
+            worktree: "/w".into(),
+            this_process: true,
+        };
+        let small = Peer {
+            client_name: "s".into(),
+            intent: None,
+            paths: Vec::new(),
+            ..huge.clone()
+        };
+        let many = sessions_of(&vec![small; record::MAX_SESSIONS + 5]);
+        assert_eq!(many.len(), record::MAX_SESSIONS);
+        let sessions = sessions_of(&[huge]);
+        assert_eq!(sessions[0].client.chars().count(), record::MAX_TEXT);
+        let one = Record {
+            format: FORMAT,
+            boot: "b".into(),
+            pid: 7,
+            start: 8,
+            seq: 1,
+            worktree: "/w".into(),
+            sessions,
+            claims: Vec::new(),
+        };
+        let name = RecordName::parse("7-8.1.json").expect("a record name");
+        let bytes = serde_json::to_vec(&one).expect("json");
+        assert_eq!(parse(&name, &bytes), Ok(one));
     }
 }

@@ -11,15 +11,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use super::modern::Next;
+use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::context::Transport;
+use crate::http::sessions::MAX_SESSIONS;
 use crate::http::AppState;
 use crate::mcp::{protocol, Server, Session};
-
-/// The header naming a session.
-pub const SESSION_HEADER: &str = "mcp-session-id";
-/// The header a client uses to say which protocol version it speaks.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
-pub use crate::http::sessions::{Sessions, IDLE, MAX_SESSIONS};
 
 /// What an `initialize` refused at the sessions cap is told to wait, in seconds (`Retry-After`).
 pub const SESSIONS_RETRY_AFTER: u64 = 1;
@@ -243,7 +239,7 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
 pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     if let Some(session_id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         let session_id = session_id.to_string();
-        return crate::http::events::session(state, &session_id).await;
+        return session(state, &session_id).await;
     }
     let mut response = crate::http::error_response(
         StatusCode::METHOD_NOT_ALLOWED,
@@ -253,5 +249,25 @@ pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response 
     response
         .headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+/// `GET /mcp` naming a legacy session: that session's notifications. A second GET replaces the
+/// first (which ends); `DELETE` of the session ends it.
+async fn session(state: AppState, session_id: &str) -> Response {
+    let Some(entry) = state.sessions.checkout(session_id, state.ctx.peers()) else {
+        return crate::http::error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "unknown or expired session; initialize a new one",
+        );
+    };
+    let Some(listener) = entry.listener() else {
+        return crate::http::events::stopping();
+    };
+    let mut response = crate::http::events::stream(&state.ctx, listener, Some(entry));
+    if let Ok(id) = HeaderValue::from_str(session_id) {
+        response.headers_mut().insert(SESSION_HEADER, id);
+    }
     response
 }

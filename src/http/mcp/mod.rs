@@ -5,7 +5,14 @@
 mod legacy;
 mod modern;
 
-pub use legacy::{
-    delete, get, post, Sessions, IDLE, MAX_SESSIONS, SESSIONS_RETRY_AFTER, SESSION_HEADER,
-    VERSION_HEADER,
-};
+pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
+pub use legacy::{delete, get, post, SESSIONS_RETRY_AFTER};
+
+/// The header naming a legacy session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header a client uses to say which protocol version it speaks.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header mirroring the body's `method` (modern era).
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
+pub const NAME_HEADER: &str = "mcp-name";

@@ -10,8 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::{METHOD_HEADER, NAME_HEADER};
-use crate::http::mcp::{SESSION_HEADER, VERSION_HEADER};
+use crate::http::mcp::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
 use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Meta};
 use crate::mcp::protocol::{self, MODERN_METHODS};

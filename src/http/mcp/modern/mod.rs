@@ -13,8 +13,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::VERSION_HEADER;
 use crate::context::Transport;
-use crate::http::mcp::VERSION_HEADER;
 use crate::http::AppState;
 use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Opened};
@@ -25,11 +25,6 @@ use crate::mcp::{Server, Session};
 
 mod checks;
 use checks::{check, Parts};
-
-/// The header mirroring the body's `method`.
-pub const METHOD_HEADER: &str = "mcp-method";
-/// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
-pub const NAME_HEADER: &str = "mcp-name";
 
 /// Whether this POST belongs to the modern era: its version header names a modern version, or
 /// its body looks modern (`_meta` naming a version, or a modern-only method).
