@@ -24,26 +24,21 @@ mod search;
 
 use std::path::PathBuf;
 
-pub use config::kinds::{
-    FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH,
+pub use config::{
+    default_sources_yaml, find_root, FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, Manifest,
+    SourceClass, Sources, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,
 };
-pub use config::manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use config::sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
-pub use index::scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
-pub use index::skills::{
-    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+pub use index::{
+    base64, build, Applicability, Applicable, Index, IndexState, Page, Reason, ScopeTable, Skill,
+    SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
 };
-pub use index::{build, Index, IndexState};
-pub use live::changes::Changes;
-pub use live::{ChangeHook, LiveIndex};
-pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
-pub use read::yaml_bound::{
-    check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
-    MAX_DEPTH as MAX_YAML_DEPTH,
+pub use live::{ChangeHook, Changes, LiveIndex};
+pub use object::{
+    make_object, scope_of_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME,
 };
-pub use scope::glob_shape::GlobShape;
-pub use scope::{check_path, glob, provider, scope_of_object, Scope, PROVIDERS};
+pub use read::{check_yaml_bound, YamlRefusal, MAX_YAML_BYTES, MAX_YAML_DEPTH};
+pub use scope::{check_path, glob, provider, GlobShape, Scope, PROVIDERS};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 
 /// Files larger than this are refused (`oversized`) without being read.

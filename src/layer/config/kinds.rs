@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::layer::read::file::{describe_json, unknown_keys, versioned, yaml_to_json};
+use crate::layer::read::{describe_json, unknown_keys, versioned, yaml_to_json};
 use crate::layer::LayerError;
 use crate::registry::builtin_schemas::builtin_schema;
 use crate::registry::lang::{self, Additional, Problem, ProblemKind, Schema, Type};
@@ -276,12 +276,13 @@ impl Kinds {
     pub(crate) fn for_repository(root: &Path) -> Result<(Kinds, Option<Vec<u8>>), LayerError> {
         let mut kinds = Kinds::builtin()?;
         let path = root.join(REPOSITORY_KINDS_PATH);
-        let bytes = match crate::layer::config::read(root, REPOSITORY_KINDS_PATH) {
+        let bytes = match super::read(root, REPOSITORY_KINDS_PATH) {
             Ok(b) => b,
-            Err(crate::layer::config::ConfigRead::Missing) => return Ok((kinds, None)),
+            Err(super::ConfigRead::Missing) => return Ok((kinds, None)),
             Err(why) => {
-                return Err(crate::layer::config::error(path, why, |path, message| {
-                    LayerError::Kinds { path, message }
+                return Err(super::error(path, why, |path, message| LayerError::Kinds {
+                    path,
+                    message,
                 }))
             }
         };

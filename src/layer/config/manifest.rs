@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::layer::read::file::yaml_to_json;
+use crate::layer::read::yaml_to_json;
 use crate::layer::LayerError;
 
 /// Where the manifest lives, relative to the root.
@@ -43,7 +43,7 @@ impl Manifest {
             message,
         };
         let doc = yaml_to_json(text).map_err(|e| {
-            crate::layer::config::yaml_error(path.to_path_buf(), e, |path, message| {
+            super::yaml_error(path.to_path_buf(), e, |path, message| {
                 LayerError::Manifest { path, message }
             })
         })?;
@@ -52,7 +52,7 @@ impl Manifest {
                 "must be a mapping with `schema` and `sections`".to_string(),
             ));
         };
-        crate::layer::read::file::unknown_keys(&map, MANIFEST_KEYS, "").map_err(&fail)?;
+        crate::layer::read::unknown_keys(&map, MANIFEST_KEYS, "").map_err(&fail)?;
         let schema = match map.get("schema") {
             Some(Value::String(s)) if s == LAYER_SCHEMA => s.clone(),
             Some(other) => {
@@ -101,7 +101,7 @@ impl Manifest {
         let mcp_toolsets = match map.get("mcp") {
             None => None,
             Some(Value::Object(mcp)) => {
-                crate::layer::read::file::unknown_keys(mcp, MCP_KEYS, "`mcp`: ").map_err(&fail)?;
+                crate::layer::read::unknown_keys(mcp, MCP_KEYS, "`mcp`: ").map_err(&fail)?;
                 match mcp.get("toolsets") {
                     None => None,
                     Some(Value::Array(names)) => Some(
@@ -174,15 +174,15 @@ fn normalise_section_path(dir: &str) -> Option<String> {
 /// bounded); its bytes come back too, for the fingerprint.
 pub(crate) fn read_manifest(root: &Path) -> Result<(Manifest, Vec<u8>), LayerError> {
     let path = root.join(MANIFEST_PATH);
-    let bytes = match crate::layer::config::read(root, MANIFEST_PATH) {
+    let bytes = match super::read(root, MANIFEST_PATH) {
         Ok(b) => b,
-        Err(crate::layer::config::ConfigRead::Missing) => {
+        Err(super::ConfigRead::Missing) => {
             return Err(LayerError::NoLayer {
                 start: root.to_path_buf(),
             })
         }
         Err(why) => {
-            return Err(crate::layer::config::error(path, why, |path, message| {
+            return Err(super::error(path, why, |path, message| {
                 LayerError::Manifest { path, message }
             }))
         }

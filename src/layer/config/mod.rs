@@ -6,15 +6,20 @@
 //!
 //! It also turns a YAML bound refusal of a configuration file into the `LayerError` naming it.
 
-pub(super) mod kinds;
-pub(super) mod manifest;
-pub(super) mod sources;
+mod kinds;
+mod manifest;
+mod sources;
+
+pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
+pub(crate) use manifest::read_manifest;
+pub use manifest::{find_root, Manifest, MANIFEST_PATH};
+pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::layer::read::file::YamlError;
-use crate::layer::read::yaml_bound::{Refusal, MAX_BYTES};
+use crate::layer::read::YamlError;
+use crate::layer::read::{YamlRefusal as Refusal, MAX_YAML_BYTES as MAX_BYTES};
 use crate::layer::LayerError;
 
 /// Why a configuration file was not read.
@@ -38,7 +43,7 @@ pub(crate) fn read(root: &Path, relative: &str) -> Result<Vec<u8>, ConfigRead> {
     if !meta.is_file() {
         return Err(ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            crate::layer::read::file::describe_type(&meta)
+            crate::layer::read::describe_type(&meta)
         )));
     }
     if meta.len() > MAX_BYTES as u64 {
@@ -67,7 +72,7 @@ fn refusal_of_open(full: &Path, e: std::io::Error) -> ConfigRead {
         ),
         Ok(meta) if !meta.is_file() => ConfigRead::Refused(format!(
             "is not a regular file (it is {}); a configuration file must be one",
-            crate::layer::read::file::describe_type(&meta)
+            crate::layer::read::describe_type(&meta)
         )),
         _ => ConfigRead::Refused(format!("cannot be opened: {e}")),
     }

@@ -8,10 +8,10 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::layer::config::kinds::Kinds;
-use crate::layer::read::file::backticked;
-use crate::layer::read::file::{describe_json, unknown_keys, versioned_mapping};
-use crate::layer::scope::glob_shape::GlobShape;
+use super::kinds::Kinds;
+use crate::layer::read::backticked;
+use crate::layer::read::{describe_json, unknown_keys, versioned_mapping};
+use crate::layer::scope::GlobShape;
 use crate::layer::LayerError;
 
 /// Where the sources are declared, relative to the root.
@@ -99,8 +99,9 @@ impl Sources {
         };
         let file =
             versioned_mapping(text, FILE_KEYS, "`version: 1` and `sources`").map_err(|e| {
-                crate::layer::config::yaml_error(path.to_path_buf(), e, |path, message| {
-                    LayerError::Sources { path, message }
+                super::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Sources {
+                    path,
+                    message,
                 })
             })?;
         let Some(Value::Array(entries)) = file.get("sources") else {
@@ -208,13 +209,11 @@ impl Sources {
         kinds: &Kinds,
     ) -> Result<(Sources, Option<Vec<u8>>), LayerError> {
         let path = root.join(SOURCES_PATH);
-        let bytes = match crate::layer::config::read(root, SOURCES_PATH) {
+        let bytes = match super::read(root, SOURCES_PATH) {
             Ok(b) => b,
-            Err(crate::layer::config::ConfigRead::Missing) => {
-                return Ok((Self::defaults(kinds)?, None))
-            }
+            Err(super::ConfigRead::Missing) => return Ok((Self::defaults(kinds)?, None)),
             Err(why) => {
-                return Err(crate::layer::config::error(path, why, |path, message| {
+                return Err(super::error(path, why, |path, message| {
                     LayerError::Sources { path, message }
                 }))
             }

@@ -11,9 +11,8 @@ use std::path::Path;
 
 use sha1::{Digest, Sha1};
 
-use crate::layer::discovery::gitdir::{read_small, GitDir};
-use crate::layer::discovery::walk::{self, Unsure};
-use crate::layer::discovery::Listing;
+use super::gitdir::{read_small, GitDir};
+use super::listing::{Listing, Unsure};
 use crate::layer::LayerError;
 
 #[cfg(test)]
@@ -51,11 +50,29 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
         let walking = std::thread::Builder::new()
             .name("ai-walk".into())
             .spawn_scoped(scope, || {
-                walk::walk(root, walk::Mode::Untracked, &HashSet::new(), HashSet::new())
+                walk_untracked(root, &HashSet::new(), HashSet::new())
             })
             .ok();
         list_with(root, &git, move || walking.and_then(|w| w.join().ok()))
     })
+}
+
+/// The untracked part of `vcs` discovery, under `.ai/`: files and links git does not track or
+/// ignore, with `tracked` what the index tracks and `gitlinks` its submodules (root-relative); a
+/// nested repository is one entry `dir/`, as git lists it, and submodules are not entered. Only
+/// `.ai/` (and the root's `.gitignore`, which rules it) is read, and a problem git would handle
+/// its own way is [`Unsure`]: the caller asks git instead.
+fn walk_untracked(
+    root: &Path,
+    tracked: &HashSet<String>,
+    gitlinks: HashSet<String>,
+) -> Result<Result<Listing, Unsure>, LayerError> {
+    #[cfg(unix)]
+    return super::untracked::walk(root, tracked, &gitlinks);
+    #[cfg(not(unix))]
+    return Ok(Err(Unsure(
+        "the in-process walk of `.ai/` is written for unix systems".into(),
+    )));
 }
 
 /// What a walk of `.ai/` gave, or nothing when it could not run.
@@ -98,7 +115,7 @@ fn list_with(
     let in_layer = gitlinks.iter().any(|g| g.starts_with(LAYER_DIR));
     let walked = match walked() {
         Some(walked) if !in_layer => walked,
-        _ => walk::walk(root, walk::Mode::Untracked, &tracked, gitlinks),
+        _ => walk_untracked(root, &tracked, gitlinks),
     };
     let mut untracked = match walked? {
         Ok(untracked) => untracked,

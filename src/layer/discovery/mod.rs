@@ -4,20 +4,23 @@
 //! `/`-separated, root-relative paths and never anything under `.ai/local/`. Nothing here reads
 //! a file's content.
 
-pub(super) mod gitdir;
-pub(super) mod gitindex;
+mod excludes;
+mod gitdir;
+mod gitindex;
+mod listing;
 #[cfg(unix)]
-pub(super) mod untracked;
-pub(super) mod walk;
+mod untracked;
+mod walk;
 
-use std::collections::HashSet;
+pub(crate) use listing::Listing;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
-use crate::layer::diagnostic::Diagnostic;
 use crate::layer::{Discovery, LayerError, LOCAL_DIR};
+use excludes::Excludes;
 use gitdir::GitDir;
-use walk::Excludes;
+use listing::Unsure;
 
 /// Where untracked files may still be objects under `vcs`: a rule being written is served
 /// before it is committed.
@@ -31,22 +34,6 @@ pub(crate) fn resolve(requested: Discovery, root: &Path) -> Discovery {
         Discovery::Auto => Discovery::Filesystem,
         chosen => chosen,
     }
-}
-
-/// The files discovery found.
-#[derive(Debug, Default)]
-pub(crate) struct Listing {
-    /// Root-relative, `/`-separated, sorted, without duplicates.
-    pub paths: Vec<String>,
-    /// Paths that are not UTF-8, shown lossily; they cannot be objects.
-    pub non_utf8: Vec<String>,
-    /// Problems met while listing (directories a walk could not enter).
-    pub diagnostics: Vec<Diagnostic>,
-    /// Listed paths a walk saw as neither a file, a directory nor a link (named pipes, sockets,
-    /// devices): they are examined before anything opens them, since opening one acts on it.
-    pub special: HashSet<String>,
-    /// Listed paths (and non-UTF-8 ones) git does not track; empty under `filesystem`.
-    pub untracked: HashSet<String>,
 }
 
 /// Lists the repository's files by `discovery`.
@@ -70,7 +57,7 @@ pub(crate) struct Pending {
 }
 
 /// What reading git's index in-process gave.
-type InProcess = Result<Result<Listing, walk::Unsure>, LayerError>;
+type InProcess = Result<Result<Listing, Unsure>, LayerError>;
 
 /// Starts listing `root` by `discovery` (`auto` resolved here); [`Pending::finish`] gives the
 /// listing or the error. Under `vcs` git's index is read in-process on a thread while the
@@ -115,14 +102,14 @@ impl Pending {
         if let Some(reading) = self.reading.take() {
             let read = reading
                 .join()
-                .unwrap_or_else(|_| Ok(Err(walk::Unsure("the in-process reader stopped".into()))));
+                .unwrap_or_else(|_| Ok(Err(Unsure("the in-process reader stopped".into()))));
             match read? {
                 Ok(listing) => {
                     let mut listing = listing;
                     admit(&self.root, self.discovery, &mut listing);
                     return Ok(tidy(listing));
                 }
-                Err(walk::Unsure(why)) => {
+                Err(Unsure(why)) => {
                     tracing::debug!(reason = %why, "git's index is not read in-process; asking `git ls-files`");
                     self.git = Some(spawn_git(&self.root));
                 }
@@ -130,21 +117,8 @@ impl Pending {
         }
         let mut listing = match self.git.take() {
             Some(git) => finish_git(&self.root, git?)?,
-            None => match walk::walk(
-                &self.root,
-                walk::Mode::Filesystem,
-                &HashSet::new(),
-                HashSet::new(),
-            )? {
-                Ok(listing) => listing,
-                // A filesystem walk reports what it could not see as diagnostics instead.
-                Err(walk::Unsure(reason)) => {
-                    return Err(LayerError::Io {
-                        path: self.root.clone(),
-                        message: reason,
-                    })
-                }
-            },
+            // A filesystem walk reports what it could not see as diagnostics.
+            None => walk::walk(&self.root)?,
         };
         admit(&self.root, self.discovery, &mut listing);
         Ok(tidy(listing))

@@ -24,9 +24,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rustix::fs::{Dir, FileType, Mode, OFlags};
 
-use crate::layer::discovery::gitdir::GitDir;
-use crate::layer::discovery::walk::{ambiguous_pattern, Unsure};
-use crate::layer::discovery::Listing;
+use super::excludes::{ambiguous_pattern, global_excludes_possible};
+use super::gitdir::GitDir;
+use super::listing::{Listing, Unsure};
 use crate::layer::LayerError;
 
 /// The one directory walked below the root.
@@ -150,7 +150,7 @@ impl Walk<'_> {
         }
         // Built only where git may have one (`walk::global_excludes_possible`): reading the
         // configuration files for it is a share of a start of its own.
-        if crate::layer::discovery::walk::global_excludes_possible() {
+        if global_excludes_possible() {
             let (global, _) =
                 GitignoreBuilder::new(git.map_or(self.root, |g| g.top.as_path())).build_global();
             excludes.push(global);

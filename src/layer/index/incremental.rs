@@ -9,104 +9,28 @@
 //! generation holds, and an edit generation reads it again. Everything that depends on more than
 //! one file (duplicate identities, required sources, skills, the sort) is assembled by the one
 //! code a full build uses, so an edit generation is what a full build of the same files gives.
-//! This module knows nothing of the watcher's timing or of notifications.
+//! This module knows nothing of the watcher's timing or of notifications. A file's stamp itself is
+//! `file_stamp`.
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
-use crate::layer::config;
-use crate::layer::config::kinds::REPOSITORY_KINDS_PATH;
-use crate::layer::config::manifest::MANIFEST_PATH;
-use crate::layer::config::sources::SOURCES_PATH;
-use crate::layer::index::{
+use super::file_stamp::FileStamp;
+use super::{
     build_from, build_with, examine_configuration, read_one, stamp_with, Claim, Index, ListingFrom,
     Outcome, Plan, Read,
 };
+use crate::layer::config;
+use crate::layer::config::MANIFEST_PATH;
+use crate::layer::config::REPOSITORY_KINDS_PATH;
+use crate::layer::config::SOURCES_PATH;
 use crate::layer::object::Object;
 use crate::layer::parallel;
-use crate::layer::read::file::Directories;
+use crate::layer::read::Directories;
 use crate::layer::{discovery, Discovery, LayerError};
-
-/// How close to the build's start a modification time makes a stamp untrustworthy, on a file
-/// system that keeps nanoseconds: the kernel stamps writes from a clock that moves in ticks of
-/// a few milliseconds.
-const RACY_FINE: Duration = Duration::from_millis(100);
-
-/// The same on a file system whose times are whole seconds (FAT keeps two).
-const RACY_COARSE: Duration = Duration::from_secs(3);
-
-/// One file as examined: what tells a changed file from an unchanged one without reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileStamp {
-    len: u64,
-    /// Nanoseconds since the epoch; 0 when the platform gives none.
-    modified: u128,
-    /// The inode's change time (nanoseconds since the epoch): a rewrite that restores the
-    /// modification time still moves it.
-    changed: i128,
-    ino: u64,
-    mode: u32,
-}
-
-impl FileStamp {
-    pub(crate) fn of(meta: &std::fs::Metadata) -> FileStamp {
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        #[cfg(unix)]
-        let (changed, ino, mode) = {
-            use std::os::unix::fs::MetadataExt;
-            (
-                i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-                meta.ino(),
-                meta.mode(),
-            )
-        };
-        #[cfg(not(unix))]
-        let (changed, ino, mode) = (0, 0, 0);
-        FileStamp {
-            len: meta.len(),
-            modified,
-            changed,
-            ino,
-            mode,
-        }
-    }
-
-    /// `path` examined without following a link; `None` when it cannot be.
-    pub(crate) fn examine(path: &Path) -> Option<FileStamp> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| FileStamp::of(&m))
-    }
-
-    /// This stamp's part of a generation's stamp digest.
-    pub(crate) fn hash_into(&self, hasher: &mut Sha256) {
-        hasher.update(self.len.to_le_bytes());
-        hasher.update(self.modified.to_le_bytes());
-        hasher.update(self.changed.to_le_bytes());
-        hasher.update(self.ino.to_le_bytes());
-        hasher.update(self.mode.to_le_bytes());
-    }
-
-    /// Whether a write after `examined` could have left this stamp as it is.
-    fn racy(&self, examined: SystemTime) -> bool {
-        let Ok(examined) = examined.duration_since(UNIX_EPOCH) else {
-            return true;
-        };
-        let window = if self.modified % 1_000_000_000 == 0 {
-            RACY_COARSE
-        } else {
-            RACY_FINE
-        };
-        self.modified + window.as_nanos() >= examined.as_nanos()
-    }
-}
 
 /// What one generation examined, file by file.
 #[derive(Clone, Debug, Default)]
@@ -147,7 +71,7 @@ pub(crate) fn examine(
     base: &Index,
 ) -> Result<Examined, LayerError> {
     let at = SystemTime::now();
-    let plan = Arc::new(crate::layer::index::plan(root, discovery, &base.sources)?);
+    let plan = Arc::new(super::plan(root, discovery, &base.sources)?);
     let stamps: Vec<Option<FileStamp>> = parallel::in_parts(
         &plan.claims,
         parallel::threads_for(plan.claims.len(), 4096),

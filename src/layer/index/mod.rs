@@ -3,12 +3,19 @@
 //! what the build examined, which `live` compares with what it examines now. What the build
 //! reads is `plan`, how it reads it `read`, and how a generation is named `stamp`.
 
-pub(super) mod incremental;
+mod file_stamp;
+mod incremental;
 mod plan;
 mod read;
-pub(super) mod scope_table;
-pub(super) mod skills;
+mod scope_table;
+mod skills;
 mod stamp;
+
+pub(crate) use incremental::{examine, examine_paths, rebuild, Examined};
+pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
+pub use skills::{
+    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+};
 
 pub(crate) use plan::{plan, plan_from, Claim, Plan};
 use read::{exclude_duplicates, read_in_parallel};
@@ -23,15 +30,16 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::layer::config::kinds::{Kinds, REPOSITORY_KINDS_PATH};
-use crate::layer::config::manifest::{read_manifest, Manifest, MANIFEST_PATH};
-use crate::layer::config::sources::{Sources, SOURCES_PATH};
+use crate::layer::config::{read_manifest, Manifest, MANIFEST_PATH};
+use crate::layer::config::{Kinds, REPOSITORY_KINDS_PATH};
+use crate::layer::config::{Sources, SOURCES_PATH};
 use crate::layer::diagnostic::{codes, Diagnostic, Severity};
 use crate::layer::discovery;
-use crate::layer::index::incremental::{FileStamp, Files, Reuse};
 use crate::layer::object::Object;
 use crate::layer::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use crate::layer::{Discovery, LayerError};
+use file_stamp::FileStamp;
+use incremental::{Files, Reuse};
 
 /// Whether every claimed file became an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -67,12 +75,12 @@ pub struct Index {
     /// generation to tell which files to read again (see `incremental`).
     pub(crate) files: Files,
     /// The scopes of the active rules and instructions, built on first use.
-    scopes: OnceLock<crate::layer::index::scope_table::ScopeTable>,
+    scopes: OnceLock<ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
     /// search reads the objects.
     search_signatures: OnceLock<Prepared>,
     /// Every skill's files, sorted by skill name.
-    pub skills: Vec<crate::layer::index::skills::Skill>,
+    pub skills: Vec<skills::Skill>,
     /// The skills' text files as searched objects, made on first search.
     skill_search: OnceLock<Vec<Object>>,
 }
@@ -96,16 +104,14 @@ impl Index {
         self.fingerprint.get_or_init(|| {
             let mut entries = self.settled.clone();
             entries.extend(self.objects.iter().map(object_entry));
-            entries.extend(crate::layer::index::skills::fingerprint_entries(
-                &self.skills,
-            ));
+            entries.extend(skills::fingerprint_entries(&self.skills));
             fingerprint(entries)
         })
     }
 
     /// The object at `uri`, if the index holds one.
     /// The skill named `name`, with its files.
-    pub fn skill(&self, name: &str) -> Option<&crate::layer::index::skills::Skill> {
+    pub fn skill(&self, name: &str) -> Option<&skills::Skill> {
         self.skills
             .binary_search_by(|s| s.name.as_str().cmp(name))
             .ok()
@@ -147,9 +153,9 @@ impl Index {
 
     /// What a search ranks: the objects, then the skills' text files (`skill_file`).
     fn corpus(&self) -> Corpus<'_> {
-        let files = self.skill_search.get_or_init(|| {
-            crate::layer::index::skills::searched_files(&self.skills, &self.objects)
-        });
+        let files = self
+            .skill_search
+            .get_or_init(|| skills::searched_files(&self.skills, &self.objects));
         Corpus::new(&self.objects, files)
     }
 
@@ -174,9 +180,9 @@ impl Index {
             return self.prepare_search();
         };
         let fresh: std::collections::HashSet<&str> = fresh.iter().map(String::as_str).collect();
-        let skill_files = self.skill_search.get_or_init(|| {
-            crate::layer::index::skills::searched_files(&self.skills, &self.objects)
-        });
+        let skill_files = self
+            .skill_search
+            .get_or_init(|| skills::searched_files(&self.skills, &self.objects));
         self.search_signatures.get_or_init(|| {
             before.updated(&previous.objects, &self.objects, skill_files, |o| {
                 fresh.contains(o.provenance.path.as_str())
@@ -206,9 +212,8 @@ impl Index {
     }
 
     /// The scopes of this generation's active rules and instructions (`objects.applicable`).
-    pub fn scopes(&self) -> &crate::layer::index::scope_table::ScopeTable {
-        self.scopes
-            .get_or_init(|| crate::layer::index::scope_table::ScopeTable::build(&self.objects))
+    pub fn scopes(&self) -> &ScopeTable {
+        self.scopes.get_or_init(|| ScopeTable::build(&self.objects))
     }
 
     /// Whether [`Index::prepare_search`] has finished.
@@ -410,16 +415,9 @@ pub(crate) fn build_from(
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
-    let (skills, opened) = crate::layer::index::skills::collect(
-        root,
-        &plan.skill_files,
-        &mut objects,
-        &mut diagnostics,
-    );
+    let (skills, opened) = skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
-    diagnostics.extend(crate::layer::index::skills::unknown_key_warnings(
-        &objects, &kinds,
-    ));
+    diagnostics.extend(skills::unknown_key_warnings(&objects, &kinds));
     // A diagnostic is served whole, its path too: a name holding a credential is said redacted
     // here, once, whichever check named it.
     for d in &mut diagnostics {

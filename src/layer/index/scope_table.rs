@@ -20,8 +20,8 @@ use globset::{GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
 use crate::layer::object::Object;
-use crate::layer::scope::glob_shape::GlobShape;
-use crate::layer::scope::shape_index::{ancestors, ShapeIndex};
+use crate::layer::scope::GlobShape;
+use crate::layer::scope::{ancestors, ShapeIndex};
 use crate::layer::scope::{glob, scope_of, Scope};
 
 /// Why an object applies to some of the paths asked about.

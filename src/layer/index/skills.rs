@@ -9,9 +9,9 @@ use std::sync::{Arc, OnceLock};
 
 use sha2::{Digest, Sha256};
 
-use crate::layer::config::kinds::Kinds;
+use super::file_stamp::FileStamp;
+use crate::layer::config::Kinds;
 use crate::layer::diagnostic::{codes, Diagnostic};
-use crate::layer::index::incremental::FileStamp;
 use crate::layer::object::Object;
 
 /// A `unknown_key` warning for every metadata key an object's kind does not declare, for the
@@ -264,7 +264,7 @@ pub(crate) fn collect(
         &claimed,
         threads,
         SKILL_RUN,
-        crate::layer::read::file::Directories::default,
+        crate::layer::read::Directories::default,
         |dirs, part| {
             part.iter()
                 .map(|(o, directory)| read_skill(root, listed, directory, o, dirs))
@@ -342,7 +342,7 @@ fn read_skill(
     listed: &Listed,
     directory: &str,
     object: &Object,
-    dirs: &mut crate::layer::read::file::Directories,
+    dirs: &mut crate::layer::read::Directories,
 ) -> (Result<Vec<SkillFile>, Refusal>, Opened) {
     let mut opened = Vec::new();
     let read = read_skill_files(root, listed, directory, object, dirs, &mut opened);
@@ -354,7 +354,7 @@ fn read_skill_files(
     listed: &Listed,
     directory: &str,
     object: &Object,
-    dirs: &mut crate::layer::read::file::Directories,
+    dirs: &mut crate::layer::read::Directories,
     opened: &mut Opened,
 ) -> Result<Vec<SkillFile>, Refusal> {
     let name = object.identity.as_str();
@@ -460,7 +460,7 @@ fn unreadable(path: &str, what: &str, e: &std::io::Error) -> Refusal {
 fn open(
     root: &Path,
     path: &str,
-    dirs: &mut crate::layer::read::file::Directories,
+    dirs: &mut crate::layer::read::Directories,
 ) -> Result<Option<std::fs::File>, Refusal> {
     match dirs.open_no_follow(root, path) {
         Ok(file) => Ok(Some(file)),

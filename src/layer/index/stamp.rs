@@ -6,11 +6,11 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::file_stamp::FileStamp;
 use super::plan::Plan;
-use crate::layer::config::kinds::REPOSITORY_KINDS_PATH;
-use crate::layer::config::manifest::MANIFEST_PATH;
-use crate::layer::config::sources::SOURCES_PATH;
-use crate::layer::index::incremental::FileStamp;
+use crate::layer::config::MANIFEST_PATH;
+use crate::layer::config::REPOSITORY_KINDS_PATH;
+use crate::layer::config::SOURCES_PATH;
 use crate::layer::object::Object;
 
 /// An object's fingerprint entry: its path, length and the digest of its content.

@@ -6,8 +6,10 @@
 //! length, modification time, inode) and of the configuration files, hashed. Only when that stamp
 //! moves is anything read.
 
-pub(super) mod changes;
-pub(super) mod events;
+mod changes;
+mod events;
+
+pub use changes::Changes;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,11 +18,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::layer::index::incremental;
-use crate::layer::index::{build, build_doing, Index};
-use crate::layer::live::changes::Changes;
-use crate::layer::live::events::{Notifications, WatchSet};
+use crate::layer::index::{self, build, build_doing, Examined, Index};
 use crate::layer::{Discovery, LayerError};
+use events::{Notifications, WatchSet};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
 const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
@@ -447,9 +447,9 @@ impl LiveIndex {
     }
 
     /// The full check, timed.
-    fn examine_all(&self, base: &Index) -> Result<incremental::Examined, LayerError> {
+    fn examine_all(&self, base: &Index) -> Result<Examined, LayerError> {
         let started = Instant::now();
-        let examined = incremental::examine(&self.root, self.discovery, base);
+        let examined = index::examine(&self.root, self.discovery, base);
         let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.full_check.store(took, Ordering::Relaxed);
         examined
@@ -466,11 +466,11 @@ impl LiveIndex {
         let named = matches!(check, Check::Paths(_)) || !written.is_empty();
         let examined = match check {
             Check::Forced if !written.is_empty() => {
-                incremental::examine_paths(&self.root, &base, &written, true)
+                index::examine_paths(&self.root, &base, &written, true)
                     .ok_or(())
                     .or_else(|()| self.examine_all(&base))
             }
-            Check::Paths(paths) => incremental::examine_paths(&self.root, &base, &paths, false)
+            Check::Paths(paths) => index::examine_paths(&self.root, &base, &paths, false)
                 .ok_or(())
                 .or_else(|()| self.examine_all(&base)),
             Check::Forced | Check::Full => self.examine_all(&base),
@@ -498,7 +498,7 @@ impl LiveIndex {
         }
         let generation = builder.next_generation;
         builder.next_generation += 1;
-        match incremental::rebuild(&self.root, self.discovery, &base, generation, examined) {
+        match index::rebuild(&self.root, self.discovery, &base, generation, examined) {
             Ok(index) => {
                 // The build stamped each file as it opened it, before reading it, so a change
                 // made during the build moves the next stamp and is picked up by the next poll.

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::directories::Directories;
+use super::yaml_bound::Refusal;
 use crate::layer::diagnostic::{codes, Diagnostic};
-pub(crate) use crate::layer::read::directories::Directories;
-use crate::layer::read::yaml_bound::Refusal;
 use crate::layer::MAX_FILE_BYTES;
 
 /// What reading a claimed path gave.
@@ -190,7 +190,7 @@ fn read_open(file: &mut std::fs::File, meta: &std::fs::Metadata, path: &str) -> 
 }
 
 /// What a path that is not a regular file is, in words (`a named pipe`), for a refusal.
-pub(in crate::layer) fn describe_type(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn describe_type(meta: &std::fs::Metadata) -> &'static str {
     let ty = meta.file_type();
     if ty.is_dir() {
         return "a directory";
@@ -294,7 +294,7 @@ pub(crate) fn yaml_to_json(text: &str) -> Result<Value, YamlError> {
 }
 
 fn check_bound(text: &str) -> Result<(), YamlError> {
-    crate::layer::read::yaml_bound::check(text).map_err(YamlError::Bound)
+    super::yaml_bound::check(text).map_err(YamlError::Bound)
 }
 
 /// The one call of the YAML parser, on a document within the bound.
@@ -330,10 +330,10 @@ pub(crate) mod parser_calls {
 /// `plain_yaml` reads line by line and nests at most a list deep, so after the size check only
 /// what it declines needs the depth scan.
 pub(crate) fn yaml_mapping(text: &str) -> Result<Map<String, Value>, YamlError> {
-    if text.len() > crate::layer::read::yaml_bound::MAX_BYTES {
+    if text.len() > super::yaml_bound::MAX_BYTES {
         return Err(YamlError::Bound(Refusal::Oversized { bytes: text.len() }));
     }
-    match crate::layer::read::plain_yaml::mapping(text) {
+    match super::plain_yaml::mapping(text) {
         Some(map) => Ok(map),
         None => {
             check_bound(text)?;

@@ -4,7 +4,18 @@
 //! every YAML document passes before a parser sees it (`yaml_bound`). It knows nothing of kinds,
 //! sources or objects.
 
-pub(super) mod directories;
-pub(super) mod file;
-pub(super) mod plain_yaml;
-pub(super) mod yaml_bound;
+mod directories;
+mod file;
+mod plain_yaml;
+mod yaml_bound;
+
+pub(crate) use directories::Directories;
+pub(crate) use file::{
+    backticked, describe_json, describe_type, first_heading, read_claimed, split_front_matter,
+    unknown_keys, versioned, versioned_mapping, yaml_mapping, yaml_to_json, FrontMatterBlock,
+    ReadOutcome, YamlError,
+};
+pub use yaml_bound::{
+    check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
+    MAX_DEPTH as MAX_YAML_DEPTH,
+};

@@ -254,8 +254,8 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::{json, Map, Value};
 
+    use super::super::file::yaml_mapping_with_parser;
     use super::mapping;
-    use crate::layer::read::file::yaml_mapping_with_parser;
 
     fn parsed(text: &str) -> Map<String, Value> {
         mapping(text).unwrap_or_else(|| panic!("{text:?} was declined"))

@@ -4,8 +4,11 @@
 //! The per-generation table that answers `objects.applicable` is
 //! `scope_table.rs`.
 
-pub(super) mod glob_shape;
-pub(super) mod shape_index;
+mod glob_shape;
+mod shape_index;
+
+pub use glob_shape::GlobShape;
+pub(crate) use shape_index::{ancestors, ShapeIndex};
 
 use globset::{Glob, GlobBuilder};
 use serde_json::{Map, Value};
@@ -27,18 +30,6 @@ pub enum Scope {
 
 /// Every provider an agent file may belong to.
 pub const PROVIDERS: &[&str] = &["agents", "claude", "gemini", "copilot", "cursor"];
-
-/// The scope of `object` as its file says it, when it is a rule or an `instructions` object whose
-/// scope reads (otherwise its diagnostic says why).
-pub fn scope_of_object(object: &crate::layer::Object) -> Option<Scope> {
-    scope_of(
-        &object.kind,
-        &object.provenance.path,
-        &object.metadata.to_map(),
-    )
-    .ok()
-    .flatten()
-}
 
 /// The provider an agent file belongs to, from where it sits.
 pub fn provider(path: &str) -> &'static str {

@@ -13,12 +13,12 @@
 
 use std::collections::HashMap;
 
-use crate::layer::scope::glob_shape::GlobShape;
+use super::glob_shape::GlobShape;
 
 /// The directories holding `path`, from the root: `""`, `src/`, `src/db/` for `src/db/a.rs` (and
 /// `src/` itself for `src/`). These are exactly the `/`-terminated (or empty) strings `path`
 /// starts with.
-pub(in crate::layer) fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..=i]))
 }
 

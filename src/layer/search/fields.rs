@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::terms::{self, Unit};
 use crate::layer::object::Object;
-use crate::layer::read::file::{split_front_matter, FrontMatterBlock};
+use crate::layer::read::{split_front_matter, FrontMatterBlock};
 
 /// The fields of an object, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub(super) fn parse_kinds_file(
     )
 }
 
-fn kinds_yaml_error(path: &Path, e: crate::layer::read::file::YamlError) -> LayerError {
+fn kinds_yaml_error(path: &Path, e: crate::layer::read::YamlError) -> LayerError {
     crate::layer::config::yaml_error(path.to_path_buf(), e, |path, message| LayerError::Kinds {
         path,
         message,

@@ -13,6 +13,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::layer::index::build;
+use crate::layer::index::file_stamp::RACY_FINE;
 
 const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\n";
 
