@@ -1,7 +1,7 @@
 //! The two eras one dispatcher serves: which era a request belongs to, the checks a
 //! modern request's `_meta` must pass, and what every modern result carries besides its payload
 //! (`resultType`, the server's identity in `_meta`, and the caching hints of `caching`).
-//! It knows nothing of transports: HTTP's header rules live in `http::mcp_modern`.
+//! It knows nothing of transports: HTTP's header rules live in `http::mcp::modern`.
 
 use std::borrow::Cow;
 
