@@ -3,14 +3,14 @@
 //! a `Context` is a cheap handle on it that may also name the calling peer. A handler never
 //! learns which transport called it.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use crate::board::peers::{PeerId, Peers};
 use crate::error::CapabilityError;
 use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
@@ -61,160 +61,7 @@ impl ToolsList {
     }
 }
 
-/// A peer's number on the board.
-pub type PeerId = u64;
-
 pub use crate::transport::Transport;
-
-/// A session attached to this process, named by its `clientInfo`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Peer {
-    pub id: PeerId,
-    pub transport: Transport,
-    pub client_name: String,
-    pub client_version: String,
-    pub protocol_version: String,
-    /// Seconds since the Unix epoch.
-    pub attached_at: u64,
-    pub intent: Option<String>,
-    pub paths: Vec<String>,
-    /// The process it is attached to, and the worktree that process serves (empty for a peer
-    /// of this process until the board is opened).
-    pub pid: u32,
-    pub worktree: String,
-    pub this_process: bool,
-}
-
-/// The sessions attached to this process, and through the repository's board those of every
-/// other majordomus process serving it (`crate::board`).
-#[derive(Debug, Default)]
-pub struct Peers {
-    next: AtomicU64,
-    board: Mutex<BTreeMap<PeerId, Peer>>,
-    /// The repository's board, opened on first use; this process is on it once `join`ed.
-    shared: OnceLock<crate::board::Board>,
-    /// Held from a snapshot of the sessions to its record written, so records land in order.
-    publishing: Mutex<()>,
-    /// The listeners owed a note when mail reaches this process's inbox on the board.
-    inbox_watch: crate::board::inbox_watch::InboxWatch,
-}
-
-impl Peers {
-    fn board(&self) -> std::sync::MutexGuard<'_, BTreeMap<PeerId, Peer>> {
-        self.board.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Puts a session on the board (or renames it, when it initializes again).
-    pub fn attach(
-        &self,
-        existing: Option<PeerId>,
-        transport: Transport,
-        client_name: &str,
-        client_version: &str,
-        protocol_version: &str,
-    ) -> PeerId {
-        let id = existing.unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let attached_at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        let mut board = self.board();
-        let previous = board.remove(&id);
-        board.insert(
-            id,
-            Peer {
-                id,
-                transport,
-                // Shown on the board to every agent on the repository: a credential a client
-                // put in its name goes no further than here.
-                client_name: crate::secrets::redact(client_name).into_owned(),
-                client_version: crate::secrets::redact(client_version).into_owned(),
-                protocol_version: protocol_version.to_string(),
-                attached_at: previous.as_ref().map_or(attached_at, |p| p.attached_at),
-                intent: previous.as_ref().and_then(|p| p.intent.clone()),
-                paths: previous.map(|p| p.paths).unwrap_or_default(),
-                pid: std::process::id(),
-                worktree: String::new(),
-                this_process: true,
-            },
-        );
-        drop(board);
-        self.publish();
-        id
-    }
-
-    /// Takes a session off the board.
-    pub fn detach(&self, id: PeerId) {
-        self.board().remove(&id);
-        self.publish();
-        // Its messages go with it: nobody can read them any more.
-        if let Some(board) = self.shared.get() {
-            board.drop_session_inbox(id);
-        }
-    }
-
-    pub fn list(&self) -> Vec<Peer> {
-        self.board().values().cloned().collect()
-    }
-
-    pub fn get(&self, id: PeerId) -> Option<Peer> {
-        self.board().get(&id).cloned()
-    }
-
-    /// Sessions attached over `transport` now.
-    pub fn count(&self, transport: Transport) -> usize {
-        self.board()
-            .values()
-            .filter(|p| p.transport == transport)
-            .count()
-    }
-
-    /// Records what `id` is working on; `None` when the peer is not on the board.
-    pub fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> Option<Peer> {
-        let mut board = self.board();
-        let peer = board.get_mut(&id)?;
-        peer.intent = Some(intent.to_string());
-        peer.paths = paths.to_vec();
-        let peer = peer.clone();
-        drop(board);
-        self.publish();
-        Some(peer)
-    }
-
-    /// The board of the repository at `root` (opened once; the first root asked for wins).
-    pub fn shared_board(&self, root: &std::path::Path) -> &crate::board::Board {
-        self.shared.get_or_init(|| crate::board::Board::open(root))
-    }
-
-    /// Puts this serving process on the repository's board; a failure is logged and every
-    /// reading reports it, and the process serves on.
-    pub fn join(&self, root: &std::path::Path) {
-        let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = self
-            .shared
-            .get_or_init(|| crate::board::Board::open(root))
-            .join(crate::board::sessions_of(&self.list()));
-    }
-
-    /// The listeners owed a note when mail reaches this process's inbox.
-    pub fn inbox_watch(&self) -> &crate::board::inbox_watch::InboxWatch {
-        &self.inbox_watch
-    }
-
-    /// Takes this process off the board (a clean exit).
-    pub fn leave(&self) {
-        if let Some(board) = self.shared.get() {
-            board.leave();
-        }
-    }
-
-    fn publish(&self) {
-        if let Some(board) = self.shared.get() {
-            let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = board.publish(crate::board::sessions_of(&self.list()));
-        }
-    }
-}
 
 /// What a server's front end knows of its load (`server.status`): HTTP's in-flight requests
 /// and sessions. A process serving stdio has none.

@@ -65,8 +65,8 @@ const KNOWN_PAIRS: &[(&str, &str, &str)] = &[
 /// The cycles once broken: no two modules of one group are in one cycle, however long.
 const BROKEN_CYCLES: &[&[&str]] = &[
     &["context", "executor"],
-    &["layer::index", "layer::live", "layer::events"],
-    &["layer::file", "layer::manifest"],
+    &["layer::index", "layer::live"],
+    &["layer::read", "layer::config"],
 ];
 
 /// The source a module's dependencies are read from: no comment lines, and nothing from the
@@ -416,7 +416,7 @@ fn cycles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
 /// How many import cycles the crate has at most; a new one fails until it is broken or this
 /// number is raised with its reason. Top-level modules meet in the registry's handler table,
 /// which makes one large group; inside a directory module each cycle is its own.
-const MAX_CYCLES: usize = 10;
+const MAX_CYCLES: usize = 6;
 
 #[test]
 fn the_import_cycles_are_counted_and_no_new_one_appears() {

@@ -1,7 +1,7 @@
 //! Properties that hold for every input, checked with proptest: reading a URI answers that URI
 //! or refuses it, an origin URL never keeps its password, and binding a query
 //! string to any capability's input never fails but as `invalid_input`. The
-//! front-matter splitter's properties are unit tests in `src/layer/file.rs`, where it lives.
+//! front-matter splitter's properties are unit tests in `src/layer/read/file.rs`, where it lives.
 
 use std::sync::OnceLock;
 

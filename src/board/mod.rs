@@ -11,12 +11,13 @@ pub mod claims;
 pub mod glob;
 pub mod inbox;
 pub mod inbox_watch;
+pub mod peers;
 pub mod process;
 mod read;
 pub mod record;
 mod view;
 
-pub use view::{sessions_of, view, BoardView};
+pub use view::{view, BoardView};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

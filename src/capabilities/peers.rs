@@ -5,8 +5,9 @@ mod changes;
 mod context;
 mod messages;
 
+use crate::board::peers::Peer as BoardPeer;
 use crate::board::{self, BoardView};
-use crate::context::{Context, Peer as BoardPeer, Transport};
+use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
     AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, InboxInput,

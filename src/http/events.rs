@@ -1,5 +1,6 @@
-//! Server-sent event streams of a live layer: a legacy session's `GET /mcp`, a
-//! modern `subscriptions/listen` answered as a stream, and the Cockpit's `/cockpit/events`.
+//! Server-sent event streams of a live layer: the stream a legacy session's `GET /mcp` opens
+//! (`http::mcp` names the session), a modern `subscriptions/listen` answered as a stream, and the
+//! Cockpit's `/cockpit/events`.
 //! Each stream attaches to one listener of `crate::listeners`, drains it when woken and writes
 //! each note as one event (`X-Accel-Buffering: no`, a keep-alive comment every 15 s). A stream
 //! whose client went away is dropped by hyper, which ends a listen or a page's listener; a
@@ -15,7 +16,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use tokio::sync::Notify;
 
-use super::mcp::SESSION_HEADER;
 use super::AppState;
 use crate::context::{Context, Transport};
 use crate::listeners::{Filter, Listener, Listeners, Note, Role};
@@ -109,12 +109,11 @@ impl Stream {
     }
 }
 
-/// An event-stream response draining `listener` from now on.
-fn stream(
+/// An event-stream response draining `listener` from now on, holding `hold` while it is open.
+pub(super) fn stream(
     ctx: &Context,
     listener: Arc<Listener>,
     hold: Option<super::sessions::InUse>,
-    session: Option<&str>,
 ) -> Response {
     let notify = Arc::new(Notify::new());
     let ring = Arc::clone(&notify);
@@ -138,9 +137,6 @@ fn stream(
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    if let Some(id) = session.and_then(|id| HeaderValue::from_str(id).ok()) {
-        headers.insert(SESSION_HEADER, id);
-    }
     response
 }
 
@@ -171,31 +167,15 @@ pub fn listen(ctx: &Context, listener: Arc<Listener>) -> Response {
         // Built on a blocking thread: the guard holds it, as every busy refusal is held.
         return super::busy::to_hold(refused, LISTENS_RETRY_AFTER);
     }
-    stream(ctx, listener, None, None)
+    stream(ctx, listener, None)
 }
 
-fn stopping() -> Response {
+pub(super) fn stopping() -> Response {
     super::error_response(
         StatusCode::SERVICE_UNAVAILABLE,
         "unavailable",
         "the server is shutting down and opens no new stream",
     )
-}
-
-/// `GET /mcp` naming a legacy session: that session's notifications. A second GET replaces the
-/// first (which ends); `DELETE` of the session ends it.
-pub async fn session(state: AppState, session_id: &str) -> Response {
-    let Some(entry) = state.sessions.checkout(session_id, state.ctx.peers()) else {
-        return super::error_response(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            "unknown or expired session; initialize a new one",
-        );
-    };
-    let Some(listener) = entry.listener() else {
-        return stopping();
-    };
-    stream(&state.ctx, listener, Some(entry), Some(session_id))
 }
 
 /// Cockpit event streams open at once. A browser holds at most about six connections to one
@@ -244,7 +224,7 @@ pub async fn cockpit(State(state): State<AppState>, _headers: HeaderMap) -> Resp
             })
             .await;
     }
-    let mut response = stream(&state.ctx, listener, None, None);
+    let mut response = stream(&state.ctx, listener, None);
     response.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

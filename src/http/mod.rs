@@ -10,7 +10,6 @@ mod guard;
 mod idle;
 mod lane;
 pub mod mcp;
-mod mcp_modern;
 mod sessions;
 mod writers;
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::context::{PeerId, Peers};
+use crate::board::peers::{PeerId, Peers};
 use crate::listeners::Listener;
 use crate::mcp::Session;
 

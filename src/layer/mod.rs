@@ -11,58 +11,35 @@
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
 //! object file only excludes that file, with a [`Diagnostic`].
 
-mod changes;
 mod config;
 mod diagnostic;
-mod directories;
 mod discovery;
-mod events;
-mod file;
-mod gitdir;
-mod gitindex;
-mod glob_shape;
-mod incremental;
 mod index;
-mod kinds;
 mod live;
-mod manifest;
 mod object;
 mod parallel;
-mod plain_yaml;
+mod read;
 mod scope;
-mod scope_index;
-mod scope_table;
 mod search;
-mod skills;
-mod sources;
-mod tree_watch;
-#[cfg(unix)]
-mod untracked;
-mod walk;
-mod yaml_bound;
 
 use std::path::PathBuf;
 
-pub use changes::Changes;
+pub use config::{
+    default_sources_yaml, find_root, FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, Manifest,
+    SourceClass, Sources, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,
+};
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
-pub use events::watch_plan;
-pub use glob_shape::GlobShape;
-pub use index::{build, Index, IndexState};
-pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
-pub use live::{ChangeHook, LiveIndex};
-pub use manifest::{find_root, Manifest, MANIFEST_PATH};
-pub use object::{make_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME};
-pub use scope::{check_path, glob, provider, scope_of_object, Scope, PROVIDERS};
-pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
+pub use index::{
+    base64, build, Applicability, Applicable, Index, IndexState, Page, Reason, ScopeTable, Skill,
+    SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+};
+pub use live::{watch_plan, ChangeHook, Changes, LiveIndex};
+pub use object::{
+    make_object, scope_of_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME,
+};
+pub use read::{check_yaml_bound, YamlRefusal, MAX_YAML_BYTES, MAX_YAML_DEPTH};
+pub use scope::{check_path, glob, provider, GlobShape, Scope, PROVIDERS};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
-pub use skills::{
-    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
-};
-pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
-pub use yaml_bound::{
-    check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
-    MAX_DEPTH as MAX_YAML_DEPTH,
-};
 
 /// Files larger than this are refused (`oversized`) without being read.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;

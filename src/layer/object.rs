@@ -6,9 +6,9 @@ use std::sync::Arc;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::diagnostic::{codes, Diagnostic};
-use super::file::{first_heading, split_front_matter, yaml_mapping, FrontMatterBlock};
-use super::kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
+use crate::layer::config::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
+use crate::layer::diagnostic::{codes, Diagnostic};
+use crate::layer::read::{first_heading, split_front_matter, yaml_mapping, FrontMatterBlock};
 use crate::registry::lang::ProblemKind;
 
 /// The scheme every object URI begins with.
@@ -323,7 +323,7 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
         diagnostics.push(Diagnostic::error(code, path, problem.message));
     }
     if let Value::Object(map) = &metadata {
-        if let Err(bad) = super::scope::scope_of(&kind.name, path, map) {
+        if let Err(bad) = crate::layer::scope::scope_of(&kind.name, path, map) {
             diagnostics.extend(bad);
         }
     }
@@ -439,6 +439,18 @@ fn parent_name(path: &str) -> &str {
     let mut parts = path.rsplit('/');
     parts.next();
     parts.next().unwrap_or("")
+}
+
+/// The scope of `object` as its file says it, when it is a rule or an `instructions` object whose
+/// scope reads (otherwise its diagnostic says why).
+pub fn scope_of_object(object: &Object) -> Option<crate::layer::scope::Scope> {
+    crate::layer::scope::scope_of(
+        &object.kind,
+        &object.provenance.path,
+        &object.metadata.to_map(),
+    )
+    .ok()
+    .flatten()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The two eras one dispatcher serves: which era a request belongs to, the checks a
 //! modern request's `_meta` must pass, and what every modern result carries besides its payload
 //! (`resultType`, the server's identity in `_meta`, and the caching hints of `caching`).
-//! It knows nothing of transports: HTTP's header rules live in `http::mcp_modern`.
+//! It knows nothing of transports: HTTP's header rules live in `http::mcp::modern`.
 
 use std::borrow::Cow;
 
@@ -10,8 +10,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::caching::CacheHint;
+use super::frame::RpcError;
 use super::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
-use super::server::RpcError;
 
 /// How a conversation told the dispatcher its era, before any message is looked at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::era::kind_of;
+use super::frame::RpcError;
 use super::protocol;
-use super::server::RpcError;
 
 /// A message this server can take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

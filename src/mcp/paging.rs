@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use super::frame::RpcError;
 use super::protocol;
-use super::server::RpcError;
 
 /// This process's mark on its cursors.
 fn salt() -> u64 {

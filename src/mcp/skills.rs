@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
+use super::frame::RpcError;
 use super::paging;
 use super::protocol;
-use super::server::RpcError;
 use crate::context::Context;
 use crate::layer::{Skill, SKILL_SCHEME};
 use crate::resolve;

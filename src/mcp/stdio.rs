@@ -16,8 +16,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::frame::Frame;
 use super::protocol::{self, MAX_MESSAGE_BYTES};
-use super::server::{Frame, Server, Session};
+use super::server::{Server, Session};
 use super::subscriptions;
 use crate::context::Transport;
 use crate::listeners::Listener;

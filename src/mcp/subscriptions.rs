@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{json, Map, Value};
 
 use super::era::{self, Era};
+use super::frame::RpcError;
 use super::protocol;
-use super::server::RpcError;
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::listeners::{Filter, Listener, Listeners, Note, Role, Wake, MAX_SUBSCRIPTIONS};

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use crate::layer::config::Sources;
 use crate::layer::diagnostic::Diagnostic;
 use crate::layer::discovery;
-use crate::layer::sources::Sources;
 use crate::layer::{Discovery, LayerError};
 
 /// A path a source claimed, with the class that won it.
@@ -30,7 +30,7 @@ pub(crate) struct Plan {
     pub listing_diagnostics: Vec<Diagnostic>,
     /// Every listed file under a claimed skill's directory, and the names there that are not
     /// UTF-8: the skill's files are what discovery lists, so an ignored file is never one.
-    pub skill_files: crate::layer::skills::Listed,
+    pub skill_files: super::skills::Listed,
 }
 
 pub(crate) fn plan(
@@ -54,14 +54,12 @@ pub(crate) fn plan_from(
             matched.push((i, class, rest.to_vec()));
         }
     }
-    let skill_files = crate::layer::skills::Listed::of(
+    let skill_files = super::skills::Listed::of(
         &listing.paths,
         &listing.non_utf8,
         matched
             .iter()
-            .filter(|(_, class, _)| {
-                sources.classes[*class].kind == crate::layer::skills::SKILL_KIND
-            })
+            .filter(|(_, class, _)| sources.classes[*class].kind == super::skills::SKILL_KIND)
             .map(|(i, _, _)| listing.paths[*i].as_str()),
     );
     let mut claims = Vec::with_capacity(matched.len());

@@ -6,16 +6,16 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::file_stamp::FileStamp;
 use super::plan::Claim;
 use super::stamp::object_entry;
+use crate::layer::config::Kinds;
+use crate::layer::config::Manifest;
+use crate::layer::config::Sources;
 use crate::layer::diagnostic::{codes, Diagnostic};
-use crate::layer::file::{read_claimed, Directories, ReadOutcome};
-use crate::layer::incremental::FileStamp;
-use crate::layer::kinds::Kinds;
-use crate::layer::manifest::Manifest;
 use crate::layer::object::{credential_in_name, make_object_or_return, Object};
 use crate::layer::parallel;
-use crate::layer::sources::Sources;
+use crate::layer::read::{read_claimed, Directories, ReadOutcome};
 
 /// What one worker made of one claim.
 // `Gone` is rare and the vector of outcomes lives only while one build assembles its objects;

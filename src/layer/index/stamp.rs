@@ -6,12 +6,12 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::file_stamp::FileStamp;
 use super::plan::Plan;
-use crate::layer::incremental::FileStamp;
-use crate::layer::kinds::REPOSITORY_KINDS_PATH;
-use crate::layer::manifest::MANIFEST_PATH;
+use crate::layer::config::MANIFEST_PATH;
+use crate::layer::config::REPOSITORY_KINDS_PATH;
+use crate::layer::config::SOURCES_PATH;
 use crate::layer::object::Object;
-use crate::layer::sources::SOURCES_PATH;
 
 /// An object's fingerprint entry: its path, length and the digest of its content.
 pub(super) fn object_entry(o: &Object) -> (String, u64, [u8; 32]) {

@@ -8,8 +8,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde_json::{Map, Value};
 
 use super::terms::{self, Unit};
-use crate::layer::file::{split_front_matter, FrontMatterBlock};
 use crate::layer::object::Object;
+use crate::layer::read::{split_front_matter, FrontMatterBlock};
 
 /// The fields of an object, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! bodies and snippets, and filters narrow without changing scores.
 
 use super::*;
-use crate::layer::kinds::Kinds;
+use crate::layer::config::Kinds;
 use crate::layer::object::{make_object, Object};
 
 /// An object of `kind` (`rule`, `knowledge`, `issue`, …) made from `text` as its file.

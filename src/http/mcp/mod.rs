@@ -1,0 +1,18 @@
+//! MCP over Streamable HTTP at `/mcp`, both eras: the legacy half (`legacy`: sessions opened by
+//! `initialize` and named by `Mcp-Session-Id`) and the modern half (`modern`: a stateless POST
+//! whose headers mirror its body). A POST goes to the half its headers and body name.
+
+mod legacy;
+mod modern;
+
+pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
+pub use legacy::{delete, get, post, SESSIONS_RETRY_AFTER};
+
+/// The header naming a legacy session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header a client uses to say which protocol version it speaks.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header mirroring the body's `method` (modern era).
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
+pub const NAME_HEADER: &str = "mcp-name";

@@ -1,0 +1,28 @@
+//! What discovery hands on: the files it found (`Listing`), and why an in-process reading cannot
+//! stand in for git (`Unsure`). Every lister of this folder makes these; none names another for
+//! them.
+
+use std::collections::HashSet;
+
+use crate::layer::diagnostic::Diagnostic;
+
+/// The files discovery found.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// Root-relative, `/`-separated, sorted, without duplicates.
+    pub paths: Vec<String>,
+    /// Paths that are not UTF-8, shown lossily; they cannot be objects.
+    pub non_utf8: Vec<String>,
+    /// Problems met while listing (directories a walk could not enter).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Listed paths a walk saw as neither a file, a directory nor a link (named pipes, sockets,
+    /// devices): they are examined before anything opens them, since opening one acts on it.
+    pub special: HashSet<String>,
+    /// Listed paths (and non-UTF-8 ones) git does not track; empty under `filesystem`.
+    pub untracked: HashSet<String>,
+}
+
+/// Why an in-process reading (git's index, the walk of `.ai/`) cannot stand in for git: the
+/// caller asks git instead.
+#[derive(Debug)]
+pub(crate) struct Unsure(pub String);

@@ -1,0 +1,792 @@
+//! Freshness: the index a running server reads, replaced whole by a newer generation when
+//! the layer changes. Readers clone an `Arc` and never wait for a build; builds happen on the
+//! watcher thread, off to the side, and are swapped in with one pointer store.
+//!
+//! Change detection is cheap on purpose: discovery plus a `stat` of every claimed file (path,
+//! length, modification time, inode) and of the configuration files, hashed. Only when that stamp
+//! moves is anything read.
+
+mod changes;
+mod events;
+mod tree_watch;
+
+pub use changes::Changes;
+pub use events::watch_plan;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::layer::index::{self, build, build_doing, Examined, Index};
+use crate::layer::{Discovery, LayerError};
+use events::{Notifications, WatchSet};
+
+/// How long `refresh_now` waits for the watcher before building on the caller's thread.
+const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
+
+/// How long a request waits for the watcher to check the changes the file system reported
+/// before it (see [`LiveIndex::settled`]); past it, the request is answered from the current
+/// generation and the check goes on.
+const SETTLE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// How often a watcher that gets file-system notifications still checks the stamp, for what
+/// notifications do not cover (see `events`).
+const NOTIFIED_POLL: Duration = Duration::from_secs(10);
+
+/// When the watcher starts its notifications and first checks the layer: soon, but not in the
+/// middle of a server's first requests.
+const FIRST_CHECK: Duration = Duration::from_millis(100);
+
+/// How long the watcher lets a burst of notifications (a checkout, an editor's save) gather
+/// before it checks the stamp once for all of them.
+const SETTLE: Duration = Duration::from_millis(25);
+
+/// The least time between two checks a notification causes, so that a stream of writes (a log,
+/// a docs build's output) is checked no more often than the old poll did.
+const MIN_GAP: Duration = Duration::from_millis(500);
+
+/// What the watcher is asked to do besides polling.
+enum Signal {
+    /// Build now, regardless of the stamp; carries the caller's ticket.
+    Refresh(u64),
+    /// The file system reported a change that may concern the layer: the paths whose content
+    /// or status changed, or `None` when it may be anything.
+    Changed(Option<Vec<String>>),
+    /// A request waits: check what the file system reported now, without waiting for the rest
+    /// of a burst; carries the request's ticket.
+    Settle(u64),
+}
+
+/// What a check examines.
+enum Check {
+    /// A writer's refresh: the paths it wrote, else everything; a generation is built whatever
+    /// the stamps say.
+    Forced,
+    /// Discovery and every claimed file.
+    Full,
+    /// Only these claimed paths, which the file system reported modified; everything when one
+    /// of them is not a claim.
+    Paths(Vec<String>),
+}
+
+/// How many times its own cost the watcher waits between two checks that nothing prompted: at
+/// 100,000 files a full check takes a good part of a second, and an idle layer must cost
+/// next to nothing.
+const IDLE_COST_RATIO: u32 = 50;
+
+/// The same while polling, where a check is also how a change is found.
+const POLLED_COST_RATIO: u32 = 10;
+
+/// The current generation of a layer, kept fresh by a watcher thread.
+pub struct LiveIndex {
+    root: PathBuf,
+    /// The root directory's device and inode when it was opened, to tell it from another
+    /// directory later put at the same path.
+    root_identity: Option<(u64, u64)>,
+    discovery: Discovery,
+    current: RwLock<Arc<Index>>,
+    /// Serialises builds, so generations are numbered in the order they are published.
+    builder: Mutex<Builder>,
+    generations_built: AtomicU64,
+    request_rebuilds: AtomicU64,
+    last_error: Mutex<Option<LayerError>>,
+    /// The watcher's mailbox; dropping it (with the `LiveIndex`) stops the watcher. The
+    /// notifier holds it weakly, so it does not keep the watcher alive.
+    watcher: Mutex<Option<Arc<Sender<Signal>>>>,
+    /// Stamp checks made by the watcher (not forced builds).
+    polls: AtomicU64,
+    /// How many times the watcher (re)started its notifications.
+    watches_started: AtomicU64,
+    /// What the latest full check took, in nanoseconds.
+    full_check: AtomicU64,
+    /// Whether the watcher is driven by file-system notifications rather than its interval.
+    notified: AtomicBool,
+    refreshes: Mutex<Refreshes>,
+    /// Requests that wait for the reported changes to be checked (see [`LiveIndex::settled`]).
+    settles: Mutex<Refreshes>,
+    refreshed: Condvar,
+    /// Changes the file system reported (counted after each is in the watcher's mailbox).
+    notes: AtomicU64,
+    /// How many of those the watcher has checked.
+    notes_checked: AtomicU64,
+    /// Paths writers just wrote, for the next forced build to add to the known listing.
+    written: Mutex<Vec<String>>,
+    /// Whether every published generation gets its search signatures built in the background.
+    prepare_search: AtomicBool,
+    /// Whether the first search turns `prepare_search` on (a server's layer).
+    search_wanted: AtomicBool,
+    /// Told what each published generation changed (see `changes`), when someone listens.
+    on_change: RwLock<Option<ChangeHook>>,
+}
+
+/// What [`LiveIndex::on_change`] calls, on the watcher's thread: it must not block.
+pub type ChangeHook = Arc<dyn Fn(Arc<Changes>) + Send + Sync>;
+
+struct Builder {
+    /// The stamp the current generation (or the last failed attempt) was built from.
+    stamp: [u8; 32],
+    next_generation: u64,
+}
+
+#[derive(Default)]
+struct Refreshes {
+    requested: u64,
+    served: u64,
+}
+
+impl std::fmt::Debug for LiveIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveIndex")
+            .field("root", &self.root)
+            .field("discovery", &self.discovery)
+            .field("generation", &self.current().generation)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not take the index down with it; the data under these locks is
+    // always left consistent between statements.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl LiveIndex {
+    /// Builds the first generation (1) and returns the live index; no watcher runs until
+    /// [`LiveIndex::watch`] starts one.
+    pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
+        Ok(Self::from_first(root, build(root, discovery, 1)?))
+    }
+
+    /// [`LiveIndex::new`], doing `meanwhile` on this thread while the first build waits for its
+    /// listing (see [`build_doing`]).
+    pub fn new_doing(
+        root: &Path,
+        discovery: Discovery,
+        meanwhile: Box<dyn FnOnce()>,
+    ) -> Result<Arc<LiveIndex>, LayerError> {
+        Ok(Self::from_first(
+            root,
+            build_doing(root, discovery, 1, meanwhile)?,
+        ))
+    }
+
+    fn from_first(root: &Path, first: Index) -> Arc<LiveIndex> {
+        // `auto` became what the first build used; every later build and check uses the same.
+        let discovery = first.discovery;
+        let stamp = first.stamp;
+        Arc::new(LiveIndex {
+            root: root.to_path_buf(),
+            root_identity: std::fs::metadata(root).ok().and_then(|m| identity(&m)),
+            discovery,
+            current: RwLock::new(Arc::new(first)),
+            builder: Mutex::new(Builder {
+                stamp,
+                next_generation: 2,
+            }),
+            generations_built: AtomicU64::new(1),
+            request_rebuilds: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+            watcher: Mutex::new(None),
+            polls: AtomicU64::new(0),
+            watches_started: AtomicU64::new(0),
+            full_check: AtomicU64::new(0),
+            notified: AtomicBool::new(false),
+            refreshes: Mutex::new(Refreshes::default()),
+            settles: Mutex::new(Refreshes::default()),
+            refreshed: Condvar::new(),
+            notes: AtomicU64::new(0),
+            notes_checked: AtomicU64::new(0),
+            written: Mutex::new(Vec::new()),
+            prepare_search: AtomicBool::new(false),
+            search_wanted: AtomicBool::new(false),
+            on_change: RwLock::new(None),
+        })
+    }
+
+    /// The current generation. Never builds and never waits for a build: a reader holding the
+    /// returned `Arc` keeps seeing that complete generation however many replace it.
+    pub fn current(&self) -> Arc<Index> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn discovery(&self) -> Discovery {
+        self.discovery
+    }
+
+    /// The current generation once every change the file system reported so far has been
+    /// checked: an edit saved before a request is seen by that request wherever the file system
+    /// notifies. Costs one atomic load when nothing is pending; otherwise waits for the watcher's
+    /// check (at most `SETTLE_PATIENCE`). Where the watcher polls, this is [`LiveIndex::current`].
+    pub fn settled(&self) -> Arc<Index> {
+        if self.notes.load(Ordering::Acquire) > self.notes_checked.load(Ordering::Acquire) {
+            self.wait_for_check();
+        }
+        self.current()
+    }
+
+    fn wait_for_check(&self) {
+        let Some(mailbox) = lock(&self.watcher).clone() else {
+            return;
+        };
+        let ticket = {
+            let mut settles = lock(&self.settles);
+            settles.requested += 1;
+            settles.requested
+        };
+        if mailbox.send(Signal::Settle(ticket)).is_ok() {
+            let settles = lock(&self.settles);
+            let _ = self
+                .refreshed
+                .wait_timeout_while(settles, SETTLE_PATIENCE, |s| s.served < ticket);
+        }
+    }
+
+    /// Generations built so far, the first included.
+    pub fn generations_built(&self) -> u64 {
+        self.generations_built.load(Ordering::Relaxed)
+    }
+
+    /// Builds that ran on a caller's thread rather than the watcher's: only a `refresh_now`
+    /// without a running watcher does that. Serving reads never builds, so with a watcher this
+    /// stays 0.
+    pub fn request_rebuilds(&self) -> u64 {
+        self.request_rebuilds.load(Ordering::Relaxed)
+    }
+
+    /// How many times the watcher checked whether the layer changed. With notifications, an idle
+    /// layer is checked only every 10 s.
+    pub fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    /// How many times the watcher started its notifications: once at first, and again each time
+    /// a generation needs other (or re-created) directories watched. A change made after this
+    /// moved is raised by the new notifications.
+    pub fn watches_started(&self) -> u64 {
+        self.watches_started.load(Ordering::Relaxed)
+    }
+
+    /// Whether the watcher learns of changes from the file system (else it polls every interval).
+    pub fn notified(&self) -> bool {
+        self.notified.load(Ordering::Relaxed)
+    }
+
+    /// Why the latest rebuild failed, while the previous generation is still served; `None`
+    /// once a build succeeds again.
+    pub fn last_error(&self) -> Option<LayerError> {
+        lock(&self.last_error).clone()
+    }
+
+    /// Why the generation served may no longer be the repository's: its directory is gone
+    /// (renamed or deleted) or replaced by another (asked now, with one `stat`), or the latest
+    /// rebuild failed. `None` while it is the repository's. A server whose repository moved
+    /// away keeps answering from what it read, and says so here rather than look healthy.
+    pub fn stale(&self) -> Option<String> {
+        let root = self.root.display();
+        match std::fs::metadata(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Some(format!(
+                    "the repository directory `{root}` is gone (renamed or deleted): what was read from it is served, and no change is seen"
+                ))
+            }
+            Err(e) => {
+                return Some(format!(
+                    "the repository directory `{root}` cannot be read ({e}): what was read from it is served"
+                ))
+            }
+            Ok(meta) if !meta.is_dir() || identity(&meta) != self.root_identity => {
+                return Some(format!(
+                    "the repository directory `{root}` was replaced by another since it was opened: what was read from the first is served"
+                ))
+            }
+            Ok(_) => {}
+        }
+        self.last_error().map(|e| {
+            format!("the layer could not be read again ({e}): the generation before is served")
+        })
+    }
+
+    /// Starts the watcher: when the file system reports a change that may concern the layer (or
+    /// every `interval` where it cannot, and every 10 s regardless) it checks the stamp and,
+    /// when the layer changed, builds the next generation and swaps it in. The thread holds only
+    /// a weak reference and ends as soon as the `LiveIndex` is dropped. Calling it again
+    /// replaces the watcher.
+    pub fn watch(self: &Arc<Self>, interval: Duration) -> std::io::Result<JoinHandle<()>> {
+        let (mailbox, inbox) = mpsc::channel::<Signal>();
+        let mailbox = Arc::new(mailbox);
+        let notifier = Arc::downgrade(&mailbox);
+        let live: Weak<LiveIndex> = Arc::downgrade(self);
+        let handle = std::thread::Builder::new()
+            .name("majordomus-layer-watch".to_string())
+            .spawn(move || {
+                let mut watching = Watching::default();
+                // Notifications start a moment after the first generation, so that setting
+                // them up does not compete with a server's first requests.
+                let mut wait = interval.min(FIRST_CHECK);
+                let mut last_check = Instant::now();
+                // A change was reported and not yet checked for: a writer's refresh came first,
+                // or the change came too soon after the last check.
+                let mut pending = false;
+                // The paths the pending change named, or `None`: anything may have changed.
+                let mut touched: Option<Vec<String>> = Some(Vec::new());
+                // Changes taken from the mailbox, and how many of them the pending check covers.
+                let mut taken: u64 = 0;
+                loop {
+                    let not_before = last_check + interval.min(MIN_GAP);
+                    let signals = match next_signals(&inbox, wait, not_before) {
+                        Ok(signals) => signals,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                        // The interval passed: check everything; or the change waiting for
+                        // its turn may now be checked, as it named itself.
+                        Err(RecvTimeoutError::Timeout) => Signals {
+                            ticket: None,
+                            settle: None,
+                            changed: !pending,
+                            touched: None,
+                            notes: 0,
+                        },
+                    };
+                    taken += signals.notes;
+                    let Some(live) = live.upgrade() else { break };
+                    // Started (the first time) before the check, so that the check covers what
+                    // changed before they were.
+                    live.follow(&mut watching, &notifier);
+                    if signals.changed {
+                        pending = true;
+                        touched = touched.zip(signals.touched).map(|(mut all, more)| {
+                            all.extend(more);
+                            all
+                        });
+                    }
+                    if let Some(ticket) = signals.ticket {
+                        // The writer waits for this one: the known paths plus what it wrote.
+                        live.poll(Check::Forced);
+                        live.mark_served(ticket);
+                    }
+                    // What else changed meanwhile (another process's file, a new directory) is
+                    // found by a full check, no more often than `MIN_GAP` however many writes.
+                    // A waiting request has it checked at once.
+                    if pending && (Instant::now() >= not_before || signals.settle.is_some()) {
+                        match touched.replace(Vec::new()) {
+                            Some(paths) => live.poll(Check::Paths(paths)),
+                            None => live.poll(Check::Full),
+                        }
+                        last_check = Instant::now();
+                        pending = false;
+                        live.notes_checked.fetch_max(taken, Ordering::Release);
+                    }
+                    if let Some(ticket) = signals.settle {
+                        live.mark_settled(ticket);
+                    }
+                    // A new generation may need other directories watched; what changed before
+                    // those watches began raised no event, so check again at once.
+                    wait = if live.follow(&mut watching, &notifier) {
+                        Duration::ZERO
+                    } else if pending {
+                        not_before.saturating_duration_since(Instant::now())
+                    } else if watching.current.is_some() {
+                        interval
+                            .max(NOTIFIED_POLL)
+                            .max(live.full_check_cost() * IDLE_COST_RATIO)
+                    } else {
+                        interval.max(live.full_check_cost() * POLLED_COST_RATIO)
+                    };
+                    // What a test waits for to know the watcher is idle, and for how long.
+                    tracing::debug!(
+                        notified = watching.current.is_some(),
+                        "layer watcher waits {} ms for its next check",
+                        wait.as_millis()
+                    );
+                }
+            })?;
+        *lock(&self.watcher) = Some(mailbox);
+        Ok(handle)
+    }
+
+    /// Keeps `watching` on what the current generation needs: started on the first
+    /// call, restarted when the sources moved to other directories (or a missing one appeared),
+    /// dropped in favour of polling when the platform refuses or the sources cannot be covered.
+    /// True when notifications (re)started: what changed before raised no event.
+    fn follow(self: &Arc<Self>, watching: &mut Watching, mailbox: &Weak<Sender<Signal>>) -> bool {
+        let wanted = WatchSet::of(&self.current());
+        match (&mut watching.current, &wanted) {
+            (Some(current), Ok(wanted)) if current.set == *wanted && !current.stale() => {
+                current.grow();
+                return false;
+            }
+            (None, _) if watching.refused.as_ref() == Some(&wanted) => return false,
+            _ => {}
+        }
+        watching.current = None;
+        let started = wanted.clone().and_then(|set| {
+            let mailbox = mailbox.clone();
+            let sources = Arc::downgrade(self);
+            let counted = Arc::downgrade(self);
+            let concerns = move |path: &str| {
+                sources.upgrade().is_none_or(|live| {
+                    let mut scratch = Vec::new();
+                    live.current().sources.matching(path, &mut scratch);
+                    !scratch.is_empty()
+                })
+            };
+            Notifications::start(&self.root, set, concerns, move |paths| {
+                if let Some(mailbox) = mailbox.upgrade() {
+                    if mailbox.send(Signal::Changed(paths)).is_ok() {
+                        // Counted once in the mailbox, so a request that sees the count has
+                        // its `Settle` queued behind this change.
+                        if let Some(live) = counted.upgrade() {
+                            live.notes.fetch_add(1, Ordering::AcqRel);
+                        }
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())
+        });
+        match started {
+            Ok(started) => {
+                watching.current = Some(started);
+                watching.refused = None;
+                self.watches_started.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(why) => {
+                tracing::debug!("layer changes are polled for, not notified: {why}");
+                watching.refused = Some(wanted);
+            }
+        }
+        let notified = watching.current.is_some();
+        self.notified.store(notified, Ordering::Relaxed);
+        notified
+    }
+
+    /// From the first search on ([`LiveIndex::searched`]), builds the current generation's
+    /// search signatures on a thread of their own, and every later generation's as it is
+    /// published, so searches get faster shortly after each swap. For a long-running process
+    /// only: a request never waits for a build (it reads every object until the signatures are
+    /// there), but a one-shot command would build them for nothing, and so would a server that
+    /// is never asked to search (most starts: the build costs about as much CPU as the start).
+    pub fn prepare_search_in_background(&self) {
+        self.search_wanted.store(true, Ordering::Relaxed);
+    }
+
+    /// Tells the index a search was served: the first one starts the signatures' builds when
+    /// [`LiveIndex::prepare_search_in_background`] asked for them; later ones do nothing. True
+    /// when this call started them.
+    pub fn searched(&self) -> bool {
+        let starts = self.search_wanted.load(Ordering::Relaxed)
+            && !self.prepare_search.swap(true, Ordering::Relaxed);
+        if starts {
+            prepare_in_background(self.current(), None);
+        }
+        starts
+    }
+
+    /// Calls `hook` with what each generation published from now on changed, computed once per
+    /// generation; a generation that changes nothing visible is not reported. Replaces any
+    /// earlier hook.
+    pub fn on_change(&self, hook: ChangeHook) {
+        *self.on_change.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    }
+
+    /// Like [`LiveIndex::refresh_now`], for a writer that knows what it wrote: the build lists
+    /// the previous generation's claimed paths plus `written` instead of discovering files
+    /// again (no `git` process), so a write is seen at once. The watcher's next poll still
+    /// discovers everything and rebuilds if anything else changed.
+    pub fn refresh_after_write(&self, written: &[String]) -> Result<Arc<Index>, LayerError> {
+        lock(&self.written).extend(written.iter().cloned());
+        self.refresh_now()
+    }
+
+    /// Makes the current generation reflect the repository now, for a writer that just wrote.
+    /// The build runs on the watcher when one is running (the caller waits for it); otherwise on
+    /// this thread, which [`LiveIndex::request_rebuilds`] counts.
+    pub fn refresh_now(&self) -> Result<Arc<Index>, LayerError> {
+        let mailbox = lock(&self.watcher).clone();
+        if let Some(mailbox) = mailbox {
+            let ticket = {
+                let mut refreshes = lock(&self.refreshes);
+                refreshes.requested += 1;
+                refreshes.requested
+            };
+            if mailbox.send(Signal::Refresh(ticket)).is_ok() {
+                let refreshes = lock(&self.refreshes);
+                let (refreshes, timeout) = self
+                    .refreshed
+                    .wait_timeout_while(refreshes, WATCHER_PATIENCE, |r| r.served < ticket)
+                    .unwrap_or_else(|e| e.into_inner());
+                drop(refreshes);
+                if !timeout.timed_out() {
+                    return match self.last_error() {
+                        Some(e) => Err(e),
+                        None => Ok(self.current()),
+                    };
+                }
+            }
+        }
+        self.request_rebuilds.fetch_add(1, Ordering::Relaxed);
+        self.poll(Check::Forced);
+        match self.last_error() {
+            Some(e) => Err(e),
+            None => Ok(self.current()),
+        }
+    }
+
+    fn mark_settled(&self, ticket: u64) {
+        let mut settles = lock(&self.settles);
+        settles.served = settles.served.max(ticket);
+        drop(settles);
+        self.refreshed.notify_all();
+    }
+
+    fn mark_served(&self, ticket: u64) {
+        let mut refreshes = lock(&self.refreshes);
+        refreshes.served = refreshes.served.max(ticket);
+        drop(refreshes);
+        self.refreshed.notify_all();
+    }
+
+    /// What the latest full check (discovery and a stamp of every claimed file) took.
+    fn full_check_cost(&self) -> Duration {
+        Duration::from_nanos(self.full_check.load(Ordering::Relaxed))
+    }
+
+    /// The full check, timed.
+    fn examine_all(&self, base: &Index) -> Result<Examined, LayerError> {
+        let started = Instant::now();
+        let examined = index::examine(&self.root, self.discovery, base);
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.full_check.store(took, Ordering::Relaxed);
+        examined
+    }
+
+    /// Builds and publishes the next generation when a stamp moved (or when forced): an edit
+    /// generation, reading again only the files whose stamps moved (see `incremental`).
+    fn poll(&self, check: Check) {
+        let mut builder = lock(&self.builder);
+        let started = Instant::now();
+        let base = self.current();
+        let written = std::mem::take(&mut *lock(&self.written));
+        let forced = matches!(check, Check::Forced);
+        let named = matches!(check, Check::Paths(_)) || !written.is_empty();
+        let examined = match check {
+            Check::Forced if !written.is_empty() => {
+                index::examine_paths(&self.root, &base, &written, true)
+                    .ok_or(())
+                    .or_else(|()| self.examine_all(&base))
+            }
+            Check::Paths(paths) => index::examine_paths(&self.root, &base, &paths, false)
+                .ok_or(())
+                .or_else(|()| self.examine_all(&base)),
+            Check::Forced | Check::Full => self.examine_all(&base),
+        };
+        let examined = match examined {
+            Ok(examined) => examined,
+            Err(e) => {
+                *lock(&self.last_error) = Some(e);
+                return;
+            }
+        };
+        if !forced {
+            self.polls.fetch_add(1, Ordering::Relaxed);
+            let differs = examined.differs(&self.root, &base, &builder.stamp);
+            tracing::debug!(
+                named,
+                differs,
+                "layer checked in {:.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            if !differs {
+                // The generation served is what is there: a failure before (the directory
+                // moved away and back) is over.
+                *lock(&self.last_error) = None;
+                return;
+            }
+            builder.stamp = examined.stamp;
+        }
+        let generation = builder.next_generation;
+        builder.next_generation += 1;
+        match index::rebuild(&self.root, self.discovery, &base, generation, examined) {
+            Ok(index) => {
+                // The build stamped each file as it opened it, before reading it, so a change
+                // made during the build moves the next stamp and is picked up by the next poll.
+                builder.stamp = index.stamp;
+                let index = Arc::new(index);
+                let old = std::mem::replace(
+                    &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+                    Arc::clone(&index),
+                );
+                let hook = self
+                    .on_change
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                if let Some(hook) = hook {
+                    let changes = Changes::between(&old, &index);
+                    if !changes.is_empty() {
+                        hook(Arc::new(changes));
+                    }
+                }
+                // After the swap: a writer waiting for this generation must not also wait for
+                // its signatures.
+                if self.prepare_search.load(Ordering::Relaxed) {
+                    prepare_in_background(index, Some(base));
+                }
+                self.generations_built.fetch_add(1, Ordering::Relaxed);
+                *lock(&self.last_error) = None;
+            }
+            Err(e) => *lock(&self.last_error) = Some(e),
+        }
+    }
+}
+
+/// A directory's device and inode, where the platform has them.
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// The watcher's notifications; or, while it polls, what it could not watch, so that it tries
+/// (and logs why not) again only when that changes.
+#[derive(Default)]
+struct Watching {
+    current: Option<Notifications>,
+    refused: Option<Result<WatchSet, String>>,
+}
+
+/// What the watcher was asked to do by the signals it took at once.
+struct Signals {
+    /// A forced build serving every refresh up to this ticket.
+    ticket: Option<u64>,
+    /// Requests waiting for the pending check, up to this ticket.
+    settle: Option<u64>,
+    /// How many changes were taken.
+    notes: u64,
+    /// The file system reported a change: the stamp must be checked.
+    changed: bool,
+    /// The paths the change named, or `None`: anything may have changed.
+    touched: Option<Vec<String>>,
+}
+
+impl Signals {
+    fn change(&mut self, paths: Option<Vec<String>>) {
+        self.notes += 1;
+        self.touched = if self.changed {
+            self.touched.take().zip(paths).map(|(mut all, more)| {
+                all.extend(more);
+                all
+            })
+        } else {
+            paths
+        };
+        self.changed = true;
+    }
+}
+
+/// Waits up to `wait` for the watcher's next signals and takes every one queued. A notification
+/// waits `SETTLE` for the rest of its burst (and until `not_before`), unless a refresh arrives,
+/// whose caller is waiting; the notification is still reported, never dropped.
+fn next_signals(
+    inbox: &Receiver<Signal>,
+    wait: Duration,
+    not_before: Instant,
+) -> Result<Signals, RecvTimeoutError> {
+    let mut signals = Signals {
+        ticket: None,
+        settle: None,
+        changed: false,
+        touched: None,
+        notes: 0,
+    };
+    match inbox.recv_timeout(wait)? {
+        Signal::Refresh(ticket) => signals.ticket = Some(ticket),
+        Signal::Settle(ticket) => signals.settle = Some(ticket),
+        Signal::Changed(paths) => {
+            signals.change(paths);
+            let settled = (Instant::now() + SETTLE).max(not_before);
+            loop {
+                let left = settled.saturating_duration_since(Instant::now());
+                match inbox.recv_timeout(left) {
+                    Ok(Signal::Refresh(t)) => {
+                        signals.ticket = Some(t);
+                        break;
+                    }
+                    Ok(Signal::Settle(t)) => {
+                        signals.settle = Some(t);
+                        break;
+                    }
+                    Ok(Signal::Changed(paths)) => signals.change(paths),
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(RecvTimeoutError::Disconnected)
+                    }
+                }
+            }
+        }
+    }
+    // Requests that queued up while building are all served by one build.
+    while let Ok(signal) = inbox.try_recv() {
+        match signal {
+            Signal::Refresh(t) => {
+                signals.ticket = Some(signals.ticket.map_or(t, |ticket| ticket.max(t)));
+            }
+            Signal::Settle(t) => {
+                signals.settle = Some(signals.settle.map_or(t, |ticket| ticket.max(t)));
+            }
+            Signal::Changed(paths) => signals.change(paths),
+        }
+    }
+    Ok(signals)
+}
+
+/// Builds `index`'s search signatures on a new thread, which holds the generation (and the one
+/// before, whose postings it starts from) until done.
+fn prepare_in_background(index: Arc<Index>, previous: Option<Arc<Index>>) {
+    if index.search_is_prepared() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("majordomus-search-prepare".to_string())
+        .spawn(move || {
+            yield_to_serving();
+            match previous {
+                Some(previous) => index.prepare_search_after(&previous),
+                None => index.prepare_search(),
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot prepare the search signatures: {e}; searches read every object");
+    }
+}
+
+/// Lowers the calling thread's priority: the preparation is an optimisation that takes a core
+/// for a second or more at 10,000 objects, and on a busy machine it must not take it from the
+/// requests being answered meanwhile (they are answered alike without it, only searches scan).
+#[cfg(target_os = "linux")]
+fn yield_to_serving() {
+    // SAFETY: `gettid` takes no arguments; `setpriority` on this thread's id changes only its
+    // own nice value (Linux keeps one per thread). A refusal leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn yield_to_serving() {}
