@@ -151,6 +151,36 @@ fn every_path_architecture_md_cites_names_what_the_sources_define() {
     assert!(checked >= 30, "only {checked} citations were checked");
 }
 
+/// Every git process is started by `git::command`, which keeps git read-only and aimed at this
+/// repository (no optional locks, no fsmonitor command, none of the variables that redirect it).
+#[test]
+fn only_git_rs_starts_git() {
+    let root = this_checkout();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let starts_git = Regex::new(r#"Command::new\(\s*"git"\s*\)"#).expect("a valid pattern");
+    let test_modules = test_module_files(&files);
+    let mut checked = 0;
+    let mut offenders = Vec::new();
+    for file in &files {
+        if file.ends_with("src/git.rs") || test_modules.contains(file) {
+            continue;
+        }
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        // Test modules make fixture repositories with git itself.
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        if starts_git.is_match(code) {
+            offenders.push(file.display().to_string());
+        }
+        checked += 1;
+    }
+    assert!(
+        offenders.is_empty(),
+        "these start git themselves instead of through `git::command`: {offenders:?}"
+    );
+    assert!(checked >= 40, "only {checked} files were read");
+}
+
 #[test]
 fn no_module_outside_http_names_axum_or_hyper() {
     let root = this_checkout();
