@@ -298,6 +298,60 @@ fn architecture_md_is_short_and_every_test_it_cites_exists() {
     assert!(cited >= 40, "only {cited} tests were cited");
 }
 
+/// `build.rs` reruns exactly when something it reads changes: every file it reads (`root.join`)
+/// or compiles in (`#[path]`) lies under a path it watches, and every path it watches holds
+/// something it reads, so it neither misses an edit nor reruns for one it never looks at.
+#[test]
+fn build_rs_watches_exactly_what_it_reads() {
+    let root = this_checkout();
+    let source = std::fs::read_to_string(root.join("build.rs")).expect("build.rs");
+    let list = source
+        .split("for watched in [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("build.rs names what it watches in one `for watched in [...]` list");
+    let literal = Regex::new(r#""([^"]+)""#).expect("a valid pattern");
+    let watched: Vec<&str> = literal
+        .captures_iter(list)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    let read_pattern =
+        Regex::new(r#"root\.join\("([^"]+)"\)|#\[path = "([^"]+)"\]"#).expect("a valid pattern");
+    let mut read: Vec<&str> = vec!["build.rs"];
+    read.extend(
+        read_pattern
+            .captures_iter(&source)
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str())),
+    );
+    let covers = |w: &str, r: &str| r == w || r.starts_with(&format!("{w}/"));
+    let unwatched: Vec<&&str> = read
+        .iter()
+        .filter(|r| !watched.iter().any(|w| covers(w, r)))
+        .collect();
+    let unread: Vec<&&str> = watched
+        .iter()
+        .filter(|w| !read.iter().any(|r| covers(w, r)))
+        .collect();
+    assert!(
+        read.len() >= 8 && watched.len() >= 5,
+        "read {read:?}, watched {watched:?}"
+    );
+    assert!(
+        unwatched.is_empty(),
+        "build.rs reads these without watching them: {unwatched:?}"
+    );
+    assert!(
+        unread.is_empty(),
+        "build.rs watches these but reads nothing under them: {unread:?}"
+    );
+    for w in &watched {
+        assert!(
+            root.join(w).exists(),
+            "build.rs watches `{w}`, which is not there"
+        );
+    }
+}
+
 /// Every git process is started by `git::command`, which keeps git read-only and aimed at this
 /// repository (no optional locks, no fsmonitor command, none of the variables that redirect it).
 #[test]
