@@ -352,6 +352,63 @@ fn build_rs_watches_exactly_what_it_reads() {
     }
 }
 
+/// Generated code enters the crate where ARCHITECTURE.md says and nowhere else: `registry/mod.rs`
+/// includes the Rust tables, the builtin schemas and the surface; the generated tables (written
+/// by `codegen/rust.rs`) include the `tools/list` and OpenAPI bytes; the layer's kinds module
+/// includes the builtin kinds. Every file `build.rs` writes is included, once.
+#[test]
+fn generated_code_is_included_where_architecture_md_says() {
+    let root = this_checkout();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let included = Regex::new(r#"include(_str)?!\(concat!\(env!\("OUT_DIR"\),\s*"/([^"]+)"\)\)"#)
+        .expect("a valid pattern");
+    let mut found: Vec<(String, String)> = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        let relative = file.strip_prefix(root).unwrap_or(file);
+        // The kinds module is named by its file, wherever the layer keeps it.
+        let place = if relative.starts_with("src/layer") && relative.ends_with("kinds.rs") {
+            "the layer's kinds.rs".to_string()
+        } else {
+            relative.display().to_string()
+        };
+        for line in source.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for capture in included.captures_iter(line) {
+                found.push((place.clone(), capture[2].to_string()));
+            }
+        }
+    }
+    found.sort();
+    let mut expected: Vec<(String, String)> = [
+        ("src/registry/mod.rs", "registry.rs"),
+        ("src/registry/mod.rs", "builtin_schemas.rs"),
+        ("src/registry/mod.rs", "surface.json"),
+        ("src/registry/codegen/rust.rs", "tools_list.json"),
+        ("src/registry/codegen/rust.rs", "tools_list_read_only.json"),
+        ("src/registry/codegen/rust.rs", "openapi.json"),
+        ("the layer's kinds.rs", "kinds.json"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    expected.sort();
+    assert_eq!(
+        found, expected,
+        "generated files are included elsewhere than ARCHITECTURE.md names; update both"
+    );
+    let build = std::fs::read_to_string(root.join("build.rs")).expect("build.rs");
+    let written = Regex::new(r#"out\.join\("([^"]+)"\)"#).expect("a valid pattern");
+    let mut written: Vec<String> = written
+        .captures_iter(&build)
+        .map(|c| c[1].to_string())
+        .collect();
+    written.sort();
+    let mut included: Vec<String> = expected.into_iter().map(|(_, name)| name).collect();
+    included.sort();
+    assert_eq!(written, included, "build.rs writes what the crate includes");
+}
+
 /// Every git process is started by `git::command`, which keeps git read-only and aimed at this
 /// repository (no optional locks, no fsmonitor command, none of the variables that redirect it).
 #[test]
