@@ -1,6 +1,8 @@
-//! Repository hygiene: every Rust file opens with a `//!` saying what it owns, every path
-//! ARCHITECTURE.md cites (`a::b`, `a::b::c`, a test, a type's item) is defined by the sources, and
-//! no module outside `src/http/` uses the HTTP libraries.
+//! Repository hygiene: every Rust file opens with a `//!` saying what it owns; ARCHITECTURE.md
+//! stays short, every path it cites (`a::b`, a test, a type's item) is defined by the sources and
+//! every test it names exists; no module outside `src/http/` uses the HTTP libraries, none but
+//! `src/git.rs` starts git and none but `src/write.rs` writes; no file cites a specification
+//! section or an issue number.
 
 use std::path::{Path, PathBuf};
 
@@ -151,6 +153,292 @@ fn every_path_architecture_md_cites_names_what_the_sources_define() {
     assert!(checked >= 30, "only {checked} citations were checked");
 }
 
+/// How long ARCHITECTURE.md may grow: a newcomer reads it in ten minutes, and the reasons live in
+/// the ADRs.
+const ARCHITECTURE_MAX_LINES: usize = 350;
+
+/// How many invariants ARCHITECTURE.md may state: the few dozen that carry the design.
+const ARCHITECTURE_MAX_INVARIANTS: usize = 50;
+
+/// Whether `source` defines a test named `name`: a `fn` under `#[test]` or `#[tokio::test…]`,
+/// with any other attributes and comments between (proptest's tests are written so too).
+fn defines_test(source: &str, name: &str) -> bool {
+    let lines: Vec<&str> = source.lines().collect();
+    let definition = Regex::new(&format!(
+        r"^\s*(pub(\([a-z]+\))? )?(async )?fn {}\b",
+        regex::escape(name)
+    ))
+    .expect("a valid pattern");
+    let attribute = Regex::new(r"^#\[(tokio::)?test\b").expect("a valid pattern");
+    lines.iter().enumerate().any(|(at, line)| {
+        definition.is_match(line)
+            && lines[..at]
+                .iter()
+                .rev()
+                .map(|l| l.trim_start())
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+                .any(|l| attribute.is_match(l))
+    })
+}
+
+/// Whether the citation `segments` (`parity::x`, `yaml_bound::tests::properties::x`, or a bare
+/// `x`) names a test: a file whose module path ends with a prefix of the citation declares the
+/// modules between and defines the test.
+fn names_a_test(files: &[(Vec<String>, String)], segments: &[&str]) -> bool {
+    let Some((name, modules)) = segments.split_last() else {
+        return false;
+    };
+    if modules.is_empty() {
+        return files.iter().any(|(_, source)| defines_test(source, name));
+    }
+    (1..=modules.len()).any(|k| {
+        let (module, inner) = modules.split_at(k);
+        files.iter().any(|(path, source)| {
+            path.ends_with(
+                &module
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<String>>(),
+            ) && inner.iter().all(|m| defines(source, m))
+                && defines_test(source, name)
+        })
+    })
+}
+
+/// ARCHITECTURE.md stays short, and each invariant it states names the tests that hold it: every
+/// name after "Held by" is a test the tree defines (or a script or file that exists), so renaming
+/// or removing a cited test fails here. Any other test-like name it mentions (four words or more in
+/// snake case) is a function the tree defines.
+#[test]
+fn architecture_md_is_short_and_every_test_it_cites_exists() {
+    let root = this_checkout();
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let lines = text.lines().count();
+    assert!(
+        lines <= ARCHITECTURE_MAX_LINES,
+        "ARCHITECTURE.md is {lines} lines, past {ARCHITECTURE_MAX_LINES}: move the history to an ADR"
+    );
+    let mut paths = Vec::new();
+    for dir in ["src", "tests"] {
+        rust_files(&root.join(dir), &mut paths);
+    }
+    let files: Vec<(Vec<String>, String)> = paths
+        .iter()
+        .map(|f| {
+            (
+                module_path(root, f),
+                std::fs::read_to_string(f).unwrap_or_default(),
+            )
+        })
+        .collect();
+
+    // The invariants: the list items of the section, each with its continuation lines.
+    let section = text
+        .split("\n## Invariants\n")
+        .nth(1)
+        .expect("ARCHITECTURE.md has an `## Invariants` section");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut items: Vec<String> = Vec::new();
+    for line in section.lines() {
+        if let Some(start) = line.strip_prefix("- ") {
+            items.push(start.to_string());
+        } else if let (Some(item), true) = (items.last_mut(), line.starts_with("  ")) {
+            item.push(' ');
+            item.push_str(line.trim());
+        }
+    }
+    assert!(
+        (20..=ARCHITECTURE_MAX_INVARIANTS).contains(&items.len()),
+        "ARCHITECTURE.md states {} invariants; it keeps between 20 and {ARCHITECTURE_MAX_INVARIANTS}",
+        items.len()
+    );
+    let quoted = Regex::new(r"`([^`]+)`").expect("a valid pattern");
+    let rust_path = Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
+        .expect("a valid pattern");
+    let mut cited = 0;
+    let mut problems = Vec::new();
+    for item in &items {
+        let Some((_, held_by)) = item.split_once("Held by") else {
+            problems.push(format!("names no test (no \"Held by\"): {item}"));
+            continue;
+        };
+        let citations: Vec<&str> = quoted
+            .captures_iter(held_by)
+            .map(|c| c.get(1).map_or("", |m| m.as_str()))
+            .collect();
+        if citations.is_empty() {
+            problems.push(format!("names no test after \"Held by\": {item}"));
+        }
+        for citation in citations {
+            cited += 1;
+            if citation.contains('/') {
+                if !root.join(citation).exists() {
+                    problems.push(format!("`{citation}` does not exist"));
+                }
+            } else if !rust_path.is_match(citation) {
+                problems.push(format!("`{citation}` is neither a test nor a file"));
+            } else if !names_a_test(&files, &citation.split("::").collect::<Vec<_>>()) {
+                problems.push(format!("`{citation}` is no test the tree defines"));
+            }
+        }
+    }
+    // Anywhere in the file, a bare name that reads like a test's is a function of the tree.
+    let test_like = Regex::new(r"^[a-z][a-z0-9]*(_[a-z0-9]+){3,}$").expect("a valid pattern");
+    for capture in quoted.captures_iter(&text) {
+        let name = &capture[1];
+        if test_like.is_match(name) && !files.iter().any(|(_, source)| defines(source, name)) {
+            problems.push(format!("`{name}` is no function the tree defines"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md:\n{}",
+        problems.join("\n")
+    );
+    assert!(cited >= 40, "only {cited} tests were cited");
+}
+
+/// `build.rs` reruns exactly when something it reads changes: every file it reads (`root.join`)
+/// or compiles in (`#[path]`) lies under a path it watches, and every path it watches holds
+/// something it reads, so it neither misses an edit nor reruns for one it never looks at.
+#[test]
+fn build_rs_watches_exactly_what_it_reads() {
+    let root = this_checkout();
+    let source = std::fs::read_to_string(root.join("build.rs")).expect("build.rs");
+    let list = source
+        .split("for watched in [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("build.rs names what it watches in one `for watched in [...]` list");
+    let literal = Regex::new(r#""([^"]+)""#).expect("a valid pattern");
+    let watched: Vec<&str> = literal
+        .captures_iter(list)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    let read_pattern =
+        Regex::new(r#"root\.join\("([^"]+)"\)|#\[path = "([^"]+)"\]"#).expect("a valid pattern");
+    let mut read: Vec<&str> = vec!["build.rs"];
+    read.extend(
+        read_pattern
+            .captures_iter(&source)
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str())),
+    );
+    let covers = |w: &str, r: &str| r == w || r.starts_with(&format!("{w}/"));
+    let unwatched: Vec<&&str> = read
+        .iter()
+        .filter(|r| !watched.iter().any(|w| covers(w, r)))
+        .collect();
+    let unread: Vec<&&str> = watched
+        .iter()
+        .filter(|w| !read.iter().any(|r| covers(w, r)))
+        .collect();
+    assert!(
+        read.len() >= 8 && watched.len() >= 5,
+        "read {read:?}, watched {watched:?}"
+    );
+    assert!(
+        unwatched.is_empty(),
+        "build.rs reads these without watching them: {unwatched:?}"
+    );
+    assert!(
+        unread.is_empty(),
+        "build.rs watches these but reads nothing under them: {unread:?}"
+    );
+    for w in &watched {
+        assert!(
+            root.join(w).exists(),
+            "build.rs watches `{w}`, which is not there"
+        );
+    }
+}
+
+/// Generated code enters the crate where ARCHITECTURE.md says and nowhere else: `registry/mod.rs`
+/// includes the Rust tables, the builtin schemas and the surface; the generated tables (written
+/// by `codegen/rust.rs`) include the `tools/list` and OpenAPI bytes; the layer's kinds module
+/// includes the builtin kinds. Every file `build.rs` writes is included, once.
+#[test]
+fn generated_code_is_included_where_architecture_md_says() {
+    let root = this_checkout();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let included = Regex::new(r#"include(_str)?!\(concat!\(env!\("OUT_DIR"\),\s*"/([^"]+)"\)\)"#)
+        .expect("a valid pattern");
+    let mut found: Vec<(String, String)> = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        let relative = file.strip_prefix(root).unwrap_or(file);
+        // The kinds module is named by its file, wherever the layer keeps it.
+        let place = if relative.starts_with("src/layer") && relative.ends_with("kinds.rs") {
+            "the layer's kinds.rs".to_string()
+        } else {
+            relative.display().to_string()
+        };
+        for line in source.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for capture in included.captures_iter(line) {
+                found.push((place.clone(), capture[2].to_string()));
+            }
+        }
+    }
+    found.sort();
+    let mut expected: Vec<(String, String)> = [
+        ("src/registry/mod.rs", "registry.rs"),
+        ("src/registry/mod.rs", "builtin_schemas.rs"),
+        ("src/registry/mod.rs", "surface.json"),
+        ("src/registry/codegen/rust.rs", "tools_list.json"),
+        ("src/registry/codegen/rust.rs", "tools_list_read_only.json"),
+        ("src/registry/codegen/rust.rs", "openapi.json"),
+        ("the layer's kinds.rs", "kinds.json"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    expected.sort();
+    assert_eq!(
+        found, expected,
+        "generated files are included elsewhere than ARCHITECTURE.md names; update both"
+    );
+    let build = std::fs::read_to_string(root.join("build.rs")).expect("build.rs");
+    let written = Regex::new(r#"out\.join\("([^"]+)"\)"#).expect("a valid pattern");
+    let mut written: Vec<String> = written
+        .captures_iter(&build)
+        .map(|c| c[1].to_string())
+        .collect();
+    written.sort();
+    let mut included: Vec<String> = expected.into_iter().map(|(_, name)| name).collect();
+    included.sort();
+    assert_eq!(written, included, "build.rs writes what the crate includes");
+}
+
+/// Every git process is started by `git::command`, which keeps git read-only and aimed at this
+/// repository (no optional locks, no fsmonitor command, none of the variables that redirect it).
+#[test]
+fn only_git_rs_starts_git() {
+    let root = this_checkout();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let starts_git = Regex::new(r#"Command::new\(\s*"git"\s*\)"#).expect("a valid pattern");
+    let test_modules = test_module_files(&files);
+    let mut checked = 0;
+    let mut offenders = Vec::new();
+    for file in &files {
+        if file.ends_with("src/git.rs") || test_modules.contains(file) {
+            continue;
+        }
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        // Test modules make fixture repositories with git itself.
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        if starts_git.is_match(code) {
+            offenders.push(file.display().to_string());
+        }
+        checked += 1;
+    }
+    assert!(
+        offenders.is_empty(),
+        "these start git themselves instead of through `git::command`: {offenders:?}"
+    );
+    assert!(checked >= 40, "only {checked} files were read");
+}
+
 #[test]
 fn no_module_outside_http_names_axum_or_hyper() {
     let root = this_checkout();
@@ -269,7 +557,11 @@ fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn no_file_cites_a_spec_section_or_an_issue_number() {
     let root = this_checkout();
-    let mut files = vec![root.join("build.rs")];
+    let mut files = vec![
+        root.join("build.rs"),
+        root.join("ARCHITECTURE.md"),
+        root.join("README.md"),
+    ];
     for dir in [
         "src",
         "tests",
@@ -278,10 +570,15 @@ fn no_file_cites_a_spec_section_or_an_issue_number() {
         "templates",
         "share",
         "registry",
+        "docs",
+        ".ai",
     ] {
         every_file(&root.join(dir), &mut files);
     }
-    let citation = Regex::new(r"SPE[C] ?§|\b[Ii]ssues? #?\d+").expect("a valid pattern");
+    // A bare section sign before a number cites the specification too; an RFC's section is
+    // public and may be named.
+    let citation =
+        Regex::new(r"SPE[C] ?§|(RFC \d+ )?§ ?\d|\b[Ii]ssues? #?\d+").expect("a valid pattern");
     let mut read = 0;
     let mut offenders = Vec::new();
     for file in &files {
@@ -294,7 +591,7 @@ fn no_file_cites_a_spec_section_or_an_issue_number() {
             // A fixture issue's title (`title: Issue 0`) is data, not a citation.
             let cites = citation
                 .find_iter(line)
-                .any(|m| !line[..m.start()].ends_with("title: "));
+                .any(|m| !line[..m.start()].ends_with("title: ") && !m.as_str().starts_with("RFC"));
             if cites {
                 let path = file.strip_prefix(root).unwrap_or(file);
                 offenders.push(format!("{}:{}", path.display(), number + 1));

@@ -1,9 +1,8 @@
 //! `surface.json` at a git revision, for `surface check --against REV`: the revision resolved,
 //! the blob's size asked before it is read (a 100 MiB blob is refused, not loaded), and read-only
-//! git throughout (`--no-optional-locks`).
+//! git throughout, started the one way majordomus starts git (`crate::git::command`).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use super::{parse, Surface, SurfaceError, MAX_BYTES};
 
@@ -11,13 +10,8 @@ use super::{parse, Surface, SurfaceError, MAX_BYTES};
 pub const FILE: &str = "surface.json";
 
 fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, SurfaceError> {
-    Command::new("git")
-        .arg("--no-optional-locks")
-        .arg("-C")
-        .arg(dir)
+    crate::git::command(dir)
         .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| SurfaceError::Git {
             reason: format!("cannot run `git`: {e}"),
