@@ -355,7 +355,11 @@ fn initialize_refuses_client_info_past_its_bounds_on_stdio_and_http() {
 #[test]
 fn deleting_a_session_mid_request_stops_no_other_request() {
     let fixture = plan_of(1);
-    let served = Arc::new(Served::start(fixture.root()));
+    let served = Arc::new(Served::start_with_env(
+        fixture.root(),
+        &[],
+        &[("MAJORDOMUS_LOG", "info")],
+    ));
     let (waiting, _) = served.mcp_initialize("waits");
     let (other, _) = served.mcp_initialize("other");
     let held = ForeignWriter::hold(fixture.root());
@@ -375,8 +379,12 @@ fn deleting_a_session_mid_request_stops_no_other_request() {
             )
         })
     };
-    // Let the call reach its writer, which waits for the lock this test holds.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The call reached its writer once that says it waits for the lock this test holds.
+    assert!(
+        served.log_line(WAITING, crate::support::PATIENCE).is_some(),
+        "the write waits for the lock: {}",
+        served.log()
+    );
     let deleted = served.request("DELETE", "/mcp", &[("Mcp-Session-Id", &waiting)], b"");
     assert_eq!(deleted.status, 204, "{}", deleted.text());
     assert_eq!(served.get("/healthz").status, 200);
@@ -452,7 +460,11 @@ fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) 
 #[test]
 fn writers_waiting_for_the_lock_never_starve_reads() {
     let fixture = plan_of(1);
-    let served = Arc::new(Served::start(fixture.root()));
+    let served = Arc::new(Served::start_with_env(
+        fixture.root(),
+        &[],
+        &[("MAJORDOMUS_LOG", "info")],
+    ));
     let held = ForeignWriter::hold(fixture.root());
     let writers: Vec<_> = (0..100)
         .map(|_| {
@@ -462,7 +474,12 @@ fn writers_waiting_for_the_lock_never_starve_reads() {
             })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The writers are queued once the first says it waits for the lock another process holds.
+    assert!(
+        served.log_line(WAITING, crate::support::PATIENCE).is_some(),
+        "a writer waits for the lock: {}",
+        served.log()
+    );
     for target in [
         crate::serve_support::route_of("plan.issues").to_string(),
         "/healthz".to_string(),
@@ -589,9 +606,9 @@ fn a_flood_of_idle_connections_leaves_descriptors_for_the_work() {
     let (head, tail) = request.split_at(request.len() - 10);
     let mut writer = served.connect();
     writer.write_all(head).expect("half the request");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    accepted_every_connection(&served);
     let flood: Vec<_> = (0..100).map(|_| served.connect()).collect();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    accepted_every_connection(&served);
     writer.write_all(tail).expect("the rest of the request");
     let reply = read_reply(&mut writer);
     assert_eq!(reply.status, 200, "{}", reply.text());
@@ -716,4 +733,33 @@ fn the_next_write_reconciles_the_ledger_with_a_stamp_it_lacks() {
     assert_eq!(ledger[0]["reconciled"], true);
     assert_eq!(ledger[1]["issue"], "i01");
     server.close();
+}
+
+/// Waits until the server has taken every connection made to it so far: its listening socket's
+/// accept queue, as the kernel reports it in `/proc/net/tcp` (and `tcp6`), is empty.
+fn accepted_every_connection(served: &Served) {
+    let port = format!(":{:04X} ", served.port);
+    let queued = || -> Option<u64> {
+        let mut total = None;
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let Ok(text) = std::fs::read_to_string(table) else {
+                continue;
+            };
+            for line in text.lines().skip(1) {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                // local address, state 0A (listening), then tx_queue:rx_queue; a listening
+                // socket's rx_queue is its accept queue.
+                if fields.len() > 4 && fields[1].ends_with(port.trim_end()) && fields[3] == "0A" {
+                    let rx = fields[4].split(':').nth(1)?;
+                    *total.get_or_insert(0) += u64::from_str_radix(rx, 16).ok()?;
+                }
+            }
+        }
+        total
+    };
+    crate::support::eventually(
+        crate::support::PATIENCE,
+        "the server accepts every connection",
+        || (queued()? == 0).then_some(()),
+    );
 }

@@ -307,7 +307,19 @@ fn an_inbox_lives_on_the_board_and_is_gone_with_its_process() {
         "{text}"
     );
     sender.close();
-    assert!(!board.exists(), "the last to leave leaves no board");
+    // The last to leave takes every record and inbox with it; only the executions' logs stay.
+    let left: Vec<String> = std::fs::read_dir(&board)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        left.iter().all(|name| name == "executions"),
+        "no inbox outlives its process: {left:?}"
+    );
 }
 
 #[test]

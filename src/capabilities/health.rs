@@ -45,9 +45,9 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
                     ),
                 ),
             });
-            // What is served may no longer be the repository's: its directory went away or
-            // was replaced, or the layer could not be read again.
-            if let Some(reason) = ctx.layer_if_open().and_then(|live| live.stale()) {
+            // What is served is no longer the repository's once its directory went away or was
+            // replaced; a rebuild that failed is the watcher's warning below.
+            if let Some(reason) = ctx.layer_if_open().and_then(|live| live.moved()) {
                 checks.pop();
                 checks.push(check(
                     Name::Layer,

@@ -2,7 +2,6 @@
 //! the descriptor and file-watch limits, disk room under `.ai/local/`, and the serve port.
 
 use std::path::Path;
-use std::process::Command;
 
 use super::{check, shown};
 use crate::board;
@@ -43,7 +42,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
 
 fn git(root: &Path, generation: u64) -> PreflightCheck {
     const TITLE: &str = "git";
-    let version = Command::new("git")
+    let version = crate::git::command(root)
         .arg("--version")
         .output()
         .ok()
@@ -68,11 +67,8 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
             None,
         );
     }
-    let worktrees = Command::new("git")
-        .arg("-C")
-        .arg(root)
+    let worktrees = crate::git::command(root)
         .args(["worktree", "list", "--porcelain"])
-        .env("GIT_OPTIONAL_LOCKS", "0")
         .output()
         .ok()
         .filter(|o| o.status.success())

@@ -2,12 +2,12 @@
 //! them waiting for the checkout's write lock takes no thread a read needs, and one start wins.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 
 use crate::busy::{plan_of, ForeignWriter};
 use crate::serve_support::{route_of, tool_of, Served};
+use crate::support::PATIENCE;
 
 use super::http::{headers, request};
 use super::modern;
@@ -15,7 +15,11 @@ use super::modern;
 #[test]
 fn modern_writers_waiting_for_the_lock_never_starve_reads() {
     let fixture = plan_of(1);
-    let served = Arc::new(Served::start(fixture.root()));
+    let served = Arc::new(Served::start_with_env(
+        fixture.root(),
+        &[],
+        &[("MAJORDOMUS_LOG", "info")],
+    ));
     let held = ForeignWriter::hold(fixture.root());
     let tool = tool_of("plan.transition");
     let writers: Vec<_> = (0..100)
@@ -34,7 +38,14 @@ fn modern_writers_waiting_for_the_lock_never_starve_reads() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // The writers are queued once the first says it waits for the lock another process holds.
+    assert!(
+        served
+            .log_line("a write is waiting for the write lock held by", PATIENCE)
+            .is_some(),
+        "a writer waits for the lock: {}",
+        served.log()
+    );
     for target in [route_of("plan.issues"), "/healthz", "/cockpit"] {
         let reply = served.get(target);
         assert_eq!(

@@ -292,28 +292,35 @@ impl LiveIndex {
     /// rebuild failed. `None` while it is the repository's. A server whose repository moved
     /// away keeps answering from what it read, and says so here rather than look healthy.
     pub fn stale(&self) -> Option<String> {
+        self.moved().or_else(|| {
+            self.last_error().map(|e| {
+                format!("the layer could not be read again ({e}): the generation before is served")
+            })
+        })
+    }
+
+    /// Why the repository's directory is no longer the one read: gone (renamed or deleted),
+    /// unreadable, or replaced by another (asked now, with one `stat`).
+    pub fn moved(&self) -> Option<String> {
         let root = self.root.display();
         match std::fs::metadata(&self.root) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Some(format!(
+                Some(format!(
                     "the repository directory `{root}` is gone (renamed or deleted): what was read from it is served, and no change is seen"
                 ))
             }
             Err(e) => {
-                return Some(format!(
+                Some(format!(
                     "the repository directory `{root}` cannot be read ({e}): what was read from it is served"
                 ))
             }
             Ok(meta) if !meta.is_dir() || identity(&meta) != self.root_identity => {
-                return Some(format!(
+                Some(format!(
                     "the repository directory `{root}` was replaced by another since it was opened: what was read from the first is served"
                 ))
             }
-            Ok(_) => {}
+            Ok(_) => None,
         }
-        self.last_error().map(|e| {
-            format!("the layer could not be read again ({e}): the generation before is served")
-        })
     }
 
     /// Starts the watcher: when the file system reports a change that may concern the layer (or

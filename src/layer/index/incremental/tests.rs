@@ -27,6 +27,40 @@ fn knowledge(id: &str, word: &str) -> String {
     format!("---\nid: {id}\ntitle: Note {id}\ndescription: About {word}\ntags: [{word}]\n---\n\nWhat we learnt of {word}.\n")
 }
 
+/// Dates every file and directory under `root` (a link itself, never its target) well before
+/// now, so no stamp a build takes of them is racy: what a build reads of them is what a check a
+/// clock tick later sees, without waiting for the clock.
+fn age(root: &Path) {
+    let past = std::time::SystemTime::now() - RACY_FINE * 20;
+    let since = past
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch");
+    let at = rustix::fs::Timespec {
+        tv_sec: since.as_secs() as _,
+        tv_nsec: since.subsec_nanos() as _,
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: at,
+        last_modification: at,
+    };
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&path).expect("the path exists");
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).expect("read the directory") {
+                pending.push(entry.expect("an entry").path());
+            }
+        }
+        rustix::fs::utimensat(
+            rustix::fs::CWD,
+            &path,
+            &times,
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .expect("date the path");
+    }
+}
+
 fn write(root: &Path, relative: &str, text: impl AsRef<[u8]>) {
     let path = root.join(relative);
     std::fs::create_dir_all(path.parent().expect("a parent")).expect("create the directory");
@@ -252,9 +286,8 @@ fn an_edit_of_one_file_reads_only_that_file_and_a_same_size_rewrite_is_still_see
     let root = dir.path();
     generated(root);
     // Old enough that no stamp is racy, so only what the edit touched is read again.
-    std::thread::sleep(RACY_FINE * 2);
+    age(root);
     let base = build(root, Discovery::Filesystem, 1).expect("the layer builds");
-    std::thread::sleep(RACY_FINE * 2);
     apply(root, &Edit::Reword(3, "changed".to_string()));
     let examined = examine(root, Discovery::Filesystem, &base).expect("the check");
     assert!(examined.differs(root, &base, &base.stamp));
@@ -301,7 +334,7 @@ fn skill_files_stamped_as_the_build_opened_them_leave_an_idle_layer_unbuilt_and_
     );
     std::os::unix::fs::symlink("/etc/hostname", root.join(".ai/repo/skills/linked/z-link"))
         .expect("a link");
-    std::thread::sleep(RACY_FINE * 2);
+    age(root);
     let base = build(root, Discovery::Filesystem, 1).expect("the layer builds");
     assert!(base.skill("tidy").is_some_and(|s| s.files.len() == 3));
     assert!(base.skill("linked").is_none(), "refused for its link");
@@ -312,7 +345,6 @@ fn skill_files_stamped_as_the_build_opened_them_leave_an_idle_layer_unbuilt_and_
     );
     assert!(!examined.differs(root, &base, &base.stamp));
 
-    std::thread::sleep(RACY_FINE * 2);
     write(root, ".ai/repo/skills/tidy/scripts/run.sh", "echo tidier\n");
     let examined = examine(root, Discovery::Filesystem, &base).expect("the check");
     assert!(examined.differs(root, &base, &base.stamp));
