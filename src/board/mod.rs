@@ -318,6 +318,15 @@ impl Board {
         self.write(&mut joined)
     }
 
+    /// Whether `session` of this process holds a claim that has not run out.
+    pub fn holds_claims(&self, session: u64) -> bool {
+        let now = claims::now();
+        lock(&self.joined)
+            .claims
+            .iter()
+            .any(|c| c.session == session && c.expires_at > now)
+    }
+
     /// Writes this process's record anew from what `joined` holds; a claim whose session has
     /// left or whose time is up is dropped on the way.
     fn write(&self, joined: &mut Joined) -> Result<(), BoardError> {

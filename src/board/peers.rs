@@ -91,6 +91,27 @@ impl Peers {
         id
     }
 
+    /// Takes an idle session off the board, unless it holds a claim (its claims would go with
+    /// it), and returns it as it was, for [`Peers::come_back`]. Its inbox stays.
+    pub fn step_away(&self, id: PeerId) -> Option<Peer> {
+        if self
+            .shared
+            .get()
+            .is_some_and(|board| board.holds_claims(id))
+        {
+            return None;
+        }
+        let peer = self.board().remove(&id)?;
+        self.publish();
+        Some(peer)
+    }
+
+    /// Puts back a session that stepped away, as it was.
+    pub fn come_back(&self, peer: Peer) {
+        self.board().insert(peer.id, peer);
+        self.publish();
+    }
+
     /// Takes a session off the board.
     pub fn detach(&self, id: PeerId) {
         self.board().remove(&id);

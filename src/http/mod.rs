@@ -634,7 +634,8 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let reaper_state = state.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(30));
+        // A third of the board's idle bound: an idle session leaves the board within 40 s.
+        let mut tick = tokio::time::interval(sessions::BOARD_IDLE / 3);
         loop {
             tick.tick().await;
             reaper_state.sessions.expire(reaper_state.ctx.peers());

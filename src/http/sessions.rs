@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::board::peers::{PeerId, Peers};
+use crate::board::peers::{Peer, PeerId, Peers};
 use crate::listeners::Listener;
 use crate::mcp::Session;
 
@@ -18,6 +18,11 @@ pub const IDLE: Duration = Duration::from_secs(600);
 /// Sessions live at once; past it, opening one ends the oldest idle session, if it has been
 /// idle for [`EVICTABLE_AFTER`], or is refused (`503 busy`).
 pub const MAX_SESSIONS: usize = 4096;
+/// How long a session may go without a request, or a stream open, and stay listed on the peer
+/// board: a client that never ends its session (one that only lists the server's tools, say)
+/// stops being shown as working here, while its session lives on for `IDLE`; its next request
+/// puts it back. A session holding a claim stays listed.
+pub const BOARD_IDLE: Duration = Duration::from_secs(30);
 /// How long a session must have been idle before a new one may end it to make room: a client
 /// flooding `initialize` cannot end the sessions of clients that are working.
 pub const EVICTABLE_AFTER: Duration = Duration::from_secs(30);
@@ -31,6 +36,8 @@ pub struct Slot {
     /// Its notifications, drained by its `GET` stream; closed when it ends.
     listener: Option<Arc<Listener>>,
     busy: AtomicUsize,
+    /// The peer as it was when it stepped off the board for being idle ([`BOARD_IDLE`]).
+    away: Mutex<Option<Peer>>,
 }
 
 impl Slot {
@@ -97,6 +104,20 @@ impl Table {
                 self.by_age.remove(&seen);
             }
         }
+    }
+
+    /// The sessions no request or stream is using and none has used since `bound` before `now`,
+    /// still listed on the board. Looks only at the old end of the order.
+    fn idle_on_board(&self, now: Instant, bound: Duration) -> Vec<Arc<Slot>> {
+        self.by_age
+            .iter()
+            .take_while(|(seen, _)| now.saturating_duration_since(seen.0) >= bound)
+            .filter_map(|(_, id)| self.by_id.get(id))
+            .map(|live| &live.slot)
+            .filter(|slot| slot.busy.load(Ordering::SeqCst) == 0 && slot.peer.is_some())
+            .filter(|slot| lock_away(slot).is_none())
+            .cloned()
+            .collect()
     }
 
     /// Takes out the least recently used session no request is using, if it has been idle for
@@ -211,6 +232,7 @@ impl Sessions {
                     listener: session.live.session_listener(),
                     session: Mutex::new(session),
                     busy: AtomicUsize::new(0),
+                    away: Mutex::new(None),
                 });
                 table.by_age.insert(seen, id.clone());
                 table.by_id.insert(id, Live { slot, seen });
@@ -221,6 +243,7 @@ impl Sessions {
                     listener: session.live.session_listener(),
                     session: Mutex::new(session),
                     busy: AtomicUsize::new(0),
+                    away: Mutex::new(None),
                 }));
                 Err(Full)
             }
@@ -245,6 +268,10 @@ impl Sessions {
             slot
         };
         detach(&ended, peers);
+        // A session that stepped off the board for being idle is back with its request.
+        if let Some(peer) = found.as_ref().and_then(|slot| lock_away(slot).take()) {
+            peers.come_back(peer);
+        }
         found.map(|slot| InUse { slot })
     }
 
@@ -266,16 +293,36 @@ impl Sessions {
         }
     }
 
-    /// Ends every session idle longer than `IDLE`, taking it off the peer board.
+    /// Ends every session idle longer than `IDLE`, taking it off the peer board, and takes off
+    /// the board (but keeps) every session idle longer than [`BOARD_IDLE`].
     pub fn expire(&self, peers: &Peers) {
         self.expire_at(Instant::now(), peers);
     }
 
     fn expire_at(&self, now: Instant, peers: &Peers) {
         let mut ended = Vec::new();
-        self.table().expire(now, &mut ended);
+        let idle = {
+            let mut table = self.table();
+            table.expire(now, &mut ended);
+            table.idle_on_board(now, BOARD_IDLE)
+        };
         detach(&ended, peers);
+        for slot in idle {
+            // Under the lock a request takes it back under: a request that arrived meanwhile
+            // keeps it on the board.
+            let mut away = lock_away(&slot);
+            if slot.busy.load(Ordering::SeqCst) > 0 {
+                continue;
+            }
+            if let Some(peer) = slot.peer.and_then(|id| peers.step_away(id)) {
+                *away = Some(peer);
+            }
+        }
     }
+}
+
+fn lock_away(slot: &Slot) -> MutexGuard<'_, Option<Peer>> {
+    slot.away.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn detach(ended: &[Arc<Slot>], peers: &Peers) {
@@ -343,6 +390,34 @@ mod tests {
             MAX_SESSIONS,
             "the ended peer left the board"
         );
+    }
+
+    #[test]
+    fn an_idle_session_leaves_the_board_and_its_next_request_puts_it_back() {
+        let peers = Peers::default();
+        let sessions = Sessions::default();
+        sessions
+            .open("idle".into(), session(&peers, "lister"), &peers)
+            .expect("room");
+        sessions
+            .open("streaming".into(), session(&peers, "streamer"), &peers)
+            .expect("room");
+        let stream = sessions.checkout("streaming", &peers).expect("live");
+        sessions.expire_at(Instant::now() + BOARD_IDLE / 2, &peers);
+        assert_eq!(peers.list().len(), 2, "not idle long enough");
+        sessions.expire_at(Instant::now() + BOARD_IDLE * 2, &peers);
+        let listed: Vec<String> = peers.list().into_iter().map(|p| p.client_name).collect();
+        assert_eq!(listed, ["streamer"], "a session in use stays listed");
+        assert_eq!(sessions.len(), 2, "the idle session lives on");
+        let back = sessions.checkout("idle", &peers).expect("still live");
+        let mut listed: Vec<String> = peers.list().into_iter().map(|p| p.client_name).collect();
+        listed.sort();
+        assert_eq!(
+            listed,
+            ["lister", "streamer"],
+            "its request puts it back as it was"
+        );
+        drop((back, stream));
     }
 
     #[test]

@@ -189,6 +189,60 @@ fn a_live_session_is_a_peer_and_counts_as_an_http_session() {
     assert_eq!(http_sessions(), 0, "none once it ended");
 }
 
+/// A client that never ends its session (Gemini CLI's `mcp list` does not) stops being listed
+/// once its session is idle, while a session holding a claim stays; the idle session still
+/// lives, and its next request lists it again.
+#[test]
+fn an_idle_http_session_leaves_the_board_unless_it_holds_a_claim_and_comes_back_with_a_request() {
+    let repo = fixture_repo();
+    let served = Served::start(repo.path());
+    let (holder, _) = served.mcp_initialize("holds-a-claim");
+    let claim = served.mcp(
+        Some(&holder),
+        &json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {
+                "name": tool_of("peers.claim"),
+                "arguments": { "globs": ["docs/**"], "reason": "a held piece of work" },
+            },
+        }),
+    );
+    assert_eq!(
+        claim.json()["result"]["structuredContent"]["granted"],
+        true,
+        "{}",
+        claim.text()
+    );
+    let (lister, _) = served.mcp_initialize("lists-and-leaves");
+    let listed = || -> Vec<String> {
+        served.get(route_of("peers.list")).json()["peers"]
+            .as_array()
+            .expect("peers")
+            .iter()
+            .map(|p| {
+                p["client_supplied"]["client"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    };
+    let mut both = listed();
+    both.sort();
+    assert_eq!(both, ["holds-a-claim", "lists-and-leaves"]);
+    // Idle longer than the holder (whose last request came first), the lister leaves the board.
+    crate::serve_support::poll(
+        std::time::Duration::from_secs(90),
+        "the idle session leaves the board",
+        || (listed() == ["holds-a-claim"]).then_some(()),
+    );
+    let again = served.mcp(Some(&lister), &tools_list());
+    assert_eq!(again.status, 200, "the session lives on: {}", again.text());
+    let mut back = listed();
+    back.sort();
+    assert_eq!(back, ["holds-a-claim", "lists-and-leaves"], "listed again");
+}
+
 #[test]
 fn a_layer_object_reads_over_mcp_as_its_file_at_an_instance_of_the_template() {
     let repo = fixture_repo();
