@@ -3,7 +3,7 @@
 //! peers in 6 processes racing for one path get exactly one grant each round, and bad input or
 //! forged records on the board are refused or ignored with a reason, never granted twice.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -22,25 +22,11 @@ fn claim(server: &mut McpServer, arguments: Value) -> Value {
     server.call_ok(tool_of("peers.claim"), arguments)
 }
 
-/// A second worktree of `fixture`, on its own branch.
-fn second_worktree(fixture: &Fixture, dir: &Path) -> PathBuf {
-    let second = dir.join("second");
-    fixture.git(&[
-        "worktree",
-        "add",
-        "-q",
-        second.to_str().expect("utf-8"),
-        "-b",
-        "second",
-    ]);
-    second
-}
-
 #[test]
 fn a_conflict_across_worktrees_names_the_holder_and_a_release_lets_the_other_in() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let mut alpha = session(fixture.root(), "alpha");
     let mut beta = session(&second, "beta");
     alpha.call_ok(

@@ -121,20 +121,6 @@ fn a_claims_answer_brings_the_rules_agent_files_and_decisions_of_its_paths() {
     );
 }
 
-/// A second worktree of `fixture` on its own branch, under `dir`.
-fn second_worktree(fixture: &Fixture, dir: &Path) -> PathBuf {
-    let second = dir.join("second");
-    fixture.git(&[
-        "worktree",
-        "add",
-        "-q",
-        second.to_str().expect("utf-8"),
-        "-b",
-        "second",
-    ]);
-    second
-}
-
 fn git(dir: &Path, args: &[&str]) -> String {
     crate::support::git_in(dir, args)
 }
@@ -163,7 +149,7 @@ fn peers_list_and_a_claim_show_what_git_says_each_worktree_changed_and_write_not
     fixture.write("web/src/app.ts", "// app\n");
     fixture.commit("sources");
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     // Committed on `second` only, staged, unstaged and untracked: each is a change.
     std::fs::write(second.join("src/db/schema.rs"), "// schema, reworked\n").expect("write");
     git(&second, &["commit", "-q", "-am", "rework the schema"]);
@@ -303,7 +289,7 @@ fn install_git_hook(dir: &Path, mode: &str) -> PathBuf {
 fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_under_warn() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let hooks_at = tempfile::tempdir().expect("tempdir");
     let enforce = install_git_hook(hooks_at.path(), "enforce");
     let warn = install_git_hook(hooks_at.path(), "warn");
@@ -414,7 +400,7 @@ fn pre_tool_use(tool: &str, field: &str, file: &Path, cwd: &Path) -> Vec<u8> {
 fn the_claude_hook_denies_or_warns_about_an_edit_another_worktree_holds() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let mut alpha = session(fixture.root(), "alpha");
     let taken = alpha.call_ok(
         tool_of("peers.claim"),
@@ -502,7 +488,7 @@ fn the_claude_hook_denies_or_warns_about_an_edit_another_worktree_holds() {
 fn peers_check_names_the_paths_another_peer_holds_exclusively() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let mut alpha = session(fixture.root(), "alpha");
     let mut beta = session(&second, "beta");
     let taken = alpha.call_ok(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));

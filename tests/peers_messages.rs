@@ -5,7 +5,7 @@
 //! the board and is gone with its process; bad input and corrupt inbox files are refused or
 //! ignored with a reason.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -19,19 +19,6 @@ fn session(repo: &Path, client: &str) -> McpServer {
     let mut server = McpServer::start(repo);
     server.initialize_as(client);
     server
-}
-
-fn second_worktree(fixture: &Fixture, dir: &Path) -> PathBuf {
-    let second = dir.join("second");
-    fixture.git(&[
-        "worktree",
-        "add",
-        "-q",
-        second.to_str().expect("utf-8"),
-        "-b",
-        "second",
-    ]);
-    second
 }
 
 /// `{pid, id}` of the peer named `client`, as `server`'s peers.list names it.
@@ -101,7 +88,7 @@ fn inbox_dirs(board: &Path) -> Vec<String> {
 fn a_message_reaches_a_peer_in_another_worktree_and_every_peers_answer_counts_the_unread() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let mut alpha = session(fixture.root(), "alpha");
     let mut beta = session(&second, "beta");
     let mut gamma = session(fixture.root(), "gamma");
@@ -410,7 +397,7 @@ fn bad_messages_are_refused_and_corrupt_inbox_files_ignored_with_a_reason() {
 fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = second_worktree(&fixture, elsewhere.path());
+    let second = fixture.second_worktree(elsewhere.path());
     let mut alpha = session(&second, "alpha-<b>");
     let taken = alpha.call_ok(
         tool_of("peers.claim"),

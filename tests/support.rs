@@ -81,6 +81,20 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// A second git worktree of this repository, on a new branch `second`, at `dir/second`.
+    pub fn second_worktree(&self, dir: &Path) -> PathBuf {
+        let second = dir.join("second");
+        self.git(&[
+            "worktree",
+            "add",
+            "-q",
+            second.to_str().expect("utf-8"),
+            "-b",
+            "second",
+        ]);
+        second
+    }
+
     /// `git init`, `majordomus init`, one commit.
     pub fn new() -> Fixture {
         let fixture = Fixture::bare();
