@@ -124,7 +124,7 @@ fn nested_agent_files_stay_watched_and_an_edit_is_seen_by_the_next_request() {
     assert_eq!(first["index_notified"], true, "{first}");
 
     let nested = "majordomus://instructions/pkg/a/AGENTS.md";
-    for round in 1..=3 {
+    for round in 1..=100 {
         let title = format!("Pkg A, edit {round}");
         repo.write(
             "pkg/a/AGENTS.md",

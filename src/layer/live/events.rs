@@ -11,11 +11,31 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{Event, EventKind, RecursiveMode};
+
+#[cfg(target_os = "linux")]
+pub(crate) use super::inotify::PendingEvents;
+#[cfg(target_os = "linux")]
+use super::inotify::Watcher as Notifier;
+#[cfg(not(target_os = "linux"))]
+use notify::{RecommendedWatcher as Notifier, Watcher as _};
 
 use super::tree_watch::unignored_directories;
 use crate::layer::index::Index;
 use crate::layer::{Discovery, LOCAL_DIR};
+
+/// Without a notifier of our own, nothing a request could take: the notifier's thread hands
+/// every event on as soon as it is scheduled.
+#[cfg(not(target_os = "linux"))]
+#[derive(Clone)]
+pub(crate) struct PendingEvents;
+
+#[cfg(not(target_os = "linux"))]
+impl PendingEvents {
+    pub(crate) fn take(&self) -> bool {
+        false
+    }
+}
 
 /// The directories one generation's layer lives in, and how deep each is watched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +147,7 @@ fn fixed_directory(pathspec: &str) -> &str {
 
 /// Notifications for one watch set, delivered to a callback while this value lives.
 pub(crate) struct Notifications {
-    watcher: RecommendedWatcher,
+    watcher: Notifier,
     root: PathBuf,
     pub(crate) set: WatchSet,
     /// Set when a watched directory (or one above it) was removed or renamed: its watch is
@@ -164,7 +184,7 @@ impl Notifications {
         let appearing = set.tree.then(|| appeared.clone());
         let watched: Vec<PathBuf> = set.directories.iter().map(|(d, _)| d.clone()).collect();
         let event_root = root.clone();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+        let handler = move |event: notify::Result<Event>| {
             let root = &event_root;
             if let (Ok(event), Some(appearing)) = (&event, &appearing) {
                 if let Some(directory) = directory_appeared(event) {
@@ -196,7 +216,11 @@ impl Notifications {
                 Ok(_) => {}
                 Err(_) => changed(None),
             }
-        })?;
+        };
+        #[cfg(target_os = "linux")]
+        let mut watcher = Notifier::start(handler)?;
+        #[cfg(not(target_os = "linux"))]
+        let mut watcher = notify::recommended_watcher(handler)?;
         for (dir, recursive) in &set.directories {
             let mode = if *recursive {
                 RecursiveMode::Recursive
@@ -219,6 +243,18 @@ impl Notifications {
             stale,
             appeared,
         })
+    }
+
+    /// What a request uses to take the events queued for this set before it answers, where the
+    /// platform lets it: an edit saved before a request is then seen by that request.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn pending(&self) -> Option<PendingEvents> {
+        Some(self.watcher.pending())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn pending(&self) -> Option<PendingEvents> {
+        None
     }
 
     /// Watches the directories that appeared in the tree since the last call (and those under

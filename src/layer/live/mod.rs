@@ -8,6 +8,8 @@
 
 mod changes;
 mod events;
+#[cfg(target_os = "linux")]
+mod inotify;
 mod tree_watch;
 
 pub use changes::Changes;
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::layer::index::{self, build, build_doing, Examined, Index};
 use crate::layer::{Discovery, LayerError};
-use events::{Notifications, WatchSet};
+use events::{Notifications, PendingEvents, WatchSet};
 
 /// How long `refresh_now` waits for the watcher before building on the caller's thread.
 const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
@@ -120,6 +122,8 @@ pub struct LiveIndex {
     search_wanted: AtomicBool,
     /// Told what each published generation changed (see `changes`), when someone listens.
     on_change: RwLock<Option<ChangeHook>>,
+    /// Takes the events the kernel queued and the notifier has not read yet, while notified.
+    pending: Mutex<Option<PendingEvents>>,
 }
 
 /// What [`LiveIndex::on_change`] calls, on the watcher's thread: it must not block.
@@ -203,6 +207,7 @@ impl LiveIndex {
             prepare_search: AtomicBool::new(false),
             search_wanted: AtomicBool::new(false),
             on_change: RwLock::new(None),
+            pending: Mutex::new(None),
         })
     }
 
@@ -224,10 +229,15 @@ impl LiveIndex {
     }
 
     /// The current generation once every change the file system reported so far has been
-    /// checked: an edit saved before a request is seen by that request wherever the file system
-    /// notifies. Costs one atomic load when nothing is pending; otherwise waits for the watcher's
-    /// check (at most `SETTLE_PATIENCE`). Where the watcher polls, this is [`LiveIndex::current`].
+    /// checked: the events queued for the watches are taken first, on this thread, so an edit
+    /// saved before a request is seen by that request wherever the file system notifies. Costs
+    /// one read of the queue when nothing is pending; otherwise waits for the watcher's check
+    /// (at most `SETTLE_PATIENCE`). Where the watcher polls, this is [`LiveIndex::current`].
     pub fn settled(&self) -> Arc<Index> {
+        let pending = lock(&self.pending).clone();
+        if let Some(pending) = pending {
+            pending.take();
+        }
         if self.notes.load(Ordering::Acquire) > self.notes_checked.load(Ordering::Acquire) {
             self.wait_for_check();
         }
@@ -470,6 +480,7 @@ impl LiveIndex {
                 watching.refused = Some(wanted);
             }
         }
+        *lock(&self.pending) = watching.current.as_ref().and_then(Notifications::pending);
         let notified = watching.current.is_some();
         self.notified.store(notified, Ordering::Relaxed);
         notified
