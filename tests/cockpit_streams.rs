@@ -15,23 +15,25 @@ use crate::support::{eventually, Fixture, PATIENCE};
 /// Opens `/cockpit/events` and reads until the stream's greeting or the refusal's whole page:
 /// the open connection, the status and what was read.
 fn open_stream(served: &Served) -> (TcpStream, u16, String) {
+    open_stream_from(served, None)
+}
+
+/// [`open_stream`] from a page of `origin`, when given.
+fn open_stream_from(served: &Served, origin: Option<&str>) -> (TcpStream, u16, String) {
     let mut stream = served.connect();
     stream
         .set_read_timeout(Some(PATIENCE))
         .expect("a read timeout");
+    let mut headers = vec![("Accept", "text/event-stream")];
+    headers.extend(origin.map(|origin| ("Origin", origin)));
     stream
-        .write_all(&served.request_bytes(
-            "GET",
-            "/cockpit/events",
-            &[("Accept", "text/event-stream")],
-            b"",
-        ))
+        .write_all(&served.request_bytes("GET", "/cockpit/events", &headers, b""))
         .expect("the request is sent");
     let mut seen = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
         let text = String::from_utf8_lossy(&seen);
-        if text.contains(": listening") || text.contains("</html>") {
+        if text.contains(": listening") || text.contains("</html>") || text.contains("}") {
             break;
         }
         let n = stream.read(&mut chunk).expect("an answer");
@@ -111,4 +113,20 @@ fn cockpit_event_streams_are_bounded_and_a_closed_tab_makes_room() {
         "a closed tab's slot was free after {:?} ({refused} refusals first)",
         closed.elapsed()
     );
+}
+
+/// A foreign page may not hold the Cockpit's few stream slots: its `/cockpit/events` is refused
+/// by name, while the Cockpit's own origin (or a client sending none) listens.
+#[test]
+fn a_foreign_page_may_not_listen_to_the_cockpit() {
+    let fixture = Fixture::new();
+    let served = Served::start(fixture.root());
+    let (_, status, text) = open_stream_from(&served, Some("http://evil.example"));
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("another origin"), "{text}");
+    let own = format!("http://{}", served.host());
+    for origin in [Some(own.as_str()), None] {
+        let (_, status, text) = open_stream_from(&served, origin);
+        assert_eq!(status, 200, "{origin:?}: {text}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The guards every request passes before any handler: a `Host` that is not
 //! `localhost`, `*.localhost` or an IP literal is refused (DNS rebinding); a state-changing
-//! request, or any request to the MCP endpoint, from a foreign `Origin` is refused; a body announced over 1 MiB is refused unread;
+//! request, or any request to the MCP endpoint or the Cockpit's event stream, from a foreign
+//! `Origin` is refused; a body announced over 1 MiB is refused unread;
 //! past a bound of requests in flight, `503 busy` with `Retry-After`, held as every busy refusal
 //! is (`busy`), and so is any refusal a handler marked to be held. The Cockpit's pages have a
 //! bound of their own, and the liveness probe passes outside both. Every answer carries
@@ -134,16 +135,22 @@ async fn guarded(state: AppState, request: Request<Body>, next: Next) -> Respons
     };
     let headers = request.headers();
     // The MCP endpoint checks every request's `Origin`, a legacy session's event stream (GET)
-    // included: what it streams is the session's, and a foreign page must not hold it open.
-    if state_changing(request.method()) || request.uri().path() == "/mcp" {
+    // included: what it streams is the session's, and a foreign page must not hold it open. The
+    // Cockpit's event stream too: its slots are few, and a foreign page holding them would
+    // leave the person's own Cockpit without live updates.
+    let path = request.uri().path();
+    let streams = path == "/mcp" || path == "/cockpit/events";
+    if state_changing(request.method()) || streams {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
             let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
             if !same_origin(origin, &host, fetch_site) {
                 let message = if state_changing(request.method()) {
                     "a request from another origin may not change anything here"
-                } else {
+                } else if path == "/mcp" {
                     "a request from another origin may not talk to the MCP endpoint"
+                } else {
+                    "a request from another origin may not listen to the Cockpit's events"
                 };
                 return error_response(StatusCode::FORBIDDEN, "forbidden", message);
             }
