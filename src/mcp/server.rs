@@ -607,7 +607,12 @@ pub fn instructions(ctx: &Context) -> String {
         Ok(index) => (
             index.objects.len(),
             index.skills.iter().map(|s| s.files.len()).sum::<usize>(),
-            index.state().as_str().to_string(),
+            // What `repository.info` says: a generation kept after its repository moved, or
+            // after the last rebuild failed, is stale whatever its own state.
+            match ctx.layer_if_open().and_then(|live| live.stale()) {
+                Some(_) => "stale".to_string(),
+                None => index.state().as_str().to_string(),
+            },
         ),
         Err(e) => (0, 0, format!("unavailable ({})", e.message())),
     };

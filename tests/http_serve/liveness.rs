@@ -162,8 +162,8 @@ fn standing(served: &Served) -> (String, String, u16, String) {
 }
 
 /// A repository directory renamed, or replaced by another, under a running server is reported:
-/// the report's index is `stale` with the reason and the probe answers `503`, never `ok` from
-/// what was read before; moved back, it is `ok` again.
+/// the report's index is `stale` with the reason, an agent's instructions say so and the probe
+/// answers `503`, never `ok` from what was read before; moved back, it is `ok` again.
 #[test]
 fn a_repository_moved_away_under_the_server_is_reported_stale_never_ok() {
     let repo = fixture_repo();
@@ -178,6 +178,13 @@ fn a_repository_moved_away_under_the_server_is_reported_stale_never_ok() {
     assert!(reason.contains("is gone"), "the reason: {reason}");
     assert_eq!(probe, 503, "{body}");
     assert!(body.contains("stale") && body.contains("is gone"), "{body}");
+    // An agent starting now is told so in its instructions.
+    let (_, greeting) = served.mcp_initialize("after-the-move");
+    let instructions = greeting["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("(index state stale)"),
+        "{instructions}"
+    );
 
     // Another directory at the same path is not the repository that was read.
     std::fs::create_dir(repo.path()).expect("another directory in its place");
