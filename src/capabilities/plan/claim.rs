@@ -1,0 +1,260 @@
+//! `plan.claim` and `plan.release`: an agent takes an issue (and its paths on the board, with
+//! what governs them) or lets it go.
+
+use super::create::cycle_text;
+use super::{
+    caller, claim_error, claimant, graph, named, quoted, release_paths, unknown, Holdings,
+};
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::plan::claims::{self, Claim};
+use crate::plan::graph::Status;
+use crate::registry::types::plan::{ClaimInput, ClaimOutput, ReleaseInput, ReleaseOutput};
+use crate::registry::types::{
+    PlanClaimOutputGovernsItem as Governs, PlanClaimOutputHoldersItem as Holder, PlanClaimant,
+};
+
+pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    let issue = graph
+        .get(&input.issue)
+        .ok_or_else(|| unknown(&input.issue))?;
+    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+        return Err(claim_error(claims::ClaimError::Off));
+    };
+    if let Some(cycle) = graph.cycle_behind(issue.id()) {
+        return Err(CapabilityError::refused(format!(
+            "`{}` waits on the dependency cycle {}",
+            issue.id(),
+            cycle_text(cycle)
+        )));
+    }
+    match issue.status {
+        Status::Done => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` is done; there is nothing left to claim",
+                issue.id()
+            )))
+        }
+        Status::Ready if !issue.blocked_by.is_empty() => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` cannot be taken yet: it depends on {} not yet done",
+                issue.id(),
+                quoted(&issue.blocked_by)
+            )))
+        }
+        _ => {}
+    }
+    let me = crate::board::process::Identity::me();
+    let (session, client) = caller(ctx);
+    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    let mut holders = Vec::new();
+    for (other, (c, live)) in &holdings.claims {
+        if !*live || c.is_of(&me, session) {
+            continue;
+        }
+        if other == issue.id() {
+            holders.push(Holder {
+                issue: other.clone(),
+                claimant: claimant(c, true),
+                paths: c.paths.clone(),
+            });
+            continue;
+        }
+        let conflicting: Vec<String> = c
+            .paths
+            .iter()
+            .filter(|theirs| {
+                issue
+                    .paths
+                    .iter()
+                    .any(|mine| crate::board::glob::overlap(mine, theirs))
+            })
+            .cloned()
+            .collect();
+        if !conflicting.is_empty() {
+            holders.push(Holder {
+                issue: other.clone(),
+                claimant: claimant(c, true),
+                paths: conflicting,
+            });
+        }
+    }
+    if !holders.is_empty() {
+        drop(granting);
+        holders.sort_by(|a, b| a.issue.cmp(&b.issue));
+        let held_by = holdings.live(issue.id()).map(|c| claimant(c, true));
+        return Ok(ClaimOutput {
+            granted: false,
+            issue: issue.id().to_string(),
+            paths: issue.paths.clone(),
+            claimant: held_by,
+            holders,
+            governs: Vec::new(),
+        });
+    }
+    // The issue's paths are taken as a claim on the peer board, the one place path claims are
+    // decided: `peers.claim` callers then see them held, and a path another peer holds refuses
+    // the issue. Taken while this issue lock is held, and decided by the board under its own
+    // claims lock (always taken second, so the two never wait on each other in a cycle): of two
+    // racers, for the issue or for a path, exactly one wins.
+    let board = ctx.peers().shared_board(&index.root);
+    if !issue.paths.is_empty() {
+        let request = crate::board::claims::Request {
+            session,
+            globs: issue.paths.clone(),
+            exclusive: true,
+            // A board claim lasts at most this long; claiming the issue again renews it.
+            ttl_seconds: crate::board::claims::MAX_TTL,
+            reason: Some("plan.claim".into()),
+            issue: Some(issue.id().to_string()),
+        };
+        match board.claim(request).map_err(|e| {
+            CapabilityError::refused(format!(
+                "the paths of `{}` cannot be claimed: {e}",
+                issue.id()
+            ))
+        })? {
+            crate::board::claims::Outcome::Granted { .. } => {}
+            crate::board::claims::Outcome::Refused { holders } => {
+                drop(granting);
+                return Ok(ClaimOutput {
+                    granted: false,
+                    issue: issue.id().to_string(),
+                    paths: issue.paths.clone(),
+                    claimant: holdings.live(issue.id()).map(|c| claimant(c, true)),
+                    holders: holders
+                        .iter()
+                        .map(|h| path_holder(h, &issue.paths))
+                        .collect(),
+                    governs: Vec::new(),
+                });
+            }
+        }
+    }
+    let record = Claim {
+        format: 1,
+        issue: issue.id().to_string(),
+        boot: me.boot.clone(),
+        pid: me.pid,
+        start: me.start,
+        session,
+        client,
+        worktree: index.root.display().to_string(),
+        claimed_at: crate::write::now_rfc3339(),
+        paths: issue.paths.clone(),
+    };
+    if let Err(e) = granting.write(&record) {
+        let _ = board.release_issue(session, &record.issue);
+        return Err(claim_error(e));
+    }
+    drop(granting);
+    Ok(ClaimOutput {
+        granted: true,
+        issue: record.issue.clone(),
+        paths: record.paths.clone(),
+        claimant: Some(claimant(&record, true)),
+        holders: Vec::new(),
+        governs: governs(&index, &record.paths),
+    })
+}
+
+/// A path claim on the board in the way of an issue's `paths`, as a holder: the issue it names
+/// (empty when it names none), who holds it, and its globs that overlap.
+fn path_holder(h: &crate::board::claims::Holder, paths: &[String]) -> Holder {
+    Holder {
+        issue: h.claim.issue.clone().unwrap_or_default(),
+        claimant: PlanClaimant {
+            client: h.client.clone(),
+            session: h.claim.session as i64,
+            pid: i64::from(h.pid),
+            worktree: h.worktree.clone(),
+            claimed_at: crate::write::rfc3339_of(h.claim.claimed_at),
+            live: true,
+        },
+        paths: h
+            .claim
+            .globs
+            .iter()
+            .filter(|theirs| {
+                paths
+                    .iter()
+                    .any(|mine| crate::board::glob::overlap(mine, theirs))
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
+/// The rules and instructions that apply to the literal parts of `globs` (what precedes each
+/// glob's first wildcard: the directory or file the work is in).
+fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
+    let mut paths: Vec<String> = globs
+        .iter()
+        .map(|g| {
+            let end = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
+            g[..end].trim_end_matches('/').to_string()
+        })
+        .filter(|p| !p.is_empty() && crate::layer::check_path(p).is_ok())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    if paths.is_empty() {
+        return Vec::new();
+    }
+    let page = crate::layer::Page {
+        offset: 0,
+        limit: 100,
+    };
+    let found = index.scopes().applicable(&index.objects, &paths, page);
+    let mut out: Vec<Governs> = found
+        .rules
+        .iter()
+        .map(|a| Governs {
+            uri: a.object.uri.clone(),
+            title: a.object.title.clone(),
+            class: a.class.to_string(),
+        })
+        .collect();
+    out.extend(found.instructions.iter().map(|a| Governs {
+        uri: a.object.uri.clone(),
+        title: a.object.title.clone(),
+        class: "instructions".into(),
+    }));
+    out
+}
+
+pub(super) fn release(
+    ctx: &Context,
+    input: ReleaseInput,
+) -> Result<ReleaseOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    if graph.get(&input.issue).is_none() {
+        return Err(unknown(&input.issue));
+    }
+    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+        return Err(claim_error(claims::ClaimError::Off));
+    };
+    let me = crate::board::process::Identity::me();
+    let (session, _) = caller(ctx);
+    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    let released = match holdings.claims.get(&input.issue) {
+        None => false,
+        Some((c, true)) if !c.is_of(&me, session) => {
+            return Err(CapabilityError::refused(format!(
+                "`{}` is claimed by {}, a live peer; only it lets go",
+                input.issue,
+                named(c)
+            )))
+        }
+        Some(_) => granting.remove(&input.issue),
+    };
+    // The issue's paths go with it (a claim made by a process that is gone went with it).
+    release_paths(ctx, &index.root, session, &input.issue);
+    Ok(ReleaseOutput {
+        issue: input.issue,
+        released,
+    })
+}
