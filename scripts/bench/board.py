@@ -14,6 +14,7 @@
 
 usage: board.py BINARY [--before BINARY] [--calls N] [--kills N] [--idle SECONDS]"""
 import argparse, http.client, json, os, shutil, signal, statistics, subprocess, tempfile, time
+from stdio_session import Session
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
@@ -22,38 +23,6 @@ parser.add_argument("--calls", type=int, default=2000)
 parser.add_argument("--kills", type=int, default=20)
 parser.add_argument("--idle", type=float, default=30.0)
 args = parser.parse_args()
-
-
-class Session:
-    def __init__(self, binary, repo, name, env=None):
-        self.proc = subprocess.Popen(
-            [binary, "mcp", "--repo", repo], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=env)
-        self.out = self.proc.stdout
-        self.n = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": name, "version": "1"}})
-
-    def request(self, method, params):
-        self.n += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        return json.loads(self.out.readline())
-
-    def peers(self):
-        answer = self.request("tools/call", {"name": "majordomus_peers", "arguments": {}})
-        return answer["result"]["structuredContent"]
-
-    def ticks(self):
-        stat = open(f"/proc/{self.proc.pid}/stat").read()
-        fields = stat[stat.rfind(")") + 2:].split()
-        return int(fields[11]) + int(fields[12])
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            self.proc.wait()
 
 
 class Served:

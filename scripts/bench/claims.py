@@ -10,6 +10,7 @@
 
 usage: claims.py BINARY [--calls N] [--rounds N] [--idle SECONDS]"""
 import argparse, json, os, statistics, subprocess, tempfile, threading, time
+from stdio_session import Session, throwaway_repo
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
@@ -19,43 +20,6 @@ parser.add_argument("--idle", type=float, default=30.0)
 args = parser.parse_args()
 
 
-class Session:
-    def __init__(self, repo, name):
-        self.proc = subprocess.Popen([args.binary, "mcp", "--repo", repo], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.n = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": name, "version": "1"}})
-
-    def request(self, method, params):
-        self.n += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def tool(self, name, arguments):
-        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]["structuredContent"]
-
-    def ticks(self):
-        stat = open(f"/proc/{self.proc.pid}/stat").read()
-        fields = stat[stat.rfind(")") + 2:].split()
-        return int(fields[11]) + int(fields[12])
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
-def repo():
-    d = tempfile.mkdtemp(prefix="claims-bench-")
-    subprocess.run(["git", "init", "-q", d], check=True)
-    subprocess.run([args.binary, "init", "--repo", d], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["git", "-C", d, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", d, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "i"], check=True)
-    return d
-
-
 def timed(f):
     t = time.perf_counter()
     f()
@@ -63,8 +27,8 @@ def timed(f):
 
 
 print(f"load average at start: {os.getloadavg()}")
-main = repo()
-peers = [Session(main, f"peer-{i:02}") for i in range(20)]
+main = throwaway_repo(args.binary, "claims-bench-")
+peers = [Session(args.binary, main, f"peer-{i:02}") for i in range(20)]
 for i, p in enumerate(peers):
     for k in range(10):
         assert p.tool("majordomus_claim", {"globs": [f"area/{i}/{k}/**"]})["granted"]
@@ -95,7 +59,7 @@ for r in range(args.rounds):
 print(f"2. race, 20 peers in 20 processes, {args.rounds} rounds: grants per round min {min(grants)} max {max(grants)}; "
       f"claim p50 {q(latencies, .5):.2f} ms p99 {q(latencies, .99):.2f} ms")
 
-lone = Session(repo(), "lone")
+lone = Session(args.binary, throwaway_repo(args.binary, "claims-bench-"), "lone")
 a, b = me.ticks(), lone.ticks()
 time.sleep(args.idle)
 print(f"3. idle {args.idle:.0f} s: on the board of 20 peers/200 claims {me.ticks() - a} ticks; lone {lone.ticks() - b} ticks")

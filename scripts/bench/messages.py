@@ -10,52 +10,13 @@
 
 usage: messages.py BINARY [--calls N] [--idle SECONDS]"""
 import argparse, json, os, statistics, subprocess, tempfile, time
+from stdio_session import Session, throwaway_repo
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
 parser.add_argument("--calls", type=int, default=300)
 parser.add_argument("--idle", type=float, default=30.0)
 args = parser.parse_args()
-
-
-class Session:
-    def __init__(self, repo, name):
-        self.proc = subprocess.Popen([args.binary, "mcp", "--repo", repo], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.n = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": name, "version": "1"}})
-
-    def request(self, method, params):
-        self.n += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:  # notifications on the way are read past
-            frame = json.loads(self.proc.stdout.readline())
-            if frame.get("id") == self.n:
-                return frame
-
-    def tool(self, name, arguments):
-        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]["structuredContent"]
-
-    def ticks(self):
-        stat = open(f"/proc/{self.proc.pid}/stat").read()
-        fields = stat[stat.rfind(")") + 2:].split()
-        return int(fields[11]) + int(fields[12])
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
-def repo():
-    d = tempfile.mkdtemp(prefix="messages-bench-")
-    subprocess.run(["git", "init", "-q", d], check=True)
-    subprocess.run([args.binary, "init", "--repo", d], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["git", "-C", d, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", d, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "i"], check=True)
-    return d
 
 
 def timed(f):
@@ -65,15 +26,15 @@ def timed(f):
 
 
 print(f"load average at start: {os.getloadavg()}")
-main = repo()
-peers = [Session(main, f"peer-{i:02}") for i in range(20)]
+main = throwaway_repo(args.binary, "messages-bench-")
+peers = [Session(args.binary, main, f"peer-{i:02}") for i in range(20)]
 for i, p in enumerate(peers):
     for k in range(10):
         assert p.tool("majordomus_claim", {"globs": [f"area/{i}/{k}/**"]})["granted"]
 me, subscribed, quiet = peers[0], peers[1], peers[2]
 assert len(me.tool("majordomus_peers", {"claims": True})["claims"]) == 200
 assert subscribed.request("resources/subscribe", {"uri": "majordomus://peers/inbox"})["result"] == {}
-lone = Session(repo(), "lone")
+lone = Session(args.binary, throwaway_repo(args.binary, "messages-bench-"), "lone")
 a, b, c = subscribed.ticks(), quiet.ticks(), lone.ticks()
 time.sleep(args.idle)
 print(f"1. idle {args.idle:.0f} s: on the board of 20 peers/200 claims, subscribed to its inbox "

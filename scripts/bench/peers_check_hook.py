@@ -8,34 +8,12 @@ same command fed a held path so the refusal is measured too. Target: median <= 5
 
 usage: peers_check_hook.py BINARY [--runs N]"""
 import argparse, json, os, statistics, subprocess, tempfile, time
+from stdio_session import Session
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
 parser.add_argument("--runs", type=int, default=100)
 args = parser.parse_args()
-
-
-class Session:
-    def __init__(self, repo, name):
-        self.proc = subprocess.Popen([args.binary, "mcp", "--repo", repo], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.n = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": name, "version": "1"}})
-
-    def request(self, method, params):
-        self.n += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def tool(self, name, arguments):
-        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]["structuredContent"]
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def git(*a, cwd):
@@ -57,7 +35,7 @@ for name in ("second", "third"):
     path = os.path.join(top, name)
     git("worktree", "add", "-q", path, "-b", name, cwd=main)
     trees.append(path)
-peers = [Session(t, f"peer-{i}") for i, t in enumerate(trees)]
+peers = [Session(args.binary, t, f"peer-{i}") for i, t in enumerate(trees)]
 for i, p in enumerate(peers[:2]):
     for k in range(100):
         assert p.tool("majordomus_claim", {"globs": [f"area/{i}/{k}/**", f"held/{i}-{k}.rs"]})["granted"]
