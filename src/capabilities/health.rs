@@ -27,8 +27,16 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
     let index = match ctx.index() {
         Ok(index) => {
             let errors = index.errors().count();
-            checks.push(match index.state() {
-                IndexState::Ok => check(
+            // What is served is no longer the repository's once its directory went away or was
+            // replaced; a rebuild that failed is the watcher's warning below.
+            let moved = ctx.layer_if_open().and_then(|live| live.moved());
+            checks.push(match (moved, index.state()) {
+                (Some(reason), _) => check(
+                    Name::Layer,
+                    Status::Fail,
+                    format!("stale: {}", crate::secrets::redact(&reason)),
+                ),
+                (None, IndexState::Ok) => check(
                     Name::Layer,
                     Status::Ok,
                     format!(
@@ -37,7 +45,7 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
                         index.objects.len()
                     ),
                 ),
-                IndexState::Degraded => check(
+                (None, IndexState::Degraded) => check(
                     Name::Layer,
                     Status::Warn,
                     format!(
@@ -45,16 +53,6 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
                     ),
                 ),
             });
-            // What is served is no longer the repository's once its directory went away or was
-            // replaced; a rebuild that failed is the watcher's warning below.
-            if let Some(reason) = ctx.layer_if_open().and_then(|live| live.moved()) {
-                checks.pop();
-                checks.push(check(
-                    Name::Layer,
-                    Status::Fail,
-                    format!("stale: {}", crate::secrets::redact(&reason)),
-                ));
-            }
             Some(index)
         }
         Err(e) => {
