@@ -18,7 +18,8 @@ FILES_PER_DIRECTORY = 10
 
 
 def git(repo, *args):
-    subprocess.run(["git", "-c", "user.email=bench@example.com", "-c", "user.name=bench", *args],
+    # No automatic gc: it would prune loose objects in the background while the repository is copied.
+    subprocess.run(["git", "-c", "gc.auto=0", "-c", "user.email=bench@example.com", "-c", "user.name=bench", *args],
                    cwd=repo, check=True, stdout=subprocess.DEVNULL)
 
 

@@ -119,6 +119,13 @@ fn fixed_command() -> Command {
                         .value_parser(clap::value_parser!(u16))
                         .help("Listen on this port (0 picks a free one)"),
                 )
+                .arg(
+                    Arg::new("max-sessions")
+                        .long("max-sessions")
+                        .default_value(crate::http::mcp::MAX_SESSIONS.to_string())
+                        .value_parser(clap::value_parser!(u32).range(1..=1_000_000))
+                        .help("Keep at most this many legacy MCP sessions (2025-11-25 and earlier) at once; past it a new one ends the oldest session idle 30 s, or is refused busy"),
+                )
                 .arg(read_only_arg())
                 .arg(toolsets_arg()),
         )
@@ -433,6 +440,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                     .cloned()
                     .unwrap_or_else(|| "127.0.0.1".into()),
                 port: sub.get_one::<u16>("port").copied().unwrap_or(8741),
+                max_sessions: sub
+                    .get_one::<u32>("max-sessions")
+                    .map_or(crate::http::mcp::MAX_SESSIONS, |n| *n as usize),
             };
             let ctx = Context::open(Options {
                 watch: Some(mcp::WATCH_INTERVAL),

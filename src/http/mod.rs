@@ -68,10 +68,15 @@ pub struct ServerState {
 
 impl AppState {
     pub fn new(ctx: Context) -> Self {
+        AppState::with_max_sessions(ctx, mcp::MAX_SESSIONS)
+    }
+
+    /// A server's state whose MCP endpoint keeps at most `max_sessions` legacy sessions.
+    pub fn with_max_sessions(ctx: Context, max_sessions: usize) -> Self {
         let refusals = busy::Refusals::default();
         Self(Arc::new(ServerState {
             ctx,
-            sessions: mcp::Sessions::default(),
+            sessions: mcp::Sessions::with_cap(max_sessions),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             pages_in_flight: Arc::new(Semaphore::new(MAX_PAGES_IN_FLIGHT)),
             writers: writers::Writers::start(refusals.clone()),
@@ -532,6 +537,8 @@ pub fn router(state: AppState) -> Router {
 pub struct Bind {
     pub host: String,
     pub port: u16,
+    /// The most legacy MCP sessions live at once ([`mcp::MAX_SESSIONS`] unless told).
+    pub max_sessions: usize,
 }
 
 /// Why `serve` could not start.
@@ -607,7 +614,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| ServeError::Runtime(e.to_string()))?;
-    let state = AppState::new(ctx);
+    let state = AppState::with_max_sessions(ctx, bind.max_sessions);
     let root = state
         .ctx
         .index()

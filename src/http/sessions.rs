@@ -15,8 +15,9 @@ use crate::mcp::Session;
 
 /// How long a session may stay idle.
 pub const IDLE: Duration = Duration::from_secs(600);
-/// Sessions live at once; past it, opening one ends the oldest idle session, if it has been
-/// idle for [`EVICTABLE_AFTER`], or is refused (`503 busy`).
+/// Sessions live at once unless `serve --max-sessions` says otherwise; past the cap, opening one
+/// ends the oldest idle session, if it has been idle for [`EVICTABLE_AFTER`], or is refused
+/// (`503 busy`).
 pub const MAX_SESSIONS: usize = 4096;
 /// How long a session may go without a request, or a stream open, and stay listed on the peer
 /// board: a client that never ends its session (one that only lists the server's tools, say)
@@ -169,13 +170,33 @@ impl Drop for InUse {
     }
 }
 
-/// The live sessions of this server.
-#[derive(Clone, Default)]
+/// The live sessions of this server, at most `cap` at once.
+#[derive(Clone)]
 pub struct Sessions {
     table: Arc<Mutex<Table>>,
+    cap: usize,
+}
+
+impl Default for Sessions {
+    fn default() -> Sessions {
+        Sessions::with_cap(MAX_SESSIONS)
+    }
 }
 
 impl Sessions {
+    /// No session at first, and at most `cap` (at least one) live at once.
+    pub fn with_cap(cap: usize) -> Sessions {
+        Sessions {
+            table: Arc::default(),
+            cap: cap.max(1),
+        }
+    }
+
+    /// The most sessions live at once.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     fn table(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -201,7 +222,7 @@ impl Sessions {
 
     fn full_at(&self, now: Instant) -> bool {
         let table = self.table();
-        table.by_id.len() >= MAX_SESSIONS && table.oldest_evictable(now).is_none()
+        table.by_id.len() >= self.cap && table.oldest_evictable(now).is_none()
     }
 
     pub fn open(&self, id: String, session: Session, peers: &Peers) -> Result<(), Full> {
@@ -219,7 +240,7 @@ impl Sessions {
         let result = {
             let mut table = self.table();
             table.expire(now, &mut ended);
-            let room = table.by_id.len() < MAX_SESSIONS || {
+            let room = table.by_id.len() < self.cap || {
                 let evicted = table.evict_oldest_idle(now);
                 let made = evicted.is_some();
                 ended.extend(evicted);

@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use super::modern::Next;
 use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::context::Transport;
-use crate::http::sessions::MAX_SESSIONS;
 use crate::http::AppState;
 use crate::mcp::{message, protocol, Server, Session};
 
@@ -215,7 +214,8 @@ pub async fn post(
 /// refusal is, so a client looping on it cannot spin the server.
 async fn sessions_full(state: &AppState) -> Response {
     let message = format!(
-        "{MAX_SESSIONS} sessions are live and none has been idle long enough to end; retry in {SESSIONS_RETRY_AFTER} s"
+        "{} sessions are live and none has been idle long enough to end; retry in {SESSIONS_RETRY_AFTER} s",
+        state.sessions.cap()
     );
     state.refusals.busy(SESSIONS_RETRY_AFTER, &message).await
 }

@@ -5,7 +5,7 @@
 mod legacy;
 mod modern;
 
-pub use super::sessions::{Sessions, EVICTABLE_AFTER, IDLE, MAX_SESSIONS};
+pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
 pub use legacy::{delete, get, post, SESSIONS_RETRY_AFTER};
 
 /// The header naming a legacy session.
