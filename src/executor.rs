@@ -417,7 +417,7 @@ impl Started {
         Started {
             clock: std::time::Instant::now(),
             at_us: journal::now_us(),
-            input_digest: journal::digest(canonical(input).as_bytes()),
+            input_digest: canonical_digest(input),
             uris,
             paths,
         }
@@ -457,40 +457,50 @@ fn validated(descriptor: &Descriptor, mut input: Value) -> Result<Value, Capabil
 /// The input as compact JSON with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry;
 /// written straight from the input, without a sorted copy of it.
 fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut Vec<u8>) {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push(b'{');
-                for (i, key) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    // A string and a `Value` always serialise.
-                    let _ = serde_json::to_writer(&mut *out, key);
-                    out.push(b':');
-                    write(&map[key], out);
-                }
-                out.push(b'}');
-            }
-            Value::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write(item, out);
-                }
-                out.push(b']');
-            }
-            other => {
-                let _ = serde_json::to_writer(&mut *out, other);
-            }
-        }
-    }
     let mut out = Vec::with_capacity(256);
-    write(value, &mut out);
+    // Writing to memory cannot fail.
+    let _ = write_canonical(value, &mut out);
     // serde_json writes UTF-8 only.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// `sha256:<hex>` of [`canonical`]`(value)`, hashed as it is written: the text itself is never
+/// kept, so recording an execution allocates nothing for it.
+fn canonical_digest(value: &Value) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    // Hashing cannot fail.
+    let _ = write_canonical(value, &mut hasher);
+    journal::hex_digest(hasher.finalize().into())
+}
+
+/// Writes `value` with every object's keys sorted, compactly: one text per value.
+fn write_canonical(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.write_all(b"{")?;
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_canonical(&map[key], out)?;
+            }
+            out.write_all(b"}")
+        }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        other => Ok(serde_json::to_writer(&mut *out, other)?),
+    }
 }

@@ -67,10 +67,14 @@ pub struct Entry {
     pub reads: Vec<Read>,
 }
 
-/// What is still to be appended to the log, and whether its writer waits for it.
+/// The most entries waiting for the log's writer; past it an entry stays in memory only.
+const MAX_PENDING_ENTRIES: usize = 4096;
+
+/// What is still to be appended to the log, and whether its writer waits for it. Entries wait
+/// whole (shared with the ring), for the writer serialises them off the caller's thread.
 #[derive(Debug, Default)]
 struct Pending {
-    lines: Vec<u8>,
+    entries: Vec<Arc<Entry>>,
     writer_idle: bool,
     closed: bool,
 }
@@ -102,19 +106,17 @@ impl Journal {
     }
 
     /// Keeps `entry`: in the ring, and on its way to the log when there is one. Costs the caller
-    /// a line's serialisation and two short locks; the log's writer does the writing.
+    /// one allocation and two short locks; the log's writer serialises and writes.
     pub fn record(&self, entry: Entry) {
+        let entry = Arc::new(entry);
         if let Some(attached) = self.log.get() {
-            if let Ok(mut line) = serde_json::to_vec(&entry) {
-                line.push(b'\n');
-                let (pending, wake) = &*attached.pending;
-                let mut p = lock(pending);
-                if !p.closed && p.lines.len() < log::MAX_PENDING {
-                    p.lines.extend_from_slice(&line);
-                    if p.writer_idle {
-                        p.writer_idle = false;
-                        wake.notify_one();
-                    }
+            let (pending, wake) = &*attached.pending;
+            let mut p = lock(pending);
+            if !p.closed && p.entries.len() < MAX_PENDING_ENTRIES {
+                p.entries.push(Arc::clone(&entry));
+                if p.writer_idle {
+                    p.writer_idle = false;
+                    wake.notify_one();
                 }
             }
         }
@@ -122,7 +124,7 @@ impl Journal {
         if ring.len() >= RING {
             ring.pop_front();
         }
-        ring.push_back(Arc::new(entry));
+        ring.push_back(entry);
     }
 
     /// The entries in memory, oldest first.
@@ -166,18 +168,11 @@ impl Journal {
             return;
         }
         // What ran before the board was joined goes first, in order.
-        let mut earlier = Vec::new();
-        for entry in lock(&self.ring).iter() {
-            if let Ok(line) = serde_json::to_vec(&**entry) {
-                earlier.extend_from_slice(&line);
-                earlier.push(b'\n');
-            }
-        }
+        let mut earlier: Vec<Arc<Entry>> = lock(&self.ring).iter().cloned().collect();
         {
             let mut p = lock(&pending.0);
-            let mut lines = earlier;
-            lines.append(&mut p.lines);
-            p.lines = lines;
+            earlier.append(&mut p.entries);
+            p.entries = earlier;
         }
         let spawned = std::thread::Builder::new()
             .name("majordomus-journal".into())
@@ -209,37 +204,62 @@ impl Journal {
     }
 }
 
-/// The log's writer: waits for lines, appends each batch with one write, and rotates the file
-/// past its bound. Lines arriving while it writes form the next batch.
+/// The log's writer: waits for entries, serialises each batch into lines and appends them with
+/// one write per [`log::MAX_PENDING`] bytes at most, rotating the file past its bound. Entries
+/// arriving while it writes form the next batch.
 fn write_until_closed(writer: &mut log::Writer, pending: &(Mutex<Pending>, Condvar)) {
     let (lock_, wake) = pending;
+    let mut lines = Vec::new();
     loop {
         let (batch, closed) = {
             let mut p = lock(lock_);
-            while p.lines.is_empty() && !p.closed {
+            while p.entries.is_empty() && !p.closed {
                 p.writer_idle = true;
                 p = wake.wait(p).unwrap_or_else(|e| e.into_inner());
             }
-            (std::mem::take(&mut p.lines), p.closed)
+            (std::mem::take(&mut p.entries), p.closed)
         };
-        if !batch.is_empty() {
-            if let Err(e) = writer.append(&batch) {
-                tracing::warn!(
-                    "cannot append to the executions log: {}",
-                    crate::write::io_message(&e)
-                );
+        for entry in &batch {
+            // A log past its bound by one write at most stays readable whole.
+            if lines.len() >= log::MAX_PENDING {
+                append(writer, &mut lines);
+            }
+            let start = lines.len();
+            match serde_json::to_writer(&mut lines, &**entry) {
+                Ok(()) => lines.push(b'\n'),
+                // No half line reaches the log.
+                Err(_) => lines.truncate(start),
             }
         }
+        append(writer, &mut lines);
         if closed {
             return;
         }
     }
 }
 
+/// Appends `lines` to the log and empties them; a failure is said, not fatal.
+fn append(writer: &mut log::Writer, lines: &mut Vec<u8>) {
+    if lines.is_empty() {
+        return;
+    }
+    if let Err(e) = writer.append(lines) {
+        tracing::warn!(
+            "cannot append to the executions log: {}",
+            crate::write::io_message(&e)
+        );
+    }
+    lines.clear();
+}
+
 /// `sha256:<hex>` of `bytes`.
 pub fn digest(bytes: &[u8]) -> String {
     use sha2::Digest;
-    let sum: [u8; 32] = sha2::Sha256::digest(bytes).into();
+    hex_digest(sha2::Sha256::digest(bytes).into())
+}
+
+/// `sha256:<hex>` of a SHA-256 sum already taken.
+pub(crate) fn hex_digest(sum: [u8; 32]) -> String {
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
     for b in sum {
