@@ -148,8 +148,8 @@ const MAX_PENDING_BYTES: usize = 16 << 20;
 /// process does not wait it out (see [`Journal::entries`]).
 const GATHER: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// The longest a listing of this process waits for the writer to make the entries of what ran
-/// before it; past it, the listing answers without them.
+/// The longest a listing of this process waits for the batch the writer is making; past it, the
+/// listing answers without that batch.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What waits for the log's writer, and what it has done.
@@ -158,13 +158,13 @@ struct Pending {
     ended: Vec<Ended>,
     /// What `ended` weighs (see [`Ended::weight`]).
     bytes: usize,
-    /// Executions handed to the writer, and those whose entries it has put in the ring.
-    handed: u64,
-    made: u64,
+    /// Entries a listing made of what it found waiting, for the writer to append.
+    made_by_listing: Vec<Arc<Entry>>,
+    /// The writer has taken a batch and not yet put its entries in the ring; batches it has.
+    in_flight: bool,
+    batches: u64,
     /// The writer sleeps until a caller wakes it; while it gathers or writes, nobody needs to.
     writer_idle: bool,
-    /// A listing waits for the ring: the writer stops gathering.
-    urgent: bool,
     /// Executions the log never got: the writer was that far behind.
     dropped: u64,
     /// No more is handed to the writer (closing, or it is gone).
@@ -244,7 +244,6 @@ impl Journal {
                 if p.ended.len() < MAX_PENDING_ENTRIES && p.bytes + weight <= MAX_PENDING_BYTES {
                     p.ended.push(ended);
                     p.bytes += weight;
-                    p.handed += 1;
                     // Half full, a gathering writer is called early rather than let some drop.
                     let filling = p.ended.len() == MAX_PENDING_ENTRIES / 2;
                     if p.writer_idle || filling {
@@ -267,11 +266,12 @@ impl Journal {
         drop(gone);
     }
 
-    /// The entries in memory, oldest first: every execution recorded before this call, once the
-    /// log's writer has made their entries (waited for [`SETTLE`] at most).
+    /// The entries in memory, oldest first: every execution recorded before this call. What
+    /// still waits for the log's writer is made here; a batch the writer is making is waited for
+    /// ([`SETTLE`] at most).
     pub fn entries(&self) -> Vec<Arc<Entry>> {
         if let Some(attached) = self.log.get() {
-            attached.shared.settle();
+            attached.shared.settle(&self.ring);
         }
         lock(&self.ring).iter().cloned().collect()
     }
@@ -364,18 +364,38 @@ impl Journal {
 }
 
 impl Shared {
-    /// Waits until the writer has made the entry of every execution handed to it so far (for
-    /// [`SETTLE`] at most), calling it early if it is gathering.
-    fn settle(&self) {
-        let mut p = lock(&self.pending);
-        let target = p.handed;
-        if p.made >= target || p.gone {
-            return;
+    /// Puts in the ring the entry of every execution recorded so far: makes those still
+    /// waiting (handing them to the writer to append), and waits for the batch the writer is
+    /// making, if any, for [`SETTLE`] at most.
+    fn settle(&self, ring: &Ring) {
+        let (waiting, batch) = {
+            let mut p = lock(&self.pending);
+            if p.gone {
+                return;
+            }
+            p.bytes = 0;
+            let batch = p.in_flight.then_some(p.batches + 1);
+            (std::mem::take(&mut p.ended), batch)
+        };
+        if !waiting.is_empty() {
+            let entries: Vec<Arc<Entry>> =
+                waiting.into_iter().map(|e| Arc::new(e.entry())).collect();
+            let gone = keep(ring, entries.iter().cloned());
+            let mut p = lock(&self.pending);
+            p.made_by_listing.extend(entries);
+            if p.writer_idle {
+                p.writer_idle = false;
+                self.wake_writer.notify_one();
+            }
+            drop(p);
+            drop(gone);
         }
-        p.urgent = true;
-        self.wake_writer.notify_one();
+        let Some(batch) = batch else {
+            return;
+        };
         let until = std::time::Instant::now() + SETTLE;
-        while p.made < target && !p.gone {
+        let mut p = lock(&self.pending);
+        while p.batches < batch && !p.gone {
             let left = until.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 tracing::warn!("the executions log's writer is late; listing without its latest");
@@ -410,7 +430,7 @@ impl Drop for Gone<'_> {
 }
 
 /// The log's writer: waits for an execution, gathers what arrives for [`GATHER`] (less when
-/// closing, when a listing waits or when half the bound is waiting), makes their entries and
+/// closing or when half the bound is waiting), makes their entries and
 /// keeps them in the ring, then serialises them into lines and appends them with one write per
 /// [`log::MAX_PENDING`] bytes at most, rotating the file past its bound. `earlier` (what ran
 /// before the log was opened) is written first.
@@ -424,10 +444,11 @@ fn write_until_closed(
     write_lines(writer, &earlier, &mut lines);
     drop(earlier);
     let mut batch = Vec::new();
+    let mut made_by_listing = Vec::new();
     loop {
         let closed = {
             let mut p = lock(&shared.pending);
-            while p.ended.is_empty() && !p.closed {
+            while p.ended.is_empty() && p.made_by_listing.is_empty() && !p.closed {
                 p.writer_idle = true;
                 p = shared
                     .wake_writer
@@ -437,11 +458,7 @@ fn write_until_closed(
             let until = std::time::Instant::now() + GATHER;
             loop {
                 let left = until.saturating_duration_since(std::time::Instant::now());
-                if p.closed
-                    || p.urgent
-                    || left.is_zero()
-                    || p.ended.len() >= MAX_PENDING_ENTRIES / 2
-                {
+                if p.closed || left.is_zero() || p.ended.len() >= MAX_PENDING_ENTRIES / 2 {
                     break;
                 }
                 p = shared
@@ -451,19 +468,23 @@ fn write_until_closed(
                     .unwrap_or_else(|e| e.into_inner().0);
             }
             std::mem::swap(&mut batch, &mut p.ended);
+            std::mem::swap(&mut made_by_listing, &mut p.made_by_listing);
             p.bytes = 0;
-            p.urgent = false;
+            p.in_flight = true;
             p.closed
         };
-        let made = batch.len() as u64;
         let entries: Vec<Arc<Entry>> = batch.drain(..).map(|e| Arc::new(e.entry())).collect();
         let gone = keep(ring, entries.iter().cloned());
         {
             let mut p = lock(&shared.pending);
-            p.made += made;
+            p.in_flight = false;
+            p.batches += 1;
             shared.made.notify_all();
         }
         drop(gone);
+        // A listing made these of what waited before this batch was taken: older, first.
+        write_lines(writer, &made_by_listing, &mut lines);
+        made_by_listing.clear();
         write_lines(writer, &entries, &mut lines);
         if closed {
             return;
