@@ -540,15 +540,16 @@ impl Host for Context {
     }
 
     fn caller(&self) -> Option<crate::journal::Caller> {
-        let peer = self.peers().get(self.caller?)?;
+        let session = self.caller?;
+        let (client, transport) = self.peers().client_of(session)?;
         Some(crate::journal::Caller {
-            session: peer.id,
-            client: peer.client_name,
-            transport: peer.transport.as_str().to_string(),
+            session,
+            client,
+            transport: transport.as_str().into(),
         })
     }
 
-    fn version_of(&self, uri: &str) -> Option<String> {
+    fn version_of(&self, uri: &str) -> Option<Arc<str>> {
         let index = match self.pinned.as_ref().and_then(|pin| pin.get()) {
             Some(index) => Arc::clone(index),
             None => self.layer_if_open()?.current(),
@@ -564,7 +565,7 @@ impl Host for Context {
                 .files
                 .binary_search_by(|f| f.path.as_str().cmp(path))
                 .ok()?;
-            return Some(skill.files[file].digest().to_string());
+            return Some(Arc::from(skill.files[file].digest()));
         }
         let position = index
             .objects
@@ -573,17 +574,16 @@ impl Host for Context {
         let digests = self.per_generation(index.generation, || ObjectDigests {
             of: (0..index.objects.len()).map(|_| OnceLock::new()).collect(),
         });
-        let digest = digests
-            .of
-            .get(position)?
-            .get_or_init(|| crate::journal::digest(index.objects[position].content.as_bytes()));
-        Some(digest.clone())
+        let digest = digests.of.get(position)?.get_or_init(|| {
+            crate::journal::digest(index.objects[position].content.as_bytes()).into()
+        });
+        Some(Arc::clone(digest))
     }
 }
 
 /// The digest of each object of one generation, taken the first time an execution reads it.
 struct ObjectDigests {
-    of: Vec<OnceLock<String>>,
+    of: Vec<OnceLock<Arc<str>>>,
 }
 
 /// How a layer that cannot be read reaches a capability's caller.

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::error::CapabilityError;
-use crate::journal::{self, Caller, Entry, Journal};
+use crate::journal::{self, Caller, Ended, Journal};
 use crate::registry::{self, lang, rt::Descriptor, rt::Kind, rt::Output};
 
 /// What the executor needs of the context it runs a capability in (the `Context` is the one
@@ -29,8 +29,9 @@ pub trait Host: Sized {
     /// The session an execution runs for, if it runs for one.
     fn caller(&self) -> Option<Caller>;
     /// `sha256:<hex>` of the object or skill file `uri` names, in the generation this context
-    /// reads, when it names one; never opens the layer.
-    fn version_of(&self, uri: &str) -> Option<String>;
+    /// reads, when it names one (shared, not copied: it is on every read's record); never opens
+    /// the layer.
+    fn version_of(&self, uri: &str) -> Option<Arc<str>>;
 }
 
 /// Counters of one capability.
@@ -296,18 +297,21 @@ impl Executor {
         uri: &str,
         read: impl FnOnce(&H) -> Result<T, CapabilityError>,
     ) -> Result<T, CapabilityError> {
-        let started = Started::now(&serde_json::json!({ "uri": uri }));
+        let started = Started::of(serde_json::json!({ "uri": uri }));
         let ctx = ctx.pinned();
         let answer = read(&ctx);
         self.record(&ctx, RESOURCE_READ, started, answer.as_ref().err());
         answer
     }
 
-    /// Keeps one execution in the journal.
-    fn record<H: Host>(
+    /// Keeps one execution in the journal: what every execution costs beyond its own work, on
+    /// the context it ran in (pinned, for a query), once it ended. Only the versions of the
+    /// objects it read are looked up here, in the generation it read; the rest of its entry is
+    /// made off this thread (see [`Journal::record`]).
+    pub fn record<H: Host>(
         &self,
         ctx: &H,
-        capability: &str,
+        capability: &'static str,
         started: Started,
         failed: Option<&CapabilityError>,
     ) {
@@ -317,32 +321,23 @@ impl Executor {
             g => g,
         };
         // Only an answer read its objects; a refusal read nothing it could show.
-        let reads = if failed.is_none() {
-            started
-                .uris
-                .iter()
-                .filter_map(|uri| {
-                    ctx.version_of(uri).map(|digest| journal::Read {
-                        uri: uri.clone(),
-                        digest,
-                    })
-                })
+        let versions = if failed.is_none() {
+            journal::named_uris(&started.input)
+                .map(|uri| ctx.version_of(uri))
                 .collect()
         } else {
             Vec::new()
         };
-        self.journal.record(Entry {
+        self.journal.record(Ended {
             seq: self.journal.next_seq(),
             at_us: started.at_us,
-            capability: capability.to_string(),
-            outcome: failed.map_or("ok", CapabilityError::code).to_string(),
+            capability,
+            outcome: failed.map_or("ok", CapabilityError::code),
             duration_us,
             generation,
             caller: ctx.caller(),
-            input_digest: started.input_digest,
-            uris: started.uris,
-            paths: started.paths,
-            reads,
+            input: started.input,
+            versions,
         });
     }
 
@@ -402,24 +397,26 @@ impl Executor {
 /// What a read of a layer object by URI, outside any capability, is recorded as.
 pub const RESOURCE_READ: &str = "resources.read";
 
-/// What an execution's record takes before it runs: when, the input's digest and what it names.
-struct Started {
+/// What an execution's record takes before it runs: when, and its input as given (kept in
+/// memory only, until the journal has its digest and the names in it).
+pub struct Started {
     clock: std::time::Instant,
     at_us: u64,
-    input_digest: String,
-    uris: Vec<String>,
-    paths: Vec<String>,
+    input: Value,
 }
 
 impl Started {
-    fn now(input: &Value) -> Started {
-        let (uris, paths) = journal::named_in(input);
+    /// Now, for `input` (copied: the handler takes the input itself).
+    pub fn now(input: &Value) -> Started {
+        Started::of(input.clone())
+    }
+
+    /// Now, for `input`.
+    pub fn of(input: Value) -> Started {
         Started {
             clock: std::time::Instant::now(),
             at_us: journal::now_us(),
-            input_digest: journal::digest(canonical(input).as_bytes()),
-            uris,
-            paths,
+            input,
         }
     }
 }
@@ -457,40 +454,9 @@ fn validated(descriptor: &Descriptor, mut input: Value) -> Result<Value, Capabil
 /// The input as compact JSON with object keys sorted, so `{a,b}` and `{b,a}` share a cache entry;
 /// written straight from the input, without a sorted copy of it.
 fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut Vec<u8>) {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push(b'{');
-                for (i, key) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    // A string and a `Value` always serialise.
-                    let _ = serde_json::to_writer(&mut *out, key);
-                    out.push(b':');
-                    write(&map[key], out);
-                }
-                out.push(b'}');
-            }
-            Value::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write(item, out);
-                }
-                out.push(b']');
-            }
-            other => {
-                let _ = serde_json::to_writer(&mut *out, other);
-            }
-        }
-    }
     let mut out = Vec::with_capacity(256);
-    write(value, &mut out);
+    // Writing to memory cannot fail.
+    let _ = journal::write_canonical(value, &mut out);
     // serde_json writes UTF-8 only.
     String::from_utf8(out).unwrap_or_default()
 }

@@ -180,10 +180,18 @@ fn the_executions_page_draws_calls_by_client_and_links_each_object_read() {
         uri.replace(':', "%3A").replace('@', "%40")
     );
 
-    let page = poll(PATIENCE, "the other process's reads reach the page", || {
-        let page = served.get("/cockpit/executions");
-        (page.status == 200 && decode_entities(&page.text()).contains(&link)).then_some(page)
-    });
+    // The other process's log takes its executions in batches: the read and the refusal may
+    // reach it apart.
+    let page = poll(
+        PATIENCE,
+        "the other process's read and refusal reach the page",
+        || {
+            let page = served.get("/cockpit/executions");
+            let html = decode_entities(&page.text());
+            (page.status == 200 && html.contains(&link) && html.contains("<rect class=\"refusal\""))
+                .then_some(page)
+        },
+    );
     let html = decode_entities(&page.text());
     let drawing = &html[html.find("<svg class=\"timeline\"").expect("the timeline")..];
     let drawing = &drawing[..drawing.find("</svg>").expect("its end")];

@@ -130,6 +130,14 @@ impl Peers {
         self.board().get(&id).cloned()
     }
 
+    /// The client name and transport of `id`, without a copy of the rest of it: what an
+    /// execution's record names of its caller.
+    pub fn client_of(&self, id: PeerId) -> Option<(String, Transport)> {
+        self.board()
+            .get(&id)
+            .map(|p| (p.client_name.clone(), p.transport))
+    }
+
     /// Sessions attached over `transport` now.
     pub fn count(&self, transport: Transport) -> usize {
         self.board()

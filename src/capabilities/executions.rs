@@ -73,8 +73,8 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
                 ExecutionPeerTransport::Stdio
             },
         }),
-        capability: e.capability.clone(),
-        outcome: e.outcome.clone(),
+        capability: e.capability.to_string(),
+        outcome: e.outcome.to_string(),
         duration_us: e.duration_us as i64,
         generation: e.generation as i64,
         input_digest: e.input_digest.clone(),

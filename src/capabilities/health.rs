@@ -105,7 +105,16 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
             ),
         });
         let journal = ctx.executor().journal();
+        let unlogged = journal.unlogged();
         checks.push(match (journal.log_file(), state) {
+            (Some(_), _) if unlogged > 0 => check(
+                Name::Executions,
+                Status::Warn,
+                format!(
+                    "kept in memory and logged on the board, but {unlogged} were never logged: \
+                     the log's writer fell behind"
+                ),
+            ),
             (Some(_), _) => check(
                 Name::Executions,
                 Status::Ok,

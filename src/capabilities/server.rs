@@ -91,8 +91,8 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
         .take(RECENT_ERRORS)
         .map(|e| ServerStatusOutputRecentErrorsItem {
             at: super::executions::rfc3339_us(e.at_us),
-            capability: e.capability.clone(),
-            outcome: e.outcome.clone(),
+            capability: e.capability.to_string(),
+            outcome: e.outcome.to_string(),
         })
         .collect();
     Ok(StatusOutput {

@@ -20,7 +20,7 @@ pub const FORMAT: &str = "majordomus-executions/1";
 /// Past this length a log is set aside and begun again: a process keeps at most twice this.
 pub const LOG_BYTES: u64 = 4 << 20;
 
-/// The most lines waiting for the log's writer; past it an entry stays in memory only.
+/// The most bytes of lines the log's writer appends at once (one line past it at most).
 pub const MAX_PENDING: usize = 1 << 20;
 
 /// The largest file a reader reads: a log past its bound by one batch at most.

@@ -3,12 +3,15 @@
 //! directory so every other process of the repository can list it too (`log`), during this
 //! process's life and for a while after. An entry holds what was run, for whom, how it ended and
 //! what it read; never an input's values, only their digest and the URIs and paths they name.
-//! Knows nothing of the executor, the context or any surface.
+//! Recording is on every execution's path, so its caller only hands over what ended
+//! ([`Ended`]); on the board, the log's writer makes the entry (digest, names, redaction) and
+//! writes it, off the caller's thread. Knows nothing of the executor, the context or any surface.
 
 mod filter;
 pub mod log;
 pub mod query;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +41,7 @@ pub struct Read {
 pub struct Caller {
     pub session: u64,
     pub client: String,
-    pub transport: String,
+    pub transport: Cow<'static, str>,
 }
 
 /// One execution, as a log line holds it (the process is named once, by the log's header).
@@ -49,9 +52,10 @@ pub struct Entry {
     pub seq: u64,
     /// Microseconds since the Unix epoch at which it started.
     pub at_us: u64,
-    pub capability: String,
+    /// The capability's id: a name of the registry when recorded, borrowed rather than copied.
+    pub capability: Cow<'static, str>,
     /// `ok`, or the error's code word.
-    pub outcome: String,
+    pub outcome: Cow<'static, str>,
     pub duration_us: u64,
     /// The index generation it read (0: none was open).
     pub generation: u64,
@@ -67,32 +71,158 @@ pub struct Entry {
     pub reads: Vec<Read>,
 }
 
-/// What is still to be appended to the log, and whether its writer waits for it.
-#[derive(Debug, Default)]
+/// An execution as the executor hands it over once it ended: what its entry holds but for what
+/// comes of its input, which is still whole. The input never leaves this process's memory and is
+/// never written: the entry keeps only its digest and the URIs and paths it names, worked out
+/// once the caller has gone on (on the log's writer, when there is one).
+pub struct Ended {
+    pub seq: u64,
+    pub at_us: u64,
+    pub capability: &'static str,
+    /// `ok`, or the error's code word.
+    pub outcome: &'static str,
+    pub duration_us: u64,
+    pub generation: u64,
+    pub caller: Option<Caller>,
+    pub input: serde_json::Value,
+    /// The version read of each URI [`named_uris`] finds in the input, in its order (`None`:
+    /// it was not read); empty when nothing was.
+    pub versions: Vec<Option<Arc<str>>>,
+}
+
+impl Ended {
+    /// The entry kept of this execution; its input goes no further.
+    pub fn entry(self) -> Entry {
+        let uris: Vec<String> = named_uris(&self.input).map(kept).collect();
+        let reads = uris
+            .iter()
+            .zip(self.versions)
+            .filter_map(|(uri, version)| {
+                version.map(|digest| Read {
+                    uri: uri.clone(),
+                    digest: digest.to_string(),
+                })
+            })
+            .collect();
+        Entry {
+            seq: self.seq,
+            at_us: self.at_us,
+            capability: Cow::Borrowed(self.capability),
+            outcome: Cow::Borrowed(self.outcome),
+            duration_us: self.duration_us,
+            generation: self.generation,
+            caller: self.caller,
+            input_digest: canonical_digest(&self.input),
+            paths: named(&self.input, Named::Paths).map(kept).collect(),
+            uris,
+            reads,
+        }
+    }
+
+    /// About how many bytes it holds, its input's above all.
+    fn weight(&self) -> usize {
+        fn of(value: &serde_json::Value) -> usize {
+            use serde_json::Value;
+            match value {
+                Value::String(s) => 32 + s.len(),
+                Value::Array(items) => 32 + items.iter().map(of).sum::<usize>(),
+                Value::Object(map) => {
+                    32 + map.iter().map(|(k, v)| 32 + k.len() + of(v)).sum::<usize>()
+                }
+                _ => 32,
+            }
+        }
+        256 + of(&self.input)
+    }
+}
+
+/// The most executions waiting for the log's writer, and the most bytes they hold; past either
+/// the caller makes its entry itself, for memory only, and it is counted (see
+/// [`Journal::unlogged`]).
+const MAX_PENDING_ENTRIES: usize = 4096;
+const MAX_PENDING_BYTES: usize = 16 << 20;
+
+/// How long the log's writer gathers executions once one arrives before it makes their entries
+/// and writes them: a caller wakes the writer at most once in this time, not once a call, and a
+/// log lags its process by about this much (what a crash can lose of it). A listing of this
+/// process does not wait it out (see [`Journal::entries`]).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The longest a listing of this process waits for the batch the writer is making; past it, the
+/// listing answers without that batch.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What waits for the log's writer, and what it has done.
+#[derive(Default)]
 struct Pending {
-    lines: Vec<u8>,
+    ended: Vec<Ended>,
+    /// What `ended` weighs (see [`Ended::weight`]).
+    bytes: usize,
+    /// Entries a listing made of what it found waiting, for the writer to append.
+    made_by_listing: Vec<Arc<Entry>>,
+    /// The writer has taken a batch and not yet put its entries in the ring; batches it has.
+    in_flight: bool,
+    batches: u64,
+    /// The writer sleeps until a caller wakes it; while it gathers or writes, nobody needs to.
     writer_idle: bool,
+    /// Executions the log never got: the writer was that far behind.
+    dropped: u64,
+    /// No more is handed to the writer (closing, or it is gone).
     closed: bool,
+    /// The writer has ended: nobody will make what is still pending.
+    gone: bool,
+}
+
+/// The pending executions, the writer's wake-up and the listings' (entries made).
+struct Shared {
+    pending: Mutex<Pending>,
+    wake_writer: Condvar,
+    made: Condvar,
 }
 
 /// The log this process appends to, once on the board.
-#[derive(Debug)]
 struct Attached {
     file: PathBuf,
-    pending: Arc<(Mutex<Pending>, Condvar)>,
+    shared: Arc<Shared>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
+/// The entries in memory, the oldest dropped first past [`RING`].
+type Ring = Mutex<VecDeque<Arc<Entry>>>;
+
 /// This process's executions.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Journal {
     seq: AtomicU64,
-    ring: Mutex<VecDeque<Arc<Entry>>>,
+    ring: Arc<Ring>,
     log: OnceLock<Attached>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("seq", &self.seq)
+            .field("log", &self.log_file())
+            .finish_non_exhaustive()
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keeps `entries` in the ring, the oldest going past its bound; what goes is freed by the
+/// caller, outside the lock.
+fn keep(ring: &Ring, entries: impl IntoIterator<Item = Arc<Entry>>) -> Vec<Arc<Entry>> {
+    let mut gone = Vec::new();
+    let mut ring = lock(ring);
+    for entry in entries {
+        if ring.len() >= RING {
+            gone.extend(ring.pop_front());
+        }
+        ring.push_back(entry);
+    }
+    gone
 }
 
 impl Journal {
@@ -101,33 +231,57 @@ impl Journal {
         self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Keeps `entry`: in the ring, and on its way to the log when there is one. Costs the caller
-    /// a line's serialisation and two short locks; the log's writer does the writing.
-    pub fn record(&self, entry: Entry) {
+    /// Keeps what `ended` ran. On the board, the caller only hands it to the log's writer (one
+    /// short lock, and a wake of the writer at most once in [`GATHER`]), which makes its entry,
+    /// keeps it in the ring and appends it to the log; otherwise, or when the writer is too far
+    /// behind, the entry is made here and kept in the ring only.
+    pub fn record(&self, ended: Ended) {
         if let Some(attached) = self.log.get() {
-            if let Ok(mut line) = serde_json::to_vec(&entry) {
-                line.push(b'\n');
-                let (pending, wake) = &*attached.pending;
-                let mut p = lock(pending);
-                if !p.closed && p.lines.len() < log::MAX_PENDING {
-                    p.lines.extend_from_slice(&line);
-                    if p.writer_idle {
+            let shared = &*attached.shared;
+            let weight = ended.weight();
+            let mut p = lock(&shared.pending);
+            if !p.closed {
+                if p.ended.len() < MAX_PENDING_ENTRIES && p.bytes + weight <= MAX_PENDING_BYTES {
+                    p.ended.push(ended);
+                    p.bytes += weight;
+                    // Half full, a gathering writer is called early rather than let some drop.
+                    let filling = p.ended.len() == MAX_PENDING_ENTRIES / 2;
+                    if p.writer_idle || filling {
                         p.writer_idle = false;
-                        wake.notify_one();
+                        shared.wake_writer.notify_one();
                     }
+                    return;
                 }
+                if p.dropped == 0 {
+                    tracing::warn!(
+                        "the executions log's writer is {} executions behind; what runs \
+                         meanwhile is kept in memory only",
+                        p.ended.len()
+                    );
+                }
+                p.dropped += 1;
             }
         }
-        let mut ring = lock(&self.ring);
-        if ring.len() >= RING {
-            ring.pop_front();
-        }
-        ring.push_back(Arc::new(entry));
+        let gone = keep(&self.ring, [Arc::new(ended.entry())]);
+        drop(gone);
     }
 
-    /// The entries in memory, oldest first.
+    /// The entries in memory, oldest first: every execution recorded before this call. What
+    /// still waits for the log's writer is made here; a batch the writer is making is waited for
+    /// ([`SETTLE`] at most).
     pub fn entries(&self) -> Vec<Arc<Entry>> {
+        if let Some(attached) = self.log.get() {
+            attached.shared.settle(&self.ring);
+        }
         lock(&self.ring).iter().cloned().collect()
+    }
+
+    /// How many executions this process kept in memory but never appended to its log, for its
+    /// writer was [`MAX_PENDING_ENTRIES`] (or [`MAX_PENDING_BYTES`]) behind.
+    pub fn unlogged(&self) -> u64 {
+        self.log
+            .get()
+            .map_or(0, |a| lock(&a.shared.pending).dropped)
     }
 
     /// The log file this process appends to, once attached.
@@ -156,39 +310,39 @@ impl Journal {
         };
         log::sweep_ended(&dir, &stem);
         let file = writer.path().to_path_buf();
-        let pending = Arc::new((Mutex::new(Pending::default()), Condvar::new()));
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Pending::default()),
+            wake_writer: Condvar::new(),
+            made: Condvar::new(),
+        });
         let attached = Attached {
             file,
-            pending: Arc::clone(&pending),
+            shared: Arc::clone(&shared),
             writer: Mutex::new(None),
         };
         if self.log.set(attached).is_err() {
             return;
         }
         // What ran before the board was joined goes first, in order.
-        let mut earlier = Vec::new();
-        for entry in lock(&self.ring).iter() {
-            if let Ok(line) = serde_json::to_vec(&**entry) {
-                earlier.extend_from_slice(&line);
-                earlier.push(b'\n');
-            }
-        }
-        {
-            let mut p = lock(&pending.0);
-            let mut lines = earlier;
-            lines.append(&mut p.lines);
-            p.lines = lines;
-        }
+        let earlier: Vec<Arc<Entry>> = lock(&self.ring).iter().cloned().collect();
+        let ring = Arc::clone(&self.ring);
+        let writer_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("majordomus-journal".into())
-            .spawn(move || write_until_closed(&mut writer, &pending));
+            .spawn(move || {
+                let _gone = Gone(&writer_shared);
+                write_until_closed(&mut writer, &writer_shared, &ring, earlier);
+            });
         match spawned {
             Ok(handle) => {
                 if let Some(a) = self.log.get() {
                     *lock(&a.writer) = Some(handle);
                 }
             }
-            Err(e) => tracing::warn!("cannot start the executions log's writer: {e}"),
+            Err(e) => {
+                tracing::warn!("cannot start the executions log's writer: {e}");
+                Gone(&shared).end();
+            }
         }
     }
 
@@ -198,10 +352,10 @@ impl Journal {
             return;
         };
         {
-            let (pending, wake) = &*attached.pending;
-            let mut p = lock(pending);
+            let shared = &*attached.shared;
+            let mut p = lock(&shared.pending);
             p.closed = true;
-            wake.notify_one();
+            shared.wake_writer.notify_one();
         }
         if let Some(handle) = lock(&attached.writer).take() {
             let _ = handle.join();
@@ -209,37 +363,174 @@ impl Journal {
     }
 }
 
-/// The log's writer: waits for lines, appends each batch with one write, and rotates the file
-/// past its bound. Lines arriving while it writes form the next batch.
-fn write_until_closed(writer: &mut log::Writer, pending: &(Mutex<Pending>, Condvar)) {
-    let (lock_, wake) = pending;
-    loop {
-        let (batch, closed) = {
-            let mut p = lock(lock_);
-            while p.lines.is_empty() && !p.closed {
-                p.writer_idle = true;
-                p = wake.wait(p).unwrap_or_else(|e| e.into_inner());
+impl Shared {
+    /// Puts in the ring the entry of every execution recorded so far: makes those still
+    /// waiting (handing them to the writer to append), and waits for the batch the writer is
+    /// making, if any, for [`SETTLE`] at most.
+    fn settle(&self, ring: &Ring) {
+        let (waiting, batch) = {
+            let mut p = lock(&self.pending);
+            if p.gone {
+                return;
             }
-            (std::mem::take(&mut p.lines), p.closed)
+            p.bytes = 0;
+            let batch = p.in_flight.then_some(p.batches + 1);
+            (std::mem::take(&mut p.ended), batch)
         };
-        if !batch.is_empty() {
-            if let Err(e) = writer.append(&batch) {
-                tracing::warn!(
-                    "cannot append to the executions log: {}",
-                    crate::write::io_message(&e)
-                );
+        if !waiting.is_empty() {
+            let entries: Vec<Arc<Entry>> =
+                waiting.into_iter().map(|e| Arc::new(e.entry())).collect();
+            let gone = keep(ring, entries.iter().cloned());
+            let mut p = lock(&self.pending);
+            p.made_by_listing.extend(entries);
+            if p.writer_idle {
+                p.writer_idle = false;
+                self.wake_writer.notify_one();
             }
+            drop(p);
+            drop(gone);
         }
+        let Some(batch) = batch else {
+            return;
+        };
+        let until = std::time::Instant::now() + SETTLE;
+        let mut p = lock(&self.pending);
+        while p.batches < batch && !p.gone {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                tracing::warn!("the executions log's writer is late; listing without its latest");
+                return;
+            }
+            p = self
+                .made
+                .wait_timeout(p, left)
+                .map(|(p, _)| p)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+}
+
+/// Marks the writer ended however it ends (a panic included): nothing more is handed to it and
+/// no listing waits for it.
+struct Gone<'a>(&'a Shared);
+
+impl Gone<'_> {
+    fn end(&self) {
+        let mut p = lock(&self.0.pending);
+        p.closed = true;
+        p.gone = true;
+        self.0.made.notify_all();
+    }
+}
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The log's writer: waits for an execution, gathers what arrives for [`GATHER`] (less when
+/// closing or when half the bound is waiting), makes their entries and
+/// keeps them in the ring, then serialises them into lines and appends them with one write per
+/// [`log::MAX_PENDING`] bytes at most, rotating the file past its bound. `earlier` (what ran
+/// before the log was opened) is written first.
+fn write_until_closed(
+    writer: &mut log::Writer,
+    shared: &Shared,
+    ring: &Ring,
+    earlier: Vec<Arc<Entry>>,
+) {
+    let mut lines = Vec::new();
+    write_lines(writer, &earlier, &mut lines);
+    drop(earlier);
+    let mut batch = Vec::new();
+    let mut made_by_listing = Vec::new();
+    loop {
+        let closed = {
+            let mut p = lock(&shared.pending);
+            while p.ended.is_empty() && p.made_by_listing.is_empty() && !p.closed {
+                p.writer_idle = true;
+                p = shared
+                    .wake_writer
+                    .wait(p)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            let until = std::time::Instant::now() + GATHER;
+            loop {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if p.closed || left.is_zero() || p.ended.len() >= MAX_PENDING_ENTRIES / 2 {
+                    break;
+                }
+                p = shared
+                    .wake_writer
+                    .wait_timeout(p, left)
+                    .map(|(p, _)| p)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+            std::mem::swap(&mut batch, &mut p.ended);
+            std::mem::swap(&mut made_by_listing, &mut p.made_by_listing);
+            p.bytes = 0;
+            p.in_flight = true;
+            p.closed
+        };
+        let entries: Vec<Arc<Entry>> = batch.drain(..).map(|e| Arc::new(e.entry())).collect();
+        let gone = keep(ring, entries.iter().cloned());
+        {
+            let mut p = lock(&shared.pending);
+            p.in_flight = false;
+            p.batches += 1;
+            shared.made.notify_all();
+        }
+        drop(gone);
+        // A listing made these of what waited before this batch was taken: older, first.
+        write_lines(writer, &made_by_listing, &mut lines);
+        made_by_listing.clear();
+        write_lines(writer, &entries, &mut lines);
         if closed {
             return;
         }
     }
 }
 
+/// Serialises `entries` into lines and appends them, one write per [`log::MAX_PENDING`] bytes
+/// at most: a log past its bound by one write at most stays readable whole.
+fn write_lines(writer: &mut log::Writer, entries: &[Arc<Entry>], lines: &mut Vec<u8>) {
+    for entry in entries {
+        if lines.len() >= log::MAX_PENDING {
+            append(writer, lines);
+        }
+        let start = lines.len();
+        match serde_json::to_writer(&mut *lines, &**entry) {
+            Ok(()) => lines.push(b'\n'),
+            // No half line reaches the log.
+            Err(_) => lines.truncate(start),
+        }
+    }
+    append(writer, lines);
+}
+
+/// Appends `lines` to the log and empties them; a failure is said, not fatal.
+fn append(writer: &mut log::Writer, lines: &mut Vec<u8>) {
+    if lines.is_empty() {
+        return;
+    }
+    if let Err(e) = writer.append(lines) {
+        tracing::warn!(
+            "cannot append to the executions log: {}",
+            crate::write::io_message(&e)
+        );
+    }
+    lines.clear();
+}
+
 /// `sha256:<hex>` of `bytes`.
 pub fn digest(bytes: &[u8]) -> String {
     use sha2::Digest;
-    let sum: [u8; 32] = sha2::Sha256::digest(bytes).into();
+    hex_digest(sha2::Sha256::digest(bytes).into())
+}
+
+/// `sha256:<hex>` of a SHA-256 sum already taken.
+pub(crate) fn hex_digest(sum: [u8; 32]) -> String {
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
     for b in sum {
@@ -263,39 +554,103 @@ pub fn now_us() -> u64 {
 /// repository-relative paths (an absolute path, a `..` or a home directory is never kept). Every
 /// other value of the input is left behind; what is kept passes the secret redaction.
 pub fn named_in(input: &serde_json::Value) -> (Vec<String>, Vec<String>) {
-    let mut uris = Vec::new();
-    let mut paths = Vec::new();
-    let Some(map) = input.as_object() else {
-        return (uris, paths);
+    (
+        named_uris(input).map(kept).collect(),
+        named(input, Named::Paths).map(kept).collect(),
+    )
+}
+
+/// The URIs of [`named_in`], as the input writes them (neither cut nor redacted): what an
+/// execution may have read.
+pub fn named_uris(input: &serde_json::Value) -> impl Iterator<Item = &str> {
+    named(input, Named::Uris)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    Uris,
+    Paths,
+}
+
+fn named(input: &serde_json::Value, what: Named) -> impl Iterator<Item = &str> {
+    let keys = match what {
+        Named::Uris => ["uri", "uris"],
+        Named::Paths => ["path", "paths"],
     };
-    for (key, value) in map {
-        let into = match key.as_str() {
-            "uri" | "uris" => &mut uris,
-            "path" | "paths" => &mut paths,
-            _ => continue,
-        };
-        let texts: Vec<&str> = match value {
-            serde_json::Value::String(s) => vec![s.as_str()],
-            serde_json::Value::Array(items) => items.iter().filter_map(|v| v.as_str()).collect(),
-            _ => continue,
-        };
-        let is_uri = key.starts_with("uri");
-        for text in texts {
-            if into.len() >= MAX_NAMED {
-                break;
+    input
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(move |(key, _)| keys.contains(&key.as_str()))
+        .flat_map(|(_, value)| match value {
+            serde_json::Value::Array(items) => items.as_slice(),
+            one => std::slice::from_ref(one),
+        })
+        .filter_map(serde_json::Value::as_str)
+        .filter(move |text| match what {
+            Named::Uris => text.starts_with("majordomus://") || text.starts_with("skill://"),
+            Named::Paths => is_repository_relative(text),
+        })
+        .take(MAX_NAMED)
+}
+
+/// A name as an entry keeps it: at most [`MAX_NAME_CHARS`], redacted.
+fn kept(text: &str) -> String {
+    // No more bytes than the bound is no more characters either.
+    let text = if text.len() <= MAX_NAME_CHARS {
+        text
+    } else {
+        text.char_indices()
+            .nth(MAX_NAME_CHARS)
+            .map_or(text, |(end, _)| &text[..end])
+    };
+    crate::secrets::redact(text).into_owned()
+}
+
+/// `sha256:<hex>` of the input as compact JSON with object keys sorted ([`write_canonical`]),
+/// hashed as it is written: the text itself is never kept.
+pub fn canonical_digest(value: &serde_json::Value) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    // Hashing cannot fail.
+    let _ = write_canonical(value, &mut hasher);
+    hex_digest(hasher.finalize().into())
+}
+
+/// Writes `value` compactly with every object's keys sorted: one text per value, so `{a,b}` and
+/// `{b,a}` are one input.
+pub(crate) fn write_canonical(
+    value: &serde_json::Value,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.write_all(b"{")?;
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_canonical(&map[key], out)?;
             }
-            let keep = if is_uri {
-                text.starts_with("majordomus://") || text.starts_with("skill://")
-            } else {
-                is_repository_relative(text)
-            };
-            if keep {
-                let text: String = text.chars().take(MAX_NAME_CHARS).collect();
-                into.push(crate::secrets::redact(&text).into_owned());
-            }
+            out.write_all(b"}")
         }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        other => Ok(serde_json::to_writer(&mut *out, other)?),
     }
-    (uris, paths)
 }
 
 /// Whether `path` reads as a path inside the repository: not absolute, no `..`, no `~`, no
@@ -326,24 +681,59 @@ mod tests {
         assert_eq!(paths, ["src/lib.rs", "docs/**"]);
     }
 
+    fn ended(seq: u64, input: serde_json::Value) -> Ended {
+        Ended {
+            seq,
+            at_us: seq,
+            capability: "objects.get",
+            outcome: "ok",
+            duration_us: 1,
+            generation: 1,
+            caller: None,
+            input,
+            versions: vec![Some(Arc::from("sha256:11"))],
+        }
+    }
+
+    #[test]
+    fn what_the_writer_makes_is_listed_at_once_and_logged_without_the_input() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let journal = Journal::default();
+        journal.attach(
+            dir.path().to_path_buf(),
+            log::Header {
+                format: log::FORMAT.into(),
+                pid: 1,
+                start: 1,
+                boot: "test".into(),
+                worktree: "/repo".into(),
+            },
+        );
+        let input = json!({ "uri": "majordomus://rule/a@1", "query": "a secret value" });
+        for seq in 1..=100 {
+            journal.record(ended(seq, input.clone()));
+        }
+        // Listed as soon as recorded, though the writer gathers for a while before it writes.
+        let entries = journal.entries();
+        assert_eq!(entries.len(), 100);
+        let last = &entries[99];
+        assert_eq!(last.seq, 100);
+        assert_eq!(last.uris, ["majordomus://rule/a@1"]);
+        assert_eq!(last.reads[0].digest, "sha256:11");
+        assert_eq!(last.input_digest, canonical_digest(&input));
+        journal.close();
+        let log = std::fs::read_to_string(journal.log_file().expect("a log")).expect("the log");
+        assert_eq!(log.lines().count(), 101, "a header and one line each");
+        assert!(!log.contains("a secret value"));
+        assert_eq!(journal.unlogged(), 0);
+    }
+
     #[test]
     fn the_ring_keeps_the_newest_entries() {
         let journal = Journal::default();
         for _ in 0..RING + 5 {
             let seq = journal.next_seq();
-            journal.record(Entry {
-                seq,
-                at_us: seq,
-                capability: "c.d".into(),
-                outcome: "ok".into(),
-                duration_us: 1,
-                generation: 1,
-                caller: None,
-                input_digest: digest(b"{}"),
-                uris: Vec::new(),
-                paths: Vec::new(),
-                reads: Vec::new(),
-            });
+            journal.record(ended(seq, json!({})));
         }
         let entries = journal.entries();
         assert_eq!(entries.len(), RING);
