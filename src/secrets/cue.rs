@@ -2,17 +2,19 @@
 //! those lines meet only those shapes' patterns. A shape a text is not cued for has no match in
 //! it: every cue is a condition each match of the shape meets.
 //!
-//! Two `aho-corasick` searchers find where an anchor is: the anchors of the case-insensitive
-//! shapes in an ASCII-lowercased copy of the text, the others in the text as it is. Each hit is
-//! then checked against what its shape says lies beside it (a word start, a token,
-//! `user:password@`, an assignment's separator), which keeps prose (`risk-free`, a plain URL,
-//! "the bearer of", "the password policy") from costing a pattern.
+//! `aho-corasick` searchers find where an anchor is: the anchors of the case-insensitive shapes
+//! in an ASCII-lowercased copy of the text, the others in the text as it is. Each hit is then
+//! checked against what its shape says lies beside it (a word start, a token, `user:password@`,
+//! an assignment's separator), which keeps prose (`risk-free`, a plain URL, "the bearer of",
+//! "the password policy") from costing a pattern.
 //!
-//! Why two searchers and not one over every anchor ASCII case aside: one such searcher has no
-//! prefilter and stops at every `ac` and `sk` of prose (the Twilio shape's `AC` and `SK`, whose
-//! case matters), so it cost about 1.6 ns a byte — a quarter of a cold start's CPU at 10,000
-//! objects. The two, each asked for the leftmost-longest anchor from every place, take about
-//! three quarters of that (adr-0073).
+//! Why several searchers and not one over every anchor ASCII case aside: such a searcher has no
+//! prefilter (`aho-corasick` builds none for it) and stops at every `ac` and `sk` of prose (the
+//! Twilio shape's `AC` and `SK`, whose case matters), so it cost about 1.6 ns a byte — a fifth
+//! of a cold start's CPU at 10,000 objects. A case-sensitive searcher skips ahead with a prefilter
+//! that compares as many leading bytes as its shortest word has (three at most), so the
+//! two-letter anchors get a searcher of their own and leave the others their three bytes: the
+//! three searchers took a third of the one's time on the bench kit's layer (adr-0073).
 
 use std::sync::OnceLock;
 
@@ -75,10 +77,13 @@ impl Searcher {
 pub(super) struct Compiled {
     /// The anchors of the case-insensitive shapes, lowercased, for a lowercased copy of a text.
     any_case: Searcher,
-    /// The anchors whose case matters.
-    exact: Searcher,
+    /// The anchors whose case matters: those of three bytes or more, then the shorter ones.
+    exact: [Searcher; 2],
     patterns: Vec<OnceLock<Option<Regex>>>,
 }
+
+/// The length from which an anchor shares its searcher's three-byte prefilter.
+const LONG_ANCHOR: usize = 3;
 
 impl Compiled {
     pub(super) fn pattern(&self, shape: usize) -> Option<&Regex> {
@@ -96,7 +101,9 @@ impl Compiled {
             }
         };
         self.any_case.each(&text.to_ascii_lowercase(), &mut found);
-        self.exact.each(text, &mut found);
+        for searcher in &self.exact {
+            searcher.each(text, &mut found);
+        }
     }
 
     /// The shapes `text` is cued for.
@@ -185,20 +192,22 @@ fn is_word(b: u8) -> bool {
 pub(super) fn compiled() -> &'static Compiled {
     static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let (mut any_case, mut exact) = (Vec::new(), Vec::new());
+        let (mut any_case, mut exact, mut short) = (Vec::new(), Vec::new(), Vec::new());
         for (shape, row) in SHAPES.iter().enumerate() {
             let case_aside = row.pattern.starts_with("(?i)");
             for word in row.anchors {
                 if case_aside {
                     any_case.push((word.to_ascii_lowercase(), shape));
-                } else {
+                } else if word.len() >= LONG_ANCHOR {
                     exact.push((word.to_string(), shape));
+                } else {
+                    short.push((word.to_string(), shape));
                 }
             }
         }
         Compiled {
             any_case: Searcher::new(&any_case),
-            exact: Searcher::new(&exact),
+            exact: [Searcher::new(&exact), Searcher::new(&short)],
             patterns: SHAPES.iter().map(|_| OnceLock::new()).collect(),
         }
     })

@@ -273,8 +273,9 @@ fn ordinary_prose_is_cued_for_nothing() {
     assert_eq!(compiled().cued(prose.as_bytes()), ShapeSet::NONE);
 }
 
-/// Anchors that start at one place are all found there, each by its own case rule: `sk-ant-`
-/// holds `sk-`; a Twilio `SK` is found as written, and not in a lowercase `sk` or in prose.
+/// Anchors that start at one place are all found there, each by its own case rule and in its
+/// own searcher: `sk-ant-` holds `sk-`; `ACCESS_KEY` holds a Twilio `AC`; a Twilio `SK` is found
+/// as written, and not in a lowercase `sk` or in prose.
 #[test]
 fn every_anchor_at_one_place_is_found_in_its_own_case() {
     let shape = |name: &str| SHAPES.iter().position(|s| s.name == name).expect("a shape");
@@ -289,6 +290,9 @@ fn every_anchor_at_one_place_is_found_in_its_own_case() {
         .cued(b"sk0123456789abcdef0123456789abcdef")
         .contains(twilio));
     assert!(!compiled().cued(b"ask each back").contains(twilio));
+    let both = compiled().cued(b"ACCESS_KEY=0123456789abcdef0123456789abcdef");
+    assert!(both.contains(twilio));
+    assert!(both.contains(shape("an environment secret (NAME_PASSWORD=\u{2026})")));
 }
 
 #[test]
