@@ -273,6 +273,28 @@ fn ordinary_prose_is_cued_for_nothing() {
     assert_eq!(compiled().cued(prose.as_bytes()), ShapeSet::NONE);
 }
 
+/// Anchors that start at one place are all found there, each by its own case rule and in its
+/// own searcher: `sk-ant-` holds `sk-`; `ACCESS_KEY` holds a Twilio `AC`; a Twilio `SK` is found
+/// as written, and not in a lowercase `sk` or in prose.
+#[test]
+fn every_anchor_at_one_place_is_found_in_its_own_case() {
+    let shape = |name: &str| SHAPES.iter().position(|s| s.name == name).expect("a shape");
+    let cued = compiled().cued(b"x sk-ant-abcdefghijklmnopqrst y");
+    assert!(cued.contains(shape("an Anthropic API key")));
+    assert!(cued.contains(shape("an API secret key (sk-\u{2026})")));
+    let twilio = shape("a Twilio key or account id");
+    assert!(compiled()
+        .cued(b"SK0123456789abcdef0123456789abcdef")
+        .contains(twilio));
+    assert!(!compiled()
+        .cued(b"sk0123456789abcdef0123456789abcdef")
+        .contains(twilio));
+    assert!(!compiled().cued(b"ask each back").contains(twilio));
+    let both = compiled().cued(b"ACCESS_KEY=0123456789abcdef0123456789abcdef");
+    assert!(both.contains(twilio));
+    assert!(both.contains(shape("an environment secret (NAME_PASSWORD=\u{2026})")));
+}
+
 #[test]
 fn every_pattern_compiles() {
     let compiled = compiled();
