@@ -137,10 +137,14 @@ impl Ended {
 }
 
 /// The most executions waiting for the log's writer, and the most bytes they hold; past either
-/// the caller makes its entry itself, for memory only, and it is counted (see
-/// [`Journal::unlogged`]).
+/// the caller waits for room (see [`ROOM_PATIENCE`]).
 const MAX_PENDING_ENTRIES: usize = 4096;
 const MAX_PENDING_BYTES: usize = 16 << 20;
+
+/// How long a caller waits for the writer to make room before its execution goes to memory
+/// only, counted (see [`Journal::unlogged`]): a writer that has not taken a batch in this long
+/// is stalled (a disk that hangs), and until it takes one nobody waits for it again.
+const ROOM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long the log's writer gathers executions once one arrives before it makes their entries
 /// and writes them: a caller wakes the writer at most once in this time, not once a call, and a
@@ -167,6 +171,8 @@ struct Pending {
     writer_idle: bool,
     /// Executions the log never got: the writer was that far behind.
     dropped: u64,
+    /// A caller waited [`ROOM_PATIENCE`] for room in vain; cleared by the writer's next batch.
+    stalled: bool,
     /// No more is handed to the writer (closing, or it is gone).
     closed: bool,
     /// The writer has ended: nobody will make what is still pending.
@@ -233,18 +239,36 @@ impl Journal {
 
     /// Keeps what `ended` ran. On the board, the caller only hands it to the log's writer (one
     /// short lock, and a wake of the writer at most once in [`GATHER`]), which makes its entry,
-    /// keeps it in the ring and appends it to the log; otherwise, or when the writer is too far
-    /// behind, the entry is made here and kept in the ring only.
+    /// keeps it in the ring and appends it to the log. When the writer is the bound behind, the
+    /// caller waits for it to take what waits ([`ROOM_PATIENCE`] at most, and not at all while
+    /// it is known stalled); past that, or off the board, the entry is made here and kept in the
+    /// ring only.
     pub fn record(&self, ended: Ended) {
         if let Some(attached) = self.log.get() {
             let shared = &*attached.shared;
             let weight = ended.weight();
+            let full = |p: &Pending| {
+                p.ended.len() >= MAX_PENDING_ENTRIES || p.bytes + weight > MAX_PENDING_BYTES
+            };
             let mut p = lock(&shared.pending);
+            if full(&p) && !p.closed && !p.stalled {
+                // A burst faster than the writer: slowing it down keeps the log whole.
+                p.writer_idle = false;
+                shared.wake_writer.notify_one();
+                let (waited, timeout) = shared
+                    .made
+                    .wait_timeout_while(p, ROOM_PATIENCE, |p| full(p) && !p.closed)
+                    .unwrap_or_else(|e| e.into_inner());
+                p = waited;
+                if timeout.timed_out() {
+                    p.stalled = true;
+                }
+            }
             if !p.closed {
-                if p.ended.len() < MAX_PENDING_ENTRIES && p.bytes + weight <= MAX_PENDING_BYTES {
+                if !full(&p) {
                     p.ended.push(ended);
                     p.bytes += weight;
-                    // Half full, a gathering writer is called early rather than let some drop.
+                    // Half full, a gathering writer is called early rather than let some wait.
                     let filling = p.ended.len() == MAX_PENDING_ENTRIES / 2;
                     if p.writer_idle || filling {
                         p.writer_idle = false;
@@ -254,9 +278,10 @@ impl Journal {
                 }
                 if p.dropped == 0 {
                     tracing::warn!(
-                        "the executions log's writer is {} executions behind; what runs \
-                         meanwhile is kept in memory only",
-                        p.ended.len()
+                        "the executions log's writer is {} executions behind and made no \
+                         batch for {} ms; what runs meanwhile is kept in memory only",
+                        p.ended.len(),
+                        ROOM_PATIENCE.as_millis()
                     );
                 }
                 p.dropped += 1;
@@ -470,6 +495,7 @@ fn write_until_closed(
             std::mem::swap(&mut batch, &mut p.ended);
             std::mem::swap(&mut made_by_listing, &mut p.made_by_listing);
             p.bytes = 0;
+            p.stalled = false;
             p.in_flight = true;
             p.closed
         };
@@ -726,6 +752,36 @@ mod tests {
         assert_eq!(log.lines().count(), 101, "a header and one line each");
         assert!(!log.contains("a secret value"));
         assert_eq!(journal.unlogged(), 0);
+    }
+
+    /// Far more executions at once than the writer may have waiting: the callers are slowed
+    /// to the writer's pace instead of leaving any out of the log.
+    #[test]
+    fn a_burst_past_the_bound_is_slowed_to_the_writer_and_logged_whole() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let journal = Journal::default();
+        journal.attach(
+            dir.path().to_path_buf(),
+            log::Header {
+                format: log::FORMAT.into(),
+                pid: 1,
+                start: 1,
+                boot: "test".into(),
+                worktree: "/repo".into(),
+            },
+        );
+        let burst = 3 * MAX_PENDING_ENTRIES as u64;
+        for seq in 1..=burst {
+            journal.record(ended(seq, json!({ "uri": "majordomus://rule/a@1" })));
+        }
+        assert_eq!(journal.unlogged(), 0);
+        journal.close();
+        let log = std::fs::read_to_string(journal.log_file().expect("a log")).expect("the log");
+        assert_eq!(
+            log.lines().count() as u64,
+            burst + 1,
+            "a header and one line each"
+        );
     }
 
     #[test]
