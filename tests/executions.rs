@@ -55,15 +55,7 @@ fn listed_once(
 fn which_version_of_a_rule_the_agent_on_another_worktree_read_and_when() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = elsewhere.path().join("second");
-    fixture.git(&[
-        "worktree",
-        "add",
-        "-q",
-        second.to_str().expect("utf-8"),
-        "-b",
-        "second",
-    ]);
+    let second = fixture.second_worktree(elsewhere.path());
     let mut here = session(fixture.root(), "agent-a");
     let mut there = session(&second, "agent-b");
     let rules = there.call_ok(tool_of("objects.list"), json!({ "kind": "rule" }));

@@ -133,15 +133,7 @@ fn two_processes_on_one_checkout_see_each_other_and_their_overlaps() {
 fn six_processes_and_one_in_a_second_worktree_share_one_board_and_git_status_stays_clean() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let second = elsewhere.path().join("second");
-    fixture.git(&[
-        "worktree",
-        "add",
-        "-q",
-        second.to_str().expect("utf-8"),
-        "-b",
-        "second",
-    ]);
+    let second = fixture.second_worktree(elsewhere.path());
     let mut servers: Vec<McpServer> = names("here", 6)
         .iter()
         .map(|n| session(fixture.root(), n))

@@ -721,12 +721,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn what_the_writer_makes_is_listed_at_once_and_logged_without_the_input() {
-        let dir = tempfile::tempdir().expect("a temp dir");
+    /// A journal logging in `dir`, as a process on the board does.
+    fn attached(dir: &std::path::Path) -> Journal {
         let journal = Journal::default();
         journal.attach(
-            dir.path().to_path_buf(),
+            dir.to_path_buf(),
             log::Header {
                 format: log::FORMAT.into(),
                 pid: 1,
@@ -735,6 +734,13 @@ mod tests {
                 worktree: "/repo".into(),
             },
         );
+        journal
+    }
+
+    #[test]
+    fn what_the_writer_makes_is_listed_at_once_and_logged_without_the_input() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let journal = attached(dir.path());
         let input = json!({ "uri": "majordomus://rule/a@1", "query": "a secret value" });
         for seq in 1..=100 {
             journal.record(ended(seq, input.clone()));
@@ -759,17 +765,7 @@ mod tests {
     #[test]
     fn a_burst_past_the_bound_is_slowed_to_the_writer_and_logged_whole() {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let journal = Journal::default();
-        journal.attach(
-            dir.path().to_path_buf(),
-            log::Header {
-                format: log::FORMAT.into(),
-                pid: 1,
-                start: 1,
-                boot: "test".into(),
-                worktree: "/repo".into(),
-            },
-        );
+        let journal = attached(dir.path());
         let burst = 3 * MAX_PENDING_ENTRIES as u64;
         for seq in 1..=burst {
             journal.record(ended(seq, json!({ "uri": "majordomus://rule/a@1" })));
