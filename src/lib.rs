@@ -13,6 +13,7 @@ pub mod git;
 pub mod http;
 pub mod init;
 pub mod init_agents;
+pub mod init_wire;
 pub mod journal;
 pub mod layer;
 pub mod listeners;

@@ -230,7 +230,8 @@ fn starts(command: &str, args: &[String], lookup: &Lookup<'_>, depth: u8) -> Res
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    if file_name == "majordomus" {
+    // The npm package's launcher is `majordomus.js`, which `PATH`'s `majordomus` links to.
+    if file_name == "majordomus" || file_name == "majordomus.js" {
         return if args.iter().any(|a| a == "mcp") {
             Ok(())
         } else {
@@ -239,6 +240,9 @@ fn starts(command: &str, args: &[String], lookup: &Lookup<'_>, depth: u8) -> Res
     }
     if file_name == "cargo" {
         return cargo_runs_mcp(args);
+    }
+    if matches!(file_name, "npx" | "uvx") {
+        return package_runner_starts(file_name, args);
     }
     if matches!(file_name, "sh" | "bash" | "dash" | "zsh") {
         return match args {
@@ -273,6 +277,34 @@ fn starts(command: &str, args: &[String], lookup: &Lookup<'_>, depth: u8) -> Res
         ));
     }
     Err(format!("`{command}` is not majordomus"))
+}
+
+/// `npx -y majordomus mcp` and `uvx majordomus mcp` (a version may follow the name, `@1.2.3`;
+/// `uvx --from WHEEL majordomus mcp` names the package's file): the runner fetches or finds the
+/// package wherever it is started, so only the words matter.
+fn package_runner_starts(runner: &str, args: &[String]) -> Result<(), String> {
+    let mut words = args.iter().map(String::as_str);
+    let mut package = None;
+    while let Some(word) = words.next() {
+        if word == "--from" || word == "--package" || word == "-p" {
+            words.next();
+        } else if !word.starts_with('-') {
+            package = Some(word);
+            break;
+        }
+    }
+    let Some(package) = package else {
+        return Err(format!("`{runner}` is run without a package"));
+    };
+    let name = package.split('@').next().unwrap_or_default();
+    if name != "majordomus" {
+        return Err(format!("`{runner}` runs `{package}`, not majordomus"));
+    }
+    if words.any(|w| w == "mcp") {
+        Ok(())
+    } else {
+        Err(format!("`{runner} {package}` is run without `mcp`"))
+    }
 }
 
 /// `cargo run … -- mcp`: cargo finds the manifest from any directory, unless told a relative

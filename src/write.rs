@@ -343,11 +343,9 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Makes `relative`'s directories under `root` without the checks of [`ensure_dir_in_layer`]:
-/// called only after those refused, so the OS's own error says whether the file system is full
-/// or read-only.
 /// Creates `dir` and its parents: the directory a generated document or man page is written
-/// into, or a scratch repository, named by the user or made by this process.
+/// into, a scratch repository, or the directory of a client's configuration `init --wire`
+/// writes, named by the user or made by this process.
 pub fn output_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
 }
@@ -358,6 +356,9 @@ pub fn remove_scratch(dir: &Path) -> io::Result<()> {
     fs::remove_dir_all(dir)
 }
 
+/// Makes `relative`'s directories under `root` without the checks of [`ensure_dir_in_layer`]:
+/// called only after those refused, so the OS's own error says whether the file system is full
+/// or read-only.
 pub fn create_dirs_plainly(root: &Path, relative: &str) -> io::Result<()> {
     fs::create_dir_all(root.join(relative))
 }

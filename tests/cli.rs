@@ -340,6 +340,75 @@ mod layer_flags {
     }
 
     #[test]
+    fn init_wires_the_clients_named_with_the_installed_command_and_nothing_else() {
+        let fixture = Fixture::bare();
+        fixture.git(&["init", "-q"]);
+        let out = run_in(fixture.root(), &["init", "--wire", "claude,codex"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("wired claude"), "{}", stderr(&out));
+        let read = |file: &str| std::fs::read_to_string(fixture.root().join(file));
+        let mcp: Value = serde_json::from_str(&read(".mcp.json").expect(".mcp.json")).unwrap();
+        // Not on PATH here: the entry names this binary by its absolute path.
+        let entry = &mcp["mcpServers"]["majordomus"];
+        assert_eq!(entry["command"], env!("CARGO_BIN_EXE_majordomus"));
+        assert_eq!(entry["args"], serde_json::json!(["mcp"]));
+        let codex: toml::Table = toml::from_str(&read(".codex/config.toml").unwrap()).unwrap();
+        assert_eq!(
+            codex["mcp_servers"]["majordomus"]["command"].as_str(),
+            Some(env!("CARGO_BIN_EXE_majordomus"))
+        );
+        assert!(
+            read(".gemini/settings.json").is_err(),
+            "gemini was not named"
+        );
+
+        // With the layer there, `--wire` only wires; the files already wired stay as they are.
+        let before = read(".mcp.json").unwrap();
+        let again = run_in(fixture.root(), &["init", "--wire", "gemini,claude"]);
+        assert!(again.status.success(), "{}", stderr(&again));
+        assert!(
+            stderr(&again).contains("kept the layer"),
+            "{}",
+            stderr(&again)
+        );
+        assert!(read(".gemini/settings.json").is_ok());
+        assert_eq!(read(".mcp.json").unwrap(), before);
+
+        let unknown = run_in(fixture.root(), &["init", "--wire", "claude,cursor"]);
+        assert_eq!(unknown.status.code(), Some(10));
+        assert_eq!(
+            stderr(&unknown).trim().lines().count(),
+            1,
+            "{}",
+            stderr(&unknown)
+        );
+        assert!(
+            stderr(&unknown).contains("`cursor`"),
+            "{}",
+            stderr(&unknown)
+        );
+    }
+
+    #[test]
+    fn init_wires_the_npx_line_the_npm_launcher_was_started_with() {
+        let fixture = Fixture::bare();
+        let out = crate::support::bin()
+            .current_dir(fixture.root())
+            .env("MAJORDOMUS_LAUNCHER", "npx -y majordomus@9.9.9")
+            .args(["init", "--wire", "gemini"])
+            .output()
+            .expect("the binary runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = std::fs::read_to_string(fixture.root().join(".gemini/settings.json")).unwrap();
+        let settings: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(settings["mcpServers"]["majordomus"]["command"], "npx");
+        assert_eq!(
+            settings["mcpServers"]["majordomus"]["args"],
+            serde_json::json!(["-y", "majordomus@9.9.9", "mcp"])
+        );
+    }
+
+    #[test]
     fn vcs_discovery_outside_git_exits_13_and_names_the_filesystem_walk() {
         let fixture = Fixture::bare();
         assert!(run_in(fixture.root(), &["init"]).status.success());

@@ -4,6 +4,7 @@
 //! declares no capability word of its own.
 
 mod doctor;
+mod init;
 pub mod line;
 mod manpages;
 mod mcp;
@@ -89,7 +90,13 @@ fn fixed_command() -> Command {
         )
         .subcommand(
             Command::new("init")
-                .about("Create a minimal valid layer here (or in --repo): manifest, sources, a first rule, prompt and skill"),
+                .about("Create a minimal valid layer here (or in --repo): manifest, sources, a first rule, prompt and skill")
+                .arg(
+                    Arg::new("wire")
+                        .long("wire")
+                        .value_name("CLIENTS")
+                        .help("Also wire these clients (claude, codex, gemini; comma-separated) to start this server as installed; with a layer already here, only wire"),
+                ),
         )
         .subcommand(
             Command::new("mcp")
@@ -417,16 +424,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             }
             print_answer(&serde_json::json!({ "written": written }), format)
         }
-        "init" => {
-            let report = crate::init::init(&options.start).map_err(|e| Failure {
-                code: e.exit_code(),
-                message: format!("{}: {e}", e.code()),
-            })?;
-            for line in report.summary() {
-                crate::logging::say(&format!("majordomus: {line}"));
-            }
-            print_answer(&serde_json::to_value(report).map_err(internal)?, format)
-        }
+        "init" => init::run(&options.start, sub.get_one::<String>("wire"), format),
         "mcp" => {
             crate::write_lock::set_role("majordomus mcp".to_string());
             mcp::run(options, sub, format)

@@ -53,6 +53,8 @@ impl Repo {
         };
         write("bin/majordomus", "#!/bin/sh\n");
         write("bin/cargo", "#!/bin/sh\n");
+        write("bin/npx", "#!/bin/sh\n");
+        write("bin/uvx", "#!/bin/sh\n");
         write(
             "scripts/majordomus-mcp",
             "#!/bin/sh\nexec majordomus mcp --repo \"$(dirname \"$0\")/..\"\n",
@@ -89,6 +91,41 @@ fn every_shape_of_entry_has_its_standing_in_every_format() {
                 ("args", json!(["mcp", "--read-only"])),
             ],
             Wired,
+        ),
+        (
+            "npm's runner, a version pinned",
+            vec![
+                ("command", json!("npx")),
+                ("args", json!(["-y", "majordomus@0.5.0", "mcp"])),
+            ],
+            Wired,
+        ),
+        (
+            "uv's runner from a wheel",
+            vec![
+                ("command", json!("uvx")),
+                (
+                    "args",
+                    json!(["--from", "dist/majordomus.whl", "majordomus", "mcp"]),
+                ),
+            ],
+            Wired,
+        ),
+        (
+            "npm's runner without mcp",
+            vec![
+                ("command", json!("npx")),
+                ("args", json!(["-y", "majordomus"])),
+            ],
+            Broken,
+        ),
+        (
+            "npm's runner of another package",
+            vec![
+                ("command", json!("npx")),
+                ("args", json!(["-y", "majordomus-lookalike", "mcp"])),
+            ],
+            Broken,
         ),
         (
             "without mcp",
