@@ -64,6 +64,10 @@ bench-peers:
 openapi:
     cargo run --quiet -- openapi
 
+# The published packages from this checkout: the dist binary, the npm packages and the wheel, in dist/
+dist:
+    bash scripts/dist.sh
+
 # Fail on leftovers that must not land
 forbid:
     ! grep -rnE 'dbg!\(|todo!\(|unimplemented!\(|#\[ignore' src tests build.rs benches

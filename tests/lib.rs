@@ -105,6 +105,8 @@ mod serve_support;
 /// HTTP serving on a real socket: routes, guards, bad input, MCP at /mcp, lifecycle.
 mod http_serve;
 
+/// The npm packages and the wheel take their versions from Cargo.toml alone.
+mod packaging;
 /// Every `determinism: repository` capability answers alike over CLI, HTTP and MCP, in two processes.
 mod parity;
 
