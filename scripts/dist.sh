@@ -62,7 +62,9 @@ esac
 
 # npm: the binary package of this platform, then the launcher naming every platform's package.
 stage=$out/npm && mkdir -p "$stage"
-platforms='["linux-x64","linux-arm64","darwin-x64","darwin-arm64","win32-x64"]'
+# The platforms this release has binary packages for: this machine's, unless the release is
+# assembled from several machines' builds (DIST_PLATFORMS='["linux-x64","darwin-arm64"]').
+platforms=${DIST_PLATFORMS:-"[\"$platform\"]"}
 python3 - "$stage" "$version" "$platform" "$glibc" "$platforms" <<'PY'
 import json, os, shutil, sys
 stage, version, platform, glibc, platforms = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])

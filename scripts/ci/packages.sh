@@ -52,7 +52,21 @@ handshake() {  # handshake LABEL COMMAND...: initialize + tools/list over stdio
 handshake npm "$work/npm/node_modules/.bin/majordomus" mcp
 handshake uvx "$work/uv/bin/uvx" --offline --from "$wheel" majordomus mcp
 
-# The launcher's refusals, each one line naming what is missing.
+# The launcher's refusals, each one line naming what is missing: a platform without a package,
+# a glibc older than the floor (both seen through a Node whose report says so), a binary package
+# of another version, none installed.
+launcher="$work/npm/node_modules/majordomus/bin/majordomus.js"
+refused() {  # refused EXPECTED NODE-PRELUDE: the launcher, after PRELUDE, exits 1 with one line
+  local out
+  if out=$(node -e "$2; process.argv = [process.argv[0], '$launcher', '--version']; require('$launcher')" 2>&1); then
+    echo "packages: the launcher ran where it should refuse ($1): $out" >&2; exit 1
+  fi
+  echo "$out" | grep -qF "$1" || { echo "packages: expected \`$1\`, got: $out" >&2; exit 1; }
+  [ "$(echo "$out" | wc -l)" -eq 1 ] || { echo "packages: the refusal is not one line: $out" >&2; exit 1; }
+  echo "packages: refused in one line: $out"
+}
+refused "no binary package is built for linux-mips" "Object.defineProperty(process, 'arch', { value: 'mips' })"
+refused "needs glibc" "process.report.getReport = () => ({ header: { glibcVersionRuntime: '2.17' } })"
 fake="$work/npm/node_modules/majordomus-linux-x64/package.json"
 python3 - "$fake" <<'PY'
 import json, sys

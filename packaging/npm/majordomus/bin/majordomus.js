@@ -36,7 +36,7 @@ const platform = `${process.platform}-${process.arch}`;
 const known = manifest.majordomus.platforms;
 if (!known.includes(platform)) {
   fail(
-    `no binary package is built for ${platform} (built: ${known.join(", ")}); ` +
+    `no binary package is built for ${platform} (this release has: ${known.join(", ")}); ` +
       "install from source instead: cargo install --locked --git <the repository's URL>"
   );
 }
