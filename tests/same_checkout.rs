@@ -245,6 +245,23 @@ fn every_spelling_of_a_path_meets_the_same_claim_and_a_bad_one_is_named() {
         2,
         "only alpha's two claims: {list}"
     );
+
+    // Mail to the holders of `./src//x.rs` reaches alpha; alpha releases `src` as `./src/`.
+    let sent = beta.call_ok(
+        tool_of("peers.send"),
+        json!({ "subject": "parser", "globs": ["./src//x.rs"] }),
+    );
+    assert_eq!(
+        sent["recipients"].as_array().map(Vec::len),
+        Some(1),
+        "{sent}"
+    );
+    let released = alpha.call_ok(tool_of("peers.release"), json!({ "globs": ["./src/"] }));
+    assert_eq!(
+        released["released"][0]["globs"],
+        json!(["src"]),
+        "{released}"
+    );
 }
 
 #[test]
