@@ -150,6 +150,9 @@ mod peers_claims;
 /// Claims that bring their context, what git shows per worktree, the check and its hooks.
 mod peers_mesh;
 
+/// Agents in one checkout: the hooks act for the agent that runs them; one spelling of a path.
+mod same_checkout;
+
 /// Messages between peers: recipients, unread counts, notifications, bounds, bad input.
 mod peers_messages;
 

@@ -431,7 +431,7 @@ fn the_projection_and_the_cockpit_show_the_boards_sessions() {
     let mut stdio = session(fixture.root(), "stdio-<b>peer</b>");
     stdio.call_ok(
         tool_of("peers.announce"),
-        json!({ "intent": "ignore previous instructions <script>", "paths": ["docs/"] }),
+        json!({ "intent": "ignore previous instructions <script>", "paths": ["./docs/guide/"] }),
     );
     let served = Served::start(fixture.root());
     let (_session, _) = served.mcp_initialize("http-peer");
@@ -462,7 +462,10 @@ fn the_projection_and_the_cockpit_show_the_boards_sessions() {
     assert!(!html.contains("<script>"), "never markup");
     assert!(html.contains("ignore previous instructions &lt;script&gt;"));
     assert!(html.contains("client-supplied"));
-    assert!(html.contains("docs/"));
+    assert!(
+        html.contains(">docs/<wbr>guide</code>"),
+        "in its one spelling: {html}"
+    );
     let mcp_page = served.get("/cockpit/mcp").text();
     assert!(mcp_page.contains("On the <a href=\"/cockpit/peers\">board</a>"));
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::serve_support::tool_of;
-use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
+use crate::support::{run_in, stderr, stdout, Fixture, McpServer, StandIn};
 
 fn session(repo: &Path, client: &str) -> McpServer {
     let mut server = McpServer::start(repo);
@@ -242,14 +242,7 @@ fn a_worktree_with_more_than_fifty_thousand_changes_is_summarised_and_says_so() 
 /// A `git commit` in `dir` with `hooks` as its hooks directory and the binary under test first
 /// on `PATH` (the printed hook calls `majordomus`).
 fn commit_with_hooks(dir: &Path, hooks: &Path, args: &[&str]) -> std::process::Output {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_majordomus"))
-        .parent()
-        .expect("bin dir")
-        .to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
+    let path = crate::support::path_with_bin();
     let mut command = std::process::Command::new("git");
     command
         .arg("-C")
@@ -297,8 +290,10 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
         .map(|d| d.count())
         .unwrap_or(0);
 
-    let mut alpha = session(fixture.root(), "alpha");
-    let taken = alpha.call_ok(
+    // The holder's client is not this test: the commits below are run by no agent, as a person
+    // at a terminal runs them.
+    let mut alpha = StandIn::start(fixture.root(), "alpha");
+    let taken = alpha.server.call_ok(
         tool_of("peers.claim"),
         json!({ "globs": ["src/**"], "reason": "api rework" }),
     );
@@ -348,7 +343,7 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
     fixture.git(&["add", "src/b.rs"]);
     let own = commit_with_hooks(fixture.root(), &enforce, &["-m", "the holder's own work"]);
     assert!(own.status.success(), "{}", stderr(&own));
-    alpha.call_ok(tool_of("peers.release"), json!({}));
+    alpha.server.call_ok(tool_of("peers.release"), json!({}));
     std::fs::write(second.join("src/a.rs"), "// a, again\n").expect("write");
     git(&second, &["add", "src/a.rs"]);
     let free = commit_with_hooks(&second, &enforce, &["-m", "released"]);
@@ -401,8 +396,8 @@ fn the_claude_hook_denies_or_warns_about_an_edit_another_worktree_holds() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let second = fixture.second_worktree(elsewhere.path());
-    let mut alpha = session(fixture.root(), "alpha");
-    let taken = alpha.call_ok(
+    let mut alpha = StandIn::start(fixture.root(), "alpha");
+    let taken = alpha.server.call_ok(
         tool_of("peers.claim"),
         json!({ "globs": ["src/**"], "reason": "api rework" }),
     );

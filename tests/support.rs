@@ -292,6 +292,16 @@ impl McpServer {
         for (key, value) in env {
             command.env(key, value);
         }
+        McpServer::spawn(command)
+    }
+
+    /// A server started by `command`, whose stdin, stdout and stderr are piped here (a
+    /// command that starts the server as its own child passes them on).
+    pub fn spawn(mut command: Command) -> McpServer {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = command.spawn().expect("the majordomus binary starts");
         let stdout = child.stdout.take().expect("stdout is piped");
         let (sender, lines) = mpsc::channel();
@@ -648,4 +658,121 @@ pub fn decode_entities(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `PATH` with the binary under test first (a hook git runs calls `majordomus`).
+pub fn path_with_bin() -> std::ffi::OsString {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_majordomus"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH")
+}
+
+/// What a command a [`StandIn`] ran did.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A stand-in for an agent's client: a shell that starts `majordomus mcp` as its own child, as a
+/// real client does (the server's parent is this client), and runs the commands a test hands it
+/// as its children, as a real client runs its hooks and its shell commands. Talking to
+/// [`StandIn::server`] talks to the server through the shell's pipes.
+pub struct StandIn {
+    pub server: McpServer,
+    dir: tempfile::TempDir,
+    ran: usize,
+}
+
+/// The stand-in client: starts the server on the shell's stdin and stdout, then runs each line
+/// read from the command FIFO (`$1`), saying on stderr when it is ready and when each is done.
+const STAND_IN: &str = r#"
+cmds=$1 mj=$2 repo=$3
+exec 3<&0 </dev/null
+"$mj" mcp --repo "$repo" <&3 3<&- &
+exec 3<&-
+exec 4<>"$cmds"
+echo "stand-in ready" >&2
+n=0
+while IFS= read -r line <&4; do
+  n=$((n+1))
+  sh -c "$line" <"$cmds.$n.in" >"$cmds.$n.out" 2>"$cmds.$n.err"
+  echo "stand-in ran $n $?" >&2
+done
+"#;
+
+impl StandIn {
+    /// A stand-in client whose server serves `repo`, initialized as `client`.
+    pub fn start(repo: &Path, client: &str) -> StandIn {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cmds = dir.path().join("cmds");
+        let made = Command::new("mkfifo")
+            .arg(&cmds)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo");
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(STAND_IN)
+            .arg("stand-in")
+            .arg(&cmds)
+            .arg(env!("CARGO_BIN_EXE_majordomus"))
+            .arg(repo)
+            .current_dir(repo)
+            .env("PATH", path_with_bin())
+            .env_remove("MAJORDOMUS_LOG")
+            .env_remove("MAJORDOMUS_BOARD");
+        for var in GIT_ENV {
+            command.env_remove(var);
+        }
+        let mut server = McpServer::spawn(command);
+        assert!(
+            server.stderr_line("stand-in ready", PATIENCE).is_some(),
+            "the stand-in client started"
+        );
+        server.initialize_as(client);
+        StandIn {
+            server,
+            dir,
+            ran: 0,
+        }
+    }
+
+    /// The client's process id (its server's parent).
+    pub fn pid(&self) -> u32 {
+        self.server.pid()
+    }
+
+    /// Runs `line` with `sh -c` in `dir` as a child of this client, `stdin` on its stdin, and
+    /// waits for it.
+    pub fn run(&mut self, dir: &Path, line: &str, stdin: &[u8]) -> Ran {
+        self.ran += 1;
+        let n = self.ran;
+        let at = |ext: &str| self.dir.path().join(format!("cmds.{n}.{ext}"));
+        std::fs::write(at("in"), stdin).expect("the command's stdin");
+        let quoted = dir.display().to_string().replace('\'', "'\\''");
+        let mut fifo = std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.path().join("cmds"))
+            .expect("the command FIFO");
+        writeln!(fifo, "cd '{quoted}' && {line}").expect("the command is handed over");
+        drop(fifo);
+        let done = self
+            .server
+            .stderr_line(&format!("stand-in ran {n} "), PATIENCE)
+            .unwrap_or_else(|| panic!("`{line}` did not finish within {PATIENCE:?}"));
+        let code = done.rsplit(' ').next().and_then(|c| c.parse().ok());
+        let read = |ext: &str| std::fs::read_to_string(at(ext)).unwrap_or_default();
+        Ran {
+            code,
+            stdout: read("out"),
+            stderr: read("err"),
+        }
+    }
 }

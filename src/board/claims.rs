@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::glob;
 use super::record::{self, ClaimRecord, Record};
 use super::{lock, Board, BoardError, Joined};
+use crate::layer::spelling::{self, Case};
 use crate::write;
 
 /// The file whose lock is held around every check-and-write of a claim.
@@ -124,24 +125,26 @@ fn shown(text: &str) -> String {
     s
 }
 
-/// Refuses globs a claim cannot hold: none, more than `MAX_CLAIM_GLOBS`, or one `glob::check`
-/// refuses.
-pub fn check_globs(globs: &[String]) -> Result<(), ClaimError> {
+/// The one spelling of each of `globs` (`glob::spelled`), or why a claim cannot hold them: none,
+/// more than `MAX_CLAIM_GLOBS`, or one that names no path of the repository.
+pub fn check_globs(globs: &[String], case: Case) -> Result<Vec<String>, ClaimError> {
     if globs.is_empty() || globs.len() > record::MAX_CLAIM_GLOBS {
         return Err(ClaimError::GlobCount { count: globs.len() });
     }
-    for (index, g) in globs.iter().enumerate() {
-        glob::check(g).map_err(|why| ClaimError::Glob {
-            index,
-            shown: shown(g),
-            why,
-        })?;
-    }
-    Ok(())
+    (globs.iter().enumerate())
+        .map(|(index, g)| {
+            glob::spelled(g, case).map_err(|why| ClaimError::Glob {
+                index,
+                shown: shown(g),
+                why,
+            })
+        })
+        .collect()
 }
 
-fn check(request: &Request) -> Result<(), ClaimError> {
-    check_globs(&request.globs)?;
+/// Checks `request`, and spells its globs the one way they are stored and compared.
+fn check(request: &mut Request, case: Case) -> Result<(), ClaimError> {
+    request.globs = check_globs(&request.globs, case)?;
     if !(MIN_TTL..=MAX_TTL).contains(&request.ttl_seconds) {
         return Err(ClaimError::Ttl {
             ttl: request.ttl_seconds,
@@ -231,8 +234,14 @@ pub(super) fn remove_lock_if_alone(dir: &Path) {
     }
 }
 
-/// The holders of `records`' live claims (`now` before expiry), with their sessions' names.
-fn holders(record: &Record, this_process: bool, now: u64) -> impl Iterator<Item = Holder> + '_ {
+/// The holders of `records`' live claims (`now` before expiry), with their sessions' names; each
+/// glob in its one spelling, whatever spelling an older build stored.
+fn holders(
+    record: &Record,
+    this_process: bool,
+    now: u64,
+    case: Case,
+) -> impl Iterator<Item = Holder> + '_ {
     record
         .claims
         .iter()
@@ -245,7 +254,10 @@ fn holders(record: &Record, this_process: bool, now: u64) -> impl Iterator<Item 
                 this_process,
                 client: session.map_or_else(|| "(the process)".into(), |s| s.client.clone()),
                 intent: session.and_then(|s| s.intent.clone()),
-                claim: c.clone(),
+                claim: ClaimRecord {
+                    globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
+                    ..c.clone()
+                },
             }
         })
 }
@@ -265,14 +277,20 @@ impl Board {
         }
     }
 
+    /// How the file system holding this worktree compares names.
+    pub fn case(&self) -> Case {
+        Case::of(Path::new(&self.worktree))
+    }
+
     /// Every live claim on the board now: this process's first, then the others' by process.
     pub fn live_claims(&self) -> Vec<Holder> {
         let reading = self.read();
         let now = now();
+        let case = self.case();
         let own = self.own_record(&lock(&self.joined));
-        let mut all: Vec<Holder> = holders(&own, true, now).collect();
+        let mut all: Vec<Holder> = holders(&own, true, now, case).collect();
         for r in &reading.others {
-            all.extend(holders(r, false, now));
+            all.extend(holders(r, false, now, case));
         }
         all
     }
@@ -288,8 +306,9 @@ impl Board {
     /// Grants `request` unless a live claim of another session overlaps it with either side
     /// exclusive; claiming the same globs again renews them (new mode, time and reason). The
     /// check and the write are one step across every process on the board.
-    pub fn claim(&self, request: Request) -> Result<Outcome, ClaimError> {
-        check(&request)?;
+    pub fn claim(&self, mut request: Request) -> Result<Outcome, ClaimError> {
+        let case = self.case();
+        check(&mut request, case)?;
         let on_board = lock(&self.joined).lock.is_some();
         // A process off the board (a one-shot command) writes nothing another could race.
         let _held = match (on_board, self.dir()) {
@@ -305,9 +324,9 @@ impl Board {
                 && (request.exclusive || h.claim.exclusive)
                 && glob::any_overlap(&h.claim.globs, &request.globs)
         };
-        let mut refused: Vec<Holder> = holders(&own, true, now).filter(conflicting).collect();
+        let mut refused: Vec<Holder> = holders(&own, true, now, case).filter(conflicting).collect();
         for r in &reading.others {
-            refused.extend(holders(r, false, now).filter(conflicting));
+            refused.extend(holders(r, false, now, case).filter(conflicting));
         }
         if !refused.is_empty() {
             return Ok(Outcome::Refused { holders: refused });
@@ -349,8 +368,16 @@ impl Board {
         session: u64,
         globs: Option<&[String]>,
     ) -> Result<Vec<ClaimRecord>, ClaimError> {
+        let case = self.case();
+        let globs: Option<Vec<String>> =
+            globs.map(|g| g.iter().map(|g| spelling::stored(g, case)).collect());
         self.release_where(|c| {
-            c.session == session && globs.is_none_or(|g| c.globs.iter().any(|x| g.contains(x)))
+            c.session == session
+                && globs.as_ref().is_none_or(|g| {
+                    c.globs
+                        .iter()
+                        .any(|x| g.contains(&spelling::stored(x, case)))
+                })
         })
     }
 

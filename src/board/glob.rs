@@ -11,6 +11,8 @@
 //! the product of their automata reaches both ends: a walk over pairs of states, so a glob of `n`
 //! states against one of `m` costs at most `n · m` steps, whatever its shape.
 
+use crate::layer::spelling::{self, Case};
+
 /// The longest glob a claim may hold.
 pub const MAX_GLOB_CHARS: usize = 512;
 
@@ -371,30 +373,25 @@ fn class(body: &[char]) -> Chars {
     }
 }
 
-/// Why `glob` cannot be claimed, or `Ok`: repository-relative, `/`-separated, at most
-/// `MAX_GLOB_CHARS`, no `..`, no control character, and a glob `layer::glob` accepts.
-pub fn check(glob: &str) -> Result<(), String> {
+/// The one spelling of `glob` a claim holds (`layer::spelling`, lowercased where `case` folds),
+/// or why it cannot be claimed: at most `MAX_GLOB_CHARS`, repository-relative, no `..`, no
+/// control character, and a glob `layer::glob` accepts.
+pub fn spelled(glob: &str, case: Case) -> Result<String, String> {
     let chars = glob.chars().count();
-    if chars == 0 {
-        return Err("is empty".into());
-    }
     if chars > MAX_GLOB_CHARS {
         return Err(format!(
             "is {chars} characters long; a glob holds at most {MAX_GLOB_CHARS}"
         ));
     }
-    if glob.starts_with('/') || glob.starts_with('\\') || glob.get(1..3) == Some(":\\") {
-        return Err("is absolute; name it relative to the repository".into());
-    }
-    if glob.split('/').any(|part| part == "..") {
-        return Err("leaves the repository (`..`)".into());
-    }
-    if glob.chars().any(char::is_control) {
-        return Err("holds a control character".into());
-    }
-    crate::layer::glob(glob)
-        .map(|_| ())
-        .map_err(|e| format!("is not a glob: {}", e.kind()))
+    spelling::glob("glob", glob, case).map_err(|e| match e {
+        spelling::SpellingError::Refused { problem, .. } => problem.says(),
+        other => other.to_string(),
+    })
+}
+
+/// Why `glob` cannot be claimed, or `Ok` (see [`spelled`]).
+pub fn check(glob: &str) -> Result<(), String> {
+    spelled(glob, Case::Kept).map(|_| ())
 }
 
 #[cfg(test)]
@@ -483,6 +480,7 @@ mod tests {
             ("src/../../x", "`..`"),
             ("a\u{1}b", "control"),
             ("src/[a", "not a glob"),
+            (".", "repository itself"),
         ] {
             let err = check(glob).expect_err(glob);
             assert!(err.contains(why), "{glob}: {err}");
@@ -491,6 +489,12 @@ mod tests {
             .expect_err("long")
             .contains("at most"));
         assert_eq!(check("src/**/*.{rs,md}"), Ok(()));
+        assert_eq!(
+            check("docs/10:30.md"),
+            Ok(()),
+            "a colon is an ordinary character"
+        );
+        assert_eq!(spelled("./SRC//*.rs", Case::Folded), Ok("src/*.rs".into()));
     }
 
     mod property {

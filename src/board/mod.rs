@@ -5,6 +5,7 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
+pub mod ancestry;
 pub mod changes;
 pub mod check;
 pub mod claims;

@@ -1,7 +1,7 @@
 //! Which process wrote a board record, and whether that very process still lives: its pid, its
-//! start time (field 22 of `/proc/<pid>/stat`) and the boot it started in, the lock it holds on
-//! its `.lock` file for its whole life, and a pidfd per peer process so one `poll` tells which of
-//! them exited. Knows nothing of records or of sessions.
+//! start time (field 22 of `/proc/<pid>/stat`), its parent (field 4) and the boot it started in,
+//! the lock it holds on its `.lock` file for its whole life, and a pidfd per peer process so one
+//! `poll` tells which of them exited. Knows nothing of records or of sessions.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -54,6 +54,14 @@ pub fn start_time(pid: u32) -> Option<u64> {
         return None;
     }
     fields.nth(18)?.parse().ok()
+}
+
+/// Field 4 of `/proc/<pid>/stat`: the process that started `pid` (or adopted it when that one
+/// exited); `None` when no such process is running, or the system does not say.
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether the process `id` names is running now: the pid is alive with the same start time in
@@ -194,6 +202,15 @@ mod tests {
             ..me
         };
         assert!(!is_running(&other_boot));
+    }
+
+    #[test]
+    fn this_process_has_the_parent_the_system_names() {
+        let me = std::process::id();
+        // SAFETY: getppid takes nothing and cannot fail.
+        let parent = unsafe { libc::getppid() } as u32;
+        assert_eq!(parent_of(me), Some(parent));
+        assert_eq!(parent_of(u32::MAX), None);
     }
 
     #[test]

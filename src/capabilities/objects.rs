@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::layer::spelling::Case;
 use crate::layer::{Field, Object, Request, Scope};
 use crate::registry::types::objects::{
     ApplicableInput, ApplicableOutput, GetInput, GetOutput, ListInput, ListOutput, SearchInput,
@@ -341,14 +342,10 @@ pub fn applicable(
             input.paths.len()
         )));
     }
-    let mut paths = Vec::with_capacity(input.paths.len());
-    for (i, path) in input.paths.into_iter().enumerate() {
-        let checked = crate::layer::check_path(&path)
-            .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
-        // The path as given, when checking left it as it was (no `./` to drop): not copied.
-        let checked = (checked.len() != path.len()).then(|| checked.to_string());
-        paths.push(checked.unwrap_or(path));
-    }
+    // Names are kept as written even where the file system folds case: the rules' own globs
+    // are matched as their authors wrote them, so a folded path would miss a rule's `Src/**`.
+    let paths = crate::layer::spelling::paths("paths", &input.paths, Case::Kept)
+        .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
     let index = ctx.index()?;
     let page = crate::layer::Page {
         offset: usize::try_from(input.offset).unwrap_or(0),

@@ -9,6 +9,7 @@ use crate::board::peers::Peer as BoardPeer;
 use crate::board::{self, BoardView};
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
+use crate::layer::spelling;
 use crate::registry::types::peers::{
     AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, InboxInput,
     InboxOutput, ListInput, ListOutput, MarkReadInput, MarkReadOutput, ReleaseInput, ReleaseOutput,
@@ -106,15 +107,6 @@ fn overlap(a: &str, b: &str) -> bool {
     board::glob::overlap(&under(a), &under(b))
 }
 
-/// At most the first 80 characters of a client's text, for an error message.
-fn shown(text: &str) -> String {
-    let mut s: String = text.chars().take(80).collect();
-    if s.len() < text.len() {
-        s.push('…');
-    }
-    s
-}
-
 /// Refuses a client's text that holds a credential shape, naming the field and the shape, never
 /// the text: what goes on the board is shown to every agent on the repository, in any process.
 fn refuse_credential(field: &str, text: &str) -> Result<(), CapabilityError> {
@@ -131,9 +123,9 @@ fn refuse_credentials(field: &str, texts: &[String]) -> Result<(), CapabilityErr
     (texts.iter().enumerate()).try_for_each(|(i, t)| refuse_credential(&format!("{field}[{i}]"), t))
 }
 
-/// Refuses what a repository-relative path cannot be: absolute, leaving the repository, or
-/// holding control characters.
-fn check_paths(paths: &[String]) -> Result<(), CapabilityError> {
+/// The one spelling of each announced path (`layer::spelling`), or what a repository-relative
+/// path cannot be: absolute, leaving the repository, or holding control characters.
+fn check_paths(paths: &[String], case: spelling::Case) -> Result<Vec<String>, CapabilityError> {
     if paths.len() > MAX_ANNOUNCED_PATHS {
         return Err(CapabilityError::invalid_input(format!(
             "`paths` names {} paths; an announcement names at most {MAX_ANNOUNCED_PATHS}",
@@ -147,24 +139,10 @@ fn check_paths(paths: &[String]) -> Result<(), CapabilityError> {
             board::record::MAX_PATHS_BYTES
         )));
     }
-    for (i, path) in paths.iter().enumerate() {
-        let why = if path.starts_with('/') || path.starts_with('\\') || path.contains(":\\") {
-            Some("is absolute; name it relative to the repository")
-        } else if path.split(['/', '\\']).any(|part| part == "..") {
-            Some("leaves the repository (`..`)")
-        } else if path.chars().any(char::is_control) {
-            Some("holds a control character")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(CapabilityError::invalid_input(format!(
-                "`paths[{i}]` (`{}`) {why}",
-                shown(path)
-            )));
-        }
+    if paths.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(())
+    spelling::paths("paths", paths, case).map_err(|e| CapabilityError::invalid_input(e.to_string()))
 }
 
 pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, CapabilityError> {
@@ -176,7 +154,8 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
     let paths = input.paths.unwrap_or_default();
     refuse_credential("intent", &input.intent)?;
     refuse_credentials("paths", &paths)?;
-    check_paths(&paths)?;
+    let case = shared_board(ctx)?.case();
+    let paths = check_paths(&paths, case)?;
     ctx.peers()
         .announce(id, &input.intent, &paths)
         .ok_or_else(|| CapabilityError::refused("this session is no longer attached"))?;
@@ -194,7 +173,10 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
         .filter_map(|other| {
             let shared: Vec<String> = paths
                 .iter()
-                .filter(|mine| other.paths.iter().any(|theirs| overlap(mine, theirs)))
+                .filter(|mine| {
+                    (other.paths.iter())
+                        .any(|theirs| overlap(mine, &spelling::stored(theirs, case)))
+                })
                 .cloned()
                 .collect();
             (!shared.is_empty()).then(|| Overlap {
@@ -274,9 +256,11 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
             .map_or(Ok(()), |t| refuse_credential(field, t))?;
     }
     let board = shared_board(ctx)?;
+    // What governs and what changed the paths are found by the globs' one spelling too.
+    let globs = board::claims::check_globs(&input.globs, board.case()).map_err(claim_error)?;
     let request = board::claims::Request {
         session: ctx.caller().unwrap_or(0),
-        globs: input.globs,
+        globs,
         exclusive: !matches!(input.mode, PeersClaimInputMode::Shared),
         ttl_seconds: u64::try_from(input.ttl_seconds).unwrap_or(0),
         reason: input.reason,
@@ -404,13 +388,9 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
             input.paths.len()
         )));
     }
-    let mut paths = Vec::with_capacity(input.paths.len());
-    for (i, path) in input.paths.iter().enumerate() {
-        let checked = crate::layer::check_path(path)
-            .map_err(|m| CapabilityError::invalid_input(format!("`paths[{i}]`: {m}")))?;
-        paths.push(checked.to_string());
-    }
     let board = shared_board(ctx)?;
+    let paths = spelling::paths("paths", &input.paths, board.case())
+        .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
     let caller = ctx.caller();
     // Another peer: any session but the caller's; without a session, one of another worktree.
     let counts = |h: &board::claims::Holder| match caller {

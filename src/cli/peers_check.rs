@@ -2,8 +2,13 @@
 //! the files staged in this worktree, and the same check served as a git `pre-commit` hook
 //! (`--hook git`: a message on stderr, the commit refused under `--mode enforce`) or a Claude
 //! Code `PreToolUse` hook for its file-editing tools (`--hook claude`: the hook's JSON on stdin,
-//! its decision JSON on stdout). `--print-hook` prints what to install; nothing here ever writes
-//! into `.git/` or a client's settings.
+//! its decision JSON on stdout). `--print-hook` prints what to install and where; nothing here
+//! ever writes into `.git/` or a client's settings.
+//!
+//! A hook acts for the agent that runs it (`board::ancestry`): another agent's exclusive claim
+//! stops it, in this checkout or another worktree; the agent's own claims do not. Run by no
+//! agent (a person at a terminal), it acts for the person who owns this checkout: only claims of
+//! agents serving other worktrees stop it.
 //!
 //! A hook reads the board directly rather than through a `Context`: a commit or an edit waits
 //! for it, and building the layer's index would be most of its time. A hook that cannot tell
@@ -20,6 +25,7 @@ use super::{exit, print_answer, write_stdout, Failure, Format};
 use crate::board::check::HeldPath;
 use crate::board::{self, claims::Holder};
 use crate::context::{Context, Options};
+use crate::layer::spelling;
 
 /// The tools of Claude Code that write a file, and the input field naming it.
 const CLAUDE_FILE_TOOLS: &[(&str, &str)] = &[
@@ -34,16 +40,21 @@ const MAX_HOOK_INPUT: u64 = 64 << 20;
 
 pub(super) fn command() -> Command {
     Command::new("check")
-        .about("Which paths another worktree's agent holds exclusively; also a git pre-commit or Claude Code PreToolUse hook")
+        .about("Which paths another agent holds exclusively; also a git pre-commit or Claude Code PreToolUse hook")
         .long_about(
             "Answers which of PATHS (none: the files staged in this worktree) a live exclusive \
              claim of a peer serving another worktree holds, with the holders (capability \
-             `peers.check`). With --hook it serves as a hook: `git` as a pre-commit hook \
-             (stderr names each held path; --mode enforce refuses the commit), `claude` as a \
+             `peers.check`). With --hook it serves as a hook for the agent that runs it (the \
+             client that started a stdio `majordomus mcp`, found among the hook's own parent \
+             processes): another agent's exclusive claim, in this checkout or another worktree, \
+             stops the commit or the edit; the agent's own claims do not. A hook no agent runs \
+             (a person's terminal) is stopped only by claims of agents serving other worktrees. \
+             `git` serves as a pre-commit hook (stderr names each held path), `claude` as a \
              Claude Code PreToolUse hook for Write, Edit, MultiEdit and NotebookEdit (the hook's \
-             JSON on stdin; --mode enforce denies the edit, warn lets it through with a \
-             warning). --print-hook prints what to install; nothing is written into .git/ or a \
-             client's settings.",
+             JSON on stdin). --mode enforce (the default) refuses the commit or denies the edit; \
+             warn only says so and lets it happen, so the overlap is found after the fact. \
+             --print-hook prints what to install and the path to install it at (in a linked \
+             worktree too); nothing is written into .git/ or a client's settings.",
         )
         .arg(
             Arg::new("paths")
@@ -62,8 +73,8 @@ pub(super) fn command() -> Command {
             Arg::new("mode")
                 .long("mode")
                 .value_parser(["warn", "enforce"])
-                .default_value("warn")
-                .help("warn: say so and let it through; enforce: refuse the commit or the edit"),
+                .default_value("enforce")
+                .help("enforce: refuse the commit or the edit; warn: only say so and let it happen (found after the fact)"),
         )
         .arg(
             Arg::new("print-hook")
@@ -79,7 +90,7 @@ pub(super) fn command() -> Command {
 pub(super) fn run(options: &Options, sub: &ArgMatches, format: Format) -> Result<(), Failure> {
     let enforce = sub.get_one::<String>("mode").map(String::as_str) == Some("enforce");
     if let Some(hook) = sub.get_one::<String>("print-hook") {
-        return write_stdout(&snippet(hook, enforce));
+        return write_stdout(&snippet(hook, enforce, &options.start));
     }
     match sub.get_one::<String>("hook").map(String::as_str) {
         Some("git") => git_hook(&options.start, enforce),
@@ -94,15 +105,51 @@ pub(super) fn run(options: &Options, sub: &ArgMatches, format: Format) -> Result
     }
 }
 
-/// What to install: a pre-commit script, or the `hooks` entry of Claude Code's settings.
-fn snippet(hook: &str, enforce: bool) -> String {
+/// Where git looks for this worktree's hooks, absolute: `git rev-parse --git-path hooks` (the
+/// common directory's `hooks` in a linked worktree, where `.git` is a file; `core.hooksPath`
+/// when set), or `None` outside a git repository.
+fn hooks_dir(start: &Path) -> Option<PathBuf> {
+    let out = crate::git::command(start)
+        .args(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let path = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+    Some(if path.is_absolute() {
+        path
+    } else {
+        start.join(path)
+    })
+}
+
+/// What to install: a pre-commit script saying where it goes, or the `hooks` entry of Claude
+/// Code's settings.
+fn snippet(hook: &str, enforce: bool, start: &Path) -> String {
     let mode = if enforce { "enforce" } else { "warn" };
     if hook == "git" {
+        let what = if enforce {
+            "# Refuses a commit of paths another agent holds exclusively: an agent in another\n\
+             # worktree, or in this checkout when the commit is not that agent's own.\n"
+        } else {
+            "# Warn mode only says so after the fact: the commit of paths another agent holds\n\
+             # exclusively goes ahead. Drop `--mode warn` to refuse it instead.\n"
+        };
+        let save = match hooks_dir(start) {
+            Some(dir) => format!(
+                "# Save as {} and make it executable,\n",
+                dir.join("pre-commit").display()
+            ),
+            None => {
+                "# Save as pre-commit in the directory `git rev-parse --git-path hooks` names,\n\
+                     # and make it executable,\n"
+                    .to_string()
+            }
+        };
         format!(
-            "#!/bin/sh\n\
-             # Refuses (enforce) or warns about (warn) a commit of paths that an agent serving\n\
-             # another worktree holds exclusively. Save as .git/hooks/pre-commit and make it\n\
-             # executable, or call this line from the pre-commit hook you have.\n\
+            "#!/bin/sh\n{what}{save}\
+             # or call this line from the pre-commit hook you have.\n\
              exec majordomus peers check --hook git --mode {mode}\n"
         )
     } else {
@@ -201,10 +248,23 @@ fn board_of(start: &Path) -> Result<(PathBuf, board::Board), String> {
     Ok((root, board))
 }
 
-/// The paths of `paths` an exclusive claim of a peer serving another worktree holds.
-fn held_elsewhere(board: &board::Board, paths: &[String]) -> Vec<HeldPath> {
-    let mine = board.worktree().to_string();
-    board::check::held(&board.live_claims(), paths, |h| h.worktree != mine)
+/// The paths of `paths` (each in its one spelling first) an exclusive claim of another agent
+/// holds: of any agent but the one running this hook; run by no agent, of an agent serving
+/// another worktree (the person at the terminal owns this checkout, and commits the work its
+/// agents made in it).
+fn held_for_runner(board: &board::Board, paths: &[String]) -> Vec<HeldPath> {
+    let case = board.case();
+    let paths: Vec<String> = (paths.iter())
+        .filter_map(|p| spelling::path("path", p, case).ok())
+        .collect();
+    let claims = board.live_claims();
+    match board.agent_running_me() {
+        Some(agent) => board::check::held(&claims, &paths, |h| !agent.servers.contains(&h.pid)),
+        None => {
+            let mine = board.worktree().to_string();
+            board::check::held(&claims, &paths, |h| h.worktree != mine)
+        }
+    }
 }
 
 /// Client-supplied text on one line, for a message.
@@ -254,7 +314,7 @@ fn held_lines(held: &[HeldPath]) -> Vec<String> {
 fn git_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
     let checked = board_of(start).and_then(|(root, board)| {
         let staged = staged(&root)?;
-        Ok(held_elsewhere(&board, &staged))
+        Ok(held_for_runner(&board, &staged))
     });
     let held = match checked {
         Ok(held) => held,
@@ -274,17 +334,19 @@ fn git_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
         text.push_str(&format!("majordomus: {line}\n"));
     }
     if enforce {
-        text.push_str("majordomus: commit refused: these paths are another worktree's agent's to change now; coordinate with it, or unstage them (git restore --staged PATH)");
+        text.push_str("majordomus: commit refused: these paths are another agent's to change now; coordinate with it, or unstage them (git restore --staged PATH)");
         crate::logging::say(text.trim_end());
         return Err(Failure {
             code: exit::CONTRACT,
             message: format!(
-                "refused: {} staged paths are claimed exclusively by another worktree's agent",
+                "refused: {} staged paths are claimed exclusively by another agent",
                 held.len()
             ),
         });
     }
-    text.push_str("majordomus: warning: committing anyway (--mode warn)");
+    text.push_str(
+        "majordomus: warning: committing anyway (--mode warn only warns, after the fact)",
+    );
     crate::logging::say(text.trim_end());
     Ok(())
 }
@@ -317,12 +379,11 @@ fn claude_target(input: &Value, root: &Path) -> Option<String> {
     }
     let relative = full.strip_prefix(root.canonicalize().ok()?).ok()?;
     let text = relative.to_str()?.to_string();
-    (!text.is_empty() && crate::layer::check_path(&text).is_ok()).then_some(text)
+    (!text.is_empty()).then_some(text)
 }
 
-/// `--hook claude`: the PreToolUse JSON on stdin; for an edit of a path another worktree's
-/// agent holds, a denial (enforce) or a warning (warn) in the hook's decision JSON on stdout;
-/// nothing otherwise.
+/// `--hook claude`: the PreToolUse JSON on stdin; for an edit of a path another agent holds, a
+/// denial (enforce) or a warning (warn) in the hook's decision JSON on stdout; nothing otherwise.
 fn claude_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -357,7 +418,7 @@ fn claude_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
     let Some(path) = claude_target(&input, &root) else {
         return Ok(());
     };
-    let held = held_elsewhere(&board, std::slice::from_ref(&path));
+    let held = held_for_runner(&board, std::slice::from_ref(&path));
     if held.is_empty() {
         return Ok(());
     }
@@ -374,7 +435,9 @@ fn claude_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
         })
     } else {
         json!({
-            "systemMessage": format!("majordomus: warning: {lines}"),
+            "systemMessage": format!(
+                "majordomus: warning (warn mode lets the edit happen): {lines}"
+            ),
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "additionalContext": format!(

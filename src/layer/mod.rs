@@ -38,7 +38,7 @@ pub use object::{
     make_object, scope_of_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME,
 };
 pub use read::{check_yaml_bound, YamlRefusal, MAX_YAML_BYTES, MAX_YAML_DEPTH};
-pub use scope::{check_path, glob, provider, GlobShape, Scope, PROVIDERS};
+pub use scope::{check_path, glob, provider, spelling, GlobShape, Scope, PROVIDERS};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 
 /// Files larger than this are refused (`oversized`) without being read.

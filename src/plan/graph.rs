@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::layer::spelling::{self, Case};
 use crate::layer::{Index, Object};
 pub use crate::registry::types::IssueStatus as Status;
 
@@ -85,7 +86,10 @@ impl Graph {
                         .filter(|p| (0..=4).contains(p))
                         .unwrap_or(DEFAULT_PRIORITY),
                     labels: strings(&fields, "labels"),
-                    paths: strings(&fields, "paths"),
+                    // As the board compares them, whatever spelling the file was written in.
+                    paths: (strings(&fields, "paths").iter())
+                        .map(|p| spelling::stored(p, Case::of(&index.root)))
+                        .collect(),
                     depends_on,
                     blocked_by,
                     created_at: stamp(o, "created_at"),

@@ -64,23 +64,6 @@ pub fn fresh_id(title: &str) -> std::io::Result<String> {
     Ok(format!("{}-{suffix}", slug(title)))
 }
 
-/// Why a glob cannot name paths of this repository; `None` when it can.
-pub fn glob_problem(glob: &str) -> Option<&'static str> {
-    if glob.trim().is_empty() {
-        Some("is empty")
-    } else if glob.starts_with('/') || glob.starts_with('\\') || glob.contains(":\\") {
-        Some("is absolute; name it relative to the repository")
-    } else if glob.split(['/', '\\']).any(|part| part == "..") {
-        Some("leaves the repository (`..`)")
-    } else if glob.chars().any(char::is_control) {
-        Some("holds a control character")
-    } else if globset::Glob::new(glob).is_err() {
-        Some("is not a valid glob")
-    } else {
-        None
-    }
-}
-
 /// What a new issue says.
 #[derive(Debug)]
 pub struct Fields<'a> {
@@ -139,15 +122,6 @@ mod tests {
         assert!(ids.iter().all(
             |id| id.starts_with("same-title-") && id.len() == "same-title-".len() + SUFFIX_LEN
         ));
-    }
-
-    #[test]
-    fn a_glob_leaving_the_repository_is_named() {
-        assert_eq!(glob_problem("src/**/*.rs"), None);
-        assert!(glob_problem("../x").is_some());
-        assert!(glob_problem("src/../../x").is_some());
-        assert!(glob_problem("/etc/passwd").is_some());
-        assert!(glob_problem("src/[").is_some());
     }
 
     #[test]

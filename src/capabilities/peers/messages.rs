@@ -70,12 +70,18 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
     }
     refuse_credential("subject", &input.subject)?;
     refuse_credential("body", &body)?;
-    if let Some(globs) = &input.globs {
-        crate::board::claims::check_globs(globs)
-            .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
-        refuse_credentials("globs", globs)?;
-    }
     let board = shared_board(ctx)?;
+    // The holders are found, and the message addressed, by the globs' one spelling.
+    let globs = match &input.globs {
+        Some(globs) => {
+            refuse_credentials("globs", globs)?;
+            Some(
+                crate::board::claims::check_globs(globs, board.case())
+                    .map_err(|e| CapabilityError::invalid_input(e.to_string()))?,
+            )
+        }
+        None => None,
+    };
     let view = everyone(ctx)?;
     let me = ctx.caller().unwrap_or(0);
     let identity_of = |pid: u32| -> Option<Identity> {
@@ -114,7 +120,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             client: peer.client_name.clone(),
         });
         Addressed::Peer
-    } else if let Some(globs) = &input.globs {
+    } else if let Some(globs) = &globs {
         for holder in board.holders_of(globs) {
             let session = holder.claim.session;
             let is_me = holder.this_process && session == me;

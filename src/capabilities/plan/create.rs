@@ -52,14 +52,15 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
             "`title` must be one line with some text",
         ));
     }
-    let paths = input.paths.unwrap_or_default();
-    for (i, glob) in paths.iter().enumerate() {
-        if let Some(why) = new_issue::glob_problem(glob) {
-            return Err(CapabilityError::invalid_input(format!(
-                "`paths[{i}]` {why}"
-            )));
+    // Stored in their one spelling, so the claim the issue becomes compares as any claim does.
+    let paths = match input.paths.unwrap_or_default() {
+        none if none.is_empty() => none,
+        paths => {
+            let case = crate::layer::spelling::Case::of(&ctx.index()?.root);
+            crate::layer::spelling::globs("paths", &paths, case)
+                .map_err(|e| CapabilityError::invalid_input(e.to_string()))?
         }
-    }
+    };
     let depends_on = input.depends_on.unwrap_or_default();
     let labels = input.labels.unwrap_or_default();
     let _writing = ctx.write_lock()?;

@@ -6,6 +6,7 @@
 
 mod glob_shape;
 mod shape_index;
+pub mod spelling;
 
 pub use glob_shape::GlobShape;
 pub(crate) use shape_index::{ancestors, ShapeIndex};
@@ -174,27 +175,10 @@ pub(crate) fn scope_of(
     }
 }
 
-/// Checks one path asked about: repository-relative, `/`-separated, no `..`, not empty. `Ok` is
-/// the path without a leading `./`; `Err` says what is wrong.
-pub fn check_path(path: &str) -> Result<&str, String> {
-    let trimmed = path.strip_prefix("./").unwrap_or(path);
-    if trimmed.is_empty() {
-        return Err("a path is empty".to_string());
-    }
-    if trimmed.starts_with('/') || trimmed.starts_with('\\') || trimmed.contains(':') {
-        return Err(format!(
-            "`{path}` is absolute; give a path relative to the repository root"
-        ));
-    }
-    if trimmed.split(['/', '\\']).any(|c| c == "..") {
-        return Err(format!(
-            "`{path}` contains `..`; give a path inside the repository"
-        ));
-    }
-    if trimmed.contains('\0') {
-        return Err(format!("`{}` contains a NUL byte", path.escape_debug()));
-    }
-    Ok(trimmed)
+/// Checks one path asked about: its one spelling (`spelling::path`, names kept as written), or
+/// what is wrong with it.
+pub fn check_path(path: &str) -> Result<String, String> {
+    spelling::path("path", path, spelling::Case::Kept).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
