@@ -103,6 +103,11 @@ struct Shared {
     load: OnceLock<Probe>,
     /// Whether a watcher was started on the layer.
     watching: std::sync::atomic::AtomicBool,
+    /// Run by the one call that starts the watcher; a read arriving meanwhile waits for it.
+    watch_started: std::sync::Once,
+    /// The interval a server watches at from its first answer, or from its first read of the
+    /// layer if that comes first (see [`Context::watch_from_first_answer`]).
+    watch_later: OnceLock<Duration>,
 }
 
 /// A [`LoadProbe`] a `Shared` can print.
@@ -154,6 +159,8 @@ impl Context {
                 started: (std::time::Instant::now(), SystemTime::now()),
                 load: OnceLock::new(),
                 watching: std::sync::atomic::AtomicBool::new(false),
+                watch_started: std::sync::Once::new(),
+                watch_later: OnceLock::new(),
             }),
             caller: None,
             pinned: None,
@@ -176,7 +183,7 @@ impl Context {
         let pinned = self.pinned.clone().unwrap_or_else(|| {
             let pin = OnceLock::new();
             if let Some(live) = self.layer_if_open() {
-                let _ = pin.set(live.settled());
+                let _ = pin.set(self.settled(live));
             }
             Arc::new(pin)
         });
@@ -317,7 +324,29 @@ impl Context {
         }
     }
 
+    /// Says this server watches the layer from its first answer (see [`Context::watch_layer`]),
+    /// or from its first read of the layer if that comes first: a read never answers from the
+    /// first generation unchecked, and an `initialize` still costs no watcher.
+    pub fn watch_from_first_answer(&self, interval: Duration) {
+        let _ = self.shared.watch_later.set(interval);
+    }
+
+    /// The generation a read answers from: every change completed before it checked (see
+    /// [`LiveIndex::settled`]), starting the watcher first when it waits for its first answer.
+    fn settled(&self, live: &Arc<LiveIndex>) -> Arc<Index> {
+        if let Some(interval) = self.shared.watch_later.get() {
+            self.watch(live, *interval);
+        }
+        live.settled()
+    }
+
     fn watch(&self, live: &Arc<LiveIndex>, interval: Duration) {
+        self.shared
+            .watch_started
+            .call_once(|| self.start_watching(live, interval));
+    }
+
+    fn start_watching(&self, live: &Arc<LiveIndex>, interval: Duration) {
         match live.watch(interval) {
             Ok(_) => self.shared.watching.store(true, Ordering::Relaxed),
             Err(e) => tracing::warn!("cannot watch the layer for changes: {e}"),
@@ -365,7 +394,7 @@ impl Context {
     pub fn index(&self) -> Result<Arc<Index>, CapabilityError> {
         let current = || {
             self.layer()
-                .map(|live| live.settled())
+                .map(|live| self.settled(live))
                 .map_err(layer_error_to_capability)
         };
         let index = match &self.pinned {

@@ -3,6 +3,7 @@
 //! capability registry that `build.rs` compiles from `registry/`.
 
 pub mod board;
+pub mod bounded_read;
 pub mod capabilities;
 pub mod cli;
 pub mod cockpit;

@@ -264,9 +264,9 @@ fn starts(command: &str, args: &[String], lookup: &Lookup<'_>, depth: u8) -> Res
     }
     // A launcher of the repository: a script inside it that starts majordomus's `mcp`.
     if program.starts_with(lookup.root) {
-        let text = std::fs::read(&program)
+        let links = crate::bounded_read::Links::Inside(lookup.root);
+        let text = crate::bounded_read::read(&program, 64 * 1024, links)
             .ok()
-            .filter(|b| b.len() <= 64 * 1024)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         if names_majordomus(&text) && text.contains(" mcp") {

@@ -396,3 +396,177 @@ fn a_layer_with_errors_fails_the_layer_check_and_strict_exits_10_after_the_text_
     assert_ne!(report["status"], "fail", "{report:#}");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// What a finished `doctor` printed, how long it took, and the most memory it held (KiB).
+struct Measured {
+    stdout: String,
+    took: std::time::Duration,
+    max_rss_kib: i64,
+}
+
+/// Runs `majordomus <args>` in `repo` with `home` as the home directory, killed past 60 s, and
+/// measures its peak resident memory from its own resource usage (`wait4`), not its siblings'.
+#[cfg(target_os = "linux")]
+// Reaped by `wait4`, which also answers its resource usage; `Child::wait` would not.
+#[allow(clippy::zombie_processes)]
+fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = bin()
+        .current_dir(repo)
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id() as libc::pid_t;
+    let mut out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = out.read_to_string(&mut text);
+        text
+    });
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .is_err()
+        {
+            // SAFETY: signals the child this test started, which has not been waited for yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value; wait4 fills it for this child only.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child this test started, filling the two out-parameters.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let took = started.elapsed();
+    let _ = done.send(());
+    watchdog.join().expect("the watchdog");
+    assert_eq!(waited, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "majordomus {args:?} did not finish by itself within 60 s (status {status})"
+    );
+    Measured {
+        stdout: reader.join().expect("the reader"),
+        took,
+        max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// A committed settings file is the repository's, so a clone can plant anything there: a link to
+/// a device, a named pipe, a huge sparse file. Each is refused unread, named in a finding, and
+/// `doctor` and `mcp --inspect` answer at once in bounded memory.
+#[cfg(target_os = "linux")]
+#[test]
+fn hostile_settings_files_are_refused_unread_naming_each_and_memory_stays_bounded() {
+    let configs = [
+        ".mcp.json",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".cursor/mcp.json",
+        ".vscode/mcp.json",
+        ".claude/settings.json",
+    ];
+    let plant = |root: &Path, path: &str, hostile: &str| {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&full);
+        match hostile {
+            "link to /dev/zero" => std::os::unix::fs::symlink("/dev/zero", &full).unwrap(),
+            "named pipe" => {
+                let made = std::process::Command::new("mkfifo")
+                    .arg(&full)
+                    .status()
+                    .expect("mkfifo runs");
+                assert!(made.success());
+            }
+            "200 MB sparse file" => {
+                let file = std::fs::File::create(&full).unwrap();
+                file.set_len(200 << 20).unwrap();
+            }
+            other => unreachable!("{other}"),
+        }
+    };
+    for (hostile, says) in [
+        ("link to /dev/zero", "symbolic link"),
+        ("named pipe", "named pipe"),
+        ("200 MB sparse file", "209715200 bytes"),
+    ] {
+        let fixture = Fixture::new();
+        let home = tempfile::tempdir().unwrap();
+        for path in configs {
+            plant(fixture.root(), path, hostile);
+        }
+        // The user's own settings too.
+        plant(home.path(), ".gemini/settings.json", hostile);
+        plant(home.path(), ".claude.json", hostile);
+
+        let run = measured(fixture.root(), home.path(), &["doctor"]);
+        eprintln!(
+            "doctor with a {hostile} at every settings path: {} ms, max RSS {} KiB",
+            run.took.as_millis(),
+            run.max_rss_kib
+        );
+        assert!(
+            run.max_rss_kib < 128 * 1024,
+            "{hostile}: doctor held {} KiB",
+            run.max_rss_kib
+        );
+        let report: Value = serde_json::from_str(&run.stdout).expect("doctor prints JSON");
+        let problems: Vec<&str> = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["id"] == "client_settings")
+            .map(|c| c["seen"].as_str().unwrap())
+            .collect();
+        for path in configs
+            .iter()
+            .filter(|p| **p != ".claude/settings.json")
+            .copied()
+            .chain(["~/.gemini/settings.json"])
+        {
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p.starts_with(&format!("{path}: ")) && p.contains(says)),
+                "{hostile}: {path} is not named saying `{says}` in {problems:#?}"
+            );
+        }
+
+        let run = measured(fixture.root(), home.path(), &["mcp", "--inspect"]);
+        eprintln!(
+            "mcp --inspect with a {hostile} at every settings path: {} ms, max RSS {} KiB",
+            run.took.as_millis(),
+            run.max_rss_kib
+        );
+        assert!(
+            run.max_rss_kib < 128 * 1024,
+            "{hostile}: {}",
+            run.max_rss_kib
+        );
+        let projection: Value = serde_json::from_str(&run.stdout).expect("--inspect prints JSON");
+        let unreadable: Vec<&str> = projection["projection"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "client_config_unreadable")
+            .map(|f| f["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(unreadable.len(), 5, "{hostile}: {unreadable:#?}");
+        for path in &configs[..5] {
+            assert!(
+                unreadable
+                    .iter()
+                    .any(|m| m.starts_with(path) && m.contains(says)),
+                "{hostile}: {path} in {unreadable:#?}"
+            );
+        }
+    }
+}

@@ -646,3 +646,35 @@ fn a_claimed_issues_paths_refuse_another_peers_claim_until_release_or_done() {
     let free = other.call_ok(tool_of("peers.claim"), wanted);
     assert_eq!(free["granted"], true, "free after done: {free}");
 }
+
+/// A write another process completed before a request is what that request reads, even in a
+/// process started a moment before: a fresh server, another process's `plan.create`, then a
+/// dependent `plan.create` and a read of the new issue in the fresh server — 100 times, and
+/// never once stale.
+#[test]
+fn a_fresh_process_reads_what_another_process_wrote_before_its_request() {
+    let fixture = Fixture::with_plan();
+    let mut stale = Vec::new();
+    for attempt in 0..100 {
+        let mut fresh = McpServer::start(fixture.root());
+        fresh.initialize();
+        let out = crate::support::run_in(
+            fixture.root(),
+            &["plan", "create", &format!("Written elsewhere {attempt}")],
+        );
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let made: Value =
+            serde_json::from_str(&crate::support::stdout(&out)).expect("plan create prints JSON");
+        let id = made["id"].as_str().expect("an id").to_string();
+        let dependent = fresh.call(
+            "majordomus_plan_create",
+            json!({ "title": format!("After {attempt}"), "depends_on": [id] }),
+        );
+        let read = fresh.call("majordomus_get", json!({ "uri": made["uri"] }));
+        if dependent["isError"] == true || read["isError"] == true {
+            stale.push((attempt, dependent, read));
+        }
+        fresh.kill();
+    }
+    assert!(stale.is_empty(), "{} of 100 stale: {stale:#?}", stale.len());
+}

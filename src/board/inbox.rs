@@ -13,14 +13,13 @@
 //! and the Cockpit call.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::process::{self, Identity};
+use super::process::Identity;
 use super::{io_reason, lock, Board, Ignored};
 use crate::write;
 
@@ -264,24 +263,12 @@ pub(super) fn remove_process_inbox(board_dir: &Path, stem: &str) {
 
 /// Reads one message file, never through a link and never past `MAX_FILE_BYTES`.
 fn read_message(path: &Path, expected: FileName) -> Result<MessageRecord, (&'static str, String)> {
-    let file = process::open_to_read(path).map_err(|e| ("unreadable", io_reason(&e)))?;
-    let meta = file.metadata().map_err(|e| ("unreadable", io_reason(&e)))?;
-    if !meta.is_file() {
-        return Err(("garbage", "it is not a regular file".into()));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err((
-            "oversized",
-            format!(
-                "it is {} bytes, more than the bound of {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ("unreadable", io_reason(&e)))?;
+    use crate::bounded_read::{read, Links, Refusal};
+    let bytes = read(path, MAX_FILE_BYTES, Links::Never).map_err(|why| match why {
+        Refusal::NotRegular(_) => ("garbage", format!("it {why}")),
+        Refusal::Oversized { .. } => ("oversized", format!("it {why}")),
+        why => ("unreadable", format!("it {why}")),
+    })?;
     let record: MessageRecord =
         serde_json::from_slice(&bytes).map_err(|e| ("garbage", e.to_string()))?;
     if record.format != FORMAT {

@@ -112,11 +112,7 @@ pub fn is_held(path: &Path) -> bool {
 /// Opens a board file to read: never through a link, and never waiting on something that is not
 /// a file (a FIFO planted under a record's name).
 pub fn open_to_read(path: &Path) -> std::io::Result<File> {
-    use rustix::fs::{Mode, OFlags};
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(std::io::Error::from)?;
-    Ok(File::from(fd))
+    crate::bounded_read::open_no_follow(path)
 }
 
 /// A handle on one process that becomes readable when it exits (Linux 5.3 and later).

@@ -3,7 +3,6 @@
 //! left. Never writes a record of its own.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -220,26 +219,12 @@ enum ReadFailure {
 
 /// Reads a file of at most `MAX_RECORD_BYTES`, never following a link and never reading more.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, ReadFailure> {
-    let file = process::open_to_read(path);
-    let file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadFailure::Missing),
-        Err(e) => return Err(ReadFailure::Io(io_reason(&e))),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| ReadFailure::Io(io_reason(&e)))?;
-    if !meta.is_file() {
-        return Err(ReadFailure::Io("the record is not a regular file".into()));
-    }
-    if meta.len() > record::MAX_RECORD_BYTES {
-        return Err(ReadFailure::Oversized(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(record::MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ReadFailure::Io(io_reason(&e)))?;
-    Ok(bytes)
+    use crate::bounded_read::{read, Links, Refusal};
+    read(path, record::MAX_RECORD_BYTES, Links::Never).map_err(|why| match why {
+        Refusal::Missing => ReadFailure::Missing,
+        Refusal::Oversized { len, .. } => ReadFailure::Oversized(len),
+        why => ReadFailure::Io(format!("the record {why}")),
+    })
 }
 
 /// How old a lock file must be before one nobody holds counts as left by a process that died

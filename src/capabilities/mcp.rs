@@ -253,9 +253,26 @@ fn client_standing(
     client: &Client,
     lookup: &standing::Lookup<'_>,
 ) -> (Standing, Option<Finding>) {
-    // A configuration that cannot be read as text (absent, a directory, not UTF-8) is absent:
-    // the client starts nothing from it.
-    let text = std::fs::read_to_string(root.join(&client.config)).ok();
+    // A configuration that cannot be read as text (absent, a directory, not UTF-8, a link out
+    // of the repository, past its bound) is absent: the client starts nothing from it. What is
+    // there and refused is said, naming the file.
+    let text = match crate::preflight::client_config(root, &client.config) {
+        Ok(text) => Some(text),
+        Err(crate::bounded_read::Refusal::Missing) => None,
+        Err(why) => {
+            return (
+                Standing::Absent,
+                Some(Finding {
+                    code: "client_config_unreadable".into(),
+                    message: format!("{} {why}", client.config),
+                    remedy: format!(
+                        "replace {} with a regular file of the repository; {} starts nothing from it as it is",
+                        client.config, client.name
+                    ),
+                }),
+            )
+        }
+    };
     let assessment = standing::assess(&client.config, text.as_deref(), lookup);
     let reason = assessment.reason.clone().unwrap_or_default();
     match assessment.standing {
@@ -331,7 +348,7 @@ fn approval_in_repository(root: &std::path::Path, client: &Client, server: &str)
     if client.id != "claude-code" {
         return Approval::Unseen;
     }
-    let approves = std::fs::read_to_string(root.join(LOCAL_SETTINGS))
+    let approves = crate::preflight::client_config(root, LOCAL_SETTINGS)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .is_some_and(|settings| {

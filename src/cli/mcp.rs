@@ -45,6 +45,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
             state = index.state().as_str(),
             "serving MCP over stdio"
         );
+        ctx.watch_from_first_answer(WATCH_INTERVAL);
         let served = stdio::serve(&Server::new(ctx.clone()), || {
             ctx.watch_layer(WATCH_INTERVAL)
         });

@@ -15,7 +15,6 @@
 //! (no layer, an unreadable board) lets the commit or the edit through and says why on stderr:
 //! a broken check must not stop work it was only meant to warn about.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -385,23 +384,20 @@ fn claude_target(input: &Value, root: &Path) -> Option<String> {
 /// `--hook claude`: the PreToolUse JSON on stdin; for an edit of a path another agent holds, a
 /// denial (enforce) or a warning (warn) in the hook's decision JSON on stdout; nothing otherwise.
 fn claude_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .take(MAX_HOOK_INPUT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure {
-            code: exit::INTERNAL,
-            message: format!("internal: cannot read the hook's input: {e}"),
-        })?;
-    if bytes.len() as u64 > MAX_HOOK_INPUT {
-        return Err(Failure {
+    use crate::bounded_read::{read_stream, Refusal};
+    let bytes = read_stream(std::io::stdin(), MAX_HOOK_INPUT).map_err(|why| match why {
+        Refusal::Oversized { .. } => Failure {
             code: exit::CONTRACT,
             message: format!(
                 "invalid_input: the hook's input is larger than {} MiB; nothing was checked",
                 MAX_HOOK_INPUT >> 20
             ),
-        });
-    }
+        },
+        why => Failure {
+            code: exit::INTERNAL,
+            message: format!("internal: the hook's input {why}"),
+        },
+    })?;
     let input: Value = serde_json::from_slice(&bytes).map_err(|e| Failure {
         code: exit::CONTRACT,
         message: format!("invalid_input: the hook's input is not JSON ({e}); nothing was checked"),

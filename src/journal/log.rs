@@ -171,34 +171,15 @@ enum Failure {
 /// Reads a file of at most [`MAX_READ`] bytes, never through a link or from anything but a
 /// regular file.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, Failure> {
-    let file = match process::open_to_read(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Failure::Missing),
-        Err(e) => return Err(Failure::Skip("unreadable", crate::write::io_message(&e))),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| Failure::Skip("unreadable", crate::write::io_message(&e)))?;
-    if !meta.is_file() {
-        return Err(Failure::Skip(
-            "unreadable",
-            "it is not a regular file".into(),
-        ));
-    }
-    if meta.len() > MAX_READ {
-        return Err(Failure::Skip(
+    use crate::bounded_read::{read, Links, Refusal};
+    read(path, MAX_READ, Links::Never).map_err(|why| match why {
+        Refusal::Missing => Failure::Missing,
+        Refusal::Oversized { len, .. } => Failure::Skip(
             "oversized",
-            format!(
-                "it holds {} bytes, more than a log ever grows to ({MAX_READ})",
-                meta.len()
-            ),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_READ + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::Skip("unreadable", crate::write::io_message(&e)))?;
-    Ok(bytes)
+            format!("it holds {len} bytes, more than a log ever grows to ({MAX_READ})"),
+        ),
+        why => Failure::Skip("unreadable", format!("it {why}")),
+    })
 }
 
 /// The header of a log's bytes, and where its entries begin.

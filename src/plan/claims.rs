@@ -7,7 +7,6 @@
 //! even by SIGKILL leaves its issues claimable at once. Knows nothing of the plan's files.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -147,17 +146,8 @@ pub fn read_all(dir: &Path) -> Result<HashMap<String, Arc<Claim>>, ClaimError> {
 }
 
 fn read_one(path: &Path) -> Option<Claim> {
-    let file = process::open_to_read(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return None;
-    }
+    let links = crate::bounded_read::Links::Never;
+    let bytes = crate::bounded_read::read(path, MAX_RECORD_BYTES, links).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -161,9 +161,13 @@ fn collect_rules(root: &Path, dir: &Path, suffix: &str, depth: usize, out: &mut 
 fn front_matter_keys(path: &Path) -> Vec<(String, String)> {
     use std::io::Read;
     let mut head = String::new();
-    let Ok(file) = std::fs::File::open(path) else {
+    // Opened as every read is (no link, no waiting on a pipe), and only a regular file is read.
+    let Ok(file) = crate::bounded_read::open_no_follow(path) else {
         return Vec::new();
     };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     if file.take(MAX_HEAD).read_to_string(&mut head).is_err() {
         return Vec::new();
     }
@@ -317,7 +321,11 @@ fn claude_code(files: &AgentFiles, root: &Path, uses: &mut Uses) {
                     format!("{dir}/{n}")
                 }
             })
-            .filter_map(|p| std::fs::read_to_string(root.join(p)).ok())
+            .filter_map(|p| {
+                let bound = crate::bounded_read::bound::AGENT_FILE;
+                let links = crate::bounded_read::Links::Inside(root);
+                crate::bounded_read::read_text(&root.join(p), bound, links).ok()
+            })
             .any(|text| text.contains("@AGENTS.md") || text.contains("@./AGENTS.md"))
     };
     for p in files.named_as("AGENTS.md") {

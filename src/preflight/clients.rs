@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::agents::{self, AgentFiles, ClientSettings};
 use super::{check, home, read_settings, shown, Read};
+use crate::bounded_read::Refusal;
 use crate::context::Context;
 use crate::mcp::bill;
 use crate::registry::types::{
@@ -57,7 +58,12 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     let mut checks = Vec::new();
     let mut entries = Vec::new();
     for client in &providers.clients {
-        let text = std::fs::read_to_string(root.join(&client.config)).ok();
+        let text = super::client_config(root, &client.config)
+            .map_err(|why| {
+                (why != Refusal::Missing)
+                    .then(|| problems.push((client.config.clone(), why.to_string())))
+            })
+            .ok();
         let assessment = standing::assess(&client.config, text.as_deref(), &lookup);
         let approval = approval(root, client, &assessment, &mut problems);
         let uses = agents::uses(&client.id, &files, root, &settings);
@@ -114,6 +120,9 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             Some("`majordomus mcp --inspect` prints the entry each client needs".into()),
         ));
     }
+    // A file read twice (a project's settings read for two purposes) is reported once.
+    let mut seen = std::collections::BTreeSet::new();
+    problems.retain(|problem| seen.insert(problem.clone()));
     for (file, reason) in problems {
         checks.push(check(
             "client_settings",

@@ -12,6 +12,7 @@ pub mod text;
 
 use std::path::{Path, PathBuf};
 
+use crate::bounded_read::{self, bound, Links, Refusal};
 use crate::context::Context;
 use crate::registry::types::environment::PreflightOutput;
 use crate::registry::types::{
@@ -100,24 +101,32 @@ enum Read {
     Unreadable(String),
 }
 
-/// Reads a settings file of at most 4 MiB: a larger one is not a settings file worth parsing.
+/// Reads a client's settings file through the bounded reader: a regular file (a link followed
+/// only inside the repository, or inside the home directory for the user's own files), within
+/// its bound; a larger one is not a settings file worth parsing.
 fn read_settings(path: &Path, root: &Path) -> Read {
-    const MAX: u64 = 4 << 20;
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Read::Missing,
-        Err(e) => return Read::Unreadable(format!("cannot read {}: {e}", shown(path, root))),
-        Ok(m) if m.len() > MAX => {
-            return Read::Unreadable(format!(
-                "{} is {} bytes, more than a settings file holds ({MAX})",
-                shown(path, root),
-                m.len()
-            ))
+    let home = home();
+    let (within, max) = match &home {
+        Some(home) if !path.starts_with(root) && path.starts_with(home) => {
+            let state = path.ends_with(".claude.json");
+            let max = if state {
+                bound::CLIENT_STATE
+            } else {
+                bound::SETTINGS
+            };
+            (home.as_path(), max)
         }
-        Ok(_) => {}
-    }
-    match std::fs::read_to_string(path) {
+        _ => (root, bound::SETTINGS),
+    };
+    match bounded_read::read_text(path, max, Links::Inside(within)) {
         Ok(text) => Read::Text(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Read::Missing,
-        Err(e) => Read::Unreadable(format!("cannot read {}: {e}", shown(path, root))),
+        Err(Refusal::Missing) => Read::Missing,
+        Err(why) => Read::Unreadable(why.to_string()),
     }
+}
+
+/// A client's configuration file in the repository (`.mcp.json`, `.codex/config.toml`, …) as
+/// text, or why it was not read. What cannot be read starts nothing.
+pub fn client_config(root: &Path, relative: &str) -> Result<String, Refusal> {
+    bounded_read::read_text(&root.join(relative), bound::SETTINGS, Links::Inside(root))
 }

@@ -15,7 +15,6 @@ pub(crate) use manifest::read_manifest;
 pub use manifest::{find_root, Manifest, MANIFEST_PATH};
 pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::layer::read::YamlError;
@@ -35,67 +34,19 @@ pub(crate) enum ConfigRead {
 
 /// The bytes of the configuration file `root/relative`, read as an object is: no final symbolic link followed, bounded.
 pub(crate) fn read(root: &Path, relative: &str) -> Result<Vec<u8>, ConfigRead> {
-    let full = root.join(relative);
-    let mut file = open_no_follow(&full).map_err(|e| refusal_of_open(&full, e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ConfigRead::Refused(format!("cannot be examined: {e}")))?;
-    if !meta.is_file() {
-        return Err(ConfigRead::Refused(format!(
-            "is not a regular file (it is {}); a configuration file must be one",
-            crate::layer::read::describe_type(&meta)
-        )));
-    }
-    if meta.len() > MAX_BYTES as u64 {
-        return Err(ConfigRead::Oversized(meta.len()));
-    }
-    // One byte past the bound tells a file that grew since it was examined.
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(MAX_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ConfigRead::Refused(format!("cannot be read: {e}")))?;
-    if bytes.len() > MAX_BYTES {
-        return Err(ConfigRead::Oversized(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
-fn refusal_of_open(full: &Path, e: std::io::Error) -> ConfigRead {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        return ConfigRead::Missing;
-    }
-    match std::fs::symlink_metadata(full) {
-        Ok(meta) if meta.file_type().is_symlink() => ConfigRead::Refused(
+    use crate::bounded_read::{self, Links, Refusal};
+    bounded_read::read(&root.join(relative), MAX_BYTES as u64, Links::Never).map_err(|why| match why {
+        Refusal::Missing => ConfigRead::Missing,
+        Refusal::Oversized { len, .. } => ConfigRead::Oversized(len),
+        Refusal::Link => ConfigRead::Refused(
             "is a symbolic link; configuration files are never read through a link (commit the file itself)"
                 .to_string(),
         ),
-        Ok(meta) if !meta.is_file() => ConfigRead::Refused(format!(
-            "is not a regular file (it is {}); a configuration file must be one",
-            crate::layer::read::describe_type(&meta)
+        Refusal::NotRegular(what) => ConfigRead::Refused(format!(
+            "is not a regular file (it is {what}); a configuration file must be one"
         )),
-        _ => ConfigRead::Refused(format!("cannot be opened: {e}")),
-    }
-}
-
-#[cfg(unix)]
-fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(
-        full,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok(std::fs::File::from(fd))
-}
-
-#[cfg(not(unix))]
-fn open_no_follow(full: &Path) -> std::io::Result<std::fs::File> {
-    let meta = std::fs::symlink_metadata(full)?;
-    if meta.file_type().is_symlink() || !meta.is_file() {
-        return Err(std::io::Error::other("is not a regular file"));
-    }
-    std::fs::File::open(full)
+        why => ConfigRead::Refused(why.to_string()),
+    })
 }
 
 /// The `LayerError` for a configuration file that was refused: a bound refusal has its own

@@ -338,11 +338,20 @@ impl LiveIndex {
     /// when the layer changed, builds the next generation and swaps it in. The thread holds only
     /// a weak reference and ends as soon as the `LiveIndex` is dropped. Calling it again
     /// replaces the watcher.
+    ///
+    /// The generation served until then was read before any notification could exist, so what
+    /// another process wrote since raised none: it counts as one change reported and not yet
+    /// checked, and a request ([`LiveIndex::settled`]) waits for the watcher's first check,
+    /// made at once after its notifications start, rather than answer from it unchecked.
     pub fn watch(self: &Arc<Self>, interval: Duration) -> std::io::Result<JoinHandle<()>> {
         let (mailbox, inbox) = mpsc::channel::<Signal>();
         let mailbox = Arc::new(mailbox);
         let notifier = Arc::downgrade(&mailbox);
         let live: Weak<LiveIndex> = Arc::downgrade(self);
+        // The mailbox is in place before the change is counted, so a request that sees the
+        // count has somewhere to ask for the check; signals wait in it until the thread runs.
+        let previous = lock(&self.watcher).replace(Arc::clone(&mailbox));
+        let unchecked = self.notes.fetch_add(1, Ordering::AcqRel) + 1;
         let handle = std::thread::Builder::new()
             .name("majordomus-layer-watch".to_string())
             .spawn(move || {
@@ -352,12 +361,17 @@ impl LiveIndex {
                 let mut wait = interval.min(FIRST_CHECK);
                 let mut last_check = Instant::now();
                 // A change was reported and not yet checked for: a writer's refresh came first,
-                // or the change came too soon after the last check.
-                let mut pending = false;
+                // or the change came too soon after the last check. At first, whatever changed
+                // since the generation served was read.
+                let mut pending = true;
                 // The paths the pending change named, or `None`: anything may have changed.
-                let mut touched: Option<Vec<String>> = Some(Vec::new());
-                // Changes taken from the mailbox, and how many of them the pending check covers.
-                let mut taken: u64 = 0;
+                let mut touched: Option<Vec<String>> = None;
+                // Changes taken from the mailbox, and how many of them the pending check covers:
+                // the first check covers the one counted for the unwatched start.
+                let mut taken: u64 = unchecked;
+                // The first check is made as soon as notifications are in place, not `MIN_GAP`
+                // after the start.
+                let mut first = true;
                 loop {
                     let not_before = last_check + interval.min(MIN_GAP);
                     let signals = match next_signals(&inbox, wait, not_before) {
@@ -393,7 +407,10 @@ impl LiveIndex {
                     // What else changed meanwhile (another process's file, a new directory) is
                     // found by a full check, no more often than `MIN_GAP` however many writes.
                     // A waiting request has it checked at once.
-                    if pending && (Instant::now() >= not_before || signals.settle.is_some()) {
+                    if pending
+                        && (first || Instant::now() >= not_before || signals.settle.is_some())
+                    {
+                        first = false;
                         match touched.replace(Vec::new()) {
                             Some(paths) => live.poll(Check::Paths(paths)),
                             None => live.poll(Check::Full),
@@ -425,8 +442,16 @@ impl LiveIndex {
                         wait.as_millis()
                     );
                 }
-            })?;
-        *lock(&self.watcher) = Some(mailbox);
+            });
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(e) => {
+                // No watcher: nothing will check, so nothing is counted as waiting for it.
+                *lock(&self.watcher) = previous;
+                self.notes_checked.fetch_max(unchecked, Ordering::Release);
+                return Err(e);
+            }
+        };
         Ok(handle)
     }
 

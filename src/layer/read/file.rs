@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::directories::Directories;
 use super::yaml_bound::Refusal;
+use crate::bounded_read::describe_type;
 use crate::layer::diagnostic::{codes, Diagnostic};
 use crate::layer::MAX_FILE_BYTES;
 
@@ -187,28 +188,6 @@ fn read_open(file: &mut std::fs::File, meta: &std::fs::Metadata, path: &str) -> 
             }
         }
     }
-}
-
-/// What a path that is not a regular file is, in words (`a named pipe`), for a refusal.
-pub(crate) fn describe_type(meta: &std::fs::Metadata) -> &'static str {
-    let ty = meta.file_type();
-    if ty.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ty.is_fifo() {
-            return "a named pipe";
-        }
-        if ty.is_socket() {
-            return "a socket";
-        }
-        if ty.is_block_device() || ty.is_char_device() {
-            return "a device";
-        }
-    }
-    "not a file"
 }
 
 /// The front matter of a markdown file, located (not yet parsed).

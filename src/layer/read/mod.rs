@@ -11,9 +11,9 @@ mod yaml_bound;
 
 pub(crate) use directories::Directories;
 pub(crate) use file::{
-    backticked, describe_json, describe_type, first_heading, read_claimed, split_front_matter,
-    unknown_keys, versioned, versioned_mapping, yaml_mapping, yaml_to_json, FrontMatterBlock,
-    ReadOutcome, YamlError,
+    backticked, describe_json, first_heading, read_claimed, split_front_matter, unknown_keys,
+    versioned, versioned_mapping, yaml_mapping, yaml_to_json, FrontMatterBlock, ReadOutcome,
+    YamlError,
 };
 pub use yaml_bound::{
     check as check_yaml_bound, Refusal as YamlRefusal, MAX_BYTES as MAX_YAML_BYTES,
