@@ -35,11 +35,17 @@ fn ancestors(pid: u32, parent: &impl Fn(u32) -> Option<u32>) -> Vec<u32> {
 }
 
 /// The agent `pid` acts for among `servers` (the pids of stdio servers), with `parent` naming
-/// each process's parent: the nearest ancestor of `pid` that started one of them.
-pub fn agent_of(pid: u32, servers: &[u32], parent: impl Fn(u32) -> Option<u32>) -> Option<Agent> {
+/// each process's parent and `client` each server's client (its parent, above any launcher):
+/// the nearest ancestor of `pid` that is the client of one of them.
+pub fn agent_of(
+    pid: u32,
+    servers: &[u32],
+    parent: impl Fn(u32) -> Option<u32>,
+    client: impl Fn(u32) -> Option<u32>,
+) -> Option<Agent> {
     let clients: Vec<(u32, u32)> = servers
         .iter()
-        .filter_map(|&s| parent(s).filter(|&c| c > 1).map(|c| (s, c)))
+        .filter_map(|&s| client(s).filter(|&c| c > 1).map(|c| (s, c)))
         .collect();
     let client = ancestors(pid, &parent)
         .into_iter()
@@ -69,7 +75,12 @@ impl Board {
             .filter(|r| is_stdio(r))
             .map(|r| r.pid)
             .collect();
-        agent_of(std::process::id(), &servers, process::parent_of)
+        agent_of(
+            std::process::id(),
+            &servers,
+            process::parent_of,
+            process::client_of,
+        )
     }
 }
 
@@ -90,7 +101,7 @@ mod tests {
         pairs.extend([(99, 98), (98, 97), (97, 30)]);
         let parent = tree(&pairs);
         assert_eq!(
-            agent_of(99, &[21, 22, 31], &parent),
+            agent_of(99, &[21, 22, 31], &parent, &parent),
             Some(Agent {
                 client: 30,
                 servers: vec![31]
@@ -101,7 +112,7 @@ mod tests {
         pairs.push((97, 20));
         let parent = tree(&pairs);
         assert_eq!(
-            agent_of(99, &[21, 22, 31], &parent).map(|a| a.servers),
+            agent_of(99, &[21, 22, 31], &parent, &parent).map(|a| a.servers),
             Some(vec![21, 22]),
             "one client is one agent, however many servers it started"
         );
@@ -111,12 +122,12 @@ mod tests {
     fn a_hook_in_a_terminal_acts_for_no_agent() {
         // The person's shell (10) started the clients; their hook runs under it, not under one.
         let pairs = [(20, 10), (21, 20), (99, 98), (98, 10), (10, 1)];
-        assert_eq!(agent_of(99, &[21], tree(&pairs)), None);
+        assert_eq!(agent_of(99, &[21], tree(&pairs), tree(&pairs)), None);
         // An orphaned server (adopted by init) names no client.
         let pairs = [(21, 1), (99, 98), (98, 1)];
-        assert_eq!(agent_of(99, &[21], tree(&pairs)), None);
+        assert_eq!(agent_of(99, &[21], tree(&pairs), tree(&pairs)), None);
         // A loop in what the system says ends the walk.
         let pairs = [(99, 98), (98, 99), (21, 20)];
-        assert_eq!(agent_of(99, &[21], tree(&pairs)), None);
+        assert_eq!(agent_of(99, &[21], tree(&pairs), tree(&pairs)), None);
     }
 }

@@ -64,6 +64,75 @@ pub fn parent_of(pid: u32) -> Option<u32> {
     after.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
+/// The arguments `pid` runs with, as `/proc/<pid>/cmdline` says (a process may rewrite them, as
+/// npm does with its title); `None` when the system does not say.
+fn command_line(pid: u32) -> Option<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    let words: Vec<String> = text
+        .split(['\0', ' '])
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// Whether a process running `words` only starts majordomus for someone else: the npm package's
+/// launcher (`node …/majordomus`), npm's `npx`/`npm exec`, uv's `uvx`/`uv tool run`, or the shell
+/// one of those runs the command in (`sh -c "majordomus mcp"`).
+pub fn is_launcher(words: &[String]) -> bool {
+    let base = |w: &String| w.rsplit('/').next().unwrap_or(w).to_string();
+    let Some(program) = words.first().map(base) else {
+        return false;
+    };
+    let names_majordomus = words.iter().skip(1).take(4).any(|w| {
+        let b = base(w);
+        b == "majordomus" || b == "majordomus.js" || b.starts_with("majordomus@")
+    });
+    match program.as_str() {
+        "npx" | "uvx" => true,
+        "npm" | "uv" => words
+            .iter()
+            .skip(1)
+            .any(|w| w == "exec" || w == "tool" || w == "x"),
+        "node" | "nodejs" => {
+            names_majordomus || words.get(1).map(base).is_some_and(|s| s == "npx-cli.js")
+        }
+        "sh" | "bash" | "dash" => words.get(1).is_some_and(|f| f == "-c") && names_majordomus,
+        _ => false,
+    }
+}
+
+/// The client that started the stdio server `pid`: its nearest ancestor that is not a launcher
+/// (`npx`, `uvx`, the npm package's script, the shell they run it in). `None` when the chain
+/// reaches init or the system does not say.
+pub fn client_of(pid: u32) -> Option<u32> {
+    client_through(pid, parent_of, |p| {
+        command_line(p).is_some_and(|w| is_launcher(&w))
+    })
+}
+
+/// [`client_of`] over any process tree: `parent` names a process's parent, `launcher` says
+/// whether a process only starts majordomus.
+pub fn client_through(
+    pid: u32,
+    parent: impl Fn(u32) -> Option<u32>,
+    launcher: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    let mut at = parent(pid)?;
+    // A launcher chain is a few processes deep; the bound also ends a loop in what /proc says.
+    for _ in 0..8 {
+        if at <= 1 {
+            return None;
+        }
+        if !launcher(at) {
+            return Some(at);
+        }
+        at = parent(at)?;
+    }
+    None
+}
+
 /// Whether the process `id` names is running now: the pid is alive with the same start time in
 /// the same boot. Where `/proc` says nothing, a pid that answers signal 0 counts.
 pub fn is_running(id: &Identity) -> bool {
@@ -207,6 +276,49 @@ mod tests {
         let parent = unsafe { libc::getppid() } as u32;
         assert_eq!(parent_of(me), Some(parent));
         assert_eq!(parent_of(u32::MAX), None);
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn launchers_are_told_from_the_clients_they_run_under() {
+        for launcher in [
+            "npx -y majordomus mcp",
+            "npm exec majordomus mcp",
+            "/usr/bin/node /p/node_modules/.bin/majordomus mcp",
+            "node /p/node_modules/majordomus/bin/majordomus.js mcp",
+            "/usr/lib/node_modules/npm/bin/node /usr/lib/node_modules/npm/bin/npx-cli.js -y majordomus",
+            "sh -c majordomus mcp",
+            "uvx majordomus@0.5.0 mcp",
+            "/home/u/.local/bin/uv tool run majordomus mcp",
+        ] {
+            assert!(is_launcher(&words(launcher)), "{launcher}");
+        }
+        // Claude Code and Gemini CLI are Node programs; a shell running a client is the client's.
+        for client in [
+            "node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js",
+            "claude",
+            "node /x/gemini.js",
+            "bash",
+            "sh -c claude",
+            "codex app-server",
+        ] {
+            assert!(!is_launcher(&words(client)), "{client}");
+        }
+    }
+
+    #[test]
+    fn a_server_started_through_launchers_names_the_client_above_them() {
+        // client 10 -> npm exec 20 -> sh -c 30 -> node launcher 40 -> server 50
+        let parents = [(50, 40), (40, 30), (30, 20), (20, 10), (10, 1)];
+        let parent = |p: u32| parents.iter().find(|(c, _)| *c == p).map(|(_, up)| *up);
+        let launcher = |p: u32| matches!(p, 20 | 30 | 40);
+        assert_eq!(client_through(50, parent, launcher), Some(10));
+        assert_eq!(client_through(50, parent, |_| false), Some(40));
+        // Launchers all the way up to init: no client.
+        assert_eq!(client_through(50, parent, |p| p != 1), None);
     }
 
     #[test]
