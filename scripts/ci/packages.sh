@@ -3,7 +3,8 @@
 # to spare CI the whole-program optimisation), installs the npm packages from their files into a
 # fresh directory and the wheel with `uvx --from` into a fresh environment, and through each
 # launcher: `--version` says Cargo.toml's version, and an MCP `initialize` + `tools/list` answers
-# in a repository made by `init`. Then the launcher's one-line refusals: a platform without a
+# in a repository made by `init`; two agents started by npx in one checkout meet the Claude Code
+# hook (it finds its agent above npm's launchers). Then the launcher's one-line refusals: a platform without a
 # package and a binary package of another version.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +51,8 @@ handshake() {  # handshake LABEL COMMAND...: initialize + tools/list over stdio
   python3 "$root/scripts/ci/packages_handshake.py" "$1" "$repo" "${@:2}"
 }
 handshake npm "$work/npm/node_modules/.bin/majordomus" mcp
+mkdir -p "$repo/src" && echo 'fn a() {}' > "$repo/src/a.rs"
+python3 "$root/scripts/ci/packages_hook.py" "$work/npm" "$repo" "$work/npm/node_modules/majordomus-linux-x64/bin/majordomus"
 handshake uvx "$work/uv/bin/uvx" --offline --from "$wheel" majordomus mcp
 
 # The launcher's refusals, each one line naming what is missing: a platform without a package,

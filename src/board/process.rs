@@ -81,7 +81,11 @@ fn command_line(pid: u32) -> Option<Vec<String>> {
 /// launcher (`node …/majordomus`), npm's `npx`/`npm exec`, uv's `uvx`/`uv tool run`, or the shell
 /// one of those runs the command in (`sh -c "majordomus mcp"`).
 pub fn is_launcher(words: &[String]) -> bool {
-    let base = |w: &String| w.rsplit('/').next().unwrap_or(w).to_string();
+    // npm's shell quotes the command it runs: `sh -c "'majordomus' mcp"`.
+    let base = |w: &String| {
+        let w = w.trim_matches(|c| c == '\'' || c == '"');
+        w.rsplit('/').next().unwrap_or(w).to_string()
+    };
     let Some(program) = words.first().map(base) else {
         return false;
     };
@@ -291,6 +295,7 @@ mod tests {
             "node /p/node_modules/majordomus/bin/majordomus.js mcp",
             "/usr/lib/node_modules/npm/bin/node /usr/lib/node_modules/npm/bin/npx-cli.js -y majordomus",
             "sh -c majordomus mcp",
+            "sh -c 'majordomus' mcp --repo /r",
             "uvx majordomus@0.5.0 mcp",
             "/home/u/.local/bin/uv tool run majordomus mcp",
         ] {
