@@ -1,7 +1,7 @@
 //! Which process wrote a board record, and whether that very process still lives: its pid, its
-//! start time (field 22 of `/proc/<pid>/stat`), its parent (field 4) and the boot it started in,
-//! the lock it holds on its `.lock` file for its whole life, and a pidfd per peer process so one
-//! `poll` tells which of them exited. Knows nothing of records or of sessions.
+//! start time (field 22 of `/proc/<pid>/stat`), its parent (field 4), its arguments, the boot it
+//! started in, the lock it holds on its `.lock` file for its whole life, and a pidfd per peer
+//! process so one `poll` tells which of them exited. Knows nothing of records or of sessions.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -62,6 +62,25 @@ pub fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// The arguments `pid` was started with (`/proc/<pid>/cmdline`, at most 64 KiB read), or `None`
+/// where the system does not say.
+pub fn arguments(pid: u32) -> Option<Vec<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/cmdline"))
+        .ok()?
+        .take(64 << 10)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(
+        bytes
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// Whether the process `id` names is running now: the pid is alive with the same start time in
@@ -211,6 +230,8 @@ mod tests {
         let parent = unsafe { libc::getppid() } as u32;
         assert_eq!(parent_of(me), Some(parent));
         assert_eq!(parent_of(u32::MAX), None);
+        let args = arguments(me).expect("this process's arguments");
+        assert_eq!(args.len(), std::env::args().count());
     }
 
     #[test]
