@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::serve_support::tool_of;
-use crate::support::{git_in, run_in, stderr, stdout, Fixture, McpServer, StandIn};
+use crate::support::{eventually, git_in, run_in, stderr, stdout, Fixture, McpServer, StandIn};
 
 /// The text of an `isError` result.
 fn refusal(result: &Value) -> String {
@@ -297,4 +297,38 @@ fn a_colon_is_an_ordinary_character_of_a_path() {
         json!({ "paths": ["/notes/a.md"] }),
     ));
     assert!(text.contains("is absolute"), "{text}");
+}
+
+#[test]
+fn a_terminal_that_started_an_http_server_is_still_a_persons() {
+    let fixture = Fixture::new();
+    let mut alpha = StandIn::start(fixture.root(), "alpha");
+    let taken = alpha
+        .server
+        .call_ok(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));
+    assert_eq!(taken["granted"], true, "{taken}");
+    let printed = run_in(fixture.root(), &["peers", "check", "--print-hook", "git"]);
+    let hooks = fixture.at(".git/hooks");
+    std::fs::create_dir_all(&hooks).expect("hooks");
+    std::fs::write(hooks.join("pre-commit"), stdout(&printed)).expect("install");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        hooks.join("pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+
+    // The terminal started `serve` (whose record has no session yet), then commits an agent's
+    // work in its own checkout: the server's parent is no agent's client.
+    let mut terminal = StandIn::serving(fixture.root());
+    eventually(crate::support::PATIENCE, "the server on the board", || {
+        let list = run_in(fixture.root(), &["peers", "list"]);
+        let list: Value = serde_json::from_str(&stdout(&list)).ok()?;
+        (list["board"]["processes"].as_i64() >= Some(2)).then_some(())
+    });
+    std::fs::create_dir_all(fixture.at("src")).expect("src");
+    fixture.write("src/main.rs", "fn main() {}\n");
+    fixture.git(&["add", "src/main.rs"]);
+    let committed = terminal.run(fixture.root(), COMMIT, b"");
+    assert_eq!(committed.code, Some(0), "{}", committed.stderr);
 }

@@ -689,12 +689,14 @@ pub struct StandIn {
     ran: usize,
 }
 
-/// The stand-in client: starts the server on the shell's stdin and stdout, then runs each line
-/// read from the command FIFO (`$1`), saying on stderr when it is ready and when each is done.
+/// The stand-in client: starts the server (`$4`: `mcp`, or `serve` and its flags) on the
+/// shell's stdin and stdout, then runs each line read from the command FIFO (`$1`), saying on
+/// stderr when it is ready and when each is done.
 const STAND_IN: &str = r#"
-cmds=$1 mj=$2 repo=$3
+cmds=$1 mj=$2 repo=$3 server=$4
 exec 3<&0 </dev/null
-"$mj" mcp --repo "$repo" <&3 3<&- &
+"$mj" $server --repo "$repo" <&3 3<&- &
+echo "stand-in server $!" >&2
 exec 3<&-
 exec 4<>"$cmds"
 echo "stand-in ready" >&2
@@ -706,9 +708,39 @@ while IFS= read -r line <&4; do
 done
 "#;
 
+impl Drop for StandIn {
+    /// Ends the server with its client: a stdio server would end at its stdin's end, an HTTP
+    /// server never does.
+    fn drop(&mut self) {
+        if let Some(pid) = self.server_pid() {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+    }
+}
+
 impl StandIn {
-    /// A stand-in client whose server serves `repo`, initialized as `client`.
+    /// A stand-in client whose stdio server serves `repo`, initialized as `client`.
     pub fn start(repo: &Path, client: &str) -> StandIn {
+        let mut stand_in = StandIn::launch(repo, "mcp");
+        stand_in.server.initialize_as(client);
+        stand_in
+    }
+
+    /// A stand-in for a person's terminal that started `majordomus serve` in `repo` (no agent's
+    /// client: its server is an HTTP one), once the server says where it listens.
+    pub fn serving(repo: &Path) -> StandIn {
+        let stand_in = StandIn::launch(repo, "serve --port 0");
+        assert!(
+            stand_in
+                .server
+                .stderr_line(" on http://", PATIENCE)
+                .is_some(),
+            "the server listens"
+        );
+        stand_in
+    }
+
+    fn launch(repo: &Path, server: &str) -> StandIn {
         let dir = tempfile::tempdir().expect("tempdir");
         let cmds = dir.path().join("cmds");
         let made = Command::new("mkfifo")
@@ -724,6 +756,7 @@ impl StandIn {
             .arg(&cmds)
             .arg(env!("CARGO_BIN_EXE_majordomus"))
             .arg(repo)
+            .arg(server)
             .current_dir(repo)
             .env("PATH", path_with_bin())
             .env_remove("MAJORDOMUS_LOG")
@@ -731,12 +764,11 @@ impl StandIn {
         for var in GIT_ENV {
             command.env_remove(var);
         }
-        let mut server = McpServer::spawn(command);
+        let server = McpServer::spawn(command);
         assert!(
             server.stderr_line("stand-in ready", PATIENCE).is_some(),
             "the stand-in client started"
         );
-        server.initialize_as(client);
         StandIn {
             server,
             dir,
@@ -747,6 +779,12 @@ impl StandIn {
     /// The client's process id (its server's parent).
     pub fn pid(&self) -> u32 {
         self.server.pid()
+    }
+
+    /// The server's process id (the client's child).
+    pub fn server_pid(&self) -> Option<u32> {
+        let line = self.server.stderr_line("stand-in server ", PATIENCE)?;
+        line.rsplit(' ').next()?.parse().ok()
     }
 
     /// Runs `line` with `sh -c` in `dir` as a child of this client, `stdin` on its stdin, and

@@ -60,10 +60,14 @@ pub fn agent_of(
     })
 }
 
-/// Whether `record` is a stdio server's: none of its sessions came over HTTP. An HTTP server's
-/// parent is whoever started `serve`, never its agents' client, so it names no agent here.
+/// Whether `record` is a stdio server's: none of its sessions came over HTTP, and its process
+/// was not started as `serve` (an HTTP server whose agents all speak the stateless era has no
+/// session to tell). An HTTP server's parent is whoever started `serve`, never its agents'
+/// client, so it names no agent here.
 fn is_stdio(record: &Record) -> bool {
-    record.sessions.iter().all(|s| s.transport != "http")
+    let served = process::arguments(record.pid)
+        .is_some_and(|args| args.iter().skip(1).any(|a| a == "serve"));
+    !served && record.sessions.iter().all(|s| s.transport != "http")
 }
 
 impl Board {

@@ -1,7 +1,7 @@
 //! Which process wrote a board record, and whether that very process still lives: its pid, its
-//! start time (field 22 of `/proc/<pid>/stat`), its parent (field 4) and the boot it started in,
-//! the lock it holds on its `.lock` file for its whole life, and a pidfd per peer process so one
-//! `poll` tells which of them exited. Knows nothing of records or of sessions.
+//! start time (field 22 of `/proc/<pid>/stat`), its parent (field 4), its arguments, the boot it
+//! started in, the lock it holds on its `.lock` file for its whole life, and a pidfd per peer
+//! process so one `poll` tells which of them exited. Knows nothing of records or of sessions.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -64,17 +64,23 @@ pub fn parent_of(pid: u32) -> Option<u32> {
     after.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
-/// The arguments `pid` runs with, as `/proc/<pid>/cmdline` says (a process may rewrite them, as
-/// npm does with its title); `None` when the system does not say.
-fn command_line(pid: u32) -> Option<Vec<String>> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let text = String::from_utf8_lossy(&raw);
-    let words: Vec<String> = text
-        .split(['\0', ' '])
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    (!words.is_empty()).then_some(words)
+/// The arguments `pid` was started with (`/proc/<pid>/cmdline`, at most 64 KiB read), or `None`
+/// where the system does not say.
+pub fn arguments(pid: u32) -> Option<Vec<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/cmdline"))
+        .ok()?
+        .take(64 << 10)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(
+        bytes
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// Whether a process running `words` only starts majordomus for someone else: the npm package's
@@ -112,7 +118,13 @@ pub fn is_launcher(words: &[String]) -> bool {
 /// reaches init or the system does not say.
 pub fn client_of(pid: u32) -> Option<u32> {
     client_through(pid, parent_of, |p| {
-        command_line(p).is_some_and(|w| is_launcher(&w))
+        // npm sets its title to one string with spaces: words, not arguments, are compared.
+        arguments(p).is_some_and(|args| {
+            let words: Vec<String> = (args.iter())
+                .flat_map(|a| a.split(' ').filter(|w| !w.is_empty()).map(str::to_string))
+                .collect();
+            is_launcher(&words)
+        })
     })
 }
 
@@ -280,6 +292,8 @@ mod tests {
         let parent = unsafe { libc::getppid() } as u32;
         assert_eq!(parent_of(me), Some(parent));
         assert_eq!(parent_of(u32::MAX), None);
+        let args = arguments(me).expect("this process's arguments");
+        assert_eq!(args.len(), std::env::args().count());
     }
 
     fn words(line: &str) -> Vec<String> {

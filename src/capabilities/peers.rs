@@ -142,6 +142,12 @@ fn check_paths(paths: &[String], case: spelling::Case) -> Result<Vec<String>, Ca
     if paths.is_empty() {
         return Ok(Vec::new());
     }
+    // Shown to every agent on the board: no control character, as in a claim's globs.
+    if let Some(i) = paths.iter().position(|p| p.chars().any(char::is_control)) {
+        return Err(CapabilityError::invalid_input(format!(
+            "`paths[{i}]` holds a control character"
+        )));
+    }
     spelling::paths("paths", paths, case).map_err(|e| CapabilityError::invalid_input(e.to_string()))
 }
 

@@ -67,6 +67,7 @@ impl Graph {
             .iter()
             .map(|o| (o.identity.as_str(), status_of(o)))
             .collect();
+        let case = Case::of(&index.root);
         let mut issues: Vec<Issue> = objects
             .iter()
             .map(|o| {
@@ -88,7 +89,7 @@ impl Graph {
                     labels: strings(&fields, "labels"),
                     // As the board compares them, whatever spelling the file was written in.
                     paths: (strings(&fields, "paths").iter())
-                        .map(|p| spelling::stored(p, Case::of(&index.root)))
+                        .map(|p| spelling::stored(p, case))
                         .collect(),
                     depends_on,
                     blocked_by,

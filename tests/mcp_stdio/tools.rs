@@ -145,7 +145,8 @@ fn an_announcement_is_recorded_on_the_session_named_by_its_client() {
     );
     assert_eq!(
         announced["peer"]["client_supplied"]["paths"],
-        json!(["tests/", "src/mcp"])
+        json!(["tests", "src/mcp"]),
+        "each path in its one spelling"
     );
     assert_eq!(announced["overlaps"], json!([]), "nobody else is attached");
     let peers = server.call_ok(tool_of("peers.list"), json!({}));

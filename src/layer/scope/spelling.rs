@@ -172,6 +172,8 @@ fn is_absolute(text: &str, windows: bool) -> bool {
 /// The one spelling of `text`: separators are `/` (`\` too on Windows), `.` and empty
 /// components dropped (a leading `./`, `//`, a trailing `/`), `..` refused, and lowercased
 /// where `case` folds. Globs and paths share it: a glob's metacharacters are left as they are.
+/// A NUL is refused (no file name holds one); other control characters are the caller's to
+/// refuse, since a Unix file name may hold them.
 fn spell(text: &str, case: Case, windows: bool) -> Result<String, Problem> {
     if text.is_empty() {
         return Err(Problem::Empty);
@@ -180,7 +182,7 @@ fn spell(text: &str, case: Case, windows: bool) -> Result<String, Problem> {
     if chars > MAX_CHARS {
         return Err(Problem::TooLong { chars });
     }
-    if text.chars().any(char::is_control) {
+    if text.contains('\0') {
         return Err(Problem::Control);
     }
     if is_absolute(text, windows) {
@@ -218,8 +220,12 @@ pub fn path(field: &str, text: &str, case: Case) -> Result<String, SpellingError
     spell(text, case, cfg!(windows)).map_err(|p| refused(field.to_string(), text, p))
 }
 
-/// The one spelling of a glob named in `field`, which must also be a glob `layer::glob` reads.
+/// The one spelling of a glob named in `field`, which must also be a glob `layer::glob` reads
+/// and hold no control character (a glob is shown to every agent on the board).
 pub fn glob(field: &str, text: &str, case: Case) -> Result<String, SpellingError> {
+    if text.chars().any(char::is_control) {
+        return Err(refused(field.to_string(), text, Problem::Control));
+    }
     let spelled = path(field, text, case)?;
     super::glob(&spelled).map_err(|e| {
         refused(
@@ -309,7 +315,7 @@ mod tests {
             ("/etc/passwd", Problem::Absolute),
             ("src/../../x", Problem::Leaves),
             ("..", Problem::Leaves),
-            ("a\u{1}b", Problem::Control),
+            ("a\0b", Problem::Control),
         ] {
             assert_eq!(
                 spell(written, Case::Kept, false),
@@ -357,6 +363,12 @@ mod tests {
         );
         let err = glob("globs[0]", "src/[a", Case::Kept).expect_err("not a glob");
         assert_eq!(err.code(), "invalid_glob");
+        let err = glob("globs[0]", "a\u{1}b", Case::Kept).expect_err("control");
+        assert_eq!(err.code(), "control_character");
+        assert_eq!(
+            path("paths[0]", "a\nb.rs", Case::Kept),
+            Ok("a\nb.rs".into())
+        );
         assert_eq!(
             globs("paths", &["./src/**".into(), "docs//".into()], Case::Kept),
             Ok(vec!["src/**".into(), "docs".into()])
