@@ -32,6 +32,7 @@ case "$(uname -s)-$(uname -m)" in
   Linux-aarch64) platform=linux-arm64 ;;
   Darwin-x86_64) platform=darwin-x64 ;;
   Darwin-arm64) platform=darwin-arm64 ;;
+  MINGW*-x86_64|MSYS*-x86_64) platform=win32-x64 ;;
   *) echo "dist.sh: no package layout for $(uname -s)-$(uname -m); see packaging/README.md" >&2; exit 1 ;;
 esac
 
@@ -49,16 +50,20 @@ started=$(date +%s)
 # maturin reads the pyproject.toml where it runs, which names the manifest.
 (cd packaging/python && "$tools/bin/maturin" build --quiet --profile "$profile" --out "$out" >&2)
 wheel=$(ls "$out"/majordomus-"$version"-*.whl)
-binary=target/$profile/majordomus
+exe=majordomus && [ "$platform" = win32-x64 ] && exe=majordomus.exe
+binary=target/$profile/$exe
 [ -x "$binary" ] || { echo "dist.sh: maturin left no $binary" >&2; exit 1; }
 built=$(date +%s)
 
-# The oldest glibc the binary runs on: the newest GLIBC_ symbol version it asks for.
-glibc=$(objdump -T "$binary" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
-case "$(basename "$wheel")" in
-  *manylinux_${glibc//./_}_*) ;;
-  *) echo "dist.sh: the wheel's tag does not say glibc $glibc: $(basename "$wheel")" >&2; exit 1 ;;
-esac
+# On Linux, the oldest glibc the binary runs on: the newest GLIBC_ symbol version it asks for.
+glibc=none
+if [ "${platform%%-*}" = linux ]; then
+  glibc=$(objdump -T "$binary" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+  case "$(basename "$wheel")" in
+    *manylinux_${glibc//./_}_*) ;;
+    *) echo "dist.sh: the wheel's tag does not say glibc $glibc: $(basename "$wheel")" >&2; exit 1 ;;
+  esac
+fi
 
 # npm: the binary package of this platform, then the launcher naming every platform's package.
 stage=$out/npm && mkdir -p "$stage"
@@ -101,8 +106,8 @@ for name, manifest in ((f"majordomus-{platform}", binary), ("majordomus", launch
 PY
 cp packaging/npm/majordomus/bin/majordomus.js "$stage/majordomus/bin/"
 cp packaging/npm/majordomus/README.md "$stage/majordomus/"
-cp "$binary" "$stage/majordomus-$platform/bin/majordomus"
-strip "$stage/majordomus-$platform/bin/majordomus"
+cp "$binary" "$stage/majordomus-$platform/bin/$exe"
+[ "$platform" = win32-x64 ] || strip "$stage/majordomus-$platform/bin/$exe"
 (cd "$out" && npm pack --silent "$stage/majordomus-$platform" "$stage/majordomus" >/dev/null)
 rm -rf "$stage"
 
