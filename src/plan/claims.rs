@@ -17,7 +17,8 @@ use crate::board::process::{self, Identity};
 use crate::board::Location;
 
 /// The record format this build writes and reads; a record of another format is ignored.
-const FORMAT: u32 = 1;
+/// Format 2 names the claiming agent's handle.
+pub const FORMAT: u32 = 2;
 
 /// The largest record read (a claim's globs are bounded by `plan.create`'s 64 of 512 bytes).
 const MAX_RECORD_BYTES: u64 = 64 << 10;
@@ -36,6 +37,8 @@ pub struct Claim {
     pub start: u64,
     /// The session's number in its process; 0 for a caller without a session (the CLI).
     pub session: u64,
+    /// The claiming agent's handle on the board: the claim lives while that agent does.
+    pub handle: String,
     pub client: String,
     pub worktree: String,
     pub claimed_at: String,
@@ -212,6 +215,7 @@ mod tests {
             pid: me.pid,
             start: me.start,
             session: 1,
+            handle: "a1.1".into(),
             client: "test".into(),
             worktree: "/w".into(),
             claimed_at: "2026-12-02T05:00:00Z".into(),

@@ -17,13 +17,16 @@ use crate::registry::types::{
     RecipientClientSupplied,
 };
 
-/// What a caller without a session is called as a sender (plain HTTP, the CLI).
-const THE_PROCESS: &str = "(the process)";
+/// What the process itself is called as a sender (plain HTTP, the CLI, the Cockpit).
+const THE_PROCESS: &str = crate::board::claims::PROCESS_CLIENT;
 
 /// The caller's unread messages: what every `peers.*` answer carries, so an agent learns of mail
-/// in the answers it already reads. 0 off the board.
+/// in the answers it already reads. 0 off the board, and for a caller that named no agent.
 pub(super) fn unread(ctx: &Context) -> i64 {
-    shared_board(ctx).map_or(0, |b| b.unread(ctx.caller().unwrap_or(0)) as i64)
+    let Ok(agent) = ctx.agent() else {
+        return 0;
+    };
+    shared_board(ctx).map_or(0, |b| b.unread(agent) as i64)
 }
 
 /// Fills in each peer's unread count: one listing of each process's inbox.
@@ -46,6 +49,7 @@ pub(super) fn unread_of_peers(board: &crate::board::Board, view: &BoardView, pee
 /// A session to send to, with what the answer shows of it.
 struct Addressee {
     to: To,
+    handle: String,
     worktree: String,
     this_process: bool,
     client: String,
@@ -75,9 +79,9 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
         refuse_credentials("globs", globs)?;
     }
+    let me = ctx.agent()?;
     let board = shared_board(ctx)?;
     let view = everyone(ctx)?;
-    let me = ctx.caller().unwrap_or(0);
     let identity_of = |pid: u32| -> Option<Identity> {
         if pid == board.me().pid {
             return Some(board.me().clone());
@@ -105,6 +109,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             )));
         };
         addressees.push(Addressee {
+            handle: peer.handle.clone(),
             to: To {
                 process,
                 session: peer.id,
@@ -115,7 +120,8 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
         });
         Addressed::Peer
     } else if let Some(globs) = &input.globs {
-        for holder in board.holders_of(globs) {
+        for held in board.holders_of(globs) {
+            let holder = &held.holder;
             let session = holder.claim.session;
             let is_me = holder.this_process && session == me;
             let already = addressees
@@ -128,6 +134,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 continue;
             };
             addressees.push(Addressee {
+                handle: held.handle.clone(),
                 to: To { process, session },
                 worktree: holder.worktree.clone(),
                 this_process: holder.this_process,
@@ -146,6 +153,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 continue;
             };
             addressees.push(Addressee {
+                handle: peer.handle.clone(),
                 to: To {
                     process,
                     session: peer.id,
@@ -180,6 +188,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             Ok((number, dropped)) => recipients.push(Recipient {
                 pid: i64::from(a.to.process.pid),
                 id: a.to.session as i64,
+                handle: a.handle,
                 worktree: a.worktree,
                 this_process: a.this_process,
                 message: number as i64,
@@ -215,6 +224,11 @@ fn message_view(m: inbox::Message) -> Message {
         from: MessageFrom {
             pid: i64::from(r.from.pid),
             id: r.from.session as i64,
+            handle: Some(crate::board::record::handle_of(
+                r.from.pid,
+                r.from.session,
+                0,
+            )),
             worktree: r.from.worktree,
         },
         addressed,
@@ -229,7 +243,7 @@ fn message_view(m: inbox::Message) -> Message {
 
 pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     let board = shared_board(ctx)?;
-    let found = board.inbox(ctx.caller().unwrap_or(0));
+    let found = board.inbox(ctx.agent()?);
     let unread_only = input.unread_only;
     Ok(InboxOutput {
         unread: found.unread as i64,
@@ -264,7 +278,7 @@ pub(super) fn mark_read(
             .collect()
     });
     let marked = board
-        .mark_read(ctx.caller().unwrap_or(0), ids.as_deref())
+        .mark_read(ctx.agent()?, ids.as_deref())
         .map_err(|e| CapabilityError::refused(format!("{}: {e}", e.code())))?;
     Ok(MarkReadOutput {
         marked: marked.into_iter().map(|i| i as i64).collect(),
