@@ -4,7 +4,7 @@
 //! this process's agents as its record on the board.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -152,8 +152,6 @@ pub struct Peers {
     inbox_watch: super::inbox_watch::InboxWatch,
     /// How long an HTTP agent outlives its last request, in seconds (0: not read yet).
     lease: AtomicU64,
-    /// How many lapses this process has counted, for no reason but a test's.
-    lapsed: AtomicU32,
 }
 
 impl Peers {
@@ -272,8 +270,7 @@ impl Peers {
             });
         }
         let now = now();
-        let found = self.get(id).filter(|p| p.key.is_some());
-        let Some(peer) = found else {
+        let Some(peer) = self.get(id) else {
             let issued = id <= self.next.load(Ordering::Relaxed);
             return Err(if issued {
                 HandleError::Expired {
@@ -288,7 +285,8 @@ impl Peers {
                 }
             });
         };
-        let Some(key) = key else {
+        // A session's handle has no key: only its session acts for it.
+        let (Some(key), Some(_)) = (key, &peer.key) else {
             return Err(HandleError::Public {
                 field,
                 handle: handle.to_string(),
@@ -365,14 +363,12 @@ impl Peers {
 
     /// An agent named by its handle leaves: its claims and its mail go with it.
     fn end(&self, id: PeerId) {
-        self.lapsed.fetch_add(1, Ordering::Relaxed);
         self.detach(id);
     }
 
     /// A legacy session's lease ran out: its claims end, its issue claims with them (it is
     /// renamed, and an issue claim names the handle that took it).
     fn lapse(&self, id: PeerId) {
-        self.lapsed.fetch_add(1, Ordering::Relaxed);
         if let Some(board) = self.shared.get() {
             let _ = board.release(id, None);
         }

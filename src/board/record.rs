@@ -361,6 +361,18 @@ mod tests {
     }
 
     #[test]
+    fn a_handle_reads_back_as_the_agent_it_names_and_nothing_else_does() {
+        assert_eq!(parse_handle(&handle_of(12, 3, 0)), Some((12, 3, 0)));
+        assert_eq!(parse_handle(&handle_of(12, 3, 2)), Some((12, 3, 2)));
+        assert_eq!(handle_of(12, 3, 2), "a12.3r2");
+        for bad in [
+            "", "a", "a12", "a12.", "a.3", "b12.3", "a12.3r", "a12.x", "a1 2.3",
+        ] {
+            assert_eq!(parse_handle(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn only_record_names_parse() {
         assert_eq!(
             RecordName::parse("1-2.3.json"),
