@@ -316,6 +316,19 @@ fn an_http_agents_claims_end_with_its_lease_for_every_process() {
         json!({ "issue": "base", "agent": handle }),
     );
     assert_eq!(claimed["granted"], true, "{claimed}");
+    // Another agent of the same server is another claimant: refused, naming the first.
+    let rival = announce(&served, "the base too");
+    let refused = http_ok(
+        &served,
+        tool_of("plan.claim"),
+        json!({ "issue": "base", "agent": rival }),
+    );
+    assert_eq!(refused["granted"], false, "{refused}");
+    assert_eq!(
+        refused["claimant"]["handle"].as_str(),
+        handle.rsplit_once('.').map(|(public, _)| public),
+        "{refused}"
+    );
     let started = http_ok(
         &served,
         tool_of("plan.transition"),
