@@ -77,6 +77,8 @@ fn entry(seq: u64, at_us: u64, i: usize) -> Entry {
             session: 1 + (i % 4) as u64,
             client: ["claude-code", "codex", "gemini-cli", "cursor"][i % 4].into(),
             transport: "stdio".into(),
+            handle: format!("a1.{}", 1 + i % 4),
+            worktree: "/w".into(),
         }),
         input_digest: journal::digest(format!("{{\"uri\":\"{uri}\"}}").as_bytes()),
         uris: vec![uri.clone()],
@@ -85,6 +87,7 @@ fn entry(seq: u64, at_us: u64, i: usize) -> Entry {
             uri,
             digest: journal::digest(format!("v{}", i % 7).as_bytes()),
         }],
+        refused_by: Vec::new(),
     }
 }
 

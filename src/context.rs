@@ -16,6 +16,9 @@ use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
+/// What a mesh call of the stateless era over HTTP that named no agent is told.
+pub const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP names none by itself: call `majordomus_announce` (peers.announce) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
+
 /// How this process serves: where the layer is looked for, how files are discovered, and
 /// whether writers are projected at all.
 #[derive(Clone, Debug)]
@@ -124,6 +127,9 @@ impl std::fmt::Debug for Probe {
 pub struct Context {
     shared: Arc<Shared>,
     caller: Option<PeerId>,
+    /// Set for a call from a transport where an agent must name itself (the stateless era over
+    /// HTTP) that named none: what acts for an agent is refused rather than held by the process.
+    unnamed: bool,
     /// The generation one execution reads, taken at its first read and kept for the rest of
     /// it (see [`Context::pinned`]).
     pinned: Option<Arc<OnceLock<Arc<Index>>>>,
@@ -163,6 +169,7 @@ impl Context {
                 watch_later: OnceLock::new(),
             }),
             caller: None,
+            unnamed: false,
             pinned: None,
         }
     }
@@ -172,6 +179,18 @@ impl Context {
         Context {
             shared: Arc::clone(&self.shared),
             caller: peer,
+            unnamed: false,
+            pinned: self.pinned.clone(),
+        }
+    }
+
+    /// The same process state, calling for an agent that did not name itself (see
+    /// [`Context::agent`]).
+    pub fn unnamed(&self) -> Context {
+        Context {
+            shared: Arc::clone(&self.shared),
+            caller: None,
+            unnamed: true,
             pinned: self.pinned.clone(),
         }
     }
@@ -190,6 +209,7 @@ impl Context {
         Context {
             shared: Arc::clone(&self.shared),
             caller: self.caller,
+            unnamed: self.unnamed,
             pinned: Some(pinned),
         }
     }
@@ -206,6 +226,18 @@ impl Context {
     /// The peer on whose behalf this call runs, if any.
     pub fn caller(&self) -> Option<PeerId> {
         self.caller
+    }
+
+    /// The agent a call that takes, releases or reads something on the board acts for: its
+    /// number in this process, or 0 for the process itself (a command of the CLI, the HTTP API,
+    /// the Cockpit). A request of the stateless era over HTTP that named no agent is refused,
+    /// saying how to get a handle: it is never held by a holder every such request would share.
+    pub fn agent(&self) -> Result<PeerId, CapabilityError> {
+        match (self.caller, self.unnamed) {
+            (Some(id), _) => Ok(id),
+            (None, false) => Ok(0),
+            (None, true) => Err(CapabilityError::refused(NEEDS_AN_AGENT)),
+        }
     }
 
     pub fn options(&self) -> &Options {
@@ -570,11 +602,16 @@ impl Host for Context {
 
     fn caller(&self) -> Option<crate::journal::Caller> {
         let session = self.caller?;
-        let (client, transport) = self.peers().client_of(session)?;
+        let (client, transport, handle) = self.peers().client_of(session)?;
         Some(crate::journal::Caller {
             session,
             client,
             transport: transport.as_str().into(),
+            handle,
+            worktree: self
+                .layer_if_open()
+                .map(|live| live.current().root.display().to_string())
+                .unwrap_or_default(),
         })
     }
 

@@ -239,6 +239,8 @@ impl Executor {
     ) -> Result<Arc<Shared>, CapabilityError> {
         let started = Started::now(&input);
         let descriptor = &registry::all()[index];
+        // Nothing an earlier execution on this thread noted is this one's.
+        let _ = journal::take_refusal();
         // A query reads one generation from its first read to its answer, and its record names
         // that generation; a command reads the generations its writes make.
         let pinned;
@@ -328,16 +330,23 @@ impl Executor {
         } else {
             Vec::new()
         };
+        let refused = journal::take_refusal();
+        let outcome = match (failed, &refused) {
+            (Some(e), _) => e.code(),
+            (None, Some(_)) => journal::CLAIM_REFUSED,
+            (None, None) => "ok",
+        };
         self.journal.record(Ended {
             seq: self.journal.next_seq(),
             at_us: started.at_us,
             capability,
-            outcome: failed.map_or("ok", CapabilityError::code),
+            outcome,
             duration_us,
             generation,
             caller: ctx.caller(),
             input: started.input,
             versions,
+            refused,
         });
     }
 

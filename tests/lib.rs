@@ -159,6 +159,10 @@ mod peers_messages;
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
 mod plan_queue;
 
+/// Agents, not processes: one agent per stdio process on both eras, HTTP agents by handle and
+/// lease, a replaced issue claim never served, a refused claim journaled as refused.
+mod agents;
+
 /// The surface's classification: one row per rule.
 mod surface_diff;
 

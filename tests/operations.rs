@@ -199,7 +199,10 @@ fn the_executions_page_draws_calls_by_client_and_links_each_object_read() {
     assert!(!drawing.contains("<a "), "links stay in the table");
     assert!(drawing.contains("<circle class=\"ok\""));
     assert!(drawing.contains("<rect class=\"refusal\""));
-    assert!(drawing.contains(">pager</text>"), "a row per client");
+    assert!(
+        drawing.contains(">pager (a"),
+        "a row per agent, by client and handle"
+    );
     assert!(!html.contains("style="), "no inline style");
     assert!(html.contains("id=\"execution-table\""));
 

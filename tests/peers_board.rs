@@ -87,10 +87,10 @@ fn boot_id() -> String {
 /// A well-formed record for the process `pid` started at `start`, as file `seq`.
 fn record(pid: u32, start: u64, seq: u64, client: &str) -> Value {
     json!({
-        "format": 2, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
+        "format": 3, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
         "worktree": "/elsewhere",
         "sessions": [{
-            "id": 1, "transport": "stdio", "client": client, "client_version": "1",
+            "id": 1, "handle": format!("a{pid}.1"), "transport": "stdio", "client": client, "client_version": "1",
             "protocol_version": "2025-11-25", "attached_at": 0, "intent": "pretend",
             "paths": ["src"]
         }]

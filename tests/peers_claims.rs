@@ -257,7 +257,7 @@ fn bad_claims_are_refused_naming_the_field_and_forged_records_grant_nothing() {
         .expect("the lock takes the holder's name");
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
     let forged = json!({
-        "format": 2, "boot": boot.trim(), "pid": pid, "start": start, "seq": 1,
+        "format": 3, "boot": boot.trim(), "pid": pid, "start": start, "seq": 1,
         "worktree": "/elsewhere", "sessions": [],
         "claims": [{ "session": 0, "globs": ["/etc/**", "docs/**"], "exclusive": true,
                      "claimed_at": 0, "expires_at": 4_000_000_000u64, "reason": null, "issue": null }]

@@ -438,7 +438,7 @@ fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
     assert_eq!(back["recipients"][0]["pid"], served.pid(), "{back}");
     assert_eq!(
         back["recipients"][0]["client_supplied"]["client"],
-        "(the process)"
+        "majordomus"
     );
     let mail = served.get("/api/v1/peers/inbox").json();
     assert_eq!(

@@ -8,8 +8,8 @@ import subprocess
 class Serve:
     """`BINARY serve --port 0 --repo REPO` for the length of a `with`; yields the `/mcp` URL."""
 
-    def __init__(self, binary, repo, stop_seconds=20):
-        self.command = [binary, "serve", "--port", "0", "--repo", repo]
+    def __init__(self, binary, repo, stop_seconds=20, extra=()):
+        self.command = [binary, "serve", "--port", "0", "--repo", repo, *extra]
         self.stop_seconds = stop_seconds
 
     def __enter__(self):

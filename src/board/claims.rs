@@ -58,17 +58,26 @@ pub struct Holder {
     pub pid: u32,
     pub worktree: String,
     pub this_process: bool,
-    /// The holding session's clientInfo name and announced intent, as the client sent them.
+    /// The holding agent's client name and announced intent, as the client sent them.
     pub client: String,
     pub intent: Option<String>,
     pub claim: ClaimRecord,
+}
+
+/// A live claim with the agent holding it: its handle and transport (`process` for the process
+/// itself: a command of the CLI, the HTTP API, the Cockpit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub holder: Holder,
+    pub handle: String,
+    pub transport: &'static str,
 }
 
 /// The answer to a claim: granted, or refused with every conflicting holder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Granted { claim: ClaimRecord, renewed: bool },
-    Refused { holders: Vec<Holder> },
+    Refused { holders: Vec<Held> },
 }
 
 /// Why a claim or a release was not decided; one code word each.
@@ -234,31 +243,48 @@ pub(super) fn remove_lock_if_alone(dir: &Path) {
     }
 }
 
-/// The holders of `records`' live claims (`now` before expiry), with their sessions' names; each
-/// glob in its one spelling, whatever spelling an older build stored.
+/// The name the process itself holds claims under (session 0: a command of the CLI, the HTTP
+/// API, the Cockpit).
+pub const PROCESS_CLIENT: &str = "majordomus";
+
+/// The holders of `records`' live claims (`now` before expiry, held by an agent whose lease
+/// has not run out), with their agents' names; each glob in its one spelling, whatever spelling
+/// an older build stored.
 fn holders(
     record: &Record,
     this_process: bool,
     now: u64,
     case: Case,
-) -> impl Iterator<Item = Holder> + '_ {
+) -> impl Iterator<Item = Held> + '_ {
     record
         .claims
         .iter()
         .filter(move |c| c.expires_at > now)
-        .map(move |c| {
+        .filter_map(move |c| {
             let session = record.sessions.iter().find(|s| s.id == c.session);
-            Holder {
-                pid: record.pid,
-                worktree: record.worktree.clone(),
-                this_process,
-                client: session.map_or_else(|| "(the process)".into(), |s| s.client.clone()),
-                intent: session.and_then(|s| s.intent.clone()),
-                claim: ClaimRecord {
-                    globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
-                    ..c.clone()
-                },
+            if session.is_some_and(|s| s.lapsed(now)) {
+                return None;
             }
+            Some(Held {
+                holder: Holder {
+                    pid: record.pid,
+                    worktree: record.worktree.clone(),
+                    this_process,
+                    client: session.map_or_else(|| PROCESS_CLIENT.into(), |s| s.client.clone()),
+                    intent: session.and_then(|s| s.intent.clone()),
+                    claim: ClaimRecord {
+                        globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
+                        ..c.clone()
+                    },
+                },
+                handle: session
+                    .map_or_else(|| record::handle_of(record.pid, 0, 0), |s| s.handle.clone()),
+                transport: match session.map(|s| s.transport.as_str()) {
+                    Some("http") => "http",
+                    Some(_) => "stdio",
+                    None => "process",
+                },
+            })
         })
 }
 
@@ -284,11 +310,16 @@ impl Board {
 
     /// Every live claim on the board now: this process's first, then the others' by process.
     pub fn live_claims(&self) -> Vec<Holder> {
+        self.held().into_iter().map(|h| h.holder).collect()
+    }
+
+    /// [`Board::live_claims`], each with the agent holding it.
+    pub fn held(&self) -> Vec<Held> {
         let reading = self.read();
         let now = now();
         let case = self.case();
         let own = self.own_record(&lock(&self.joined));
-        let mut all: Vec<Holder> = holders(&own, true, now, case).collect();
+        let mut all: Vec<Held> = holders(&own, true, now, case).collect();
         for r in &reading.others {
             all.extend(holders(r, false, now, case));
         }
@@ -296,10 +327,10 @@ impl Board {
     }
 
     /// The live claims whose globs overlap `globs`, shared or exclusive.
-    pub fn holders_of(&self, globs: &[String]) -> Vec<Holder> {
-        self.live_claims()
+    pub fn holders_of(&self, globs: &[String]) -> Vec<Held> {
+        self.held()
             .into_iter()
-            .filter(|h| glob::any_overlap(&h.claim.globs, globs))
+            .filter(|h| glob::any_overlap(&h.holder.claim.globs, globs))
             .collect()
     }
 
@@ -319,12 +350,13 @@ impl Board {
         let now = now();
         let mut joined = lock(&self.joined);
         let own = self.own_record(&joined);
-        let conflicting = |h: &Holder| {
+        let conflicting = |h: &Held| {
+            let h = &h.holder;
             !(h.this_process && h.claim.session == request.session)
                 && (request.exclusive || h.claim.exclusive)
                 && glob::any_overlap(&h.claim.globs, &request.globs)
         };
-        let mut refused: Vec<Holder> = holders(&own, true, now, case).filter(conflicting).collect();
+        let mut refused: Vec<Held> = holders(&own, true, now, case).filter(conflicting).collect();
         for r in &reading.others {
             refused.extend(holders(r, false, now, case).filter(conflicting));
         }
@@ -410,6 +442,9 @@ mod tests {
     fn session(id: u64) -> SessionRecord {
         SessionRecord {
             id,
+            handle: format!("a1.{id}"),
+            client_pid: None,
+            lease_expires_at: None,
             transport: "stdio".into(),
             client: format!("client-{id}"),
             client_version: "1".into(),
@@ -455,8 +490,9 @@ mod tests {
         {
             Outcome::Refused { holders } => {
                 assert_eq!(holders.len(), 1);
-                assert_eq!(holders[0].client, "client-1");
-                assert_eq!(holders[0].claim.globs, ["src/**"]);
+                assert_eq!(holders[0].holder.client, "client-1");
+                assert_eq!(holders[0].handle, "a1.1");
+                assert_eq!(holders[0].holder.claim.globs, ["src/**"]);
             }
             granted => panic!("a shared claim under an exclusive one: {granted:?}"),
         }

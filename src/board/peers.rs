@@ -1,7 +1,7 @@
-//! The sessions attached to this process (`Peer`s, each with its number), and through the
-//! repository's board those of every other majordomus process serving it: attaching,
-//! detaching, announcing what a session works on, and publishing this process's sessions as its
-//! record on the board.
+//! The agents attached to this process (`Peer`s, each with its number and handle), and through
+//! the repository's board those of every other majordomus process serving it: attaching,
+//! detaching, announcing what an agent works on, the leases HTTP agents live by, and publishing
+//! this process's agents as its record on the board.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,6 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::record::{self, SessionRecord};
+pub use super::record::{handle_of, parse_handle};
 use crate::transport::Transport;
 
 /// A peer's number on the board.
@@ -31,6 +32,113 @@ pub struct Peer {
     pub pid: u32,
     pub worktree: String,
     pub this_process: bool,
+    /// Its name on the board (`a<pid>.<id>`, with `r<n>` after its lease lapsed `n` times).
+    pub handle: String,
+    /// The client's process: the parent of a stdio server.
+    pub client_pid: Option<u32>,
+    /// When an HTTP agent's lease ends, as published (seconds since the Unix epoch).
+    pub lease_expires_at: Option<u64>,
+    /// The secret an HTTP agent without a session passes back after its handle; never
+    /// published, never shown to another agent.
+    pub key: Option<String>,
+    /// How many times its lease lapsed (each lapse ends what it held and renames it).
+    pub lapses: u32,
+}
+
+/// How long an HTTP agent lives after its last request unless told otherwise, in seconds.
+pub const DEFAULT_LEASE: u64 = 60;
+
+/// Setting this variable to a number of seconds (1 to 3600) sets how long an HTTP agent's
+/// claims outlive its last request.
+pub const LEASE_VAR: &str = "MAJORDOMUS_AGENT_LEASE";
+
+/// The lease this process gives HTTP agents: `MAJORDOMUS_AGENT_LEASE` when it is a number of
+/// seconds in 1..=3600, else [`DEFAULT_LEASE`].
+pub fn lease_of_env() -> u64 {
+    std::env::var(LEASE_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .unwrap_or(DEFAULT_LEASE)
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// The client that started this stdio server: its parent, above any launcher (`npx`, `uvx`)
+/// between the two; its plain parent where `/proc` does not say.
+pub fn client_pid() -> Option<u32> {
+    super::process::client_of(std::process::id()).or_else(|| {
+        // SAFETY: getppid has no preconditions and cannot fail.
+        let ppid = unsafe { libc::getppid() };
+        u32::try_from(ppid).ok().filter(|p| *p > 1)
+    })
+}
+
+/// The name of process `pid`'s executable (its file name, else its `comm`), when `/proc` says.
+pub fn executable_of(pid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .ok()
+                .map(|c| c.trim().to_string())
+        })
+        .filter(|n| !n.is_empty())
+}
+
+/// Why an HTTP agent's handle was not taken; one code word each, every message naming the field
+/// it came in.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HandleError {
+    #[error("{field} (`{shown}`) is not a handle this server gives: call `majordomus_announce` (peers.announce) for one, and pass back the whole `handle` it answers")]
+    Malformed { field: &'static str, shown: String },
+    #[error("{field} names agent `{handle}` without its key: that is another agent's public name, not a handle given to you; call `majordomus_announce` (peers.announce) for your own")]
+    Public { field: &'static str, handle: String },
+    #[error("{field} names agent `{handle}` with a key it was not given: nothing is granted to a forged handle; call `majordomus_announce` (peers.announce) for your own")]
+    Forged { field: &'static str, handle: String },
+    #[error("{field} names agent `{handle}`, whose lease ended (no request for {lease} s): what it held is released; call `majordomus_announce` (peers.announce) for a new handle")]
+    Expired {
+        field: &'static str,
+        handle: String,
+        lease: u64,
+    },
+    #[error("{field} names agent `{handle}` of another majordomus process (pid {pid}): a handle is good only on the server that gave it")]
+    Elsewhere {
+        field: &'static str,
+        handle: String,
+        pid: u32,
+    },
+}
+
+impl HandleError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Malformed { .. } => "agent_malformed",
+            Self::Public { .. } => "agent_not_yours",
+            Self::Forged { .. } => "agent_forged",
+            Self::Expired { .. } => "agent_expired",
+            Self::Elsewhere { .. } => "agent_elsewhere",
+        }
+    }
+}
+
+/// 128 random bits as hex: an HTTP agent's key.
+fn new_key() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether two keys are the same, in a time that does not tell how much of a guess was right.
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// The sessions attached to this process, and through the repository's board those of every
@@ -45,6 +153,8 @@ pub struct Peers {
     publishing: Mutex<()>,
     /// The listeners owed a note when mail reaches this process's inbox on the board.
     inbox_watch: super::inbox_watch::InboxWatch,
+    /// How long an HTTP agent outlives its last request, in seconds (0: not read yet).
+    lease: AtomicU64,
 }
 
 impl Peers {
@@ -66,8 +176,11 @@ impl Peers {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or_default();
+        let pid = std::process::id();
+        let lease = (transport == Transport::Http).then(|| attached_at + self.lease());
         let mut board = self.board();
         let previous = board.remove(&id);
+        let lapses = previous.as_ref().map_or(0, |p| p.lapses);
         board.insert(
             id,
             Peer {
@@ -80,15 +193,205 @@ impl Peers {
                 protocol_version: protocol_version.to_string(),
                 attached_at: previous.as_ref().map_or(attached_at, |p| p.attached_at),
                 intent: previous.as_ref().and_then(|p| p.intent.clone()),
-                paths: previous.map(|p| p.paths).unwrap_or_default(),
-                pid: std::process::id(),
+                paths: previous
+                    .as_ref()
+                    .map(|p| p.paths.clone())
+                    .unwrap_or_default(),
+                pid,
                 worktree: String::new(),
                 this_process: true,
+                handle: handle_of(pid, id, lapses),
+                // A stdio server is started by its client: that client is the agent.
+                client_pid: (transport == Transport::Stdio).then(client_pid).flatten(),
+                lease_expires_at: lease,
+                key: previous.and_then(|p| p.key),
+                lapses,
             },
         );
         drop(board);
         self.publish();
         id
+    }
+
+    /// How long an HTTP agent outlives its last request, in seconds.
+    pub fn lease(&self) -> u64 {
+        match self.lease.load(Ordering::Relaxed) {
+            0 => {
+                let lease = lease_of_env();
+                self.lease.store(lease, Ordering::Relaxed);
+                lease
+            }
+            lease => lease,
+        }
+    }
+
+    /// Sets how long an HTTP agent outlives its last request (`serve --agent-lease`).
+    pub fn set_lease(&self, seconds: u64) {
+        self.lease.store(seconds.max(1), Ordering::Relaxed);
+    }
+
+    /// Puts an HTTP agent without a session on the board, and gives it the handle it passes
+    /// back: its public handle, a `.`, and a key only it was told. `None` without randomness.
+    pub fn mint(
+        &self,
+        client_name: &str,
+        client_version: &str,
+        protocol_version: &str,
+    ) -> Option<(PeerId, String)> {
+        let key = new_key()?;
+        let id = self.attach(
+            None,
+            Transport::Http,
+            client_name,
+            client_version,
+            protocol_version,
+        );
+        let mut board = self.board();
+        let peer = board.get_mut(&id)?;
+        peer.key = Some(key.clone());
+        Some((id, format!("{}.{key}", peer.handle)))
+    }
+
+    /// The agent of this process a handle passed back names (`field` says where it came, for
+    /// the refusal), its lease renewed.
+    pub fn resolve(&self, field: &'static str, given: &str) -> Result<PeerId, HandleError> {
+        let shown: String = given.chars().take(80).collect();
+        let malformed = || HandleError::Malformed {
+            field,
+            shown: shown.clone(),
+        };
+        let (handle, key) = match given.trim().rsplit_once('.') {
+            Some((h, k)) if parse_handle(h).is_some() => (h, Some(k)),
+            _ => (given.trim(), None),
+        };
+        let (pid, id, lapses) = parse_handle(handle).ok_or_else(malformed)?;
+        if pid != std::process::id() {
+            return Err(HandleError::Elsewhere {
+                field,
+                handle: handle.to_string(),
+                pid,
+            });
+        }
+        let now = now();
+        let Some(peer) = self.get(id) else {
+            let issued = id <= self.next.load(Ordering::Relaxed);
+            return Err(if issued {
+                HandleError::Expired {
+                    field,
+                    handle: handle.to_string(),
+                    lease: self.lease(),
+                }
+            } else {
+                HandleError::Forged {
+                    field,
+                    handle: handle.to_string(),
+                }
+            });
+        };
+        // A session's handle has no key: only its session acts for it.
+        let (Some(key), Some(_)) = (key, &peer.key) else {
+            return Err(HandleError::Public {
+                field,
+                handle: handle.to_string(),
+            });
+        };
+        if lapses != peer.lapses || !peer.key.as_deref().is_some_and(|k| same_key(k, key)) {
+            return Err(HandleError::Forged {
+                field,
+                handle: handle.to_string(),
+            });
+        }
+        if peer.lease_expires_at.is_some_and(|end| end <= now) {
+            self.end(id);
+            return Err(HandleError::Expired {
+                field,
+                handle: handle.to_string(),
+                lease: self.lease(),
+            });
+        }
+        self.touch(id);
+        Ok(id)
+    }
+
+    /// Counts a request of HTTP agent `id`: its lease starts again. The record is written
+    /// again only when that moves the published end by more than a quarter of the lease, so a
+    /// busy agent costs a write every few seconds, not one per request; the published end is
+    /// never later than the last request plus the lease. A legacy session whose lease already
+    /// ran out lapses first: what it held ended at its lease, and stays ended.
+    pub fn touch(&self, id: PeerId) {
+        let now = now();
+        let lease = self.lease();
+        let lapsed = {
+            let board = self.board();
+            match board.get(&id).and_then(|p| p.lease_expires_at) {
+                None => return,
+                Some(end) => end <= now,
+            }
+        };
+        if lapsed {
+            self.lapse(id);
+        }
+        let mut board = self.board();
+        let Some(peer) = board.get_mut(&id) else {
+            return;
+        };
+        let end = peer.lease_expires_at.unwrap_or(0);
+        if now + lease > end + lease / 4 || lapsed {
+            peer.lease_expires_at = Some(now + lease);
+            drop(board);
+            self.publish();
+        }
+    }
+
+    /// Ends what every HTTP agent whose lease ran out holds: an agent named by its handle
+    /// leaves the board; a legacy session lapses (its claims end, it is renamed, and it is
+    /// back on its next request). Answers how many agents it ended.
+    pub fn expire_leases(&self) -> usize {
+        let now = now();
+        let due: Vec<(PeerId, bool)> = self
+            .board()
+            .values()
+            .filter(|p| p.lease_expires_at.is_some_and(|end| end <= now))
+            .map(|p| (p.id, p.key.is_some()))
+            .collect();
+        for (id, handled) in &due {
+            if *handled {
+                self.end(*id);
+            } else {
+                self.lapse(*id);
+            }
+        }
+        due.len()
+    }
+
+    /// An agent named by its handle leaves: its claims and its mail go with it.
+    fn end(&self, id: PeerId) {
+        self.detach(id);
+    }
+
+    /// A legacy session's lease ran out: its claims end, its issue claims with them (it is
+    /// renamed, and an issue claim names the handle that took it).
+    fn lapse(&self, id: PeerId) {
+        if let Some(board) = self.shared.get() {
+            let _ = board.release(id, None);
+        }
+        let mut board = self.board();
+        if let Some(peer) = board.get_mut(&id) {
+            if peer.lease_expires_at.is_some_and(|end| end <= now()) {
+                peer.lapses += 1;
+                peer.handle = handle_of(peer.pid, id, peer.lapses);
+            }
+        }
+        drop(board);
+        self.publish();
+    }
+
+    /// Whether agent `handle` of this process is alive now (attached, its lease running).
+    pub fn is_live_handle(&self, handle: &str) -> bool {
+        let now = now();
+        self.board()
+            .values()
+            .any(|p| p.handle == handle && p.lease_expires_at.is_none_or(|end| end > now))
     }
 
     /// Takes an idle session off the board, unless it holds a claim (its claims would go with
@@ -122,20 +425,32 @@ impl Peers {
         }
     }
 
+    /// Every agent of this process, those whose lease ran out included (see
+    /// [`Peers::live`]).
     pub fn list(&self) -> Vec<Peer> {
         self.board().values().cloned().collect()
+    }
+
+    /// The agents of this process alive now: an HTTP agent whose lease ran out is gone.
+    pub fn live(&self) -> Vec<Peer> {
+        let now = now();
+        self.board()
+            .values()
+            .filter(|p| p.lease_expires_at.is_none_or(|end| end > now))
+            .cloned()
+            .collect()
     }
 
     pub fn get(&self, id: PeerId) -> Option<Peer> {
         self.board().get(&id).cloned()
     }
 
-    /// The client name and transport of `id`, without a copy of the rest of it: what an
-    /// execution's record names of its caller.
-    pub fn client_of(&self, id: PeerId) -> Option<(String, Transport)> {
+    /// The client name, transport and handle of `id`, without a copy of the rest of it: what
+    /// an execution's record names of its caller.
+    pub fn client_of(&self, id: PeerId) -> Option<(String, Transport, String)> {
         self.board()
             .get(&id)
-            .map(|p| (p.client_name.clone(), p.transport))
+            .map(|p| (p.client_name.clone(), p.transport, p.handle.clone()))
     }
 
     /// Sessions attached over `transport` now.
@@ -206,6 +521,9 @@ pub fn sessions_of(peers: &[Peer]) -> Vec<SessionRecord> {
         .take(record::MAX_SESSIONS)
         .map(|p| SessionRecord {
             id: p.id,
+            handle: bounded(&p.handle, record::MAX_HANDLE),
+            client_pid: p.client_pid,
+            lease_expires_at: p.lease_expires_at,
             transport: p.transport.as_str().to_string(),
             client: bounded(&p.client_name, record::MAX_TEXT),
             client_version: bounded(&p.client_version, record::MAX_TEXT),
@@ -241,6 +559,11 @@ mod tests {
             pid: 1,
             worktree: "/w".into(),
             this_process: true,
+            handle: "a1.1".into(),
+            client_pid: None,
+            lease_expires_at: None,
+            key: None,
+            lapses: 0,
         };
         let small = Peer {
             client_name: "s".into(),

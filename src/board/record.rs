@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::process::Identity;
 
 /// The record format this build writes and reads; a record of another format is ignored.
-/// Format 2 added the process's claims.
-pub const FORMAT: u32 = 2;
+/// Format 2 added the process's claims; format 3 names each session as an agent (its handle,
+/// its client's process, an HTTP agent's lease).
+pub const FORMAT: u32 = 3;
 
 /// The largest record read: `MAX_SESSIONS` sessions, each at its bounds (an announcement's paths
 /// are at most `MAX_PATHS_BYTES` together, so a session is under 24 KiB).
@@ -26,6 +27,8 @@ pub const MAX_PATHS: usize = 256;
 /// The most claims one process holds, and globs one claim holds.
 pub const MAX_CLAIMS: usize = 4096;
 pub const MAX_CLAIM_GLOBS: usize = 64;
+/// The longest handle an agent has.
+pub const MAX_HANDLE: usize = 64;
 /// The longest `issue` a claim names.
 pub const MAX_ISSUE: usize = 128;
 
@@ -62,11 +65,20 @@ pub struct ClaimRecord {
     pub issue: Option<String>,
 }
 
-/// One session of that process.
+/// One agent of that process: a session, a stdio client, or an HTTP agent named by its handle.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRecord {
     pub id: u64,
+    /// Its name on the board, unique among the repository's live agents.
+    pub handle: String,
+    /// The client's process: a stdio server's parent.
+    #[serde(default)]
+    pub client_pid: Option<u32>,
+    /// When an HTTP agent's lease ends (seconds since the Unix epoch): past it, the agent and
+    /// what it holds are gone for every reader, whatever its process does.
+    #[serde(default)]
+    pub lease_expires_at: Option<u64>,
     pub transport: String,
     pub client: String,
     pub client_version: String,
@@ -74,6 +86,14 @@ pub struct SessionRecord {
     pub attached_at: u64,
     pub intent: Option<String>,
     pub paths: Vec<String>,
+}
+
+impl SessionRecord {
+    /// Whether the agent is gone at `now` for running out of lease (an agent without a lease
+    /// lives as long as its process).
+    pub fn lapsed(&self, now: u64) -> bool {
+        self.lease_expires_at.is_some_and(|end| end <= now)
+    }
 }
 
 impl Record {
@@ -84,6 +104,30 @@ impl Record {
             boot: self.boot.clone(),
         }
     }
+}
+
+/// The handle of agent `id` of process `pid` after `lapses` lapsed leases.
+pub fn handle_of(pid: u32, id: u64, lapses: u32) -> String {
+    if lapses == 0 {
+        format!("a{pid}.{id}")
+    } else {
+        format!("a{pid}.{id}r{lapses}")
+    }
+}
+
+/// The process and number a handle names, when it is one this build gives.
+pub fn parse_handle(handle: &str) -> Option<(u32, u64, u32)> {
+    let rest = handle.strip_prefix('a')?;
+    let (pid, rest) = rest.split_once('.')?;
+    let (id, lapses) = match rest.split_once('r') {
+        Some((id, lapses)) => (id, lapses.parse().ok()?),
+        None => (rest, 0),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(id) {
+        return None;
+    }
+    Some((pid.parse().ok()?, id.parse().ok()?, lapses))
 }
 
 /// Why a record was not read as valid; each has one code word.
@@ -199,6 +243,9 @@ fn check_bounds(record: &Record) -> Result<(), RecordError> {
         return Err(RecordError::OutOfBounds { field: "sessions" });
     }
     for s in &record.sessions {
+        if too_long(&s.handle, MAX_HANDLE) {
+            return Err(RecordError::OutOfBounds { field: "handle" });
+        }
         if s.transport != "stdio" && s.transport != "http" {
             return Err(RecordError::OutOfBounds { field: "transport" });
         }
@@ -252,6 +299,9 @@ mod tests {
             worktree: "/w".into(),
             sessions: vec![SessionRecord {
                 id: 1,
+                handle: "a12.1".into(),
+                client_pid: Some(11),
+                lease_expires_at: None,
                 transport: "stdio".into(),
                 client: "c".into(),
                 client_version: "1".into(),
@@ -308,6 +358,18 @@ mod tests {
         );
         let huge = vec![b' '; MAX_RECORD_BYTES as usize + 1];
         assert_eq!(code(&huge), "oversized");
+    }
+
+    #[test]
+    fn a_handle_reads_back_as_the_agent_it_names_and_nothing_else_does() {
+        assert_eq!(parse_handle(&handle_of(12, 3, 0)), Some((12, 3, 0)));
+        assert_eq!(parse_handle(&handle_of(12, 3, 2)), Some((12, 3, 2)));
+        assert_eq!(handle_of(12, 3, 2), "a12.3r2");
+        for bad in [
+            "", "a", "a12", "a12.", "a.3", "b12.3", "a12.3r", "a12.x", "a1 2.3",
+        ] {
+            assert_eq!(parse_handle(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub struct BoardView {
 pub fn view(peers: &Peers, root: &Path) -> BoardView {
     let board = peers.shared_board(root);
     let reading = board.read();
+    let now = super::claims::now();
     let mut all: Vec<Peer> = peers
-        .list()
+        .live()
         .into_iter()
         .map(|mut p| {
             p.worktree = board.worktree().to_string();
@@ -30,7 +31,7 @@ pub fn view(peers: &Peers, root: &Path) -> BoardView {
         })
         .collect();
     for record in &reading.others {
-        for s in &record.sessions {
+        for s in record.sessions.iter().filter(|s| !s.lapsed(now)) {
             all.push(Peer {
                 id: s.id,
                 transport: if s.transport == "http" {
@@ -47,6 +48,11 @@ pub fn view(peers: &Peers, root: &Path) -> BoardView {
                 pid: record.pid,
                 worktree: record.worktree.clone(),
                 this_process: false,
+                handle: s.handle.clone(),
+                client_pid: s.client_pid,
+                lease_expires_at: s.lease_expires_at,
+                key: None,
+                lapses: 0,
             });
         }
     }

@@ -16,6 +16,9 @@ use crate::registry::types::{
     DashboardOverviewOutputPeersBoard, DashboardOverviewOutputPlan, HealthReportChecksItemStatus,
 };
 
+/// How far back the overview looks for refused claims: 15 minutes, in microseconds.
+const REFUSALS_WITHIN_US: u64 = 15 * 60 * 1_000_000;
+
 /// The executions the overview shows, and the most findings it lists.
 const RECENT: usize = 10;
 const MAX_FINDINGS: usize = 100;
@@ -24,13 +27,13 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
     let repository = super::repository::info(ctx, crate::registry::types::RepositoryInfoInput {})?;
     let health = super::health::checked(ctx);
     // A plan or a board that cannot be read leaves its part out, never the overview.
-    let plan = serde_json::from_value(json!({}))
+    let issues = serde_json::from_value(json!({}))
         .ok()
-        .and_then(|input| super::plan::issues(ctx, input).ok())
-        .map(|p| DashboardOverviewOutputPlan {
-            total: p.issues.len() as i64,
-            counts: p.counts,
-        });
+        .and_then(|input| super::plan::issues(ctx, input).ok());
+    let plan = issues.as_ref().map(|p| DashboardOverviewOutputPlan {
+        total: p.issues.len() as i64,
+        counts: p.counts.clone(),
+    });
     let board = super::peers::everyone(ctx).ok();
     let index = ctx.index()?;
     let peers = board.as_ref().map(|v| DashboardOverviewOutputPeers {
@@ -92,6 +95,60 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
                 code: i.code.to_string(),
                 path: None,
                 message: format!("`{}`: {}", i.file, i.reason),
+            });
+        }
+    }
+    // Work whose agent is gone: an issue still claimed by an agent that died or whose lease
+    // ran out (abandoned once it was started), for another agent to take.
+    for issue in issues.iter().flat_map(|p| &p.issues) {
+        let Some(c) = issue.claimant.as_ref().filter(|c| !c.live) else {
+            continue;
+        };
+        let (code, what) = if issue.abandoned {
+            ("issue_abandoned", "abandoned")
+        } else {
+            ("agent_gone_holding_issue", "still claimed")
+        };
+        findings.push(Finding {
+            severity: FindingSeverity::Warning,
+            source: Source::Board,
+            code: code.into(),
+            path: Some(issue.path.clone()),
+            message: format!(
+                "`{}` is {what}: agent `{}` (`{}`, pid {}, `{}`) died holding it; `plan.claim` takes it again",
+                issue.id, c.handle, c.client, c.pid, c.worktree
+            ),
+        });
+    }
+    // Claims refused lately: who wanted what another agent holds.
+    let since = crate::journal::now_us().saturating_sub(REFUSALS_WITHIN_US);
+    let refusals = Filter::new(
+        None,
+        None,
+        Some(crate::journal::CLAIM_REFUSED.into()),
+        None,
+        Some(since),
+        None,
+    );
+    if let Ok(refused) = super::executions::read(ctx, &refusals, RECENT) {
+        for l in &refused.executions {
+            let e = &l.entry;
+            let who = e.caller.as_ref().map_or_else(
+                || crate::board::claims::PROCESS_CLIENT.to_string(),
+                |c| format!("`{}` (`{}`)", c.client, c.handle),
+            );
+            findings.push(Finding {
+                severity: FindingSeverity::Info,
+                source: Source::Executions,
+                code: crate::journal::CLAIM_REFUSED.into(),
+                path: e.paths.first().cloned(),
+                message: format!(
+                    "{} by {who} was refused at {}: {} held by {}",
+                    e.capability,
+                    crate::write::rfc3339_of(e.at_us / 1_000_000),
+                    e.paths.join(", "),
+                    e.refused_by.join("; ")
+                ),
             });
         }
     }

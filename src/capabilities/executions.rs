@@ -72,6 +72,8 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
             } else {
                 ExecutionPeerTransport::Stdio
             },
+            handle: (!c.handle.is_empty()).then(|| c.handle.clone()),
+            worktree: (!c.worktree.is_empty()).then(|| c.worktree.clone()),
         }),
         capability: e.capability.to_string(),
         outcome: e.outcome.to_string(),
@@ -80,6 +82,7 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
         input_digest: e.input_digest.clone(),
         uris: e.uris.clone(),
         paths: e.paths.clone(),
+        refused_by: (!e.refused_by.is_empty()).then(|| e.refused_by.clone()),
         reads: e
             .reads
             .iter()

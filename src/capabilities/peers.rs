@@ -17,7 +17,7 @@ use crate::registry::types::peers::{
 };
 use crate::registry::types::PeersCheckOutputHeldItem as HeldView;
 use crate::registry::types::{
-    Claim, ClaimClientSupplied, ClaimMode, Peer, PeerClientSupplied, PeerTransport,
+    Claim, ClaimClientSupplied, ClaimMode, ClaimTransport, Peer, PeerClientSupplied, PeerTransport,
     PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode,
     PeersClaimOutputContext as ClaimContextView, PeersListOutputBoard,
     PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
@@ -29,6 +29,9 @@ pub const MAX_ANNOUNCED_PATHS: usize = board::record::MAX_PATHS;
 fn view(p: &BoardPeer) -> Peer {
     Peer {
         id: p.id as i64,
+        handle: p.handle.clone(),
+        client_pid: p.client_pid.map(i64::from),
+        lease_expires_at: p.lease_expires_at.map(crate::write::rfc3339_of),
         transport: match p.transport {
             Transport::Stdio => PeerTransport::Stdio,
             Transport::Http => PeerTransport::Http,
@@ -94,7 +97,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         worktrees,
         claims: input
             .claims
-            .then(|| board.live_claims().iter().map(claim_view).collect()),
+            .then(|| board.held().iter().map(claim_view).collect()),
         unread: messages::unread(ctx),
     })
 }
@@ -153,8 +156,9 @@ fn check_paths(paths: &[String], case: spelling::Case) -> Result<Vec<String>, Ca
 
 pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, CapabilityError> {
     let Some(id) = ctx.caller() else {
+        ctx.agent()?;
         return Err(CapabilityError::refused(
-            "announcing needs a session: call it over MCP (stdio or /mcp), not plain HTTP",
+            "announcing needs an agent: call it over MCP (stdio, or /mcp on either era), not plain HTTP or the CLI",
         ));
     };
     let paths = input.paths.unwrap_or_default();
@@ -191,10 +195,16 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
             })
         })
         .collect();
+    // Only the agent itself reaches this with its key: it is told the handle to pass back.
+    let handle = ctx
+        .peers()
+        .get(id)
+        .and_then(|p| p.key.map(|key| format!("{}.{key}", p.handle)));
     Ok(AnnounceOutput {
         peer: view(me),
         overlaps,
         unread: messages::unread(ctx),
+        handle,
     })
 }
 
@@ -204,10 +214,17 @@ fn shared_board(ctx: &Context) -> Result<&board::Board, CapabilityError> {
     Ok(ctx.peers().shared_board(&root))
 }
 
-/// A claim and its holder as the answers show them.
-fn claim_view(h: &board::claims::Holder) -> Claim {
+/// A claim and the agent holding it as the answers show them.
+fn claim_view(held: &board::claims::Held) -> Claim {
+    let h = &held.holder;
     Claim {
         session: h.claim.session as i64,
+        handle: held.handle.clone(),
+        transport: match held.transport {
+            "http" => ClaimTransport::Http,
+            "stdio" => ClaimTransport::Stdio,
+            _ => ClaimTransport::Process,
+        },
         pid: i64::from(h.pid),
         worktree: h.worktree.clone(),
         this_process: h.this_process,
@@ -228,22 +245,43 @@ fn claim_view(h: &board::claims::Holder) -> Claim {
     }
 }
 
-/// A claim of the calling session (`session` 0: of this process) as its holder.
+/// A holder as the answers show it, with the agent its record names.
+fn holder_view(board: &board::Board, h: &board::claims::Holder) -> Claim {
+    let held = board.held().into_iter().find(|held| held.holder == *h);
+    claim_view(&held.unwrap_or_else(|| board::claims::Held {
+        handle: board::peers::handle_of(h.pid, h.claim.session, 0),
+        transport: "process",
+        holder: h.clone(),
+    }))
+}
+
+/// A claim of the calling agent (`session` 0: of this process itself) as its holder.
 fn own_holder(
     ctx: &Context,
     board: &board::Board,
     claim: board::record::ClaimRecord,
-) -> board::claims::Holder {
-    let session = ctx.peers().get(claim.session);
-    board::claims::Holder {
-        pid: board.me().pid,
-        worktree: board.worktree().to_string(),
-        this_process: true,
-        client: session
-            .as_ref()
-            .map_or_else(|| "(the process)".into(), |s| s.client_name.clone()),
-        intent: session.and_then(|s| s.intent),
-        claim,
+) -> board::claims::Held {
+    let session = ctx
+        .peers()
+        .get(claim.session)
+        .filter(|_| claim.session != 0);
+    board::claims::Held {
+        handle: session.as_ref().map_or_else(
+            || board::peers::handle_of(board.me().pid, 0, 0),
+            |s| s.handle.clone(),
+        ),
+        transport: session.as_ref().map_or("process", |s| s.transport.as_str()),
+        holder: board::claims::Holder {
+            pid: board.me().pid,
+            worktree: board.worktree().to_string(),
+            this_process: true,
+            client: session.as_ref().map_or_else(
+                || board::claims::PROCESS_CLIENT.into(),
+                |s| s.client_name.clone(),
+            ),
+            intent: session.and_then(|s| s.intent),
+            claim,
+        },
     }
 }
 
@@ -265,7 +303,7 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
     // What governs and what changed the paths are found by the globs' one spelling too.
     let globs = board::claims::check_globs(&input.globs, board.case()).map_err(claim_error)?;
     let request = board::claims::Request {
-        session: ctx.caller().unwrap_or(0),
+        session: ctx.agent()?,
         globs,
         exclusive: !matches!(input.mode, PeersClaimInputMode::Shared),
         ttl_seconds: u64::try_from(input.ttl_seconds).unwrap_or(0),
@@ -289,28 +327,39 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
         board::claims::Outcome::Granted { claim, renewed } => ClaimOutput {
             granted: true,
             renewed,
-            claim: claim_view(&own_holder(ctx, board, claim)),
+            claim: Some(claim_view(&own_holder(ctx, board, claim))),
             conflicts: Vec::new(),
             context,
             touched_by,
             unread: messages::unread(ctx),
         },
-        board::claims::Outcome::Refused { holders } => ClaimOutput {
-            granted: false,
-            renewed: false,
-            claim: claim_view(&own_holder(ctx, board, asked)),
-            conflicts: holders.iter().map(claim_view).collect(),
-            context,
-            touched_by,
-            unread: messages::unread(ctx),
-        },
+        board::claims::Outcome::Refused { holders } => {
+            crate::journal::refused(
+                &asked.globs,
+                holders.iter().map(|h| {
+                    format!(
+                        "{} ({}, pid {}, {})",
+                        h.handle, h.holder.client, h.holder.pid, h.holder.worktree
+                    )
+                }),
+            );
+            ClaimOutput {
+                granted: false,
+                renewed: false,
+                claim: None,
+                conflicts: holders.iter().map(claim_view).collect(),
+                context,
+                touched_by,
+                unread: messages::unread(ctx),
+            }
+        }
     })
 }
 
 pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
     let board = shared_board(ctx)?;
     let released = board
-        .release(ctx.caller().unwrap_or(0), input.globs.as_deref())
+        .release(ctx.agent()?, input.globs.as_deref())
         .map_err(claim_error)?;
     Ok(ReleaseOutput {
         released: released
@@ -410,7 +459,7 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
             .iter()
             .map(|h| HeldView {
                 path: h.path.clone(),
-                holders: h.holders.iter().map(claim_view).collect(),
+                holders: h.holders.iter().map(|h| holder_view(board, h)).collect(),
             })
             .collect(),
         unread: messages::unread(ctx),

@@ -50,9 +50,19 @@ impl Holdings {
         Ok(Holdings::judge(ctx, all))
     }
 
+    /// Whether each claim's agent lives: in this process, the agent its handle names is
+    /// attached and its lease runs; in another, that process runs and its record on the board
+    /// lists the agent with its lease running. So an HTTP agent whose lease ran out has
+    /// abandoned its issues for every process at once, not only for the one that served it.
     fn judge(ctx: &Context, all: HashMap<String, Arc<Claim>>) -> Holdings {
         let me = crate::board::process::Identity::me();
         let attached = |s: u64| ctx.peers().get(s).is_some();
+        let now = crate::board::claims::now();
+        let reading = ctx
+            .index()
+            .ok()
+            .filter(|_| all.values().any(|c| c.identity() != me))
+            .map(|index| ctx.peers().shared_board(&index.root).read());
         // One look at each holding process, however many issues it holds.
         let mut running: HashMap<(u32, u64), bool> = HashMap::new();
         let claims = all
@@ -60,10 +70,22 @@ impl Holdings {
             .map(|(issue, c)| {
                 let live = if c.identity() == me {
                     claims::is_live(&c, &me, &attached)
+                        && (c.session == 0 || ctx.peers().is_live_handle(&c.handle))
                 } else {
-                    *running
+                    let runs = *running
                         .entry((c.pid, c.start))
-                        .or_insert_with(|| claims::is_live(&c, &me, &attached))
+                        .or_insert_with(|| claims::is_live(&c, &me, &attached));
+                    let record = reading.as_ref().and_then(|r| {
+                        r.others
+                            .iter()
+                            .find(|r| r.pid == c.pid && r.start == c.start)
+                    });
+                    runs && (c.session == 0
+                        || record.is_none_or(|r| {
+                            r.sessions
+                                .iter()
+                                .any(|s| s.handle == c.handle && !s.lapsed(now))
+                        }))
                 };
                 (issue, (c, live))
             })
@@ -96,6 +118,7 @@ fn claimant(c: &Claim, live: bool) -> PlanClaimant {
     PlanClaimant {
         client: c.client.clone(),
         session: c.session as i64,
+        handle: c.handle.clone(),
         pid: i64::from(c.pid),
         worktree: c.worktree.clone(),
         claimed_at: c.claimed_at.clone(),
@@ -105,8 +128,8 @@ fn claimant(c: &Claim, live: bool) -> PlanClaimant {
 
 fn named(c: &Claim) -> String {
     format!(
-        "`{}` (session {} of process {} in `{}`)",
-        c.client, c.session, c.pid, c.worktree
+        "`{}` (agent `{}` of process {} in `{}`)",
+        c.client, c.handle, c.pid, c.worktree
     )
 }
 
@@ -250,19 +273,26 @@ fn quoted(ids: &[String]) -> String {
 }
 
 /// This caller as a claimant: its session (0 without one) and its client's name.
-fn caller(ctx: &Context) -> (u64, String) {
-    match ctx.caller() {
-        Some(id) => (
+/// The agent a plan call acts for: its number, client name and handle. The process itself
+/// (session 0: a command of the CLI, the HTTP API, the Cockpit) is named as such; a stateless
+/// request over HTTP that named no agent is refused ([`Context::agent`]).
+fn caller(ctx: &Context) -> Result<(u64, String, String), CapabilityError> {
+    let id = ctx.agent()?;
+    let pid = std::process::id();
+    Ok(match ctx.peers().get(id).filter(|_| id != 0) {
+        Some(p) => (
             id,
-            ctx.peers()
-                .get(id)
-                .map(|p| p.client_name)
+            Some(p.client_name)
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| "unnamed".into()),
+            p.handle,
         ),
-        // The CLI, plain HTTP, a stateless request: the process itself holds the claim.
-        None => (0, "no session".into()),
-    }
+        None => (
+            0,
+            crate::board::claims::PROCESS_CLIENT.into(),
+            crate::board::peers::handle_of(pid, 0, 0),
+        ),
+    })
 }
 
 /// Ends the path claims `session` took with `issue`. Best effort: a record that cannot be

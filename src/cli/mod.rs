@@ -133,6 +133,13 @@ fn fixed_command() -> Command {
                         .value_parser(clap::value_parser!(u32).range(1..=1_000_000))
                         .help("Keep at most this many legacy MCP sessions (2025-11-25 and earlier) at once; past it a new one ends the oldest session idle 30 s, or is refused busy"),
                 )
+                .arg(
+                    Arg::new("agent-lease")
+                        .long("agent-lease")
+                        .value_name("SECONDS")
+                        .value_parser(clap::value_parser!(u64).range(1..=3600))
+                        .help("How long an HTTP agent's claims and issue claims outlive its last request [default: 60, or MAJORDOMUS_AGENT_LEASE]"),
+                )
                 .arg(read_only_arg())
                 .arg(toolsets_arg()),
         )
@@ -449,6 +456,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             ctx.layer().map_err(Failure::from)?;
             let root = ctx.index().map_err(Failure::from)?.root.clone();
             select_toolsets(&ctx, sub)?;
+            if let Some(lease) = sub.get_one::<u64>("agent-lease") {
+                ctx.peers().set_lease(*lease);
+            }
             ctx.join_board(&root);
             let served = crate::http::serve(ctx.clone(), bind);
             ctx.leave();
@@ -498,10 +508,20 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             if is_doctor {
                 return doctor::print(&answer, format, strict);
             }
-            print_answer(&answer, format)
+            print_answer(&answer, format)?;
+            if ENDS_WITH_THE_COMMAND.contains(&descriptor.id) && answer["granted"] == true {
+                crate::logging::say(CLAIM_ENDS_WITH_THE_COMMAND);
+            }
+            Ok(())
         }
     }
 }
+
+/// The claims a command takes for itself, which end when it exits (ADR 0075).
+const ENDS_WITH_THE_COMMAND: &[&str] = &["peers.claim", "plan.claim"];
+
+/// What a command that was granted a claim says on stderr after its answer.
+const CLAIM_ENDS_WITH_THE_COMMAND: &str = "majordomus: granted, and ended as this command exits: a command holds nothing once it has answered. Claim from an agent (an MCP client of `majordomus mcp` or `majordomus serve`) to hold paths or an issue.";
 
 /// Keeps `ctx`, and the index it will hold, alive until the process ends. A command's process
 /// exits right after its answer: freeing a large index object by object takes longer than the

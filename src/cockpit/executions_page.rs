@@ -54,15 +54,19 @@ fn mark_of(outcome: &str) -> &'static str {
     match outcome {
         "ok" => "ok",
         "invalid_input" | "not_found" | "refused" | "forbidden" | "busy" | "timeout"
-        | "payload_too_large" | "method_not_allowed" => "refusal",
+        | "payload_too_large" | "method_not_allowed" | "claim_refused" => "refusal",
         _ => "error",
     }
 }
 
+/// The agent an execution ran for: its client and handle, or the process itself (a command
+/// of the CLI, the HTTP API, the Cockpit).
 fn client_of(e: &Value) -> String {
-    e["peer"]["client"]
-        .as_str()
-        .map_or_else(|| "no session".to_string(), str::to_string)
+    match (e["peer"]["client"].as_str(), e["peer"]["handle"].as_str()) {
+        (Some(client), Some(handle)) => format!("{client} ({handle})"),
+        (Some(client), None) => client.to_string(),
+        (None, _) => "majordomus (CLI, HTTP API, Cockpit)".to_string(),
+    }
 }
 
 /// The clock time of an execution's `at`: `HH:MM:SS.mmm`.

@@ -27,13 +27,17 @@ fn strings(value: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Who holds a claim, in words: its client, session and process.
+/// Who holds a claim, in words: its client, and the agent's handle (else its session) and
+/// process.
 fn holder(claim: &Value) -> String {
     let client = claim["client_supplied"]["client"].as_str().unwrap_or("?");
-    format!(
-        "{client} (session {} of process {})",
-        claim["session"], claim["pid"]
-    )
+    match claim["handle"].as_str() {
+        Some(handle) => format!("{client} (agent {handle} of process {})", claim["pid"]),
+        None => format!(
+            "{client} (session {} of process {})",
+            claim["session"], claim["pid"]
+        ),
+    }
 }
 
 fn mode(claim: &Value) -> &str {

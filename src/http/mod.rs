@@ -641,11 +641,16 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let reaper_state = state.clone();
     tokio::spawn(async move {
-        // A third of the board's idle bound: an idle session leaves the board within 40 s.
-        let mut tick = tokio::time::interval(sessions::BOARD_IDLE / 3);
+        // A third of the board's idle bound: an idle session leaves the board within 40 s. An
+        // HTTP agent's lease is looked at twice as often as it runs (every reader already
+        // takes an agent past its lease for gone; this ends what it held in this process).
+        let lease = reaper_state.ctx.peers().lease();
+        let every = (sessions::BOARD_IDLE / 3).min(std::time::Duration::from_millis(lease * 500));
+        let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
             reaper_state.sessions.expire(reaper_state.ctx.peers());
+            reaper_state.ctx.peers().expire_leases();
         }
     });
     let mut connections = tokio::task::JoinSet::new();

@@ -42,6 +42,11 @@ pub struct Caller {
     pub session: u64,
     pub client: String,
     pub transport: Cow<'static, str>,
+    /// The agent's handle on the board, and the worktree its process serves.
+    #[serde(default)]
+    pub handle: String,
+    #[serde(default)]
+    pub worktree: String,
 }
 
 /// One execution, as a log line holds it (the process is named once, by the log's header).
@@ -69,6 +74,9 @@ pub struct Entry {
     pub paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reads: Vec<Read>,
+    /// For a claim refused: the agents holding what it asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_by: Vec<String>,
 }
 
 /// An execution as the executor hands it over once it ended: what its entry holds but for what
@@ -88,6 +96,43 @@ pub struct Ended {
     /// The version read of each URI [`named_uris`] finds in the input, in its order (`None`:
     /// it was not read); empty when nothing was.
     pub versions: Vec<Option<Arc<str>>>,
+    /// For a claim refused: the globs it asked for (an issue's paths, for `plan.claim`) and the
+    /// agents holding them ([`refused`]).
+    pub refused: Option<Refusal>,
+}
+
+/// A claim refused: what it asked for and who holds it.
+#[derive(Clone, Debug, Default)]
+pub struct Refusal {
+    pub globs: Vec<String>,
+    pub holders: Vec<String>,
+}
+
+/// The outcome word of an execution whose answer refused a claim (an answer, not an error).
+pub const CLAIM_REFUSED: &str = "claim_refused";
+
+/// The most holders a refused claim's entry names.
+const MAX_REFUSED_BY: usize = 16;
+
+thread_local! {
+    /// Set by a handler that refused a claim, taken by the executor when it records the
+    /// execution running on this thread.
+    static REFUSAL: std::cell::RefCell<Option<Refusal>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks the execution running on this thread as a refused claim of `globs`, held by
+/// `holders`: its entry says so instead of `ok`, and names both.
+pub fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
+    let refusal = Refusal {
+        globs: globs.iter().take(MAX_NAMED).map(|g| kept(g)).collect(),
+        holders: holders.take(MAX_REFUSED_BY).map(|h| kept(&h)).collect(),
+    };
+    REFUSAL.with(|r| *r.borrow_mut() = Some(refusal));
+}
+
+/// The refusal [`refused`] noted on this thread, taken (so the next execution starts clean).
+pub fn take_refusal() -> Option<Refusal> {
+    REFUSAL.with(|r| r.borrow_mut().take())
 }
 
 impl Ended {
@@ -113,9 +158,18 @@ impl Ended {
             generation: self.generation,
             caller: self.caller,
             input_digest: canonical_digest(&self.input),
-            paths: named(&self.input, Named::Paths).map(kept).collect(),
+            paths: {
+                let mut paths: Vec<String> = named(&self.input, Named::Paths).map(kept).collect();
+                for g in self.refused.iter().flat_map(|r| &r.globs) {
+                    if !paths.contains(g) && paths.len() < MAX_NAMED {
+                        paths.push(g.clone());
+                    }
+                }
+                paths
+            },
             uris,
             reads,
+            refused_by: self.refused.map(|r| r.holders).unwrap_or_default(),
         }
     }
 
@@ -599,9 +653,9 @@ enum Named {
 }
 
 fn named(input: &serde_json::Value, what: Named) -> impl Iterator<Item = &str> {
-    let keys = match what {
-        Named::Uris => ["uri", "uris"],
-        Named::Paths => ["path", "paths"],
+    let keys: &[&str] = match what {
+        Named::Uris => &["uri", "uris"],
+        Named::Paths => &["path", "paths", "globs"],
     };
     input
         .as_object()
@@ -718,6 +772,7 @@ mod tests {
             caller: None,
             input,
             versions: vec![Some(Arc::from("sha256:11"))],
+            refused: None,
         }
     }
 

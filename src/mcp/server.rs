@@ -38,6 +38,13 @@ pub struct Session {
     pub inline: bool,
     /// Set when a request was left unanswered because `inline` forbade its work.
     pub would_block: bool,
+    /// The `Majordomus-Agent` header of the request being answered (HTTP).
+    pub agent_header: Option<String>,
+    /// Whether its agent is named by the client (`initialize`, or a request's `_meta`), not
+    /// by the client's executable.
+    pub named_by_client: bool,
+    /// The `clientInfo` the request being answered carries in its `_meta` (modern era).
+    pub client_hint: Option<(String, String)>,
 }
 
 impl Session {
@@ -50,6 +57,9 @@ impl Session {
             live: Default::default(),
             inline: false,
             would_block: false,
+            agent_header: None,
+            named_by_client: false,
+            client_hint: None,
         }
     }
 }
@@ -67,8 +77,40 @@ impl Session {
             live: Default::default(),
             inline: false,
             would_block: false,
+            agent_header: self.agent_header.clone(),
+            named_by_client: self.named_by_client,
+            client_hint: self.client_hint.clone(),
         }
     }
+}
+
+/// The capabilities that act for an agent: over HTTP on the stateless era they need a handle
+/// (`peers.announce` gives one).
+const ACTS_FOR_AN_AGENT: &[&str] = &[
+    "peers.announce",
+    "peers.claim",
+    "peers.release",
+    "peers.send",
+    "peers.inbox",
+    "peers.mark_read",
+    "plan.claim",
+    "plan.release",
+    "plan.transition",
+];
+
+/// The capabilities that take an `agent` argument: those above, and the two that read the
+/// board for an agent when it names itself.
+fn takes_an_agent(id: &str) -> bool {
+    ACTS_FOR_AN_AGENT.contains(&id) || id == "peers.list" || id == "peers.check"
+}
+
+/// Cut to at most `bound` bytes, on a character boundary.
+fn cut(text: &str, bound: usize) -> &str {
+    let mut end = text.len().min(bound);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The methods a session that must not block (`Session::inline`) may try to answer: compiled-in
@@ -89,6 +131,21 @@ fn reads_from_memory(ctx: &Context, index: usize, arguments: &Value) -> bool {
             .get("uri")
             .and_then(Value::as_str)
             .is_some_and(|uri| resolve::answers_from_memory(ctx, uri))
+}
+
+/// A capability's refusal as a tool's error result.
+fn tool_error(e: &CapabilityError) -> Body {
+    let message = crate::secrets::redact(e.message());
+    let mut body = Body::owned(
+        json!({
+            "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
+            "isError": true,
+            "_meta": { "majordomus": { "error": { "code": e.code() } } },
+        })
+        .to_string(),
+    );
+    body.own_meta = true;
+    body
 }
 
 /// The longest `clientInfo.name` a session may give: it is kept on the peer board and shown
@@ -187,6 +244,10 @@ impl Server {
                 params,
                 meta: Meta::of_value(meta.as_ref()),
                 is_response: map.contains_key("result") || map.contains_key("error"),
+                client: meta
+                    .clone()
+                    .and_then(|m| serde_json::from_value::<ClientKeys>(m).ok())
+                    .and_then(ClientKeys::pair),
             },
         )
     }
@@ -200,6 +261,7 @@ impl Server {
             params,
             meta,
             is_response,
+            client: client_hint,
         } = request;
         let members = message::Members {
             not_an_object: None,
@@ -263,6 +325,10 @@ impl Server {
         if session.inline && !answers_inline(method) {
             session.would_block = true;
             return None;
+        }
+        session.client_hint = client_hint;
+        if method != "initialize" {
+            self.know_the_agent(session, era);
         }
         let params = match params {
             None | Some(Value::Null) => Map::new(),
@@ -381,6 +447,7 @@ impl Server {
             version,
         );
         session.peer = Some(peer);
+        session.named_by_client = true;
         // A legacy session hears `list_changed` from now on (its transport delivers it).
         let _ = session.live.legacy(&self.ctx, session.transport);
         tracing::info!(client = name, protocol = version, "initialized");
@@ -422,7 +489,18 @@ impl Server {
                 format!("unknown tool `{name}` (see tools/list)"),
             ));
         };
-        let ctx = self.ctx.with_caller(session.peer);
+        // What acts for an agent reads the board and may name a new agent: never inline.
+        if session.inline && takes_an_agent(registry::all()[index].id) {
+            session.would_block = true;
+            return Err(RpcError::new(
+                protocol::INTERNAL_ERROR,
+                "not answered here: the call may block",
+            ));
+        }
+        let ctx = match self.agent_for(session, index, &arguments) {
+            Ok(ctx) => ctx,
+            Err(e) => return Ok(tool_error(&e)),
+        };
         let answer = if !session.inline || reads_from_memory(&ctx, index, &arguments) {
             ctx.execute_shared_at(index, arguments)
         } else if let Some(hit) = ctx.cached_shared_at(index, arguments) {
@@ -444,19 +522,123 @@ impl Server {
                 protocol::INTERNAL_ERROR,
                 format!("internal: {message}"),
             )),
-            Err(e) => {
-                let message = crate::secrets::redact(e.message());
-                let mut body = Body::owned(
-                    json!({
-                        "content": [{ "type": "text", "text": format!("{}: {message}", e.code()) }],
-                        "isError": true,
-                        "_meta": { "majordomus": { "error": { "code": e.code() } } },
-                    })
-                    .to_string(),
+            Err(e) => Ok(tool_error(&e)),
+        }
+    }
+
+    /// Names the agent of a stdio process on any request but `initialize`: a stdio process is
+    /// one agent in every era, named by the `clientInfo` its requests carry, else by its
+    /// client's executable (the server's parent) until they carry one. An HTTP agent's request
+    /// renews its lease.
+    fn know_the_agent(&self, session: &mut Session, era: Era) {
+        match session.transport {
+            Transport::Stdio => {
+                let named = session.client_hint.is_some();
+                if session.peer.is_some() && (session.named_by_client || !named) {
+                    return;
+                }
+                let (name, version) = match &session.client_hint {
+                    Some((name, version)) => (name.clone(), version.clone()),
+                    None => (
+                        crate::board::peers::client_pid()
+                            .and_then(crate::board::peers::executable_of)
+                            .unwrap_or_else(|| "unnamed client".into()),
+                        String::new(),
+                    ),
+                };
+                let protocol = match era {
+                    Era::Modern(version) => version,
+                    Era::Legacy => session.protocol_version.unwrap_or(protocol::VERSIONS[0]),
+                };
+                let peer = self.ctx.peers().attach(
+                    session.peer,
+                    Transport::Stdio,
+                    cut(&name, MAX_CLIENT_NAME_BYTES),
+                    cut(&version, MAX_CLIENT_VERSION_BYTES),
+                    protocol,
                 );
-                body.own_meta = true;
-                Ok(body)
+                session.peer = Some(peer);
+                session.named_by_client = named;
             }
+            Transport::Http => {
+                if let Some(peer) = session.peer {
+                    self.ctx.peers().touch(peer);
+                }
+            }
+        }
+    }
+
+    /// The context a tool call runs in: for the agent its session is, or (a request of the
+    /// stateless era over HTTP) for the agent its handle names, as the `agent` argument or the
+    /// `Majordomus-Agent` header. `peers.announce` without one gives the caller a new agent.
+    /// A handle is refused where the session already is an agent, and a handle that names no
+    /// agent of this server is refused for every call that acts for one, naming the field.
+    fn agent_for(
+        &self,
+        session: &mut Session,
+        index: usize,
+        arguments: &Value,
+    ) -> Result<Context, CapabilityError> {
+        let id = registry::all()[index].id;
+        if !takes_an_agent(id) {
+            return Ok(self.ctx.with_caller(session.peer));
+        }
+        let given = match (arguments.get("agent"), &session.agent_header) {
+            (Some(Value::String(a)), _) => Some(("`agent`", a.clone())),
+            (Some(_), _) => {
+                return Err(CapabilityError::invalid_input(
+                    "`agent` must be a string: the handle `majordomus_announce` (peers.announce) answered",
+                ))
+            }
+            (None, Some(h)) => Some(("the `Majordomus-Agent` header", h.clone())),
+            (None, None) => None,
+        };
+        if let Some(peer) = session.peer {
+            if let Some((field, _)) = given {
+                let what = match session.transport {
+                    Transport::Stdio => "this stdio process is already one agent",
+                    Transport::Http => "this legacy session is already one agent",
+                };
+                let handle = self
+                    .ctx
+                    .peers()
+                    .get(peer)
+                    .map(|p| p.handle)
+                    .unwrap_or_default();
+                return Err(CapabilityError::invalid_input(format!(
+                    "{field}: {what} (`{handle}`); a handle is passed only on the 2026-07-28 era over HTTP, so leave it out; nothing was done"
+                )));
+            }
+            return Ok(self.ctx.with_caller(Some(peer)));
+        }
+        let peers = self.ctx.peers();
+        match given {
+            Some((field, handle)) => match peers.resolve(field, &handle) {
+                Ok(peer) => Ok(self.ctx.with_caller(Some(peer))),
+                Err(e) if ACTS_FOR_AN_AGENT.contains(&id) => Err(CapabilityError::invalid_input(
+                    format!("{}: {e}; nothing was done", e.code()),
+                )),
+                Err(_) => Ok(self.ctx.unnamed()),
+            },
+            None if id == "peers.announce" => {
+                let (name, version) = session
+                    .client_hint
+                    .clone()
+                    .unwrap_or_else(|| ("unnamed client".into(), String::new()));
+                let protocol = session
+                    .protocol_version
+                    .unwrap_or(protocol::MODERN_VERSIONS[0]);
+                let (peer, _) = peers
+                    .mint(
+                        cut(&name, MAX_CLIENT_NAME_BYTES),
+                        cut(&version, MAX_CLIENT_VERSION_BYTES),
+                        protocol,
+                    )
+                    .ok_or_else(|| CapabilityError::internal("no randomness for an agent's key"))?;
+                Ok(self.ctx.with_caller(Some(peer)))
+            }
+            None if ACTS_FOR_AN_AGENT.contains(&id) => Ok(self.ctx.unnamed()),
+            None => Ok(self.ctx.with_caller(None)),
         }
     }
 
@@ -506,8 +688,23 @@ impl Server {
             Some(d) => caching::of_capability(d),
             None => caching::REPOSITORY,
         };
-        // A resource may answer for its reader (the inbox is the calling session's).
-        let ctx = self.ctx.with_caller(session.peer);
+        // A resource may answer for its reader (the inbox is the calling agent's): a stateless
+        // request over HTTP names its agent by the `Majordomus-Agent` header, or reads as none.
+        let ctx = match (session.peer, &session.agent_header) {
+            (Some(peer), _) => self.ctx.with_caller(Some(peer)),
+            (None, Some(given)) => {
+                match self
+                    .ctx
+                    .peers()
+                    .resolve("the `Majordomus-Agent` header", given)
+                {
+                    Ok(peer) => self.ctx.with_caller(Some(peer)),
+                    Err(_) => self.ctx.unnamed(),
+                }
+            }
+            (None, None) if session.opened == Opened::Modern => self.ctx.unnamed(),
+            (None, None) => self.ctx.with_caller(None),
+        };
         // A builtin resource runs its query, which the executor records; any other read is
         // recorded as the read of that URI, with the version it read.
         let read = match builtin {
@@ -567,16 +764,43 @@ struct Request<'a> {
     meta: Meta<'a>,
     /// It carries `result` or `error`.
     is_response: bool,
+    /// The `clientInfo` its `_meta` carries (name, version).
+    client: Option<(String, String)>,
+}
+
+/// The `clientInfo` a request's `_meta` carries.
+#[derive(serde::Deserialize)]
+struct ClientKeys {
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client: Option<ClientInfo>,
+}
+
+#[derive(serde::Deserialize)]
+struct ClientInfo {
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+}
+
+impl ClientKeys {
+    fn pair(self) -> Option<(String, String)> {
+        self.client
+            .filter(|c| !c.name.trim().is_empty())
+            .map(|c| (c.name, c.version.unwrap_or_default()))
+    }
 }
 
 impl<'a> Request<'a> {
     fn of_envelope(envelope: Envelope<'a>) -> Self {
-        let (params, meta) = match envelope.params {
+        let (params, meta, client) = match envelope.params {
             Some(p) => (
                 Some(Value::Object(p.members)),
                 p.meta.map_or(Meta::Absent, Meta::of_raw),
+                p.meta
+                    .and_then(|m| serde_json::from_str::<ClientKeys>(m.get()).ok())
+                    .and_then(ClientKeys::pair),
             ),
-            None => (None, Meta::Absent),
+            None => (None, Meta::Absent, None),
         };
         Request {
             id: envelope.id.map(|id| id.get().to_string()),
@@ -588,6 +812,7 @@ impl<'a> Request<'a> {
             params,
             meta,
             is_response: envelope.result.is_some() || envelope.error.is_some(),
+            client,
         }
     }
 }

@@ -7,9 +7,8 @@
 //! even by SIGKILL leaves its issues claimable at once. Knows nothing of the plan's files.
 
 use std::collections::HashMap;
-use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +16,8 @@ use crate::board::process::{self, Identity};
 use crate::board::Location;
 
 /// The record format this build writes and reads; a record of another format is ignored.
-const FORMAT: u32 = 1;
+/// Format 2 names the claiming agent's handle.
+pub const FORMAT: u32 = 2;
 
 /// The largest record read (a claim's globs are bounded by `plan.create`'s 64 of 512 bytes).
 const MAX_RECORD_BYTES: u64 = 64 << 10;
@@ -36,6 +36,8 @@ pub struct Claim {
     pub start: u64,
     /// The session's number in its process; 0 for a caller without a session (the CLI).
     pub session: u64,
+    /// The claiming agent's handle on the board: the claim lives while that agent does.
+    pub handle: String,
     pub client: String,
     pub worktree: String,
     pub claimed_at: String,
@@ -90,33 +92,18 @@ fn io_error(path: &Path, e: &std::io::Error) -> ClaimError {
     }
 }
 
-/// The claims of one directory as this process last read them, each file read once: a record
-/// is replaced by renaming a new file over it, so an unchanged inode is an unchanged record.
-#[derive(Default)]
-struct Seen {
-    by_name: HashMap<String, (u64, Option<Arc<Claim>>)>,
-}
-
-fn seen_of(dir: &Path) -> Arc<Mutex<Seen>> {
-    static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<Seen>>>>> = OnceLock::new();
-    let mut all = ALL
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    Arc::clone(all.entry(dir.to_path_buf()).or_default())
-}
-
 /// Every claim record in `dir` now, by issue (records that fail their checks are left out: the
-/// directory is writable by anyone of this user, so nothing in it is trusted).
+/// directory is writable by anyone of this user, so nothing in it is trusted). Every record is
+/// read again each time: a released issue's file is removed and the next claimant's renamed in,
+/// and the file system hands the freed inode straight back, so neither name nor inode tells a
+/// record from the one it replaced (the records are few and small).
 pub fn read_all(dir: &Path) -> Result<HashMap<String, Arc<Claim>>, ClaimError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
         Err(e) => return Err(io_error(dir, &e)),
     };
-    let seen = seen_of(dir);
-    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-    let mut now: HashMap<String, (u64, Option<Arc<Claim>>)> = HashMap::new();
+    let mut out = HashMap::new();
     for entry in entries.flatten() {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
@@ -127,21 +114,12 @@ pub fn read_all(dir: &Path) -> Result<HashMap<String, Arc<Claim>>, ClaimError> {
         if issue.starts_with('.') {
             continue;
         }
-        let ino = entry.ino();
-        let claim = match seen.by_name.get(&name) {
-            Some((known, claim)) if *known == ino => claim.clone(),
-            _ => read_one(&dir.join(&name))
-                .filter(|c| c.issue == issue && c.format == FORMAT)
-                .map(Arc::new),
-        };
-        now.insert(name, (ino, claim));
+        if let Some(claim) =
+            read_one(&dir.join(&name)).filter(|c| c.issue == issue && c.format == FORMAT)
+        {
+            out.insert(claim.issue.clone(), Arc::new(claim));
+        }
     }
-    let out = now
-        .values()
-        .filter_map(|(_, c)| c.clone())
-        .map(|c| (c.issue.clone(), c))
-        .collect();
-    seen.by_name = now;
     Ok(out)
 }
 
@@ -227,6 +205,7 @@ mod tests {
             pid: me.pid,
             start: me.start,
             session: 1,
+            handle: "a1.1".into(),
             client: "test".into(),
             worktree: "/w".into(),
             claimed_at: "2026-12-02T05:00:00Z".into(),
@@ -253,6 +232,32 @@ mod tests {
         assert!(!is_live(&all["a-1"], &me, &|_| false));
         assert!(granting.remove("a-1"));
         assert!(read_all(&claims).expect("read").is_empty());
+    }
+
+    #[test]
+    fn a_record_replaced_in_the_same_inode_reads_as_the_new_claimant() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let claims = dir.path().join("issues");
+        let me = Identity::me();
+        let granting = grant_lock(&claims).expect("lock");
+        granting.write(&claim("a-1", &me)).expect("written");
+        assert_eq!(read_all(&claims).expect("read")["a-1"].client, "test");
+        // Another claimant's record in the very inode the first one had (what a file system
+        // that reuses a freed inode at once gives after a release and a new claim).
+        let mut other = claim("a-1", &me);
+        other.client = "tset".into();
+        other.session = 2;
+        std::fs::write(
+            claims.join("a-1.json"),
+            serde_json::to_vec(&other).expect("json"),
+        )
+        .expect("rewritten in place");
+        let read = read_all(&claims).expect("read");
+        assert_eq!(
+            read["a-1"].client, "tset",
+            "the replaced claim is not served"
+        );
+        assert_eq!(read["a-1"].session, 2);
     }
 
     #[test]

@@ -52,7 +52,7 @@ fn announcing_without_a_session_is_refused() {
     let example = d.examples.first().expect("an example").input;
     let reply = served.post_json(route_of("peers.announce"), example);
     let message = reply.assert_error(422, "refused");
-    assert!(message.contains("session"), "{message}");
+    assert!(message.contains("needs an agent"), "{message}");
 }
 
 #[test]

@@ -20,15 +20,31 @@ fn modern_writers_waiting_for_the_lock_never_starve_reads() {
         &[],
         &[("MAJORDOMUS_LOG", "info")],
     ));
+    // A move of the plan acts for an agent: on this era it names itself by handle.
+    let announce = tool_of("peers.announce");
+    let announced = served.mcp_with(
+        None,
+        &headers("tools/call", Some(announce)),
+        &request(
+            json!(0),
+            "tools/call",
+            modern(json!({ "name": announce, "arguments": { "intent": "start i00" } })),
+        ),
+    );
+    let handle = announced.json()["result"]["structuredContent"]["handle"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a handle: {}", announced.text()))
+        .to_string();
     let held = ForeignWriter::hold(fixture.root());
     let tool = tool_of("plan.transition");
     let writers: Vec<_> = (0..100)
         .map(|i| {
             let served = Arc::clone(&served);
+            let handle = handle.clone();
             std::thread::spawn(move || {
                 let call = modern(json!({
                     "name": tool,
-                    "arguments": { "issue": "i00", "transition": "start" },
+                    "arguments": { "issue": "i00", "transition": "start", "agent": handle },
                 }));
                 served.mcp_with(
                     None,

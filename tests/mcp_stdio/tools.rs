@@ -159,9 +159,22 @@ fn an_announcement_is_recorded_on_the_session_named_by_its_client() {
 }
 
 #[test]
-fn an_announcement_before_initialize_is_refused() {
+fn an_announcement_before_initialize_is_the_stdio_process_agents_named_by_its_client() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
-    let result = server.call(tool_of("peers.announce"), json!({ "intent": "too early" }));
-    assert_failed_with(&result, "refused");
+    let result = server.call(tool_of("peers.announce"), json!({ "intent": "early" }));
+    assert_eq!(result["isError"], false, "{result}");
+    let peer = &result["structuredContent"]["peer"];
+    let me = std::fs::read_link("/proc/self/exe").expect("/proc/self/exe");
+    let me = me.file_name().expect("a name").to_string_lossy();
+    assert_eq!(peer["client_supplied"]["client"], me.as_ref(), "{peer}");
+    assert_eq!(peer["client_pid"], std::process::id(), "{peer}");
+    assert_eq!(peer["client_supplied"]["intent"], "early");
+    // `initialize` names the same agent, keeping what it announced.
+    server.initialize_as("named-later");
+    let list = server.call_ok(tool_of("peers.list"), json!({}));
+    assert_eq!(list["count"], 1, "{list}");
+    assert_eq!(list["peers"][0]["handle"], peer["handle"], "{list}");
+    assert_eq!(list["peers"][0]["client_supplied"]["client"], "named-later");
+    assert_eq!(list["peers"][0]["client_supplied"]["intent"], "early");
 }

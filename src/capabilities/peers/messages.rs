@@ -17,13 +17,16 @@ use crate::registry::types::{
     RecipientClientSupplied,
 };
 
-/// What a caller without a session is called as a sender (plain HTTP, the CLI).
-const THE_PROCESS: &str = "(the process)";
+/// What the process itself is called as a sender (plain HTTP, the CLI, the Cockpit).
+const THE_PROCESS: &str = crate::board::claims::PROCESS_CLIENT;
 
 /// The caller's unread messages: what every `peers.*` answer carries, so an agent learns of mail
-/// in the answers it already reads. 0 off the board.
+/// in the answers it already reads. 0 off the board, and for a caller that named no agent.
 pub(super) fn unread(ctx: &Context) -> i64 {
-    shared_board(ctx).map_or(0, |b| b.unread(ctx.caller().unwrap_or(0)) as i64)
+    let Ok(agent) = ctx.agent() else {
+        return 0;
+    };
+    shared_board(ctx).map_or(0, |b| b.unread(agent) as i64)
 }
 
 /// Fills in each peer's unread count: one listing of each process's inbox.
@@ -46,6 +49,7 @@ pub(super) fn unread_of_peers(board: &crate::board::Board, view: &BoardView, pee
 /// A session to send to, with what the answer shows of it.
 struct Addressee {
     to: To,
+    handle: String,
     worktree: String,
     this_process: bool,
     client: String,
@@ -70,6 +74,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
     }
     refuse_credential("subject", &input.subject)?;
     refuse_credential("body", &body)?;
+    let me = ctx.agent()?;
     let board = shared_board(ctx)?;
     // The holders are found, and the message addressed, by the globs' one spelling.
     let globs = match &input.globs {
@@ -83,7 +88,6 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
         None => None,
     };
     let view = everyone(ctx)?;
-    let me = ctx.caller().unwrap_or(0);
     let identity_of = |pid: u32| -> Option<Identity> {
         if pid == board.me().pid {
             return Some(board.me().clone());
@@ -111,6 +115,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             )));
         };
         addressees.push(Addressee {
+            handle: peer.handle.clone(),
             to: To {
                 process,
                 session: peer.id,
@@ -121,7 +126,8 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
         });
         Addressed::Peer
     } else if let Some(globs) = &globs {
-        for holder in board.holders_of(globs) {
+        for held in board.holders_of(globs) {
+            let holder = &held.holder;
             let session = holder.claim.session;
             let is_me = holder.this_process && session == me;
             let already = addressees
@@ -134,6 +140,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 continue;
             };
             addressees.push(Addressee {
+                handle: held.handle.clone(),
                 to: To { process, session },
                 worktree: holder.worktree.clone(),
                 this_process: holder.this_process,
@@ -152,6 +159,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 continue;
             };
             addressees.push(Addressee {
+                handle: peer.handle.clone(),
                 to: To {
                     process,
                     session: peer.id,
@@ -186,6 +194,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             Ok((number, dropped)) => recipients.push(Recipient {
                 pid: i64::from(a.to.process.pid),
                 id: a.to.session as i64,
+                handle: a.handle,
                 worktree: a.worktree,
                 this_process: a.this_process,
                 message: number as i64,
@@ -221,6 +230,11 @@ fn message_view(m: inbox::Message) -> Message {
         from: MessageFrom {
             pid: i64::from(r.from.pid),
             id: r.from.session as i64,
+            handle: Some(crate::board::record::handle_of(
+                r.from.pid,
+                r.from.session,
+                0,
+            )),
             worktree: r.from.worktree,
         },
         addressed,
@@ -235,7 +249,7 @@ fn message_view(m: inbox::Message) -> Message {
 
 pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     let board = shared_board(ctx)?;
-    let found = board.inbox(ctx.caller().unwrap_or(0));
+    let found = board.inbox(ctx.agent()?);
     let unread_only = input.unread_only;
     Ok(InboxOutput {
         unread: found.unread as i64,
@@ -270,7 +284,7 @@ pub(super) fn mark_read(
             .collect()
     });
     let marked = board
-        .mark_read(ctx.caller().unwrap_or(0), ids.as_deref())
+        .mark_read(ctx.agent()?, ids.as_deref())
         .map_err(|e| CapabilityError::refused(format!("{}: {e}", e.code())))?;
     Ok(MarkReadOutput {
         marked: marked.into_iter().map(|i| i as i64).collect(),

@@ -46,7 +46,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         _ => {}
     }
     let me = crate::board::process::Identity::me();
-    let (session, client) = caller(ctx);
+    let (session, client, handle) = caller(ctx)?;
     let granting = claims::grant_lock(&dir).map_err(claim_error)?;
     let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
     let mut holders = Vec::new();
@@ -84,6 +84,19 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
     if !holders.is_empty() {
         drop(granting);
         holders.sort_by(|a, b| a.issue.cmp(&b.issue));
+        crate::journal::refused(
+            &issue.paths,
+            holders.iter().map(|h| {
+                format!(
+                    "{} ({}, pid {}, {}) holds `{}`",
+                    h.claimant.handle,
+                    h.claimant.client,
+                    h.claimant.pid,
+                    h.claimant.worktree,
+                    h.issue
+                )
+            }),
+        );
         let held_by = holdings.live(issue.id()).map(|c| claimant(c, true));
         return Ok(ClaimOutput {
             granted: false,
@@ -119,6 +132,15 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
             crate::board::claims::Outcome::Granted { .. } => {}
             crate::board::claims::Outcome::Refused { holders } => {
                 drop(granting);
+                crate::journal::refused(
+                    &issue.paths,
+                    holders.iter().map(|h| {
+                        format!(
+                            "{} ({}, pid {}, {})",
+                            h.handle, h.holder.client, h.holder.pid, h.holder.worktree
+                        )
+                    }),
+                );
                 return Ok(ClaimOutput {
                     granted: false,
                     issue: issue.id().to_string(),
@@ -134,12 +156,13 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         }
     }
     let record = Claim {
-        format: 1,
+        format: claims::FORMAT,
         issue: issue.id().to_string(),
         boot: me.boot.clone(),
         pid: me.pid,
         start: me.start,
         session,
+        handle,
         client,
         worktree: index.root.display().to_string(),
         claimed_at: crate::write::now_rfc3339(),
@@ -162,12 +185,14 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
 
 /// A path claim on the board in the way of an issue's `paths`, as a holder: the issue it names
 /// (empty when it names none), who holds it, and its globs that overlap.
-fn path_holder(h: &crate::board::claims::Holder, paths: &[String]) -> Holder {
+fn path_holder(held: &crate::board::claims::Held, paths: &[String]) -> Holder {
+    let h = &held.holder;
     Holder {
         issue: h.claim.issue.clone().unwrap_or_default(),
         claimant: PlanClaimant {
             client: h.client.clone(),
             session: h.claim.session as i64,
+            handle: held.handle.clone(),
             pid: i64::from(h.pid),
             worktree: h.worktree.clone(),
             claimed_at: crate::write::rfc3339_of(h.claim.claimed_at),
@@ -237,7 +262,7 @@ pub(super) fn release(
         return Err(claim_error(claims::ClaimError::Off));
     };
     let me = crate::board::process::Identity::me();
-    let (session, _) = caller(ctx);
+    let (session, _, _) = caller(ctx)?;
     let granting = claims::grant_lock(&dir).map_err(claim_error)?;
     let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
     let released = match holdings.claims.get(&input.issue) {

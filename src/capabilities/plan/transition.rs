@@ -45,6 +45,9 @@ pub(super) fn transition(
     ctx: &Context,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
+    // Who moves the issue is known before anything is written: a stateless request over HTTP
+    // that named no agent is refused here.
+    let (agent, _, _) = super::caller(ctx)?;
     let _writing = ctx.write_lock()?;
     let mut index = ctx.index()?;
     let find = |index: &crate::layer::Index| {
@@ -131,7 +134,7 @@ pub(super) fn transition(
     reconcile_ledger(&index, (&issue.identity, stamp));
     if input.transition == TransitionWord::Done {
         release_done(&index.root, &issue.identity);
-        release_paths(ctx, &index.root, caller(ctx).0, &issue.identity);
+        release_paths(ctx, &index.root, agent, &issue.identity);
     }
     // The ledger is checkout-local history; failing to append to it does not undo the write.
     if let Err(e) = append_ledger(
@@ -170,7 +173,7 @@ fn held_by_another(
 ) -> Result<Option<Claim>, CapabilityError> {
     let holdings = Holdings::read(ctx, root)?;
     let me = crate::board::process::Identity::me();
-    let (session, _) = caller(ctx);
+    let (session, _, _) = caller(ctx)?;
     Ok(holdings
         .live(issue)
         .filter(|c| !c.is_of(&me, session))

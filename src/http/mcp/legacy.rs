@@ -96,7 +96,8 @@ pub async fn post(
         match next {
             Some(Next::Answered(response)) => return response,
             Some(Next::Offload { writer }) => {
-                return super::modern::offload(state, body, writer).await
+                return super::modern::offload(state, body, writer, super::agent_header(&headers))
+                    .await
             }
             None => {}
         }
@@ -187,6 +188,8 @@ pub async fn post(
     };
     let session_id = session_id.to_string();
     let sessions = state.sessions.clone();
+    // A legacy session is its own agent: a handle it sends is refused, naming the header.
+    entry.session().agent_header = super::agent_header(&headers);
     if crate::http::writers::is_writer_call(&message) {
         // A write may wait for another process's write lock: it runs on what it needs of the
         // session, which stays free for the session's other requests (a read, a ping, a

@@ -16,3 +16,14 @@ pub const VERSION_HEADER: &str = "mcp-protocol-version";
 pub const METHOD_HEADER: &str = "mcp-method";
 /// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
 pub const NAME_HEADER: &str = "mcp-name";
+/// The header an agent of the stateless era names itself by: the handle `peers.announce`
+/// answered.
+pub const AGENT_HEADER: &str = "majordomus-agent";
+
+/// The `Majordomus-Agent` header of a request, when it has one that is text.
+pub fn agent_header(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get(AGENT_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
+}

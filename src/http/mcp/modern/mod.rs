@@ -70,7 +70,12 @@ pub fn admit_envelope(state: &AppState, headers: &HeaderMap, envelope: Envelope<
     drop(parts);
     match admitted {
         Admission::Answered(response) => Next::Answered(response),
-        Admission::Admitted(admitted) => answer_here(state, admitted, Read::Envelope(envelope)),
+        Admission::Admitted(admitted) => answer_here(
+            state,
+            admitted,
+            Read::Envelope(envelope),
+            super::agent_header(headers),
+        ),
     }
 }
 
@@ -81,13 +86,16 @@ pub async fn post(
     message: Value,
     body: axum::body::Bytes,
 ) -> Response {
+    let agent = super::agent_header(&headers);
     let next = match admit(&headers, &Parts::of_value(&message, &body)) {
         Admission::Answered(response) => Next::Answered(response),
-        Admission::Admitted(admitted) => answer_here(&state, admitted, Read::Bytes(&body)),
+        Admission::Admitted(admitted) => {
+            answer_here(&state, admitted, Read::Bytes(&body), agent.clone())
+        }
     };
     match next {
         Next::Answered(response) => response,
-        Next::Offload { writer } => offload(state, body, writer).await,
+        Next::Offload { writer } => offload(state, body, writer, agent).await,
     }
 }
 
@@ -122,7 +130,12 @@ fn admit(headers: &HeaderMap, parts: &Parts<'_>) -> Admission {
 /// A request the dispatcher can answer without blocking (a compiled-in answer, a read from
 /// memory, a cached tool answer) is answered here, on the connection's task: a hop to the
 /// blocking pool and back costs it more than its work (ADR 0031). Anything else is offloaded.
-fn answer_here(state: &AppState, admitted: Admitted, read: Read<'_>) -> Next {
+fn answer_here(
+    state: &AppState,
+    admitted: Admitted,
+    read: Read<'_>,
+    agent: Option<String>,
+) -> Next {
     let offload = Next::Offload {
         writer: admitted.writer,
     };
@@ -130,7 +143,7 @@ fn answer_here(state: &AppState, admitted: Admitted, read: Read<'_>) -> Next {
         return offload;
     }
     let server = Server::new(state.ctx.clone());
-    let mut session = modern_session();
+    let mut session = modern_session(agent);
     session.inline = true;
     let frame = match read {
         Read::Bytes(body) => server.respond(&mut session, body),
@@ -146,11 +159,16 @@ fn answer_here(state: &AppState, admitted: Admitted, read: Read<'_>) -> Next {
 /// Answers a modern request on the blocking pool, or with the writers for a writer's call (as
 /// on a legacy session: never on the pool reads need). The dispatcher reads `body` again on
 /// the thread that answers (ADR 0020).
-pub async fn offload(state: AppState, body: axum::body::Bytes, writer: bool) -> Response {
+pub async fn offload(
+    state: AppState,
+    body: axum::body::Bytes,
+    writer: bool,
+    agent: Option<String>,
+) -> Response {
     let server = Server::new(state.ctx.clone());
     let ctx = state.ctx.clone();
     let work = move || {
-        let mut session = modern_session();
+        let mut session = modern_session(agent);
         let frame = server.respond(&mut session, &body);
         // A listen that opened is answered with its stream.
         if let Some(listener) = session.live.take_listens().pop() {
@@ -165,10 +183,11 @@ pub async fn offload(state: AppState, body: axum::body::Bytes, writer: bool) -> 
     }
 }
 
-/// A stateless conversation of one modern request.
-fn modern_session() -> Session {
+/// A stateless conversation of one modern request, with the agent its header names.
+fn modern_session(agent: Option<String>) -> Session {
     let mut session = Session::new(Transport::Http);
     session.opened = Opened::Modern;
+    session.agent_header = agent;
     session
 }
 
