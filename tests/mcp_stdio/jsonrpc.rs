@@ -146,11 +146,7 @@ fn an_integer_beyond_64_bits_is_refused_naming_its_field() {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
-    for offset in [
-        "123456789012345678901234",
-        "18446744073709551616",
-        "1e30",
-    ] {
+    for offset in ["123456789012345678901234", "18446744073709551616", "1e30"] {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"majordomus_list","arguments":{{"offset":{offset}}}}}}}"#
         );
@@ -164,4 +160,30 @@ fn an_integer_beyond_64_bits_is_refused_naming_its_field() {
             "{offset}: {frame}"
         );
     }
+}
+
+/// A 500 KB value is named in an answer by its start and its length, never echoed whole: a
+/// URI nothing projects, over the tool and `resources/read`, and a path `applicable` bounds.
+#[test]
+fn a_long_input_is_echoed_by_its_start_and_length_not_whole() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let long = format!("majordomus://rule/{}", "x".repeat(500_000));
+    let requests = [
+        json!({ "name": "majordomus_get", "arguments": { "uri": long } }),
+        json!({ "name": "majordomus_applicable", "arguments": { "paths": ["x".repeat(500_000)] } }),
+    ];
+    for params in requests {
+        server.send_json(
+            &json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params }),
+        );
+        let line = server.recv_line();
+        assert!(line.len() < 2048, "{} bytes: {}", line.len(), &line[..300]);
+        assert!(line.contains("\"isError\":true"), "{line}");
+    }
+    server.send_json(&json!({ "jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": { "uri": long } }));
+    let line = server.recv_line();
+    assert!(line.len() < 2048, "{} bytes: {}", line.len(), &line[..300]);
+    assert!(line.contains("(500018 bytes)"), "{line}");
 }
