@@ -33,32 +33,32 @@ pub enum CapabilityError {
 impl CapabilityError {
     pub fn invalid_input(message: impl Into<String>) -> Self {
         Self::InvalidInput {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::NotFound {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
     pub fn refused(message: impl Into<String>) -> Self {
         Self::Refused {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::Forbidden {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
     pub fn busy(message: impl Into<String>) -> Self {
         Self::Busy {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::Internal {
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
 
@@ -128,9 +128,73 @@ impl CapabilityError {
     }
 }
 
+/// The most bytes of one quoted value (between backticks or double quotes) an error repeats: an
+/// input of 500 KB is named by its start and its length, not echoed whole.
+const MAX_ECHO: usize = 200;
+
+/// The most bytes a whole message keeps.
+const MAX_MESSAGE: usize = 2048;
+
+/// `message` with every quoted value past [`MAX_ECHO`] bytes cut to its start, an ellipsis and
+/// its length, and the whole cut at [`MAX_MESSAGE`] bytes the same way.
+pub fn bounded(message: String) -> String {
+    if message.len() <= MAX_ECHO {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE + 64));
+    let mut rest = message.as_str();
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest.as_bytes()[open];
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(quote as char) else {
+            break;
+        };
+        out.push_str(&cut(&rest[..close], MAX_ECHO));
+        out.push(quote as char);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    cut(&out, MAX_MESSAGE)
+}
+
+/// One value an error echoes: whole within [`MAX_ECHO`] bytes, else its start and its length.
+pub fn cut_echo(text: &str) -> String {
+    cut(text, MAX_ECHO)
+}
+
+/// `text` whole within `max` bytes, else its first `max / 2` bytes, an ellipsis and its length.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max / 2;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::CapabilityError;
+
+    #[test]
+    fn a_long_value_is_echoed_by_its_start_and_length_and_a_long_message_is_cut() {
+        let id = "a".repeat(500_000);
+        let e = CapabilityError::not_found(format!("no issue `{id}` in the plan"));
+        assert!(e.message().len() < 300, "{}", e.message().len());
+        assert!(e.message().starts_with("no issue `aaaa"), "{e}");
+        assert!(
+            e.message().ends_with("… (500000 bytes)` in the plan"),
+            "{e}"
+        );
+        let short = CapabilityError::refused("`x` is \"y\"");
+        assert_eq!(short.message(), "`x` is \"y\"");
+        let long = CapabilityError::invalid_input("word ".repeat(100_000));
+        assert!(long.message().len() <= 2048, "{}", long.message().len());
+        assert!(long.message().ends_with("(500000 bytes)"), "{long}");
+    }
 
     #[test]
     fn a_full_or_read_only_storage_is_unavailable_and_other_io_is_internal() {

@@ -456,7 +456,12 @@ fn validated(descriptor: &Descriptor, mut input: Value) -> Result<Value, Capabil
                 .join("; "),
         ));
     }
-    lang::normalize(descriptor.input(), &mut input, &Default::default());
+    let wide = lang::normalize(descriptor.input(), &mut input, &Default::default());
+    if let Some(path) = wide.first() {
+        return Err(CapabilityError::invalid_input(format!(
+            "`{path}`: the integer is beyond what 64 bits hold (-9223372036854775808 to 18446744073709551615)"
+        )));
+    }
     Ok(input)
 }
 

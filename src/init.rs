@@ -107,6 +107,9 @@ impl Report {
 pub enum InitError {
     #[error("`{}` already has a layer (`{MANIFEST_PATH}` exists); init refuses to touch it", root.display())]
     LayerExists { root: PathBuf },
+    /// `.ai/repo/` is there without a manifest: a layer half removed, or one being restored.
+    #[error("`{}` has `.ai/repo/` but no `{MANIFEST_PATH}`: a layer without its manifest (restore `{MANIFEST_PATH}` from git, or move `.ai/repo/` away and run init again); init refuses to touch it", root.display())]
+    ContentWithoutManifest { root: PathBuf },
     #[error("cannot write `{}`: {message}", path.display())]
     Io { path: PathBuf, message: String },
 }
@@ -115,14 +118,14 @@ impl InitError {
     /// The code word a refusal begins with, as every other CLI refusal does.
     pub fn code(&self) -> &'static str {
         match self {
-            InitError::LayerExists { .. } => "refused",
+            InitError::LayerExists { .. } | InitError::ContentWithoutManifest { .. } => "refused",
             InitError::Io { .. } => "internal",
         }
     }
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            InitError::LayerExists { .. } => 10,
+            InitError::LayerExists { .. } | InitError::ContentWithoutManifest { .. } => 10,
             InitError::Io { .. } => 13,
         }
     }
@@ -165,8 +168,13 @@ fn sources_for(root: &Path) -> String {
 
 /// Scaffolds a layer in `root`.
 pub fn init(root: &Path) -> Result<Report, InitError> {
-    if root.join(MANIFEST_PATH).exists() || root.join(".ai").join("repo").exists() {
+    if root.join(MANIFEST_PATH).exists() {
         return Err(InitError::LayerExists {
+            root: root.to_path_buf(),
+        });
+    }
+    if root.join(".ai").join("repo").exists() {
+        return Err(InitError::ContentWithoutManifest {
             root: root.to_path_buf(),
         });
     }

@@ -45,6 +45,9 @@ pub struct Filter {
     pub always: BTreeSet<String>,
     /// One [`Note::Changed`] whenever anything visible changed (the Cockpit).
     pub any_change: bool,
+    /// URIs a listen asked for that nothing projects: not listened for, and said so in its
+    /// acknowledgement.
+    pub unknown: BTreeSet<String>,
 }
 
 impl Filter {

@@ -339,6 +339,21 @@ mod layer_flags {
         assert_eq!(before, after);
     }
 
+    /// `.ai/repo/` without a manifest is said as found, not as a manifest that exists.
+    #[test]
+    fn init_where_the_layer_lost_its_manifest_says_what_it_found() {
+        let fixture = Fixture::new();
+        fixture.remove(".ai/manifest.yaml");
+        let again = run_in(fixture.root(), &["init"]);
+        assert_eq!(again.status.code(), Some(10));
+        let said = stderr(&again);
+        assert!(
+            said.contains("has `.ai/repo/` but no `.ai/manifest.yaml`") && !said.contains("exists"),
+            "{said}"
+        );
+        assert!(!fixture.root().join(".ai/manifest.yaml").exists());
+    }
+
     #[test]
     fn init_wires_the_clients_named_with_the_installed_command_and_nothing_else() {
         let fixture = Fixture::bare();

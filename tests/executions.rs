@@ -101,10 +101,25 @@ fn which_version_of_a_rule_the_agent_on_another_worktree_read_and_when() {
         .iter()
         .find(|e| e["capability"] == "objects.get")
         .expect("the tool call");
+    // Salted with the repository's salt, kept beside the logs: a guessed input is not
+    // confirmed by its plain digest, and every process of the repository digests alike.
+    let canonical = format!("{{\"uri\":{}}}", json!(uri));
+    let salt_hex =
+        std::fs::read_to_string(executions_dir(fixture.root()).join("salt")).expect("the salt");
+    let salt: Vec<u8> = (0..salt_hex.trim().len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&salt_hex[i..i + 2], 16).expect("hex"))
+        .collect();
+    assert_eq!(salt.len(), 32, "{salt_hex}");
+    assert_ne!(
+        get["input_digest"],
+        sha256(canonical.as_bytes()),
+        "the plain digest confirms a guessed input"
+    );
     assert_eq!(
         get["input_digest"],
-        sha256(format!("{{\"uri\":{}}}", json!(uri)).as_bytes()),
-        "the digest of the canonical input"
+        sha256(&[salt.as_slice(), canonical.as_bytes()].concat()),
+        "the digest of the salt and the canonical input"
     );
 
     // The rule changes in the second worktree; the next read is of the new version, listed first.

@@ -191,7 +191,8 @@ fn a_generation_that_changes_nothing_visible_notifies_nothing() {
 }
 
 #[test]
-fn bad_subscriptions_and_listens_are_clear_refusals_and_the_session_goes_on() {
+fn bad_subscriptions_and_listens_are_clear_refusals_an_unknown_uri_is_named_and_the_session_goes_on(
+) {
     let fixture = Fixture::new();
     let mut server = McpServer::start(fixture.root());
     server.initialize();
@@ -260,14 +261,38 @@ fn bad_subscriptions_and_listens_are_clear_refusals_and_the_session_goes_on() {
             listen_params(json!({ "resourcesListChanged": "yes" })),
             "must be a boolean",
         ),
-        (
-            listen_params(json!({ "resourceSubscriptions": ["majordomus://rule/nothing@1"] })),
-            "nothing here projects",
-        ),
     ];
     for (params, says) in listen_refusals {
         refusal(&mut server, "subscriptions/listen", params, -32602, says);
     }
+    // A URI nothing projects does not refuse the listen: the rest is listened for, and the
+    // acknowledgement honours that subset and names the unknown one.
+    server.send_json(&json!({
+        "jsonrpc": "2.0", "id": "partly", "method": "subscriptions/listen",
+        "params": listen_params(json!({
+            "resourceSubscriptions": [RULE_URI, "majordomus://rule/nothing@1"],
+        })),
+    }));
+    let ack = server.notification();
+    assert_eq!(
+        method(&ack),
+        "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "resourceSubscriptions": [RULE_URI] }),
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["majordomus/unknownResourceSubscriptions"],
+        json!(["majordomus://rule/nothing@1"]),
+        "{ack}"
+    );
+    server.send_json(&json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": "partly", "reason": "done" },
+    }));
     // A legacy session does not listen: the method is the modern era's.
     refusal(
         &mut server,

@@ -48,7 +48,7 @@ fn every_request_is_answered_alike_read_by_its_envelope_or_as_a_value() {
             "tools/call",
             json!({ "name": get, "arguments": { "uri": uri } }),
         ),
-        request("1e2", "resources/list", json!({})),
+        request("100", "resources/list", json!({})),
         request("\"s\"", "resources/read", json!({ "uri": uri })),
         request(
             "3",

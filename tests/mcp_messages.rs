@@ -126,7 +126,7 @@ fn a_modern_post_that_is_no_request_or_notification_is_400_invalid_request() {
 }
 
 /// Ids that are no ids, and the kind each error names.
-const NOT_IDS: [(&str, &str); 7] = [
+const NOT_IDS: [(&str, &str); 10] = [
     ("null", "null"),
     ("true", "a boolean"),
     ("false", "a boolean"),
@@ -134,13 +134,16 @@ const NOT_IDS: [(&str, &str); 7] = [
     (r#"[1]"#, "an array"),
     ("1.5", "a fraction"),
     ("-0.25e1", "a fraction"),
+    ("1.0", "a fraction"),
+    ("1e300", "an exponent"),
+    ("1.5e308", "an exponent"),
 ];
 
-/// Ids that are ids: strings, and integers however they are written.
+/// Ids that are ids: strings, and integers written as integers.
 const IDS: [&str; 7] = [
     "7",
     "-3",
-    "1e2",
+    "-0",
     "\"x\"",
     "\"\"",
     "0",

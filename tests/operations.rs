@@ -216,6 +216,14 @@ fn the_executions_page_draws_calls_by_client_and_links_each_object_read() {
         "a heading row and the one refusal"
     );
     assert!(!table.contains(&link));
+    // One is one execution, and the bound keeps its units as written.
+    assert!(
+        filtered.contains("<p>1 execution."),
+        "one execution, singular"
+    );
+    assert!(filtered.contains(" MiB "), "the bound's unit as written");
+    assert!(!filtered.to_lowercase().contains("1 executions"));
+    assert!(!filtered.contains(" mib "));
 
     let bad = served.get("/cockpit/executions?limit=many");
     assert_eq!(bad.status, 400);

@@ -378,3 +378,140 @@ fn the_readme_walk_blocks_cover_a_newcomers_first_steps() {
         "the README's walk does not write the rule of share/examples.yaml as it is:\n{heredoc}"
     );
 }
+
+/// `1234567` as `1,234,567`, as the README writes figures.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// The README's figures of what the tool list costs are what the binary bills now, between
+/// their markers (`<!-- bill:NAME -->…<!-- /bill -->`); `UPDATE_SNAPSHOTS=1` rewrites them.
+#[test]
+fn the_readmes_tool_list_figures_are_what_the_binary_bills() {
+    let fixture = crate::support::Fixture::new();
+    let bill = |toolsets: &str| -> (usize, u64, u64) {
+        let out = run_in(
+            fixture.root(),
+            &["mcp", "--inspect", "--toolsets", toolsets],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let projection = &report["projection"];
+        let legacy = projection["bill"]["eras"]
+            .as_array()
+            .expect("eras")
+            .iter()
+            .find(|e| e["era"] == "legacy")
+            .expect("the legacy era")["tools_list"]
+            .clone();
+        (
+            projection["tools"].as_array().expect("tools").len(),
+            legacy["bytes"].as_u64().expect("bytes"),
+            legacy["tokens"].as_u64().expect("tokens"),
+        )
+    };
+    let (count, bytes, tokens) = bill("all");
+    let (_, core_bytes, core_tokens) = bill("core");
+    let figures = [
+        (
+            "all",
+            format!(
+                "{count} tools, {} bytes, about {} tokens",
+                grouped(bytes),
+                grouped(tokens)
+            ),
+        ),
+        (
+            "core",
+            format!(
+                "{} bytes (about {} tokens)",
+                grouped(core_bytes),
+                grouped(core_tokens)
+            ),
+        ),
+    ];
+    let path = this_checkout().join("README.md");
+    let mut readme = std::fs::read_to_string(&path).expect("the README");
+    let mut drifted = Vec::new();
+    for (name, figure) in figures {
+        let open = format!("<!-- bill:{name} -->");
+        let start = readme
+            .find(&open)
+            .unwrap_or_else(|| panic!("no {open} in the README"))
+            + open.len();
+        let end = start + readme[start..].find("<!-- /bill -->").expect("its end");
+        if readme[start..end] != figure {
+            drifted.push(format!(
+                "{name}: the README says `{}`, the binary `{figure}`",
+                &readme[start..end]
+            ));
+            readme.replace_range(start..end, &figure);
+        }
+    }
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, readme).expect("the README is written");
+        return;
+    }
+    assert!(
+        drifted.is_empty(),
+        "rerun with UPDATE_SNAPSHOTS=1: {drifted:#?}"
+    );
+}
+
+/// Every README section a message points to (`(README: <heading>)`) is a heading of the README.
+#[test]
+fn every_readme_section_a_message_names_is_a_heading() {
+    let readme = std::fs::read_to_string(this_checkout().join("README.md")).expect("the README");
+    let headings: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| l.trim_start_matches('#').trim())
+        .collect();
+    let mut named = Vec::new();
+    let mut stack = vec![this_checkout().join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source");
+                let mut at = 0;
+                while let Some(found) = text[at..].find("(README: ") {
+                    let start = at + found + "(README: ".len();
+                    // The heading runs to the parenthesis that closes the pointer.
+                    let mut depth = 1;
+                    let end = text[start..]
+                        .char_indices()
+                        .find(|(_, c)| {
+                            match c {
+                                '(' => depth += 1,
+                                ')' => depth -= 1,
+                                _ => {}
+                            }
+                            depth == 0
+                        })
+                        .map(|(i, _)| start + i)
+                        .expect("a closing parenthesis");
+                    named.push((path.display().to_string(), text[start..end].to_string()));
+                    at = end;
+                }
+            }
+        }
+    }
+    assert!(!named.is_empty(), "a message names a README section");
+    for (file, heading) in named {
+        assert!(
+            headings.contains(&heading.as_str()),
+            "{file} points to README section `{heading}`, which the README does not have"
+        );
+    }
+}

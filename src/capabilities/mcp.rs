@@ -318,7 +318,7 @@ fn client_standing(
                     ),
                 },
                 remedy: format!(
-                    "{}; then {} (README: For coding agents)",
+                    "{}; then {} (README: Your coding agents (MCP))",
                     client.approval,
                     client.check.replace("{server}", &server)
                 ),

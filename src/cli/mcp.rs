@@ -27,6 +27,19 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
     } else {
         ctx.layer_on_board()
     };
+    // Where there is no layer, a client still gets its answers: `initialize` and every tool say
+    // the layer is missing and to run `majordomus init` (its client would otherwise only show
+    // "connection closed"). A script that wants the exit says `--require-layer`.
+    if let Err(crate::layer::LayerError::NoLayer { .. }) = opened {
+        if !inspect && !sub.get_flag("require-layer") {
+            let why = opened.err().map(ToString::to_string).unwrap_or_default();
+            tracing::warn!("serving MCP over stdio without a layer: {why}");
+            super::select_toolsets(&ctx, sub)?;
+            let served = stdio::serve(&Server::new(ctx.clone()), || {});
+            ctx.leave();
+            return served.map_err(internal);
+        }
+    }
     let opened = opened
         .map_err(Failure::from)
         .and_then(|_| ctx.index().map_err(Failure::from));

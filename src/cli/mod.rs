@@ -107,6 +107,12 @@ fn fixed_command() -> Command {
                         .action(ArgAction::SetTrue)
                         .help("Print the MCP projection and the layer's diagnostics instead of serving"),
                 )
+                .arg(
+                    Arg::new("require-layer")
+                        .long("require-layer")
+                        .action(ArgAction::SetTrue)
+                        .help("Exit (code 12) where there is no layer, instead of serving a client that it is missing"),
+                )
                 .arg(read_only_arg())
                 .arg(toolsets_arg()),
         )
@@ -236,10 +242,17 @@ fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
         .ok()
         .flatten()
         .map(String::as_str);
-    let index = ctx.index().map_err(Failure::from)?;
+    // Without a layer (a server telling its client so) only the flag chooses.
+    let index = match ctx.index() {
+        Ok(index) => Some(index),
+        Err(e) if e.code() == "not_found" && ctx.layer_if_open().is_none() => None,
+        Err(e) => return Err(Failure::from(e)),
+    };
     let selection = crate::toolsets::Selection::resolve(
         flag,
-        index.manifest.mcp_toolsets.as_deref(),
+        index
+            .as_ref()
+            .and_then(|i| i.manifest.mcp_toolsets.as_deref()),
         ctx.read_only(),
     )
     .map_err(|e| Failure {

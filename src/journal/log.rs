@@ -370,3 +370,43 @@ fn read_header_only(path: &Path) -> Option<Header> {
     file.take(4096).read_to_end(&mut bytes).ok()?;
     header_of(&bytes).ok().map(|(h, _)| h)
 }
+
+/// The repository's salt for input digests: `salt` beside the logs, 32 random bytes as hex,
+/// made by the first process that needs it (linked in place, so two racing processes keep one)
+/// and read by every other.
+pub fn repository_salt(dir: &Path) -> Result<[u8; 32], String> {
+    let path = dir.join("salt");
+    for _ in 0..2 {
+        match crate::bounded_read::read(&path, 64, crate::bounded_read::Links::Never) {
+            Ok(text) => {
+                return parse_salt(&text).ok_or_else(|| "`salt` is not 64 hex digits".into())
+            }
+            Err(crate::bounded_read::Refusal::Missing) => {}
+            Err(why) => return Err(format!("`salt` {why}")),
+        }
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+        let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        crate::write::board_dir(dir).map_err(|e| crate::write::io_message(&e))?;
+        let temp = dir.join(format!("salt.{}.tmp", std::process::id()));
+        match crate::write::board_message(&temp, &path, text.as_bytes()) {
+            Ok(()) => return Ok(bytes),
+            // Another process made it first: read theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(crate::write::io_message(&e)),
+        }
+    }
+    Err("`salt` appeared and vanished".into())
+}
+
+fn parse_salt(text: &[u8]) -> Option<[u8; 32]> {
+    let text = std::str::from_utf8(text).ok()?.trim();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}

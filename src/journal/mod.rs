@@ -377,6 +377,16 @@ impl Journal {
             return;
         }
         let stem = header.stem();
+        match log::repository_salt(&dir) {
+            Ok(salt) => {
+                if SALT.set(salt).is_err() && SALT.get() != Some(&salt) {
+                    tracing::warn!("input digests were taken before the repository's salt was read: those differ from other processes'");
+                }
+            }
+            Err(why) => tracing::warn!(
+                "cannot read or make the input digests' salt under the board ({why}): this process's digests are its own"
+            ),
+        }
         let mut writer = match log::Writer::open(&dir, header) {
             Ok(w) => w,
             Err(e) => {
@@ -687,11 +697,28 @@ fn kept(text: &str) -> String {
     crate::secrets::redact(text).into_owned()
 }
 
-/// `sha256:<hex>` of the input as compact JSON with object keys sorted ([`write_canonical`]),
-/// hashed as it is written: the text itself is never kept.
+/// The salt every input digest of this process is taken with: the repository's, kept under the
+/// board, from the moment the journal is attached to its log; before that (or without a board),
+/// one of this process's own. Unsalted, a digest confirms a guessed input (`{"query":"hunter2"}`)
+/// to anyone who can read the log.
+static SALT: OnceLock<[u8; 32]> = OnceLock::new();
+
+fn salt() -> &'static [u8; 32] {
+    SALT.get_or_init(|| {
+        let mut bytes = [0u8; 32];
+        if getrandom::fill(&mut bytes).is_err() {
+            tracing::warn!("no random salt for the input digests: they are taken unsalted");
+        }
+        bytes
+    })
+}
+
+/// `sha256:<hex>` of the salt and the input as compact JSON with object keys sorted
+/// ([`write_canonical`]), hashed as it is written: the text itself is never kept.
 pub fn canonical_digest(value: &serde_json::Value) -> String {
     use sha2::Digest;
     let mut hasher = sha2::Sha256::new();
+    hasher.update(salt());
     // Hashing cannot fail.
     let _ = write_canonical(value, &mut hasher);
     hex_digest(hasher.finalize().into())

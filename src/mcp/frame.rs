@@ -22,12 +22,23 @@ impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
-            message: crate::secrets::redact(&message.into()).into_owned(),
+            message: crate::error::bounded(crate::secrets::redact(&message.into()).into_owned()),
             data: None,
         }
     }
 
-    pub fn with_data(mut self, data: Value) -> Self {
+    /// `data`, every string in it past what an error echoes cut to its start and its length
+    /// (a 500 KB URI is not repeated whole).
+    pub fn with_data(mut self, mut data: Value) -> Self {
+        fn bound(value: &mut Value) {
+            match value {
+                Value::String(text) => *text = crate::error::cut_echo(text),
+                Value::Array(items) => items.iter_mut().for_each(bound),
+                Value::Object(map) => map.values_mut().for_each(bound),
+                _ => {}
+            }
+        }
+        bound(&mut data);
         self.data = Some(data);
         self
     }

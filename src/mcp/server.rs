@@ -817,9 +817,21 @@ impl<'a> Request<'a> {
     }
 }
 
-/// The `initialize` instructions, derived from the registry, the index and the mode on every
-/// call: counts, index state, the URI scheme, where to start, and which tools write.
+/// The `initialize` instructions: where there is no layer, first what is missing and what to
+/// run, so that a client shows the reason rather than a tool's refusal only.
 pub fn instructions(ctx: &Context) -> String {
+    let text = layer_instructions(ctx);
+    match ctx.layer() {
+        Err(crate::layer::LayerError::NoLayer { .. }) => format!(
+            "No AI layer here: no `.ai/manifest.yaml` in this directory or above, so every tool that reads the layer answers not_found. Run `majordomus init` at the repository's root (or ask the user to), then restart this server. {text}"
+        ),
+        _ => text,
+    }
+}
+
+/// The instructions derived from the registry, the index and the mode on every call: counts,
+/// index state, the URI scheme, where to start, and which tools write.
+fn layer_instructions(ctx: &Context) -> String {
     let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
     let tools: Vec<&str> = projected
         .iter()

@@ -149,6 +149,9 @@ fn subscribable(ctx: &Context, era: Era, uri: &str) -> Result<bool, RpcError> {
     }
 }
 
+/// Where a listen's acknowledgement names the URIs it asked for that nothing here projects.
+const UNKNOWN_SUBSCRIPTIONS: &str = "majordomus/unknownResourceSubscriptions";
+
 /// The capability whose resource is the caller's inbox on the board.
 const INBOX: &str = "peers.inbox";
 
@@ -294,7 +297,14 @@ pub fn listen(
                             "`notifications.resourceSubscriptions` must hold URIs (strings)".into(),
                         ));
                     };
-                    if subscribable(ctx, era, uri)? {
+                    // One URI nothing projects leaves the rest listened for: the acknowledgement
+                    // honours the subset it can and names the rest.
+                    if matches!(
+                        resolve::resolve(ctx, uri),
+                        Err(CapabilityError::NotFound { .. })
+                    ) {
+                        wanted.unknown.insert(uri.to_string());
+                    } else if subscribable(ctx, era, uri)? {
                         wanted.always.insert(uri.to_string());
                     } else {
                         wanted.uris.insert(uri.to_string());
@@ -380,7 +390,16 @@ pub fn frame(listener: &Listener, note: &Note) -> Option<String> {
     };
     if let Some(id) = subscription {
         let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-        params.insert("_meta".into(), json!({ META_SUBSCRIPTION_ID: id }));
+        let mut meta = json!({ META_SUBSCRIPTION_ID: id });
+        if matches!(note, Note::Acknowledged) {
+            let unknown = listener.filter().unknown;
+            if !unknown.is_empty() {
+                let unknown: Vec<String> =
+                    unknown.iter().map(|u| crate::error::cut_echo(u)).collect();
+                meta[UNKNOWN_SUBSCRIPTIONS] = json!(unknown);
+            }
+        }
+        params.insert("_meta".into(), meta);
     }
     let mut message = json!({ "jsonrpc": "2.0", "method": method });
     if !params.is_empty() {

@@ -36,7 +36,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
     checks.push(descriptors());
     checks.push(file_watches(index.as_ref().ok().map(|i| i.as_ref())));
     checks.push(disk(&root));
-    checks.push(port());
+    checks.push(port(ctx));
     checks
 }
 
@@ -325,8 +325,22 @@ fn disk(root: &Path) -> PreflightCheck {
     }
 }
 
-fn port() -> PreflightCheck {
+fn port(ctx: &Context) -> PreflightCheck {
     const TITLE: &str = "The serve port";
+    // Asked of a server (its Cockpit's doctor page), the port is the one it serves, in use by
+    // itself: what it says is where it listens, not whether the default port is free.
+    if let Some(load) = ctx.load() {
+        return check(
+            "port",
+            TITLE,
+            Status::Ok,
+            format!(
+                "this server listens on {} (`curl {}/healthz` tells)",
+                load.listening_on, load.listening_on
+            ),
+            None,
+        );
+    }
     match std::net::TcpListener::bind(("127.0.0.1", SERVE_PORT)) {
         Ok(_) => check(
             "port",

@@ -186,3 +186,49 @@ fn a_uri_nothing_projects_is_not_found() {
     let reply = served.get("/api/v1/object?uri=majordomus://rule/none@1");
     reply.assert_error(404, "not_found");
 }
+
+/// The preflight a server answers (its route and its Cockpit's doctor page) checks the port it
+/// serves, not the default one: on a port of its own it names where it listens.
+#[test]
+fn the_preflight_a_server_answers_names_the_port_it_serves() {
+    let fixture = crate::support::Fixture::new();
+    let served = crate::serve_support::Served::start(fixture.root());
+    assert_ne!(served.port, 8741, "the test serves on a port of its own");
+    let reply = served.get("/api/v1/environment/preflight");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let report = reply.json();
+    let port = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "port")
+        .expect("a port check")
+        .clone();
+    let seen = port["seen"].as_str().unwrap_or_default();
+    assert!(
+        seen.contains(&format!(":{}", served.port)) && !seen.contains("8741"),
+        "{port}"
+    );
+    let page = served.get("/cockpit/doctor");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text().contains(&format!(":{}", served.port)),
+        "the page names the port"
+    );
+}
+
+/// The Cockpit's MCP page lists every protocol version served, the modern era's included.
+#[test]
+fn the_cockpit_lists_every_protocol_version_served() {
+    let fixture = crate::support::Fixture::new();
+    let served = crate::serve_support::Served::start(fixture.root());
+    let page = served.get("/cockpit/mcp").text();
+    let facts = page
+        .split("<dt>Protocol versions</dt>")
+        .nth(1)
+        .and_then(|rest| rest.split("</dd>").next())
+        .expect("the versions line");
+    for version in ["2026-07-28", "2025-11-25", "2024-11-05"] {
+        assert!(facts.contains(version), "{version} in {facts}");
+    }
+}

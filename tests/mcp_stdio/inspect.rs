@@ -1,5 +1,6 @@
 //! `majordomus mcp --inspect` as JSON and as a table, its exit 10 on a broken rule, and `mcp` in a
-//! directory without a layer exiting 12 with how to make one.
+//! directory without a layer: serving a client that it is missing, or with `--require-layer`
+//! exiting 12 with how to make one.
 
 use serde_json::{json, Value};
 
@@ -64,10 +65,59 @@ fn inspect_exits_10_and_prints_the_diagnostic_on_a_broken_rule() {
 }
 
 #[test]
-fn serving_without_a_layer_exits_12_and_says_how_to_make_one() {
+fn without_a_layer_a_script_asking_for_one_gets_exit_12_and_how_to_make_one() {
     let fixture = Fixture::bare();
-    let out = run_in(fixture.root(), &["mcp"]);
+    let out = run_in(fixture.root(), &["mcp", "--require-layer"]);
     assert_eq!(out.status.code(), Some(12), "{}", stderr(&out));
     assert!(stderr(&out).contains("majordomus init"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty(), "no frame without a layer");
+}
+
+/// A client started where there is no layer shows the reason: `initialize` answers, its
+/// instructions open with what is missing and what to run, and every tool that reads the layer
+/// answers `not_found` saying to run `majordomus init`, on both eras.
+#[test]
+fn without_a_layer_a_client_is_answered_and_told_to_run_init() {
+    let fixture = Fixture::bare();
+    let mut server = crate::support::McpServer::start(fixture.root());
+    let init = server.initialize();
+    let instructions = init["instructions"].as_str().expect("instructions");
+    assert!(
+        instructions.starts_with("No AI layer here") && instructions.contains("majordomus init"),
+        "{instructions}"
+    );
+    let tools = server.tools();
+    assert!(!tools.is_empty());
+    let mut refused = 0;
+    for tool in &tools {
+        let name = tool["name"].as_str().expect("a name");
+        let answer = server.call(name, json!({}));
+        if answer["isError"] == true {
+            let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+            let code = &answer["_meta"]["majordomus"]["error"]["code"];
+            // A tool refused for its input alone (a required field) says nothing of the layer.
+            if code == "invalid_input" {
+                continue;
+            }
+            assert!(text.contains("majordomus init"), "{name}: {answer}");
+            refused += 1;
+        }
+    }
+    assert!(
+        refused >= 5,
+        "only {refused} tools said the layer is missing"
+    );
+    let modern = server.request(
+        "server/discover",
+        json!({ "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        } }),
+    );
+    let text = modern["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("majordomus init"), "{modern}");
+    let finished = server.close();
+    assert!(finished.status.success(), "{}", finished.stderr);
 }

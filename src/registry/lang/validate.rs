@@ -368,8 +368,25 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// Rewrites every integer a valid `value` holds as a number with a zero fraction (`1.0`) into
 /// the integer it is, so a typed handler reads it; JSON Schema accepts both spellings, Rust's
-/// integer types only one. Call it after `validate` found no problem.
-pub fn normalize(schema: &Schema, value: &mut Value, named: &BTreeMap<String, Schema>) {
+/// integer types only one. Call it after `validate` found no problem. Answers where an integer
+/// is beyond 64 bits (`offset`), which JSON Schema accepts and no handler can read.
+pub fn normalize(
+    schema: &Schema,
+    value: &mut Value,
+    named: &BTreeMap<String, Schema>,
+) -> Vec<String> {
+    let mut wide = Vec::new();
+    normalize_at(schema, value, named, "", &mut wide);
+    wide
+}
+
+fn normalize_at(
+    schema: &Schema,
+    value: &mut Value,
+    named: &BTreeMap<String, Schema>,
+    path: &str,
+    wide: &mut Vec<String>,
+) {
     let mut schema = schema;
     // Follow bare references, at most as many as there are named schemas.
     for _ in 0..=named.len() {
@@ -380,17 +397,22 @@ pub fn normalize(schema: &Schema, value: &mut Value, named: &BTreeMap<String, Sc
     }
     match value {
         Value::Number(n) if schema.ty == Some(Type::Integer) && !(n.is_i64() || n.is_u64()) => {
-            if let Some(i) = as_integer(n) {
-                if let Ok(i) = i64::try_from(i) {
-                    *value = Value::from(i);
-                } else if let Ok(u) = u64::try_from(i) {
-                    *value = Value::from(u);
-                }
+            let fitted = as_integer(n).and_then(|i| {
+                i64::try_from(i)
+                    .map(Value::from)
+                    .or_else(|_| u64::try_from(i).map(Value::from))
+                    .ok()
+            });
+            match fitted {
+                Some(fitted) => *value = fitted,
+                None => wide.push(path.to_string()),
             }
         }
         Value::Array(items) => {
             if let Some(item) = &schema.items {
-                items.iter_mut().for_each(|v| normalize(item, v, named));
+                for (i, v) in items.iter_mut().enumerate() {
+                    normalize_at(item, v, named, &format!("{path}[{i}]"), wide);
+                }
             }
         }
         Value::Object(map) => {
@@ -402,16 +424,16 @@ pub fn normalize(schema: &Schema, value: &mut Value, named: &BTreeMap<String, Sc
                         .any(|(p, s)| *p == one_of.tag && s.constant == tag)
                 });
                 if let Some(v) = variant {
-                    normalize(v, value, named);
+                    normalize_at(v, value, named, path, wide);
                 }
                 return;
             }
             for (key, item) in map.iter_mut() {
                 match schema.properties.iter().find(|(p, _)| p == key) {
-                    Some((_, sub)) => normalize(sub, item, named),
+                    Some((_, sub)) => normalize_at(sub, item, named, &join(path, key), wide),
                     None => {
                         if let Additional::Map(sub) = &schema.additional {
-                            normalize(sub, item, named);
+                            normalize_at(sub, item, named, &join(path, key), wide);
                         }
                     }
                 }
