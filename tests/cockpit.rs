@@ -314,6 +314,32 @@ fn search_hits_mark_their_terms_and_escape_the_rest() {
 }
 
 #[test]
+fn the_search_runner_marks_its_snippets_terms_and_escapes_the_rest() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/marks.md",
+        "---\nid: marks\ntitle: Chat hygiene\ntags: [chat]\n---\n\nNever paste <b>tokens</b> or **tokens** into a *shared* chat.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/capabilities/objects.search/run?query=tokens");
+    let table = html
+        .split_once("<table class=\"answer-table\">")
+        .map(|(_, t)| t.split_once("</table>").map_or(t, |(t, _)| t))
+        .expect("the hits read as a table");
+    assert!(
+        table.contains(
+            "<td data-label=\"Snippet\"><span class=\"snippet\">Never paste &lt;b&gt;<mark>tokens</mark>&lt;/b&gt; or **<mark>tokens</mark>** into a *shared* chat.</span></td>"
+        ),
+        "the snippet's marks are highlights, its text is text: {table}"
+    );
+    assert!(!table.contains("<b>"), "{table}");
+    assert!(
+        table.contains("<td data-label=\"Title\">Chat hygiene</td>"),
+        "every cell names its column for a phone: {table}"
+    );
+}
+
+#[test]
 fn the_search_form_resubmits_as_it_was_filled() {
     // See: the search page's form came back with `value="None"` in its empty Tag field, so a
     // second search from that form filtered by a tag named `None` and found nothing.
