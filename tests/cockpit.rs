@@ -314,6 +314,89 @@ fn search_hits_mark_their_terms_and_escape_the_rest() {
 }
 
 #[test]
+fn the_search_runner_marks_its_snippets_terms_and_escapes_the_rest() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/marks.md",
+        "---\nid: marks\ntitle: Chat hygiene\ntags: [chat]\n---\n\nNever paste <b>tokens</b> or **tokens** into a *shared* chat.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/capabilities/objects.search/run?query=tokens");
+    let table = html
+        .split_once("<table class=\"answer-table\">")
+        .map(|(_, t)| t.split_once("</table>").map_or(t, |(t, _)| t))
+        .expect("the hits read as a table");
+    assert!(
+        table.contains(
+            "<td data-label=\"Snippet\"><span class=\"snippet\">Never paste &lt;b&gt;<mark>tokens</mark>&lt;/b&gt; or **<mark>tokens</mark>** into a *shared* chat.</span></td>"
+        ),
+        "the snippet's marks are highlights, its text is text: {table}"
+    );
+    assert!(!table.contains("<b>"), "{table}");
+    assert!(
+        table.contains("<td data-label=\"Title\">Chat hygiene</td>"),
+        "every cell names its column for a phone: {table}"
+    );
+}
+
+#[test]
+fn knowledge_notes_list_the_day_they_were_recorded() {
+    let fixture = Fixture::with_objects();
+    fixture.write(
+        ".ai/repo/knowledge/curated/dated.md",
+        "---\nid: dated\ntitle: A dated note\nrecorded_at: \"2026-11-30\"\n---\n\nRecorded on a day.\n",
+    );
+    let cockpit = Cockpit::over(fixture);
+    let html = cockpit.ok("/objects?kind=knowledge");
+    assert!(html.contains(">Date</a></th>"), "a Date column: {html}");
+    assert!(
+        html.contains(r#"<time datetime="2026-11-30">30 Nov 2026</time>"#),
+        "the note's recorded day reads as a date: {html}"
+    );
+    let newest = cockpit.ok("/objects?kind=knowledge&sort=date&descending=true");
+    let dated = newest
+        .find("A dated note")
+        .expect("the dated note is listed");
+    let undated = newest
+        .find("How the tests run")
+        .expect("the undated note is listed");
+    assert!(
+        dated < undated,
+        "sorting by date puts the dated note first: {newest}"
+    );
+}
+
+#[test]
+fn a_new_layer_s_objects_page_says_what_would_appear_and_how_to_make_it() {
+    let cockpit = Cockpit::over(Fixture::new());
+    let all = cockpit.ok("/objects");
+    assert!(
+        unescape(&all.replace("<wbr>", "")).contains(
+            "Objects of kind <strong>knowledge</strong> appear here once the layer has a file matching <code>.ai/repo/knowledge/curated/*.md</code>, or after <a href=\"/cockpit/capabilities/knowledge.record\"><code>majordomus knowledge record</code></a> writes one."
+        ),
+        "the new layer's page names the files and the command: {all}"
+    );
+    assert!(all.contains("Not in this layer yet"), "{all}");
+    for kind in ["adr", "knowledge", "issue"] {
+        assert!(
+            all.contains(&format!("Objects of kind <strong>{kind}</strong>")),
+            "the new layer's page names the absent kind {kind}: {all}"
+        );
+    }
+    assert!(
+        unescape(&all).contains("<code>majordomus plan create</code>"),
+        "an issue is made with the plan's writer: {all}"
+    );
+    let full = Cockpit::new().ok("/objects");
+    assert!(
+        !full.contains("Objects of kind <strong>knowledge</strong>"),
+        "a kind the layer has is not among the absent: {full}"
+    );
+    let filtered = cockpit.ok("/objects?kind=rule");
+    assert!(!filtered.contains("Not in this layer yet"), "{filtered}");
+}
+
+#[test]
 fn the_search_form_resubmits_as_it_was_filled() {
     // See: the search page's form came back with `value="None"` in its empty Tag field, so a
     // second search from that form filtered by a tag named `None` and found nothing.

@@ -28,14 +28,35 @@
     });
   }
 
+  // A scrolling table is a region a screen reader lists by name, so each is named after what it
+  // shows: its caption, else the heading it sits under, else the name of the field it is in;
+  // two alike get a number, so no two regions of a page share a name.
+  var heading = function (el) {
+    for (var node = el; node && node.tagName !== "MAIN"; node = node.parentElement) {
+      var dd = node.tagName === "DD" && node.previousElementSibling;
+      if (dd && dd.tagName === "DT") { return dd.textContent; }
+      for (var prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {
+        if (/^H[1-6]$/.test(prev.tagName)) { return prev.textContent; }
+      }
+    }
+    var h1 = document.querySelector("h1");
+    return h1 ? h1.textContent : "";
+  };
+  var names = {};
+  var regionName = function (wrap) {
+    var caption = wrap.querySelector("caption");
+    var base = ((caption ? caption.textContent : heading(wrap)) || "Table").replace(/\s+/g, " ").trim();
+    names[base] = (names[base] || 0) + 1;
+    return base + (names[base] > 1 ? " (" + names[base] + ")" : "") + ", table, scrolls sideways";
+  };
   var wraps = document.querySelectorAll(".table-wrap:not([tabindex])");
   var focusable = function () {
     for (var i = 0; i < wraps.length; i++) {
       var wrap = wraps[i];
-      if (wrap.scrollWidth > wrap.clientWidth) {
+      if (wrap.scrollWidth > wrap.clientWidth && !wrap.hasAttribute("role")) {
         wrap.setAttribute("tabindex", "0");
         wrap.setAttribute("role", "region");
-        wrap.setAttribute("aria-label", "Table, scrolls sideways");
+        wrap.setAttribute("aria-label", regionName(wrap));
       }
     }
   };

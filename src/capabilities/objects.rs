@@ -56,13 +56,17 @@ fn summary(index: &crate::layer::Index, o: &Object) -> ObjectSummary {
     }
 }
 
-/// The front matter's `status` and `date`, when each is text.
+/// The front matter's `status` and `date` (for a knowledge note without a `date`, its
+/// `recorded_at`), when each is text.
 #[derive(Default, serde::Deserialize)]
 struct Stamps {
     #[serde(default, deserialize_with = "text_or_none")]
     status: Option<String>,
     #[serde(default, deserialize_with = "text_or_none")]
     date: Option<String>,
+    /// The day a knowledge note was recorded: its date when it has no `date` of its own.
+    #[serde(default, deserialize_with = "text_or_none")]
+    recorded_at: Option<String>,
 }
 
 fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -76,10 +80,15 @@ fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>
 /// a listing of thousands then parses nothing.
 fn stamps(o: &Object) -> Stamps {
     let json = o.metadata.as_json();
-    if !json.contains("\"status\"") && !json.contains("\"date\"") {
+    if !json.contains("\"status\"")
+        && !json.contains("\"date\"")
+        && !json.contains("\"recorded_at\"")
+    {
         return Stamps::default();
     }
-    serde_json::from_str(json).unwrap_or_default()
+    let mut stamps: Stamps = serde_json::from_str(json).unwrap_or_default();
+    stamps.date = stamps.date.or(stamps.recorded_at.take());
+    stamps
 }
 
 /// The provider of an `instructions` object.

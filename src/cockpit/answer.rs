@@ -328,8 +328,16 @@ impl Renderer {
             }
             self.out.push_str("<tr>");
             for (name, schema) in &columns {
-                self.out.push_str("<td>");
+                // The heading again, for a phone where each row stands as a card of its cells.
+                self.out.push_str("<td data-label=\"");
+                self.out.push_str(&heading(name));
+                self.out.push_str("\">");
                 match row.get(*name) {
+                    Some(Value::String(s))
+                        if *name == SNIPPET && schema.ty == Some(Type::String) =>
+                    {
+                        self.snippet(s)
+                    }
                     Some(v) => self.value(schema, v, depth + 1),
                     None => self.out.push_str("<span class=\"none\">—</span>"),
                 }
@@ -386,6 +394,23 @@ impl Renderer {
         }
     }
 
+    /// A search hit's snippet: its text escaped, the terms it marks `**so**` in `<mark>`. The
+    /// marks are the only markup; whatever else the text holds is shown as text.
+    fn snippet(&mut self, s: &str) {
+        let s = &s[..floor_boundary(s, MAX_TEXT)];
+        self.out.push_str("<span class=\"snippet\">");
+        for (part, mark) in crate::layer::snippet_parts(s) {
+            if mark {
+                self.out.push_str("<mark>");
+                escape(&part, &mut self.out);
+                self.out.push_str("</mark>");
+            } else {
+                escape(&part, &mut self.out);
+            }
+        }
+        self.out.push_str("</span>");
+    }
+
     /// `text`, escaped, cut at [`MAX_TEXT`] bytes with a note saying so.
     fn text_bounded(&mut self, text: &str) {
         if text.len() <= MAX_TEXT {
@@ -403,6 +428,19 @@ impl Renderer {
             text.len()
         );
     }
+}
+
+/// The property a search hit's marked sentence is declared as: its `**term**` marks are the
+/// search's, not text, and read as highlights.
+const SNIPPET: &str = "snippet";
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_boundary(s: &str, at: usize) -> usize {
+    let mut end = at.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// The variant of a tagged `oneOf` whose tag `value` carries.
@@ -631,7 +669,7 @@ mod tests {
         assert!(html.contains(head), "{html}");
         assert!(!html.contains(">Notes<"), "{html}");
         // A nested array of objects is a nested table.
-        assert!(html.contains("<td><div class=\"table-wrap\"><table class=\"answer-table\"><thead><tr><th scope=\"col\">Step</th><th scope=\"col\">Done</th>"), "{html}");
+        assert!(html.contains("<td data-label=\"Steps\"><div class=\"table-wrap\"><table class=\"answer-table\"><thead><tr><th scope=\"col\">Step</th><th scope=\"col\">Done</th>"), "{html}");
         // Enums are badges in words; a URI and a capability id are links to their pages; an
         // unknown id and a foreign URI are text.
         assert!(
@@ -663,11 +701,11 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("<td><span class=\"none\">—</span></td>"),
+            html.contains("<td data-label=\"Started at\"><span class=\"none\">—</span></td>"),
             "{html}"
         );
         assert!(
-            html.contains("<td><span class=\"none\">none</span></td>"),
+            html.contains("<td data-label=\"Depends on\"><span class=\"none\">none</span></td>"),
             "an empty list: {html}"
         );
         // The JSON stays one click away, in the answer's own key order.

@@ -148,6 +148,7 @@ pub(super) fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
     });
     let sorting = sort_links(&filters, &list);
     let issues = issue_rows(ctx, &filters, &list);
+    let absent = absent_kinds(ctx, &filters, &list);
     Ok((
         "objects.html",
         context! {
@@ -158,6 +159,7 @@ pub(super) fn objects(ctx: &Context, params: &[(String, String)]) -> Rendered {
             counts => list["kinds"].clone(),
             total_objects => total_objects,
             pager => pager,
+            absent => absent,
         },
         200,
     ))
@@ -247,6 +249,53 @@ pub(super) fn api(ctx: &Context) -> Rendered {
         context! { routes => routes, changes => changes },
         200,
     ))
+}
+
+/// The writer that makes an object of a kind, where one does: how a note or an issue is made
+/// without writing its file by hand.
+const MAKERS: &[(&str, &str)] = &[("knowledge", "knowledge.record"), ("issue", "plan.create")];
+
+/// What the unfiltered objects page would list that a layer has none of yet, and how to make
+/// it: each declared kind without an object, the files that become such objects and the command
+/// that writes one. Read from the index's declared sources, so a layer that keeps its files
+/// elsewhere is told where it put them. (A kind with no object is not offered as a filter.)
+fn absent_kinds(ctx: &Context, filters: &Value, list: &Value) -> Vec<Value> {
+    let present = |kind: &str| list["kinds"][kind].as_i64().unwrap_or_default() > 0;
+    let filtered = ["kind", "tag", "provider"]
+        .iter()
+        .any(|k| filters[*k].is_string());
+    if filtered {
+        return Vec::new();
+    }
+    let Ok(index) = ctx.index() else {
+        return Vec::new();
+    };
+    let mut kinds: Vec<(String, Vec<String>)> = Vec::new();
+    for class in &index.sources.classes {
+        if present(&class.kind) {
+            continue;
+        }
+        match kinds.iter_mut().find(|(k, _)| *k == class.kind) {
+            Some((_, paths)) => paths.push(class.pathspec.clone()),
+            None => kinds.push((class.kind.clone(), vec![class.pathspec.clone()])),
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|(kind, pathspecs)| {
+            let maker = MAKERS
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .and_then(|(_, id)| crate::registry::by_id(id))
+                .map(|(_, d)| {
+                    json!({
+                        "id": d.id,
+                        "command": d.cli_words().map(|w| format!("majordomus {w}")),
+                    })
+                });
+            json!({ "kind": kind, "pathspecs": pathspecs, "maker": maker })
+        })
+        .collect()
 }
 
 /// The column headings that sort the listing, each a link (no script needed) that sorts by it,
