@@ -152,10 +152,17 @@ impl Context {
     /// index. Past the deadline, or once the request is cancelled, it is `busy` and nothing
     /// was written.
     pub fn write_lock(&self) -> Result<WriteGuard<'_>, CapabilityError> {
-        let root = self
+        let live = self
             .layer()
-            .map(|live| live.root().to_path_buf())
             .map_err(crate::context::layer_error_to_capability)?;
+        // A repository renamed or deleted under the server is said as such, before any path
+        // under it is resolved (and found to lead elsewhere).
+        if let Some(why) = live.moved() {
+            return Err(CapabilityError::refused(format!(
+                "{why}; nothing was written: start majordomus again where the repository is now"
+            )));
+        }
+        let root = live.root().to_path_buf();
         let wait = current_wait();
         let mut pause = Pause::default();
         let process = loop {

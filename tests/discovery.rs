@@ -231,7 +231,7 @@ fn init_outside_git_yields_a_layer_mcp_serves() {
 fn an_mcp_that_cannot_start_says_why_in_one_line() {
     let plain = Fixture::bare();
     for (args, code, word) in [
-        (&["mcp"][..], 12, "no_layer"),
+        (&["mcp", "--require-layer"][..], 12, "no_layer"),
         (&["--discovery", "vcs", "mcp"][..], 13, "git_unusable"),
     ] {
         if code == 13 {

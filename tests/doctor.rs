@@ -405,7 +405,9 @@ struct Measured {
 }
 
 /// Runs `majordomus <args>` in `repo` with `home` as the home directory, killed past 60 s, and
-/// measures its peak resident memory from its own resource usage (`wait4`), not its siblings'.
+/// measures its peak resident memory: the high-water mark of its own memory since it started
+/// (`VmHWM`), sampled until it exits. Its resource usage would not do: a child spawned from
+/// this large test process counts the parent's pages it shared before it started.
 #[cfg(target_os = "linux")]
 // Reaped by `wait4`, which also answers its resource usage; `Child::wait` would not.
 #[allow(clippy::zombie_processes)]
@@ -439,14 +441,36 @@ fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
+    let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampling = std::sync::Arc::clone(&exited);
+    let sampler = std::thread::spawn(move || {
+        let mut peak = 0i64;
+        while !sampling.load(std::sync::atomic::Ordering::Acquire) {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let hwm = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok());
+            match hwm {
+                Some(kib) => peak = peak.max(kib),
+                // Exited: its memory is gone, and what it held at most was read last.
+                None if peak > 0 => break,
+                None => {}
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        peak
+    });
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value; wait4 fills it for this child only.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: waits for the child this test started, filling the two out-parameters.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let took = started.elapsed();
+    exited.store(true, std::sync::atomic::Ordering::Release);
     let _ = done.send(());
     watchdog.join().expect("the watchdog");
+    let peak = sampler.join().expect("the sampler");
     assert_eq!(waited, pid, "wait4");
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
@@ -455,7 +479,7 @@ fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
     Measured {
         stdout: reader.join().expect("the reader"),
         took,
-        max_rss_kib: usage.ru_maxrss,
+        max_rss_kib: peak,
     }
 }
 

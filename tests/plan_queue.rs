@@ -678,3 +678,27 @@ fn a_fresh_process_reads_what_another_process_wrote_before_its_request() {
     }
     assert!(stale.is_empty(), "{} of 100 stale: {stale:#?}", stale.len());
 }
+
+/// A repository renamed while a server serves it: a write says the directory is gone, not that
+/// a path of it resolves outside the layer, and writes nothing.
+#[test]
+fn a_write_after_the_repository_was_renamed_says_so_and_writes_nothing() {
+    let fixture = Fixture::with_plan();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let moved = fixture.root().with_extension("moved");
+    fs::rename(fixture.root(), &moved).expect("renamed");
+    let result = server.call(
+        "majordomus_plan_create",
+        json!({ "title": "After the move" }),
+    );
+    fs::rename(&moved, fixture.root()).expect("renamed back");
+    let (code, text) = refusal(&result);
+    assert_eq!(code, "refused", "{result}");
+    assert!(
+        text.contains("is gone (renamed or deleted)") && !text.contains("resolves outside"),
+        "{text}"
+    );
+    assert_eq!(issue_files(fixture.root()).len(), 2, "nothing was written");
+    server.kill();
+}

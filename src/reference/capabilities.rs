@@ -64,6 +64,12 @@ pub fn document(capabilities: &[Descriptor], scratch: &Scratch) -> String {
         })
         .collect();
     out.push_str(&table(&["code", "HTTP status", "CLI exit"], &rows));
+    out.push_str(
+        "\nThe CLI prints a few words of its own, never a capability's: `usage` (exit 2) for a \
+         command line it cannot read; and `majordomus surface check`'s, about the surface files \
+         it compares: `unreadable`, `no_revision` and `no_surface` (exit 12), `too_large`, \
+         `not_json`, `wrong_format` and `bad_version` (exit 10), `git` (exit 13).\n",
+    );
     for d in capabilities {
         out.push('\n');
         out.push_str(&section(d, scratch));
