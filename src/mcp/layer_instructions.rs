@@ -37,6 +37,19 @@ pub const MAX_INSTRUCTIONS: usize = 2048;
 /// a pointer to it instead: one rule never takes the room of the several that follow it.
 pub const MAX_STATEMENT: usize = 400;
 
+/// `text` as Claude Code passes it to its model: its first [`MAX_INSTRUCTIONS`] characters
+/// (UTF-16 units), the whole when it is no longer, as these instructions always are.
+pub fn as_cut(text: &str) -> &str {
+    let mut units = 0;
+    for (at, c) in text.char_indices() {
+        units += c.len_utf16();
+        if units > MAX_INSTRUCTIONS {
+            return &text[..at];
+        }
+    }
+    text
+}
+
 /// The length of `text` as a client written in JavaScript counts it (UTF-16 code units), which is
 /// how the cut is made.
 pub fn length(text: &str) -> usize {
@@ -269,6 +282,13 @@ mod tests {
             long,
             " [a@1] Its statement is long: read majordomus://rule/a@1."
         );
+    }
+
+    #[test]
+    fn a_cut_keeps_the_first_2048_units() {
+        assert_eq!(as_cut("short"), "short");
+        let long = "é".repeat(3000);
+        assert_eq!(length(as_cut(&long)), MAX_INSTRUCTIONS);
     }
 
     #[test]

@@ -659,7 +659,7 @@ pub fn instructions(ctx: &Context) -> String {
     }
     text.push_str(&format!(". {writers_sentence}"));
     let selection = ctx.toolsets();
-    if selection.names() != [crate::toolsets::ALL] {
+    if !selection.lists_every_tool() {
         let declared = registry::all()
             .iter()
             .filter(|d| d.tool.is_some() && ctx.projects(d))
