@@ -231,7 +231,9 @@ fn a_path_outside_the_repository_is_invalid_input_naming_it() {
     let result = mcp.call("majordomus_applicable", json!({ "paths": many }));
     assert_eq!(result["isError"], true, "{result}");
     assert!(
-        result.to_string().contains("`paths`: must hold at most 100 items"),
+        result
+            .to_string()
+            .contains("`paths`: must hold at most 100 items"),
         "{result}"
     );
 }

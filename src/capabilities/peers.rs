@@ -36,7 +36,7 @@ fn view(p: &BoardPeer) -> Peer {
         worktree: p.worktree.clone(),
         this_process: p.this_process,
         protocol_version: p.protocol_version.clone(),
-        attached_at: p.attached_at as i64,
+        attached_at: crate::rfc3339::of_secs(p.attached_at),
         unread: None,
         client_supplied: PeerClientSupplied {
             client: p.client_name.clone(),
@@ -229,8 +229,8 @@ fn claim_view(h: &board::claims::Holder) -> Claim {
         } else {
             ClaimMode::Shared
         },
-        claimed_at: h.claim.claimed_at as i64,
-        expires_at: h.claim.expires_at as i64,
+        claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
+        expires_at: crate::rfc3339::of_secs(h.claim.expires_at),
         client_supplied: ClaimClientSupplied {
             client: h.client.clone(),
             intent: h.intent.clone(),
