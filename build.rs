@@ -192,6 +192,7 @@ fn mcp_facts() -> surface::McpFacts<'static> {
         ],
         templates: protocol::TEMPLATES,
         core_toolset: protocol::CORE_TOOLSET,
+        agent_toolset: protocol::AGENT_TOOLSET,
     }
 }
 

@@ -474,11 +474,18 @@ impl Context {
         self.shared.toolsets.set(selection).is_ok()
     }
 
-    /// The toolsets this process projects: every tool unless a start chose others.
+    /// The toolsets this process projects: those a start chose, else what a server of this
+    /// repository started without `--toolsets` projects (the manifest's `mcp.toolsets`, else the
+    /// agent's tools), so a shell's answer says what an MCP client gets here.
     pub fn toolsets(&self) -> &crate::toolsets::Selection {
-        self.shared
-            .toolsets
-            .get_or_init(|| crate::toolsets::Selection::all(self.read_only()))
+        self.shared.toolsets.get_or_init(|| {
+            let manifest = self
+                .index()
+                .ok()
+                .and_then(|index| index.manifest.mcp_toolsets.clone());
+            crate::toolsets::Selection::resolve(None, manifest.as_deref(), self.read_only())
+                .unwrap_or_else(|_| crate::toolsets::Selection::default_for(self.read_only()))
+        })
     }
 
     /// The `tools/list` array this process serves: the compile-time bytes for its mode, or the

@@ -25,6 +25,7 @@ pub mod preflight;
 pub mod reference;
 pub mod registry;
 pub mod resolve;
+pub mod rfc3339;
 pub mod secrets;
 pub mod standing;
 pub mod surface;

@@ -165,6 +165,19 @@ fn parse(config: &str, text: &str) -> Result<Vec<(String, Value)>, String> {
         .collect())
 }
 
+/// Whether `url` is an http(s) URL whose path is `/mcp`, where `majordomus serve` answers MCP.
+fn reaches_mcp(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let path = rest.find('/').map_or("", |at| &rest[at..]);
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    rest.find('/').is_some_and(|at| at > 0) && path.trim_end_matches('/') == "/mcp"
+}
+
 /// Whether `text` mentions majordomus.
 fn names_majordomus(text: &str) -> bool {
     text.to_ascii_lowercase().contains("majordomus")
@@ -182,6 +195,24 @@ fn entry_standing(
         return (Standing::Foreign, None);
     }
     let field = |f: &str| format!("`{config}`: server `{name}`: `{f}`");
+    // Over HTTP a client reaches a running `majordomus serve` at its `/mcp`: Claude Code's
+    // `url` (with `type: http`), Codex's `url`, Gemini CLI's `httpUrl`.
+    if entry.get("command").is_none() {
+        for key in ["url", "httpUrl"] {
+            if let Some(url) = entry.get(key) {
+                return match url.as_str() {
+                    Some(url) if reaches_mcp(url) => (Standing::Wired, None),
+                    _ => (
+                        Standing::Broken,
+                        Some(format!(
+                            "{} is not the http(s) URL of a serve's `/mcp` (http://127.0.0.1:8741/mcp)",
+                            field(key)
+                        )),
+                    ),
+                };
+            }
+        }
+    }
     let command = match entry.get("command") {
         Some(Value::String(command)) => command.clone(),
         Some(_) => {
@@ -194,7 +225,7 @@ fn entry_standing(
             return (
                 Standing::Broken,
                 Some(format!(
-                    "{} is missing: a stdio server needs one",
+                    "{} is missing: a stdio server needs one (or `url` for one over HTTP)",
                     field("command")
                 )),
             )

@@ -1,9 +1,11 @@
 //! Toolsets: which tools an MCP server lists and answers. A toolset is a namespace of the registry
-//! (`objects`, `plan`, …), `core` — what an agent needs to read the layer — or `all`. A server
-//! projects the tools of the toolsets its `--toolsets` flag names, else those of its repository's
-//! manifest (`mcp.toolsets`), else `all`. A tool outside the selection is unknown to `tools/list`
-//! and `tools/call` on every era and transport; resources, the HTTP API, the CLI and every
-//! answer stay as they are.
+//! (`objects`, `plan`, …), `agent` — what an agent working in the repository uses, the default —,
+//! `core` — what an agent needs to read the layer — or `all`. A server projects the tools of the
+//! toolsets its `--toolsets` flag names, else those of its repository's manifest
+//! (`mcp.toolsets`), else `agent`. Named toolsets replace the default and add up: `agent,executions`
+//! is the agent's tools and the executions listing. A tool outside the selection is unknown to
+//! `tools/list` and `tools/call` on every era and transport; resources, the HTTP API, the CLI and
+//! every answer stay as they are.
 
 use std::sync::Arc;
 
@@ -12,8 +14,14 @@ use serde_json::value::RawValue;
 use crate::registry::rt::{Descriptor, Effect};
 use crate::registry::{self};
 
-/// The toolset of every tool, and the selection when nothing names one.
+/// The toolset of every tool.
 pub const ALL: &str = "all";
+
+/// The toolset of an agent working in the repository, and the selection when nothing names one.
+pub const AGENT: &str = "agent";
+
+/// The capabilities of [`AGENT`], by id.
+pub use crate::mcp::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
 
 /// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
 /// the paths it is about to touch, and the listing of every capability (which names the rest).
@@ -25,7 +33,7 @@ pub use crate::mcp::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// Nothing named a toolset: every tool.
+    /// Nothing named a toolset: the agent's tools.
     Default,
     /// `--toolsets` on the command line.
     Flag,
@@ -99,7 +107,8 @@ pub struct Toolset {
     pub about: String,
 }
 
-/// Every toolset, `all` and `core` first, then the namespaces that expose a tool, in order.
+/// Every toolset, `all`, `agent` and `core` first, then the namespaces that expose a tool, in
+/// order.
 pub fn available() -> Vec<Toolset> {
     let tools: Vec<&Descriptor> = registry::all()
         .iter()
@@ -109,7 +118,16 @@ pub fn available() -> Vec<Toolset> {
         Toolset {
             name: ALL.into(),
             capabilities: tools.iter().map(|d| d.id).collect(),
-            about: "every tool (the default)".into(),
+            about: "every tool, the operator's too (projection, counters, preflight, health, status, overview, executions, identity, recovery)".into(),
+        },
+        Toolset {
+            name: AGENT.into(),
+            capabilities: tools
+                .iter()
+                .map(|d| d.id)
+                .filter(|id| AGENT_CAPABILITIES.contains(id))
+                .collect(),
+            about: "the default: what an agent working in the repository uses to read the layer, coordinate with the other agents, work the plan and record what it learned".into(),
         },
         Toolset {
             name: CORE.into(),
@@ -153,13 +171,13 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Every tool: what a server projects when nothing names a toolset.
-    pub fn all(read_only: bool) -> Selection {
-        Selection::of(vec![ALL.into()], Source::Default, read_only)
+    /// The agent's tools: what a server projects when nothing names a toolset.
+    pub fn default_for(read_only: bool) -> Selection {
+        Selection::of(vec![AGENT.into()], Source::Default, read_only)
     }
 
     /// The selection `flag` (the `--toolsets` value) names, else the one `manifest` names, else
-    /// every tool. `read_only` leaves the writers out of the served array, as it always does.
+    /// the agent's tools. `read_only` leaves the writers out of the served array, as it always does.
     pub fn resolve(
         flag: Option<&str>,
         manifest: Option<&[String]>,
@@ -178,7 +196,7 @@ impl Selection {
                 names.iter().map(|n| n.trim().to_string()).collect(),
                 Source::Manifest,
             ),
-            (None, None) => return Ok(Selection::all(read_only)),
+            (None, None) => return Ok(Selection::default_for(read_only)),
         };
         let sets = available();
         let valid = sets
@@ -242,9 +260,14 @@ impl Selection {
         self.source
     }
 
-    /// Whether nothing named a toolset (every tool is listed).
+    /// Whether nothing named a toolset (the agent's tools are listed).
     pub fn is_default(&self) -> bool {
         self.source == Source::Default
+    }
+
+    /// Whether the selection is `all`: every tool listed.
+    pub fn lists_every_tool(&self) -> bool {
+        self.names == [ALL]
     }
 
     /// Whether the capability `id`'s tool is in the selection.
@@ -261,7 +284,8 @@ impl Selection {
     pub fn why(&self) -> String {
         match self.source {
             Source::Default => {
-                "every tool: neither --toolsets nor `mcp.toolsets` in .ai/manifest.yaml names a toolset".into()
+                "the toolset agent, the default (--toolsets all lists the operator's tools too)"
+                    .into()
             }
             source => format!(
                 "the toolsets {} named by {}",
@@ -310,7 +334,7 @@ mod tests {
         assert_eq!(refused("").code(), "toolset_empty");
         assert_eq!(refused("core,").code(), "toolset_empty");
         assert_eq!(refused("nope").code(), "toolset_unknown");
-        assert!(refused("nope").to_string().contains("all, core, "));
+        assert!(refused("nope").to_string().contains("all, agent, core, "));
         assert_eq!(refused("core,core").code(), "toolset_twice");
         assert_eq!(refused("core,all").code(), "toolset_all_beside_others");
         let manifest =
@@ -338,6 +362,10 @@ mod tests {
         for tool in &served {
             assert!(compiled.contains(tool), "{tool}");
         }
-        assert!(Selection::all(false).served().is_none());
+        let all = Selection::resolve(Some("all"), None, false).expect("valid");
+        assert!(all.served().is_none());
+        let default = Selection::resolve(None, None, false).expect("valid");
+        assert!(default.is_default() && default.names() == [AGENT]);
+        assert!(default.includes("plan.ready") && !default.includes("mcp.projection"));
     }
 }

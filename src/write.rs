@@ -307,42 +307,6 @@ pub fn remove_in_layer(root: &Path, relative: &str) -> Result<bool, PlaceError> 
     }
 }
 
-/// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
-pub fn now_rfc3339() -> String {
-    rfc3339_of(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default(),
-    )
-}
-
-/// `secs` since the Unix epoch as RFC 3339 in UTC.
-pub fn rfc3339_of(secs: u64) -> String {
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// Creates `dir` and its parents: the directory a generated document or man page is written
 /// into, a scratch repository, or the directory of a client's configuration `init --wire`
 /// writes, named by the user or made by this process.
@@ -509,13 +473,6 @@ impl BoardLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates_are_right_around_known_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
-    }
 
     #[test]
     fn an_atomic_write_refuses_to_overwrite_and_leaves_no_temp_file() {

@@ -230,7 +230,12 @@ fn a_path_outside_the_repository_is_invalid_input_naming_it() {
     let many: Vec<String> = (0..10_000).map(|i| format!("src/f{i}.rs")).collect();
     let result = mcp.call("majordomus_applicable", json!({ "paths": many }));
     assert_eq!(result["isError"], true, "{result}");
-    assert!(result.to_string().contains("1 to 100 paths"), "{result}");
+    assert!(
+        result
+            .to_string()
+            .contains("`paths`: must hold at most 100 items"),
+        "{result}"
+    );
 }
 
 #[test]

@@ -33,6 +33,11 @@ impl Cockpit {
             discovery: Discovery::Filesystem,
             ..Options::default()
         });
+        // Every tool projected, as under `serve --toolsets all`: the pages of every tool are read.
+        ctx.select_toolsets(
+            majordomus::toolsets::Selection::resolve(Some("all"), None, false)
+                .expect("`all` is a toolset"),
+        );
         Cockpit {
             ctx,
             _fixture: fixture,

@@ -593,4 +593,50 @@ fn hostile_settings_files_are_refused_unread_naming_each_and_memory_stays_bounde
             );
         }
     }
+
+/// Codex without `~/.codex/config.toml` trusts no project, so it is not approved; Claude Code
+/// asks no trust again below a folder whose dialog was accepted; the README's HTTP entries are
+/// wired.
+#[test]
+fn codex_without_a_trust_entry_is_not_approved_and_a_trusted_parent_counts_for_claude() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"type":"http","url":"http://127.0.0.1:8741/mcp"}}}"#,
+    );
+    fixture.write(
+        ".codex/config.toml",
+        "[mcp_servers.majordomus]\nurl = \"http://127.0.0.1:8741/mcp\"\n",
+    );
+    fixture.write(
+        ".gemini/settings.json",
+        r#"{"mcpServers":{"majordomus":{"httpUrl":"http://127.0.0.1:8741/mcp"}}}"#,
+    );
+    fixture.write(
+        ".claude/settings.local.json",
+        r#"{"enabledMcpjsonServers": ["majordomus"]}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let parent = root.parent().unwrap().to_string_lossy().to_string();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join(".claude.json"),
+        serde_json::json!({ "projects": { &parent: { "hasTrustDialogAccepted": true } } })
+            .to_string(),
+    )
+    .unwrap();
+    let out = doctor(&root, home.path(), &[]);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for id in ["claude-code", "codex", "gemini-cli"] {
+        assert_eq!(
+            client(&report, id)["wiring"]["standing"],
+            "wired",
+            "{id}: {:#}",
+            client(&report, id)
+        );
+    }
+    let codex = client(&report, "codex");
+    assert_eq!(codex["approval"]["state"], "not_approved", "{codex:#}");
+    let claude = client(&report, "claude-code");
+    assert_eq!(claude["approval"]["state"], "approved", "{claude:#}");
 }

@@ -22,6 +22,12 @@ use majordomus::registry::{
 
 /// A small layer beyond what `init` writes: rules, knowledge and issues the examples can find.
 const FIXTURE: &[(&str, &str)] = &[
+    // Every tool listed, named by the manifest: each process (a shell, `mcp`, `serve`) then
+    // projects the same tools for the same reason, and answers alike.
+    (
+        ".ai/manifest.yaml",
+        "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\nmcp:\n  toolsets: [all]\n",
+    ),
     (
         ".ai/repo/rules/test-on-real-sockets.md",
         "---\nid: test-on-real-sockets\nversion: 2\nkind: rule\ntitle: Test the server on real sockets\ndescription: An HTTP test starts the binary and talks to it over TCP.\nstatement: Every HTTP test drives the real binary on a real socket.\nstatus: active\nclass: blocking\ntags: [test, http]\n---\n\n# Test the server on real sockets\n\nA test that calls the router in memory proves less than one that opens a socket.\n",
@@ -159,7 +165,7 @@ fn over_stdio(repo: &Path, cases: &[Case]) -> BTreeMap<usize, String> {
 fn every_repository_capability_answers_alike_on_every_surface_and_in_every_process() {
     let repo = fixture_repo_with(FIXTURE);
     let cases = cases();
-    let served = Served::start(repo.path());
+    let served = Served::start_as_configured(repo.path());
     let (session, _) = served.mcp_initialize("parity");
     let stdio = over_stdio(repo.path(), &cases);
     let repo_arg = repo.path().to_str().expect("a UTF-8 path");
@@ -240,7 +246,7 @@ fn fresh_cli(repo: &Path, case: &Case) -> String {
 fn a_process_that_has_served_writes_and_edits_answers_as_a_fresh_one() {
     let repo = fixture_repo_with(FIXTURE);
     let cases = cases();
-    let served = Served::start(repo.path());
+    let served = Served::start_as_configured(repo.path());
     // Every case once first, so the caches hold answers of the first generation.
     for case in &cases {
         if let Some(route) = case.d.route {
@@ -328,7 +334,7 @@ fn a_process_that_has_served_writes_and_edits_answers_as_a_fresh_one() {
 #[test]
 fn a_fresh_process_has_built_one_generation() {
     let repo = fixture_repo_with(FIXTURE);
-    let served = Served::start(repo.path());
+    let served = Served::start_as_configured(repo.path());
     let report = served
         .get(crate::serve_support::route_of("perf.counters"))
         .json();

@@ -58,8 +58,8 @@ fn a_conflict_across_worktrees_names_the_holder_and_a_release_lets_the_other_in(
     let root = fixture.root().canonicalize().expect("root");
     assert_eq!(holder["worktree"], root.display().to_string());
     assert!(
-        holder["expires_at"].as_i64().expect("expiry")
-            > holder["claimed_at"].as_i64().expect("start")
+        majordomus::rfc3339::micros_of(holder["expires_at"].as_str().expect("expiry"))
+            > majordomus::rfc3339::micros_of(holder["claimed_at"].as_str().expect("start"))
     );
 
     // A path that cannot overlap is granted beside it; the same globs again renew.

@@ -702,3 +702,62 @@ fn a_write_after_the_repository_was_renamed_says_so_and_writes_nothing() {
     assert_eq!(issue_files(fixture.root()).len(), 2, "nothing was written");
     server.kill();
 }
+
+/// Answers sized for a context: `plan.issues` comes a page at a time with the total, and
+/// `plan.ready` brings, with each issue, the ids of the rules governing its paths; the times a
+/// claim and a message carry are RFC 3339.
+#[test]
+fn the_plan_is_paged_ready_work_names_its_rules_and_times_are_rfc_3339() {
+    let fixture = Fixture::with_plan();
+    fixture.write(
+        ".ai/repo/project/issues/api.yaml",
+        "id: api\ntitle: Rework the API\npaths: [\"src/api/**\"]\n",
+    );
+    fixture.write(
+        ".ai/repo/rules/api-stays-stable.md",
+        "---\nid: api-stays-stable\nversion: 1\nkind: rule\ntitle: The API stays stable\ndescription: No breaking change.\nstatement: Keep every public route.\nstatus: active\nclass: blocking\napplies_to: [\"src/api/**\"]\n---\n",
+    );
+    fixture.commit("an issue with paths and its rule");
+    let mut mcp = McpServer::start_as_configured(fixture.root(), &[]);
+    mcp.initialize();
+    let first = mcp.call_ok(tool_of("plan.issues"), json!({ "limit": 1 }));
+    assert_eq!(first["total"], 3, "{first}");
+    assert_eq!(first["issues"].as_array().map(Vec::len), Some(1), "{first}");
+    let second = mcp.call_ok(tool_of("plan.issues"), json!({ "limit": 1, "offset": 1 }));
+    assert_eq!(second["offset"], 1, "{second}");
+    assert_ne!(first["issues"][0]["id"], second["issues"][0]["id"]);
+    let whole = mcp.call_ok(tool_of("plan.issues"), json!({}));
+    assert_eq!(whole["issues"].as_array().map(Vec::len), Some(3), "{whole}");
+
+    let ready = mcp.call_ok(tool_of("plan.ready"), json!({}));
+    let api = ready["ready"]
+        .as_array()
+        .and_then(|r| r.iter().find(|t| t["id"] == "api"))
+        .unwrap_or_else(|| panic!("api is ready: {ready}"));
+    let rules: Vec<&str> = api["rules"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        rules.first(),
+        Some(&"api-stays-stable@1"),
+        "blocking first: {api}"
+    );
+    let base = ready["ready"]
+        .as_array()
+        .and_then(|r| r.iter().find(|t| t["id"] == "base"))
+        .unwrap_or_else(|| panic!("base is ready: {ready}"));
+    assert_eq!(base["rules"], json!([]), "no paths, no rules: {base}");
+
+    let claim = mcp.call_ok(tool_of("peers.claim"), json!({ "globs": ["docs/**"] }));
+    let mine = &claim["claim"];
+    for key in ["claimed_at", "expires_at"] {
+        let text = mine[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {claim}"));
+        assert!(
+            majordomus::rfc3339::micros_of(text).is_some() && text.ends_with('Z'),
+            "{key}: {text}"
+        );
+    }
+}

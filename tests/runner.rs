@@ -21,6 +21,12 @@ use majordomus::registry::{
 
 /// Objects the examples name: the issue `plan.transition`'s example starts, and what searches find.
 const FIXTURE: &[(&str, &str)] = &[
+    // Every tool listed, named by the manifest: each process (a shell, `mcp`, `serve`) then
+    // projects the same tools for the same reason, and answers alike.
+    (
+        ".ai/manifest.yaml",
+        "schema: ai-repository/v1\nsections:\n  repo: repo\n  local: local\nmcp:\n  toolsets: [all]\n",
+    ),
     (
         ".ai/repo/rules/test-on-real-sockets.md",
         "---\nid: test-on-real-sockets\nkind: rule\ntitle: Test the server on real sockets\nstatement: Every HTTP test drives the real binary.\nstatus: active\nclass: blocking\ntags: [test, http]\n---\n\nA test that opens a socket proves more.\n",
@@ -254,7 +260,7 @@ fn reset(repo: &Path, served: &Served) {
 #[test]
 fn every_line_the_runner_shows_is_accepted_and_answers_what_the_page_answered() {
     let repo = fixture_repo_with(FIXTURE);
-    let served = Served::start(repo.path());
+    let served = Served::start_as_configured(repo.path());
     let mut ran = 0;
     for case in cases() {
         let d = case.d;

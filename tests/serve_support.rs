@@ -47,13 +47,19 @@ impl Served {
     /// Like `start_with`, with extra environment variables (`MAJORDOMUS_LOG`). None of the
     /// caller's `GIT_*` redirections or log level reach the server unless given here.
     pub fn start_with_env(repo: &Path, extra: &[&str], env: &[(&str, &str)]) -> Served {
-        Served::spawn(Served::command(repo, extra, env), true)
+        Served::spawn(Served::command(repo, extra, env, true), true)
+    }
+
+    /// `majordomus serve --port 0 --repo <repo>` with nothing added: the toolsets the
+    /// repository's manifest names, else the default.
+    pub fn start_as_configured(repo: &Path) -> Served {
+        Served::spawn(Served::command(repo, &[], &[], false), true)
     }
 
     /// Like `start`, but the test lets go of the server's stderr right after the line naming
     /// its port: the pipe's only read end is closed while the server goes on.
     pub fn start_closing_stderr(repo: &Path) -> Served {
-        Served::spawn(Served::command(repo, &[], &[]), false)
+        Served::spawn(Served::command(repo, &[], &[], true), false)
     }
 
     /// The first line of the log that contains `needle`, once the server wrote it; `None` when
@@ -73,17 +79,22 @@ impl Served {
         command
             .arg("-c")
             .arg(format!(
-                "ulimit -n {open_files} && exec \"$0\" serve --port 0 --repo \"$1\""
+                "ulimit -n {open_files} && exec \"$0\" serve --port 0 --toolsets all --repo \"$1\""
             ))
             .arg(env!("CARGO_BIN_EXE_majordomus"))
             .arg(repo);
         Served::spawn(command, true)
     }
 
-    fn command(repo: &Path, extra: &[&str], env: &[(&str, &str)]) -> Command {
+    /// With `every_tool`, every tool is listed (`--toolsets all`) unless `extra` names
+    /// toolsets: the tests drive the operator's tools too.
+    fn command(repo: &Path, extra: &[&str], env: &[(&str, &str)], every_tool: bool) -> Command {
         let mut command = bin();
+        command.args(["serve", "--port", "0"]);
+        if every_tool && !extra.contains(&"--toolsets") {
+            command.args(["--toolsets", "all"]);
+        }
         command
-            .args(["serve", "--port", "0"])
             .args(extra)
             .arg("--repo")
             .arg(repo)

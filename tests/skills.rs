@@ -417,17 +417,19 @@ fn a_skill_past_a_bound_or_with_a_link_is_refused_whole_and_bad_bytes_are_a_blob
 }
 
 #[test]
-fn the_first_call_names_each_skill_with_its_description() {
+fn the_first_call_names_each_skill() {
     let fixture = with_pdf_skill();
     let mut server = McpServer::start(fixture.root());
     let init = server.initialize();
     let text = init["instructions"].as_str().expect("instructions");
+    let skills = text
+        .split(" Skills: ")
+        .nth(1)
+        .and_then(|rest| rest.split('.').next())
+        .expect("a sentence naming the skills");
+    let named: Vec<&str> = skills.split(", ").collect();
     assert!(
-        text.contains("pdf-tools: Fill and merge PDF forms. Use when a PDF is involved."),
-        "{text}"
-    );
-    assert!(
-        text.contains("prepare-a-change: Take a finished change"),
+        named.contains(&"pdf-tools") && named.contains(&"prepare-a-change"),
         "{text}"
     );
     let discovered = server.result(

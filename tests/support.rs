@@ -266,8 +266,25 @@ impl McpServer {
         McpServer::start_with(repo, &[], &[])
     }
 
-    /// `majordomus mcp --repo <repo> <args>`, with extra environment variables.
+    /// `majordomus mcp --repo <repo> <args>`, with extra environment variables. Every tool is
+    /// listed (`--toolsets all`) unless `args` name toolsets: the tests drive the operator's
+    /// tools too; [`McpServer::start_as_configured`] starts the default.
     pub fn start_with(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> McpServer {
+        let every_tool: &[&str] = if args.contains(&"--toolsets") {
+            &[]
+        } else {
+            &["--toolsets", "all"]
+        };
+        McpServer::spawn(repo, &[every_tool, args].concat(), env)
+    }
+
+    /// `majordomus mcp --repo <repo> <args>` with nothing added: the toolsets the repository's
+    /// manifest names, else the default.
+    pub fn start_as_configured(repo: &Path, args: &[&str]) -> McpServer {
+        McpServer::spawn(repo, args, &[])
+    }
+
+    fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> McpServer {
         let mut command = bin();
         command
             .arg("mcp")

@@ -149,6 +149,7 @@ fn generating_the_surface_again_gives_the_embedded_bytes_whatever_the_file_order
         ],
         templates: p::TEMPLATES,
         core_toolset: p::CORE_TOOLSET,
+        agent_toolset: p::AGENT_TOOLSET,
     };
     let registry = load::load(&files).expect("the registry is valid");
     let first = crate::surface_gen::generate(&registry, env!("CARGO_PKG_VERSION"), &facts);

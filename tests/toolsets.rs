@@ -112,7 +112,7 @@ fn every_answer_conforms_to_the_output_schema_its_tool_announces_on_both_eras() 
 #[test]
 fn the_bill_states_the_bytes_each_era_receives() {
     let fixture = Fixture::new();
-    for args in [&[][..], &["--toolsets", "core,plan"][..]] {
+    for args in [&["--toolsets", "all"][..], &["--toolsets", "core,plan"][..]] {
         let mut server = McpServer::start_with(fixture.root(), args, &[]);
         let init = server.initialize();
         let legacy = result_bytes(&mut server, 1, "tools/list", json!({}));
@@ -203,10 +203,7 @@ fn core_lists_its_tools_on_both_eras_and_the_others_are_unknown_but_every_resour
         .as_str()
         .unwrap_or_default()
         .to_string();
-    assert!(
-        instructions.contains("The tools listed are 4 of"),
-        "{instructions}"
-    );
+    assert!(instructions.contains("Listed: 4 of"), "{instructions}");
     assert!(instructions.contains("--toolsets"), "{instructions}");
     let listing = core.call_ok(tool_of("capabilities.list"), json!({}));
     let unlisted = listing["mcp_toolsets"]["unlisted"]
@@ -265,7 +262,7 @@ fn the_manifest_chooses_the_toolsets_and_the_flag_overrides_it() {
         ".ai/manifest.yaml",
         format!("{manifest}mcp:\n  toolsets: [plan]\n"),
     );
-    let mut server = McpServer::start(fixture.root());
+    let mut server = McpServer::start_as_configured(fixture.root(), &[]);
     server.initialize();
     let listed = names(&server.result("tools/list", json!({}))["tools"]);
     // Every capability of the `plan` namespace, as the registry declares them, and no other.
@@ -306,7 +303,7 @@ fn a_bad_selection_stops_the_start_with_one_line_naming_the_toolsets() {
         }
     }
     let unknown = stderr(&run_in(fixture.root(), &["mcp", "--toolsets", "nope"]));
-    assert!(unknown.contains("all, core, "), "{unknown}");
+    assert!(unknown.contains("all, agent, core, "), "{unknown}");
     let manifest = std::fs::read_to_string(fixture.root().join(".ai/manifest.yaml"))
         .expect("the scaffold's manifest");
     for (toolsets, says) in [
@@ -324,4 +321,206 @@ fn a_bad_selection_stops_the_start_with_one_line_naming_the_toolsets() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(says) && err.contains("mcp.toolsets"), "{err}");
     }
+}
+
+/// The bytes of the tools a client passes its model: each tool's name, description and input
+/// schema (no output schema, title or annotations), as compact JSON, in one array.
+fn model_bytes(tools: &Value) -> usize {
+    let passed: Vec<Value> = tools
+        .as_array()
+        .expect("an array of tools")
+        .iter()
+        .map(|t| json!({ "name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"] }))
+        .collect();
+    Value::Array(passed).to_string().len()
+}
+
+/// Started as a repository configures nothing, a server lists the agent's tools (read,
+/// coordinate, work, record) within 12,000 bytes as a client passes them to its model, `core`
+/// within 4,000; the operator's tools are unknown to that session but answer under
+/// `--toolsets all`, over HTTP and from a shell; named toolsets add up.
+#[test]
+fn the_default_is_the_agents_toolset_and_the_operators_tools_stay_reachable() {
+    let fixture = Fixture::with_plan();
+    let mut server = McpServer::start_as_configured(fixture.root(), &[]);
+    server.initialize();
+    let tools = server.result("tools/list", json!({}))["tools"].clone();
+    let mut agent: Vec<String> = protocol::AGENT_TOOLSET
+        .iter()
+        .map(|id| tool_of(id).to_string())
+        .collect();
+    agent.sort();
+    let mut listed = names(&tools);
+    listed.sort();
+    assert_eq!(listed, agent);
+    for word in ["plan.", "peers.", "objects.", "knowledge."] {
+        assert!(
+            protocol::AGENT_TOOLSET
+                .iter()
+                .any(|id| id.starts_with(word)),
+            "the agent works with {word}"
+        );
+    }
+    let bytes = model_bytes(&tools);
+    assert!(bytes <= 12_000, "the default toolset: {bytes} bytes");
+    let mut core = McpServer::start_with(fixture.root(), &["--toolsets", "core"], &[]);
+    core.initialize();
+    let core_bytes = model_bytes(&core.result("tools/list", json!({}))["tools"]);
+    assert!(core_bytes <= 4_000, "core: {core_bytes} bytes");
+
+    let operator = [
+        "mcp.projection",
+        "capabilities.describe",
+        "perf.counters",
+        "environment.preflight",
+        "health.report",
+        "server.status",
+        "dashboard.overview",
+        "executions.list",
+        "repository.identity",
+        "recover.orphans",
+    ];
+    let served = Served::start_as_configured(fixture.root());
+    let mut all = McpServer::start_with(fixture.root(), &["--toolsets", "all"], &[]);
+    all.initialize();
+    let everything = names(&all.result("tools/list", json!({}))["tools"]);
+    for id in operator {
+        assert!(
+            !protocol::AGENT_TOOLSET.contains(&id),
+            "{id} is the operator's"
+        );
+        let error = server.error(
+            "tools/call",
+            json!({ "name": tool_of(id), "arguments": {} }),
+        );
+        assert_eq!(error["code"], -32602, "{id}: {error}");
+        assert!(
+            everything.iter().any(|t| t == tool_of(id)),
+            "{id} under all"
+        );
+        let d = registry::by_id(id).expect("declared").1;
+        if let Some(route) = d.route {
+            if route.method.as_str() == "GET" {
+                let example: Value = d
+                    .examples
+                    .first()
+                    .map_or(json!({}), |e| serde_json::from_str(e.input).expect("JSON"));
+                let query = crate::serve_support::query_of(&example);
+                let reply = served.get(&format!("{}{query}", route.path));
+                assert_eq!(reply.status, 200, "{id} over HTTP");
+            }
+        }
+        // The projection's shell word is `mcp --inspect`, run below.
+        assert!(
+            d.cli.is_some() || id == "mcp.projection",
+            "{id} from a shell"
+        );
+    }
+    let out = run_in(fixture.root(), &["mcp", "--inspect"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Named toolsets replace the default and add up.
+    let mut more = McpServer::start_with(fixture.root(), &["--toolsets", "agent,executions"], &[]);
+    more.initialize();
+    let mut with_executions = names(&more.result("tools/list", json!({}))["tools"]);
+    with_executions.sort();
+    let mut expected = agent.clone();
+    expected.push(tool_of("executions.list").to_string());
+    expected.sort();
+    assert_eq!(with_executions, expected);
+    let mut alone = McpServer::start_with(fixture.root(), &["--toolsets", "executions"], &[]);
+    alone.initialize();
+    assert_eq!(
+        names(&alone.result("tools/list", json!({}))["tools"]),
+        [tool_of("executions.list")]
+    );
+}
+
+/// Every rule the validator enforces on a value at `at`, as `(pointer, keyword, value)`.
+fn enforced(
+    s: &majordomus::registry::lang::Schema,
+    at: &str,
+    out: &mut Vec<(String, &'static str, Value)>,
+) {
+    use majordomus::registry::lang::Additional;
+    let mut rule = |keyword: &'static str, value: Value| out.push((at.to_string(), keyword, value));
+    if let Some(n) = &s.minimum {
+        rule("minimum", Value::Number(n.clone()));
+    }
+    if let Some(n) = &s.maximum {
+        rule("maximum", Value::Number(n.clone()));
+    }
+    for (keyword, bound) in [
+        ("minLength", s.min_length),
+        ("maxLength", s.max_length),
+        ("minItems", s.min_items),
+        ("maxItems", s.max_items),
+    ] {
+        if let Some(n) = bound {
+            rule(keyword, json!(n));
+        }
+    }
+    if let Some(p) = &s.pattern {
+        rule("pattern", json!(p));
+    }
+    if let Some(words) = &s.enumeration {
+        rule("enum", json!(words));
+    }
+    if let Some(c) = &s.constant {
+        rule("const", c.clone());
+    }
+    if !s.required.is_empty() {
+        rule("required", json!(s.required));
+    }
+    if matches!(s.additional, Additional::Forbidden) {
+        rule("additionalProperties", json!(false));
+    }
+    for (name, p) in &s.properties {
+        enforced(p, &format!("{at}/properties/{name}"), out);
+    }
+    if let Some(items) = &s.items {
+        enforced(items, &format!("{at}/items"), out);
+    }
+    if let Some(one_of) = &s.one_of {
+        for (i, v) in one_of.variants.iter().enumerate() {
+            enforced(v, &format!("{at}/oneOf/{i}"), out);
+        }
+    }
+}
+
+/// Generated from the table: each rule the executor's validator enforces on a tool's input
+/// (every bound, pattern, enum, required and closed object, at every depth) is in the input
+/// schema `tools/list` announces, at the same place with the same value.
+#[test]
+fn every_rule_the_validator_enforces_is_in_the_announced_input_schema() {
+    let fixture = Fixture::new();
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let announced = server.result("tools/list", json!({}))["tools"].clone();
+    let mut rules = 0;
+    let mut bounds = 0;
+    for d in registry::all().iter().filter(|d| d.tool.is_some()) {
+        let tool = announced
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == d.tool.unwrap_or_default()))
+            .unwrap_or_else(|| panic!("{} is listed", d.id));
+        let mut out = Vec::new();
+        enforced(d.input(), "", &mut out);
+        for (at, keyword, value) in out {
+            let pointer = format!("/inputSchema{at}/{keyword}");
+            assert_eq!(
+                tool.pointer(&pointer),
+                Some(&value),
+                "{}: the validator enforces {keyword} {value} at `{at}`; the announced schema says otherwise",
+                d.id
+            );
+            rules += 1;
+            bounds += usize::from(!matches!(
+                keyword,
+                "enum" | "const" | "required" | "additionalProperties"
+            ));
+        }
+    }
+    assert!(bounds >= 80, "{bounds} bounds compared");
+    assert!(rules >= 130, "{rules} rules compared");
 }

@@ -145,7 +145,7 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
                 message: format!(
                     "{} by {who} was refused at {}: {} held by {}",
                     e.capability,
-                    crate::write::rfc3339_of(e.at_us / 1_000_000),
+                    crate::rfc3339::of_secs(e.at_us / 1_000_000),
                     e.paths.join(", "),
                     e.refused_by.join("; ")
                 ),

@@ -56,7 +56,7 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
     let e = &listed.entry;
     let p = &listing.processes[listed.process];
     Execution {
-        at: rfc3339_us(e.at_us),
+        at: crate::rfc3339::of_micros(e.at_us),
         at_us: e.at_us as i64,
         seq: e.seq as i64,
         process: ExecutionProcess {
@@ -148,59 +148,13 @@ fn bound() -> ExecutionsListOutputBound {
     }
 }
 
-/// `2026-12-02T09:00:00.000123Z` of microseconds since the Unix epoch.
-pub(crate) fn rfc3339_us(us: u64) -> String {
-    let secs = crate::write::rfc3339_of(us / 1_000_000);
-    format!(
-        "{}.{:06}Z",
-        secs.strip_suffix('Z').unwrap_or(&secs),
-        us % 1_000_000
-    )
-}
-
 /// Microseconds since the Unix epoch of an RFC 3339 UTC time the input schema let through.
 pub(crate) fn micros_of(text: &str) -> Result<u64, CapabilityError> {
-    let bad = || {
+    crate::rfc3339::micros_of(text).ok_or_else(|| {
         CapabilityError::invalid_input(format!(
             "`{text}` is not a time: write it as 2026-12-02T09:00:00Z"
         ))
-    };
-    let number = |range: std::ops::Range<usize>| -> Result<i64, CapabilityError> {
-        text.get(range).and_then(|s| s.parse().ok()).ok_or_else(bad)
-    };
-    let (y, m, d) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (h, min, s) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || min > 59 || s > 60 {
-        return Err(bad());
-    }
-    let fraction = text
-        .get(19..)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .map(|rest| rest.trim_end_matches('Z'))
-        .map_or(0, |digits| {
-            let six: String = digits
-                .chars()
-                .chain(std::iter::repeat('0'))
-                .take(6)
-                .collect();
-            six.parse::<u64>().unwrap_or(0)
-        });
-    let days = days_from_civil(y, m as u32, d as u32);
-    let secs = days * 86_400 + h * 3600 + min * 60 + s;
-    u64::try_from(secs)
-        .map(|s| s * 1_000_000 + fraction)
-        .map_err(|_| bad())
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = i64::from((m + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    })
 }
 
 #[cfg(test)]
@@ -210,7 +164,10 @@ mod tests {
     #[test]
     fn a_time_reads_back_as_it_is_written() {
         for us in [0, 1_000_000, 951_782_400_123_456, 1_796_000_000_000_001] {
-            assert_eq!(micros_of(&rfc3339_us(us)).expect("a time"), us);
+            assert_eq!(
+                micros_of(&crate::rfc3339::of_micros(us)).expect("a time"),
+                us
+            );
         }
         assert_eq!(
             micros_of("2026-12-02T09:00:00Z").expect("a time") % 1_000_000,

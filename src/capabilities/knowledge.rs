@@ -36,7 +36,7 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
     let relative = format!("{CURATED_DIR}/{}.md", input.id);
     crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR).map_err(super::place_error)?;
     let target = place_in_layer(&index.root, &relative).map_err(super::place_error)?;
-    let recorded_at = crate::write::now_rfc3339()[..10].to_string();
+    let recorded_at = crate::rfc3339::now()[..10].to_string();
     let mut front = Map::new();
     front.insert("id".into(), json!(input.id));
     front.insert("title".into(), json!(input.title));

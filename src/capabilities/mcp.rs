@@ -11,7 +11,7 @@ use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
     ContextCost, McpProjectionOutputBill as BillView, McpProjectionOutputBillErasItem as BillEra,
-    McpProjectionOutputBillErasItemEra as BillEraName,
+    McpProjectionOutputBillErasItemEra as BillEraName, McpProjectionOutputBillModel as BillModel,
     McpProjectionOutputBillToolsItem as BillTool, McpProjectionOutputClientsItem as ClientView,
     McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
     McpProjectionOutputErasItemName as EraName,
@@ -219,6 +219,12 @@ fn bill_view(ctx: &Context) -> BillView {
     };
     BillView {
         method: bill::METHOD.into(),
+        model: BillModel {
+            tools: cost(bill::model_tools(ctx)),
+            instructions: cost(instructions.first().map_or(0, |(_, text)| {
+                crate::mcp::layer_instructions::as_cut(text).len()
+            })),
+        },
         eras: vec![
             BillEra {
                 era: BillEraName::Legacy,
@@ -236,6 +242,7 @@ fn bill_view(ctx: &Context) -> BillView {
             .map(|t| BillTool {
                 tool: t.tool,
                 whole: cost(t.whole),
+                model: cost(t.model),
                 name: cost(t.name),
                 description: cost(t.description),
                 input_schema: cost(t.input_schema),

@@ -31,7 +31,7 @@ fn view(p: &BoardPeer) -> Peer {
         id: p.id as i64,
         handle: p.handle.clone(),
         client_pid: p.client_pid.map(i64::from),
-        lease_expires_at: p.lease_expires_at.map(crate::write::rfc3339_of),
+        lease_expires_at: p.lease_expires_at.map(crate::rfc3339::of_secs),
         transport: match p.transport {
             Transport::Stdio => PeerTransport::Stdio,
             Transport::Http => PeerTransport::Http,
@@ -40,7 +40,7 @@ fn view(p: &BoardPeer) -> Peer {
         worktree: p.worktree.clone(),
         this_process: p.this_process,
         protocol_version: p.protocol_version.clone(),
-        attached_at: p.attached_at as i64,
+        attached_at: crate::rfc3339::of_secs(p.attached_at),
         unread: None,
         client_supplied: PeerClientSupplied {
             client: p.client_name.clone(),
@@ -234,8 +234,8 @@ fn claim_view(held: &board::claims::Held) -> Claim {
         } else {
             ClaimMode::Shared
         },
-        claimed_at: h.claim.claimed_at as i64,
-        expires_at: h.claim.expires_at as i64,
+        claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
+        expires_at: crate::rfc3339::of_secs(h.claim.expires_at),
         client_supplied: ClaimClientSupplied {
             client: h.client.clone(),
             intent: h.intent.clone(),

@@ -133,7 +133,7 @@ fn named(c: &Claim) -> String {
     )
 }
 
-fn task(issue: &Issue) -> PlanTask {
+fn task(index: &crate::layer::Index, issue: &Issue) -> PlanTask {
     PlanTask {
         id: issue.id().to_string(),
         uri: issue.object.uri.clone(),
@@ -142,7 +142,54 @@ fn task(issue: &Issue) -> PlanTask {
         labels: issue.labels.clone(),
         paths: issue.paths.clone(),
         created_at: issue.created_at.clone(),
+        rules: rule_ids(index, &issue.paths),
     }
+}
+
+/// The literal part of each glob (what precedes its first wildcard: the directory or file the
+/// work is in), each once, that the layer accepts as a path.
+pub(super) fn literal_paths(globs: &[String]) -> Vec<String> {
+    let mut paths: Vec<String> = globs
+        .iter()
+        .map(|g| {
+            let end = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
+            g[..end].trim_end_matches('/').to_string()
+        })
+        .filter(|p| !p.is_empty() && crate::layer::check_path(p).is_ok())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The ids of the active rules that govern `globs`, blocking first: those without a scope, and
+/// those whose `applies_to` can match a path one of `globs` matches (the board's overlap test).
+/// What an agent reads before it takes the work; `objects.applicable` says why.
+fn rule_ids(index: &crate::layer::Index, globs: &[String]) -> Vec<String> {
+    if globs.is_empty() {
+        return Vec::new();
+    }
+    let mut found: Vec<(bool, &str)> = Vec::new();
+    for o in index.objects.iter().filter(|o| o.kind == "rule") {
+        let metadata = o.metadata.to_map();
+        let text = |key: &str| metadata.get(key).and_then(Value::as_str);
+        if text("status") != Some("active") {
+            continue;
+        }
+        let governs = match metadata.get("applies_to").and_then(Value::as_array) {
+            None => true,
+            Some(scope) => scope.iter().filter_map(Value::as_str).any(|rule_glob| {
+                globs
+                    .iter()
+                    .any(|glob| crate::board::glob::overlap(rule_glob, glob))
+            }),
+        };
+        if governs {
+            found.push((text("class") != Some("blocking"), &o.identity));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, id)| id.to_string()).collect()
 }
 
 // The handlers live in their own modules; the registry finds each by its `pub fn` here.
@@ -171,6 +218,9 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
     let holdings = Holdings::read(ctx, &index.root)?;
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     let mut views = Vec::new();
+    let offset = usize::try_from(input.offset).unwrap_or(0);
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    let mut matched = 0usize;
     for issue in &graph.issues {
         *counts
             .entry(status_word(issue.status).to_string())
@@ -189,6 +239,11 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
                 ClaimFilter::Unclaimed => held.is_none_or(|(_, live)| !live) && !abandoned,
             });
         if !wanted {
+            continue;
+        }
+        matched += 1;
+        // One page: the matching issues from `offset`, at most `limit` of them.
+        if matched <= offset || matched > offset + limit {
             continue;
         }
         let o = &issue.object;
@@ -217,6 +272,8 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
     }
     Ok(IssuesOutput {
         counts,
+        total: matched as i64,
+        offset: offset as i64,
         issues: views,
         cycles: graph.cycles.clone(),
     })
@@ -233,10 +290,10 @@ pub fn ready(ctx: &Context, input: ReadyInput) -> Result<ReadyOutput, Capability
         if issue.takeable() && holdings.live(issue.id()).is_none() {
             total += 1;
             if ready.len() < limit {
-                ready.push(task(issue));
+                ready.push(task(&index, issue));
             }
         } else if holdings.abandoned(issue) {
-            abandoned.push(task(issue));
+            abandoned.push(task(&index, issue));
         }
     }
     Ok(ReadyOutput {

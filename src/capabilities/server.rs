@@ -60,7 +60,7 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
                 IndexState::Degraded => ServerStatusOutputIndexState::Degraded,
             }),
             objects: Some(index.objects.len() as i64),
-            built_at: Some(crate::write::rfc3339_of(seconds_of(index.built_at))),
+            built_at: Some(crate::rfc3339::of_secs(seconds_of(index.built_at))),
             age_seconds: Some(index.built_at.elapsed().map_or(0, |d| d.as_secs() as i64)),
         },
         None => ServerStatusOutputIndex {
@@ -90,7 +90,7 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
         .filter(|e| e.outcome != "ok")
         .take(RECENT_ERRORS)
         .map(|e| ServerStatusOutputRecentErrorsItem {
-            at: super::executions::rfc3339_us(e.at_us),
+            at: crate::rfc3339::of_micros(e.at_us),
             capability: e.capability.to_string(),
             outcome: e.outcome.to_string(),
         })
@@ -98,7 +98,7 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
     Ok(StatusOutput {
         pid: i64::from(std::process::id()),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: crate::write::rfc3339_of(seconds_of(started_at)),
+        started_at: crate::rfc3339::of_secs(seconds_of(started_at)),
         uptime_seconds: uptime.as_secs() as i64,
         sessions: ServerStatusOutputSessions {
             total: peers.len() as i64,

@@ -242,7 +242,15 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         ));
     }
     let bill = &p["bill"];
-    line("what a client loads before its first call (bytes / estimated tokens):".into());
+    let model = &bill["model"];
+    line(format!(
+        "what a client passes its model: tools {} B / {} tok (name, description, input schema), instructions {} B / {} tok (as Claude Code cuts them)",
+        model["tools"]["bytes"].as_i64().unwrap_or_default(),
+        model["tools"]["tokens"].as_i64().unwrap_or_default(),
+        model["instructions"]["bytes"].as_i64().unwrap_or_default(),
+        model["instructions"]["tokens"].as_i64().unwrap_or_default()
+    ));
+    line("what it receives on the wire before its first call (bytes / estimated tokens):".into());
     for e in bill["eras"].as_array().into_iter().flatten() {
         line(format!(
             "  {:<6} tools/list {:>6} B / {:>5} tok   instructions {:>5} B / {:>4} tok",
@@ -254,15 +262,16 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         ));
     }
     line(format!(
-        "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
-        "per tool", "bytes", "tok", "name", "descr", "input", "output"
+        "  {:<30} {:>6} {:>5}  {:>6} {:>5} {:>6} {:>6} {:>6}",
+        "per tool", "bytes", "tok", "model", "name", "descr", "input", "output"
     ));
     for t in bill["tools"].as_array().into_iter().flatten() {
         line(format!(
-            "  {:<30} {:>6} {:>5}  {:>5} {:>6} {:>6} {:>6}",
+            "  {:<30} {:>6} {:>5}  {:>6} {:>5} {:>6} {:>6} {:>6}",
             t["tool"].as_str().unwrap_or_default(),
             t["whole"]["bytes"].as_i64().unwrap_or_default(),
             t["whole"]["tokens"].as_i64().unwrap_or_default(),
+            t["model"]["bytes"].as_i64().unwrap_or_default(),
             t["name"]["bytes"].as_i64().unwrap_or_default(),
             t["description"]["bytes"].as_i64().unwrap_or_default(),
             t["input_schema"]["bytes"].as_i64().unwrap_or_default(),

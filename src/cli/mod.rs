@@ -231,11 +231,11 @@ fn toolsets_arg() -> Arg {
     Arg::new("toolsets")
         .long("toolsets")
         .value_name("NAME,...")
-        .help("List and answer only these MCP tools: `all` (the default), `core`, or namespaces (see `mcp --inspect`); overrides `mcp.toolsets` in .ai/manifest.yaml")
+        .help("List and answer only these MCP tools: `agent` (the default: read, coordinate, work, record), `all` (the operator's tools too), `core`, or namespaces (see `mcp --inspect`); names add up and replace the default (`agent,executions`); overrides `mcp.toolsets` in .ai/manifest.yaml")
 }
 
 /// Chooses the toolsets `ctx` projects over MCP: `--toolsets` (in `sub`), else the manifest's
-/// `mcp.toolsets`, else every tool. A selection that names no real toolset stops the start.
+/// `mcp.toolsets`, else the agent's tools. A selection that names no real toolset stops the start.
 fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
     let flag = sub
         .try_get_one::<String>("toolsets")

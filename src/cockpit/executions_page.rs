@@ -132,7 +132,7 @@ fn layout(executions: &[Value]) -> Value {
     }
     let height = TOP + rows as i64 * ROW + 8;
     let time_of = |us: i64| {
-        crate::capabilities::executions::rfc3339_us(us.max(0) as u64)
+        crate::rfc3339::of_micros(us.max(0) as u64)
             .get(11..23)
             .unwrap_or_default()
             .to_string()

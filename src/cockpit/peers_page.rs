@@ -107,7 +107,13 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                         "globs": c["globs"],
                         "reason": c["client_supplied"]["reason"],
                         "issue": c["client_supplied"]["issue"],
-                        "expires": remaining(c["expires_at"].as_i64().unwrap_or(0), now),
+                        "expires": remaining(
+                            c["expires_at"]
+                                .as_str()
+                                .and_then(crate::rfc3339::micros_of)
+                                .map_or(0, |us| (us / 1_000_000) as i64),
+                            now,
+                        ),
                         "overlaps": with,
                     })
                 })
@@ -165,18 +171,18 @@ mod tests {
             "count": 2,
             "peers": [
                 { "id": 1, "pid": 10, "worktree": "/r/main", "this_process": true, "unread": 2,
-                  "transport": "stdio", "protocol_version": "2025-11-25", "attached_at": 0,
+                  "transport": "stdio", "protocol_version": "2025-11-25", "attached_at": "1970-01-01T00:00:00Z",
                   "client_supplied": { "client": "alpha", "client_version": "1", "paths": [] } },
                 { "id": 1, "pid": 20, "worktree": "/r/second", "this_process": false, "unread": 0,
-                  "transport": "stdio", "protocol_version": "2025-11-25", "attached_at": 0,
+                  "transport": "stdio", "protocol_version": "2025-11-25", "attached_at": "1970-01-01T00:00:00Z",
                   "client_supplied": { "client": "beta", "client_version": "1", "paths": [] } },
             ],
             "claims": [
                 { "session": 1, "pid": 10, "worktree": "/r/main", "this_process": true,
-                  "globs": ["src/**"], "mode": "exclusive", "claimed_at": 0, "expires_at": 3_600,
+                  "globs": ["src/**"], "mode": "exclusive", "claimed_at": "1970-01-01T00:00:00Z", "expires_at": "1970-01-01T01:00:00Z",
                   "client_supplied": { "client": "alpha", "reason": "the api" } },
                 { "session": 1, "pid": 20, "worktree": "/r/second", "this_process": false,
-                  "globs": ["docs/**"], "mode": "shared", "claimed_at": 0, "expires_at": 600,
+                  "globs": ["docs/**"], "mode": "shared", "claimed_at": "1970-01-01T00:00:00Z", "expires_at": "1970-01-01T00:10:00Z",
                   "client_supplied": { "client": "beta" } },
             ],
             "worktrees": [

@@ -1,5 +1,7 @@
 //! What the MCP surface costs a client: the bytes of each era's `tools/list` result and
-//! instructions, and of each listed tool's parts, with the tokens they are estimated to take.
+//! instructions as sent on the wire, and of each listed tool's parts; and, apart, what a client
+//! passes its model of them (each tool's name, description and input schema: no client sends a
+//! model the output schema, title or annotations); with the tokens they are estimated to take.
 //! Computed from the bytes this process serves, never from a copy of them.
 
 use serde_json::Value;
@@ -28,12 +30,32 @@ pub fn modern_tools_list(ctx: &Context) -> usize {
     legacy_tools_list(ctx) + super::era::result_fields(Some(super::caching::COMPILED), true).len()
 }
 
+/// What a client passes its model of one tool: `{"name","description","inputSchema"}` as
+/// compact JSON.
+fn for_a_model(entry: &Value) -> Value {
+    serde_json::json!({
+        "name": entry.get("name"),
+        "description": entry.get("description"),
+        "inputSchema": entry.get("inputSchema"),
+    })
+}
+
+/// The bytes of the listed tools as a client passes them to its model: every tool's name,
+/// description and input schema, as compact JSON, in one array.
+pub fn model_tools(ctx: &Context) -> usize {
+    let listed: Vec<Value> =
+        serde_json::from_str(ctx.tools_list_json().as_str()).unwrap_or_default();
+    let passed: Vec<Value> = listed.iter().map(for_a_model).collect();
+    Value::Array(passed).to_string().len()
+}
+
 /// One listed tool's bytes: its whole entry, and its name, description, input and output
-/// schema apart, each as compact JSON as served.
+/// schema apart, each as compact JSON as served; and what a client passes its model of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolBytes {
     pub tool: String,
     pub whole: usize,
+    pub model: usize,
     pub name: usize,
     pub description: usize,
     pub input_schema: usize,
@@ -53,6 +75,7 @@ pub fn tools(ctx: &Context) -> Vec<ToolBytes> {
             ToolBytes {
                 tool: entry["name"].as_str().unwrap_or_default().to_string(),
                 whole: raw.get().len(),
+                model: for_a_model(&entry).to_string().len(),
                 name: part("name"),
                 description: part("description"),
                 input_schema: part("inputSchema"),
@@ -83,8 +106,14 @@ mod tests {
         for t in &tools {
             let parts = t.name + t.description + t.input_schema + t.output_schema;
             assert!(parts < t.whole && t.output_schema > 0, "{t:?}");
+            assert!(
+                t.model < t.whole && t.model > t.description + t.input_schema,
+                "{t:?}"
+            );
         }
         let listed: usize = tools.iter().map(|t| t.whole).sum::<usize>() + tools.len() + 1;
         assert_eq!(listed, ctx.tools_list_json().as_str().len());
+        let model: usize = tools.iter().map(|t| t.model).sum::<usize>() + tools.len() + 1;
+        assert_eq!(model, model_tools(&ctx));
     }
 }

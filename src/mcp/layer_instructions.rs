@@ -1,8 +1,12 @@
-//! The part of the `initialize` and `server/discover` instructions that carries the layer itself:
-//! the statement of every active blocking rule and each skill with its description,
-//! so a client that defers tool definitions still learns them, bounded at [`MAX_INSTRUCTIONS`]
-//! bytes with a sentence saying what was left out and which tool lists it. Advisory rules are a
-//! tool call away and stay out.
+//! The part of the `initialize` and `server/discover` instructions that carries the layer itself,
+//! within the cut a client makes: Claude Code passes its model the first 2,048 characters of a
+//! server's instructions and drops the rest, so the whole text is at most [`MAX_INSTRUCTIONS`]
+//! characters as JavaScript counts them (UTF-16 units), most important first. After the head
+//! (what majordomus is for here and the first call to make) come the active blocking rules, by
+//! id and statement, repository-wide ones first and then the broadest scope first; then the
+//! skills by name; then what was left out, counted, with the tool that lists it. An item is
+//! shown whole or not at all, never cut inside a sentence. Advisory rules are a tool call away
+//! and stay out.
 
 use crate::context::Context;
 use crate::layer::Index;
@@ -24,9 +28,92 @@ pub fn by_era(ctx: &Context) -> Vec<(Vec<&'static str>, String)> {
     }
 }
 
-/// The blocking rules' and the skills' items of one generation. They depend on the index alone
-/// and are kept for the generation (`Context::per_generation`): deriving them read every rule's
-/// metadata, 41 ms at 10,000 rules on every `initialize` and `server/discover`.
+/// The most characters the whole instructions text may have: what Claude Code passes its model
+/// (it cuts there and appends "… [truncated]"). Not configurable: a longer text would reach no
+/// model of that client whole.
+pub const MAX_INSTRUCTIONS: usize = 2048;
+
+/// A blocking rule whose statement is longer than this many characters is named by its id with
+/// a pointer to it instead: one rule never takes the room of the several that follow it.
+pub const MAX_STATEMENT: usize = 400;
+
+/// `text` as Claude Code passes it to its model: its first [`MAX_INSTRUCTIONS`] characters
+/// (UTF-16 units), the whole when it is no longer, as these instructions always are.
+pub fn as_cut(text: &str) -> &str {
+    let mut units = 0;
+    for (at, c) in text.char_indices() {
+        units += c.len_utf16();
+        if units > MAX_INSTRUCTIONS {
+            return &text[..at];
+        }
+    }
+    text
+}
+
+/// The length of `text` as a client written in JavaScript counts it (UTF-16 code units), which is
+/// how the cut is made.
+pub fn length(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// One active blocking rule, as the instructions show it.
+struct Rule {
+    /// `id@version`.
+    identity: String,
+    /// Its `applies_to` globs; none for a rule of the whole repository.
+    globs: Vec<String>,
+    statement: String,
+}
+
+impl Rule {
+    /// How broad the rule is, smallest first: a repository-wide rule, then a scope whose
+    /// broadest glob fixes fewer leading path segments (`**/*.rs` before `src/**` before
+    /// `src/mcp/**`), then the one with more globs; the caller breaks ties by identity.
+    fn breadth(&self) -> (usize, usize, std::cmp::Reverse<usize>) {
+        if self.globs.is_empty() {
+            return (0, 0, std::cmp::Reverse(0));
+        }
+        let fixed = self
+            .globs
+            .iter()
+            .map(|g| match g.find(['*', '?', '[', '{']) {
+                // Each `/` before the first wildcard closes a fixed segment.
+                Some(at) => g[..at].matches('/').count(),
+                // No wildcard: one path, every segment fixed.
+                None => g.matches('/').count() + 1,
+            })
+            .min()
+            .unwrap_or(0);
+        (1, fixed, std::cmp::Reverse(self.globs.len()))
+    }
+
+    /// The rule as one item: `[id]` or `[id, for globs]`, then its statement ending in one stop;
+    /// a statement past [`MAX_STATEMENT`] is replaced by where to read it.
+    fn item(&self) -> String {
+        let scope = if self.globs.is_empty() {
+            String::new()
+        } else {
+            format!(", for {}", self.globs.join(", "))
+        };
+        let statement = self.statement.trim();
+        let statement = if statement.chars().count() > MAX_STATEMENT {
+            format!(
+                "Its statement is long: read majordomus://rule/{}.",
+                self.identity
+            )
+        } else if statement.ends_with(['.', '!', '?']) {
+            statement.to_string()
+        } else {
+            format!("{statement}.")
+        };
+        format!(" [{}{scope}] {statement}", self.identity)
+    }
+}
+
+/// The blocking rules' and the skills' items of one generation, in the order they are shown.
+/// They depend on the index alone and are kept for the generation (`Context::per_generation`):
+/// deriving them read every rule's metadata, 41 ms at 10,000 rules on every `initialize` and
+/// `server/discover`.
 struct Items(Vec<String>, Vec<String>);
 
 fn derive_items(index: &Index) -> Items {
@@ -45,87 +132,169 @@ fn derive_items(index: &Index) -> Items {
                 if text("class") != Some("blocking") || text("status") != Some("active") {
                     continue;
                 }
-                let scope = match metadata.get("applies_to") {
-                    Some(serde_json::Value::Array(globs)) => {
-                        let globs: Vec<&str> = globs.iter().filter_map(|g| g.as_str()).collect();
-                        format!(" (for {})", globs.join(", "))
-                    }
-                    _ => String::new(),
+                let globs = match metadata.get("applies_to") {
+                    Some(serde_json::Value::Array(globs)) => globs
+                        .iter()
+                        .filter_map(|g| g.as_str().map(str::to_string))
+                        .collect(),
+                    _ => Vec::new(),
                 };
-                let statement = text("statement").unwrap_or_default();
-                rules.push(format!(" {}{scope}: {}", o.identity, statement.trim()));
+                rules.push(Rule {
+                    identity: o.identity.clone(),
+                    globs,
+                    statement: text("statement").unwrap_or_default().to_string(),
+                });
             }
-            "skill" => skills.push(format!(
-                " {}: {}",
-                o.identity,
-                o.description.as_deref().unwrap_or("").trim()
-            )),
+            "skill" => skills.push(format!(" {}", o.identity)),
             _ => {}
         }
     }
-    Items(rules, skills)
+    rules.sort_by(|a, b| {
+        a.breadth()
+            .cmp(&b.breadth())
+            .then_with(|| a.identity.cmp(&b.identity))
+    });
+    Items(rules.iter().map(Rule::item).collect(), skills)
 }
 
-/// The most bytes the whole instructions text may have.
-pub const MAX_INSTRUCTIONS: usize = 16 * 1024;
+/// What closes the text when something was left out: how many of each, and which tools list
+/// them. Its length is what [`append`] keeps free.
+fn left_out(
+    rules: (usize, usize),
+    skills: (usize, usize),
+    list: &str,
+    applicable: Option<&str>,
+) -> String {
+    let mut text = format!(
+        " Left out for length: {} of {} blocking rules and {} of {} skills; {list} with kind rule or skill lists them",
+        rules.1 - rules.0,
+        rules.1,
+        skills.1 - skills.0,
+        skills.1
+    );
+    if let Some(applicable) = applicable {
+        text.push_str(&format!(", {applicable} the rules of a path"));
+    }
+    text.push('.');
+    text
+}
 
-/// The sentences to append to `head` (today's instructions), keeping the whole within
-/// [`MAX_INSTRUCTIONS`].
+/// Appends the layer's part to `head` (the instructions' first sentences), keeping the whole
+/// within [`MAX_INSTRUCTIONS`]: each section's items in order while they fit whole, and the
+/// sentence saying what was left out when anything was.
 pub fn append(ctx: &Context, head: &mut String) {
     let Ok(index) = ctx.index() else {
         return;
     };
-    let list = registry::by_id("objects.list")
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or("tools/list");
-    let applicable = registry::by_id("objects.applicable").and_then(|(_, d)| d.tool);
+    let tool = |id: &str| {
+        registry::by_id(id)
+            .filter(|(_, d)| ctx.projects_tool(d))
+            .and_then(|(_, d)| d.tool)
+    };
+    let list = tool("objects.list").unwrap_or("resources/list");
+    let applicable = tool("objects.applicable");
     let items = ctx.per_generation(index.generation, || derive_items(&index));
     let (rules, skills) = (&items.0, &items.1);
-    let total = (rules.len(), skills.len());
-    let mut shown = (0, 0);
-    let reserve = 400;
+    // The longest the closing sentence can be: with every count at its total.
+    let reserve = length(&left_out(
+        (0, rules.len()),
+        (0, skills.len()),
+        list,
+        applicable,
+    ));
+    let mut used = length(head);
     let mut body = String::new();
-    let push_all = |body: &mut String, title: &str, items: &[String], count: &mut usize| {
-        if items.is_empty() {
-            return;
-        }
-        let mut section = format!(" {title}:");
+    let mut section = |title: &str, items: &[String], separator: &str, end: &str| -> usize {
+        let mut shown = 0;
+        let mut text = format!(" {title}:");
         for item in items {
-            if head.len() + body.len() + section.len() + item.len() + 1 + reserve > MAX_INSTRUCTIONS
-            {
+            let item = if shown == 0 {
+                item.clone()
+            } else {
+                format!("{separator}{item}")
+            };
+            if used + length(&text) + length(&item) + length(end) + reserve > MAX_INSTRUCTIONS {
                 break;
             }
-            section.push_str(item);
-            section.push(';');
-            *count += 1;
+            text.push_str(&item);
+            shown += 1;
         }
-        if *count > 0 {
-            section.pop();
-            section.push('.');
-            body.push_str(&section);
+        if shown > 0 {
+            text.push_str(end);
+            used += length(&text);
+            body.push_str(&text);
         }
+        shown
     };
-    push_all(
-        &mut body,
-        "Blocking rules (follow them; each names its scope when it has one)",
+    let rules_shown = section(
+        "Blocking rules, the whole repository's and the broadest first (follow them)",
         rules,
-        &mut shown.0,
+        "",
+        "",
     );
-    push_all(&mut body, "Skills", skills, &mut shown.1);
+    let skills_shown = section("Skills", skills, ",", ".");
     head.push_str(&body);
-    if shown != total {
-        head.push_str(&format!(
-            " Left out for length: {} of {} blocking rules and {} of {} skills; {list} with kind rule or skill lists them all",
-            total.0 - shown.0,
-            total.0,
-            total.1 - shown.1,
-            total.1
+    if (rules_shown, skills_shown) != (rules.len(), skills.len()) {
+        head.push_str(&left_out(
+            (rules_shown, rules.len()),
+            (skills_shown, skills.len()),
+            list,
+            applicable,
         ));
-        if let Some(applicable) = applicable {
-            head.push_str(&format!(
-                ", and {applicable} names the rules for the paths you edit"
-            ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(identity: &str, globs: &[&str], statement: &str) -> Rule {
+        Rule {
+            identity: identity.into(),
+            globs: globs.iter().map(|g| g.to_string()).collect(),
+            statement: statement.into(),
         }
-        head.push('.');
+    }
+
+    #[test]
+    fn the_whole_repositorys_rules_come_first_then_the_broadest_scope() {
+        let mut rules = [
+            rule("d@1", &["src/mcp/**"], "D"),
+            rule("c@1", &["src/**"], "C"),
+            rule("b@1", &["**/*.rs"], "B"),
+            rule("a@1", &[], "A"),
+            rule("e@1", &["Cargo.toml"], "E"),
+        ];
+        rules.sort_by_key(|r| (r.breadth(), r.identity.clone()));
+        let order: Vec<&str> = rules.iter().map(|r| r.identity.as_str()).collect();
+        assert_eq!(order, ["a@1", "b@1", "c@1", "e@1", "d@1"]);
+    }
+
+    #[test]
+    fn an_item_ends_in_one_stop_and_a_long_statement_is_a_pointer() {
+        assert_eq!(rule("a@1", &[], "Do it.").item(), " [a@1] Do it.");
+        assert_eq!(
+            rule("a@1", &["src/**"], "Do it").item(),
+            " [a@1, for src/**] Do it."
+        );
+        let long = rule("a@1", &[], &"word ".repeat(100)).item();
+        assert_eq!(
+            long,
+            " [a@1] Its statement is long: read majordomus://rule/a@1."
+        );
+    }
+
+    #[test]
+    fn a_cut_keeps_the_first_2048_units() {
+        assert_eq!(as_cut("short"), "short");
+        let long = "é".repeat(3000);
+        assert_eq!(length(as_cut(&long)), MAX_INSTRUCTIONS);
+    }
+
+    #[test]
+    fn the_length_is_counted_as_a_javascript_client_counts_it() {
+        assert_eq!(length("abc"), 3);
+        assert_eq!(length("é"), 1);
+        assert_eq!(length("𝄞"), 2);
     }
 }

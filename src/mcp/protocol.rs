@@ -62,6 +62,32 @@ pub const CORE_TOOLSET: &[&str] = &[
     "objects.search",
 ];
 
+/// The capabilities whose tools make the `agent` toolset, listed when nothing names a toolset:
+/// what an agent working in the repository uses to read the layer, coordinate with the other
+/// agents, work the plan and record what it learned. The operator's tools (the projection,
+/// capability detail, counters, preflight, health, status, overview, executions, identity,
+/// recovery) stay on the CLI, HTTP and the Cockpit and under `--toolsets all`.
+pub const AGENT_TOOLSET: &[&str] = &[
+    "knowledge.record",
+    "objects.applicable",
+    "objects.get",
+    "objects.list",
+    "objects.search",
+    "peers.announce",
+    "peers.claim",
+    "peers.inbox",
+    "peers.list",
+    "peers.mark_read",
+    "peers.release",
+    "peers.send",
+    "plan.claim",
+    "plan.create",
+    "plan.issues",
+    "plan.ready",
+    "plan.release",
+    "plan.transition",
+];
+
 /// Every resource template served, and what it names (`resources/templates/list`).
 pub const TEMPLATES: &[(&str, &str)] = &[(OBJECT_URI_TEMPLATE, "every object of the layer")];
 

@@ -829,8 +829,9 @@ pub fn instructions(ctx: &Context) -> String {
     }
 }
 
-/// The instructions derived from the registry, the index and the mode on every call: counts,
-/// index state, the URI scheme, where to start, and which tools write.
+/// The instructions derived from the registry, the index and the mode on every call: what the
+/// layer is, the first calls to make, the URI scheme, which tools write, which are listed; then
+/// the layer's own part (`layer_instructions`), all within the cut a client makes.
 fn layer_instructions(ctx: &Context) -> String {
     let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
     let tools: Vec<&str> = projected
@@ -858,8 +859,6 @@ fn layer_instructions(ctx: &Context) -> String {
             .filter(|(_, d)| ctx.projects_tool(d))
             .and_then(|(_, d)| d.tool)
     };
-    let start = tool_of("capabilities.list").unwrap_or("tools/list");
-    let get = tool_of("objects.get");
     let writers: Vec<&str> = projected
         .iter()
         .filter(|d| d.effect == Effect::RepositoryMutation && ctx.projects_tool(d))
@@ -873,29 +872,36 @@ fn layer_instructions(ctx: &Context) -> String {
             writers.join(", ")
         )
     };
+    // What the layer is and the first call to make come first: a client that cuts the text
+    // (Claude Code, at 2,048 characters) still passes them.
     let mut text = format!(
-        "majordomus serves this repository's AI layer: {objects} objects (index state {state}), \
-         {} capabilities, {} tools and {} resources ({builtin_resources} builtin, {skill_files} skill files, \
-         the rest layer objects). \
-         Every object has a URI majordomus://<kind>/<identity>; read it with resources/read",
+        "majordomus serves this repository's AI layer (its rules, decisions, issues and skills): \
+         {objects} objects (index state {state}), {} capabilities, {} tools, {} resources.",
         projected.len(),
         tools.len(),
         builtin_resources + objects + skill_files,
     );
-    if let Some(get) = get {
-        text.push_str(&format!(" or the tool {get}"));
+    if let Some(applicable) = tool_of("objects.applicable") {
+        text.push_str(&format!(
+            " Before you edit a path, call {applicable} with it: it names the rules that govern it."
+        ));
     }
-    text.push_str(&format!(
-        ". Start with {start} to see every capability and where it is reachable. {writers_sentence}"
-    ));
+    if let Some(ready) = tool_of("plan.ready") {
+        text.push_str(&format!(" To find work, call {ready}."));
+    }
+    text.push_str(" Read a URI majordomus://<kind>/<identity> with resources/read");
+    if let Some(get) = tool_of("objects.get") {
+        text.push_str(&format!(" or {get}"));
+    }
+    text.push_str(&format!(". {writers_sentence}"));
     let selection = ctx.toolsets();
-    if !selection.is_default() {
+    if !selection.lists_every_tool() {
         let declared = registry::all()
             .iter()
             .filter(|d| d.tool.is_some() && ctx.projects(d))
             .count();
         text.push_str(&format!(
-            " The tools listed are {} of {declared}: {}; every resource is served whatever the toolsets.",
+            " Listed: {} of {declared} tools, {}.",
             tools.len(),
             selection.why()
         ));

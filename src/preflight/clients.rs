@@ -316,7 +316,13 @@ fn approval(
             };
             let name = shown(&config, root);
             match toml_settings(&config, root, &mut Vec::new()) {
-                None => unknown(format!("{name} is missing or unreadable")),
+                // Without the file Codex trusts no project, so it reads no `.codex/config.toml`.
+                None => Approval {
+                    state: ApprovalState::NotApproved,
+                    seen: format!(
+                        "{name} is missing or unreadable: no trust entry, so Codex ignores .codex/config.toml here"
+                    ),
+                },
                 Some(doc) => match doc["projects"][&root_key]["trust_level"].as_str() {
                     Some("trusted") => Approval {
                         state: ApprovalState::Approved,
@@ -385,7 +391,14 @@ fn claude_approval(
             &doc
         };
         if *per_project {
-            trust = Some(settings["hasTrustDialogAccepted"] == Value::Bool(true));
+            // A folder under one whose trust dialog was accepted is not asked again: the
+            // nearest ancestor with an entry decides.
+            trust = Some(
+                root.ancestors()
+                    .filter_map(|dir| doc["projects"].get(dir.to_string_lossy().as_ref()))
+                    .find_map(|entry| entry.get("hasTrustDialogAccepted").and_then(Value::as_bool))
+                    .unwrap_or(false),
+            );
         }
         let listed = |key: &str| {
             settings[key]

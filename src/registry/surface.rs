@@ -35,6 +35,7 @@ pub struct McpFacts<'a> {
     pub eras: Vec<Era<'a>>,
     pub templates: &'a [(&'a str, &'a str)],
     pub core_toolset: &'a [&'a str],
+    pub agent_toolset: &'a [&'a str],
 }
 
 /// The surface of `registry` at `version`, as pretty canonical JSON with a trailing newline.
@@ -177,7 +178,7 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
         "routes": routes,
         "cli": cli,
         "errors": errors,
-        "mcp": { "eras": eras, "toolsets": toolsets(registry, mcp.core_toolset) },
+        "mcp": { "eras": eras, "toolsets": toolsets(registry, mcp.core_toolset, mcp.agent_toolset) },
     });
     let mut text = serde_json::to_string_pretty(&canonical(surface)).unwrap_or_default();
     text.push('\n');
@@ -186,7 +187,7 @@ pub fn generate(registry: &Registry, version: &str, mcp: &McpFacts<'_>) -> Strin
 
 /// Every toolset a server can be started with and its tools' names: `all`, `core`, and each
 /// namespace that exposes a tool.
-fn toolsets(registry: &Registry, core: &[&str]) -> Map<String, Value> {
+fn toolsets(registry: &Registry, core: &[&str], agent: &[&str]) -> Map<String, Value> {
     let tools: Vec<(&str, &str)> = registry
         .capabilities
         .iter()
@@ -204,6 +205,7 @@ fn toolsets(registry: &Registry, core: &[&str]) -> Map<String, Value> {
     let mut sets = Map::new();
     sets.insert("all".into(), names(&|_| true));
     sets.insert("core".into(), names(&|id| core.contains(&id)));
+    sets.insert("agent".into(), names(&|id| agent.contains(&id)));
     for (id, _) in &tools {
         let ns = id.split_once('.').map_or(*id, |(ns, _)| ns);
         sets.insert(

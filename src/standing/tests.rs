@@ -331,3 +331,39 @@ fn one_wired_entry_among_others_makes_the_file_wired() {
     assert_eq!(got.standing, Standing::Wired);
     assert_eq!(got.server.as_deref(), Some("majordomus"));
 }
+
+/// The README's HTTP entries, one per client, are wired; a URL that is no serve's `/mcp` is
+/// broken naming the field.
+#[test]
+fn the_readmes_http_entries_are_wired_and_a_wrong_url_is_broken() {
+    let repo = Repo::new();
+    let lookup = repo.lookup();
+    for (config, text) in [
+        (
+            ".mcp.json",
+            r#"{"mcpServers": {"majordomus": {"type": "http", "url": "http://127.0.0.1:8741/mcp"}}}"#,
+        ),
+        (
+            ".codex/config.toml",
+            "[mcp_servers.majordomus]\nurl = \"http://127.0.0.1:8741/mcp\"\n",
+        ),
+        (
+            ".gemini/settings.json",
+            r#"{"mcpServers": {"majordomus": {"httpUrl": "http://127.0.0.1:8741/mcp"}}}"#,
+        ),
+    ] {
+        let got = assess(config, Some(text), &lookup);
+        assert_eq!(got.standing, Standing::Wired, "{config}: {got:?}");
+    }
+    for url in [
+        "http://127.0.0.1:8741/",
+        "ftp://host/mcp",
+        "http:///mcp",
+        "localhost/mcp",
+    ] {
+        let text = format!(r#"{{"mcpServers": {{"majordomus": {{"url": "{url}"}}}}}}"#);
+        let got = assess(".mcp.json", Some(&text), &lookup);
+        assert_eq!(got.standing, Standing::Broken, "{url}");
+        assert!(got.reason.unwrap_or_default().contains("`url`"), "{url}");
+    }
+}

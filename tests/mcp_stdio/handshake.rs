@@ -92,10 +92,12 @@ fn instructions_are_derived_from_the_registry_and_the_index() {
         instructions.contains("majordomus://<kind>/<identity>"),
         "the URI scheme: {instructions}"
     );
-    assert_eq!(tool_of("capabilities.list"), "majordomus_capabilities");
     assert!(
-        instructions.contains("Start with majordomus_capabilities"),
-        "where to start: {instructions}"
+        instructions.contains(&format!(
+            "Before you edit a path, call {} with it",
+            tool_of("objects.applicable")
+        )) && instructions.contains(&format!("To find work, call {}.", tool_of("plan.ready"))),
+        "the first calls to make: {instructions}"
     );
     let writers: Vec<String> = server
         .tools()

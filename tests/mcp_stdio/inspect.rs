@@ -21,7 +21,10 @@ fn inspect_prints_the_projection_and_exits_0_on_a_clean_layer() {
 #[test]
 fn inspect_as_text_prints_the_tool_table() {
     let fixture = Fixture::new();
-    let out = run_in(fixture.root(), &["mcp", "--inspect", "--format", "text"]);
+    let out = run_in(
+        fixture.root(),
+        &["mcp", "--inspect", "--format", "text", "--toolsets", "all"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let tools: Vec<_> = registry::all()

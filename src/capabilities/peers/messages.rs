@@ -226,7 +226,7 @@ fn message_view(m: inbox::Message) -> Message {
     Message {
         id: m.id as i64,
         read: m.read,
-        sent_at: r.sent_at as i64,
+        sent_at: crate::rfc3339::of_secs(r.sent_at),
         from: MessageFrom {
             pid: i64::from(r.from.pid),
             id: r.from.session as i64,

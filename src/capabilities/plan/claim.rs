@@ -165,7 +165,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         handle,
         client,
         worktree: index.root.display().to_string(),
-        claimed_at: crate::write::now_rfc3339(),
+        claimed_at: crate::rfc3339::now(),
         paths: issue.paths.clone(),
     };
     if let Err(e) = granting.write(&record) {
@@ -195,7 +195,7 @@ fn path_holder(held: &crate::board::claims::Held, paths: &[String]) -> Holder {
             handle: held.handle.clone(),
             pid: i64::from(h.pid),
             worktree: h.worktree.clone(),
-            claimed_at: crate::write::rfc3339_of(h.claim.claimed_at),
+            claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
             live: true,
         },
         paths: h
@@ -215,16 +215,7 @@ fn path_holder(held: &crate::board::claims::Held, paths: &[String]) -> Holder {
 /// The rules and instructions that apply to the literal parts of `globs` (what precedes each
 /// glob's first wildcard: the directory or file the work is in).
 fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
-    let mut paths: Vec<String> = globs
-        .iter()
-        .map(|g| {
-            let end = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
-            g[..end].trim_end_matches('/').to_string()
-        })
-        .filter(|p| !p.is_empty() && crate::layer::check_path(p).is_ok())
-        .collect();
-    paths.sort();
-    paths.dedup();
+    let paths = super::literal_paths(globs);
     if paths.is_empty() {
         return Vec::new();
     }

@@ -80,7 +80,7 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
     }
     crate::write::ensure_dir_in_layer(&index.root, new_issue::ISSUES_DIR)
         .map_err(crate::capabilities::place_error)?;
-    let created_at = crate::write::now_rfc3339();
+    let created_at = crate::rfc3339::now();
     // A suffix already taken in this checkout is drawn again; across worktrees the suffix's
     // randomness alone keeps ids apart.
     let mut attempt = 0;

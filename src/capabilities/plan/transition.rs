@@ -124,7 +124,7 @@ pub(super) fn transition(
     let relative = issue.provenance.path.clone();
     let target = crate::write::place_in_layer(&index.root, &relative)
         .map_err(crate::capabilities::place_error)?;
-    let at = crate::write::now_rfc3339();
+    let at = crate::rfc3339::now();
     stamp_unless_edited(&target, &relative, stamp, &at)?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.

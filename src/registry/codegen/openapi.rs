@@ -90,11 +90,18 @@ pub(super) fn openapi(registry: &Registry, version: &str) -> String {
                 if !examples.is_empty() {
                     media.insert("examples".into(), Value::Object(examples));
                 }
+                // A body is required exactly when the input has required properties: an
+                // empty body reads as `{}`, which then is refused.
+                let required = !c.input.required.is_empty();
                 op.insert(
                     "requestBody".into(),
                     json!({
-                        "description": "The input as a JSON object; an empty body is `{}`.",
-                        "required": false,
+                        "description": if required {
+                            "The input as a JSON object."
+                        } else {
+                            "The input as a JSON object; an empty body is `{}`."
+                        },
+                        "required": required,
                         "content": { "application/json": media },
                     }),
                 );

@@ -39,6 +39,8 @@ fn rust_schema(schema: &Schema) -> String {
         maximum,
         min_length,
         max_length,
+        min_items,
+        max_items,
         pattern,
         one_of,
         reference,
@@ -88,7 +90,8 @@ fn rust_schema(schema: &Schema) -> String {
     format!(
         "Schema {{ ty: {}, description: {}, default: {}, properties: vec![{}], required: {}, \
          additional: {additional}, items: {}, enumeration: {}, constant: {}, minimum: {}, \
-         maximum: {}, min_length: {min_length:?}, max_length: {max_length:?}, pattern: {}, \
+         maximum: {}, min_length: {min_length:?}, max_length: {max_length:?}, \
+         min_items: {min_items:?}, max_items: {max_items:?}, pattern: {}, \
          one_of: {one_of}, reference: {}, cli_positional: {cli_positional}, cli_path: {cli_path} }}",
         option(ty.map(|t| format!("Type::{t:?}"))),
         option(description.as_deref().map(text)),

@@ -1,9 +1,10 @@
 //! The MCP `tools/list` array: one entry per capability exposed as a tool, its hints the
-//! effect's, as compact JSON (and the read-only server's, without the writers). Every client
-//! loads this array into its context on every session, so the entry is the declaration cut to
-//! what a client acts on: the input schema without the bounds and patterns the server checks
-//! itself, the output schema as the answer's shape (its properties and their types), and one
-//! title. `capabilities.describe`, the OpenAPI document, the surface and the Cockpit keep the
+//! effect's, as compact JSON (and the read-only server's, without the writers). A client passes
+//! its model each tool's name, description and input schema, and validates with the schemas: so
+//! the input schema is the declaration whole, every bound the server enforces in it, and the
+//! output schema is the answer's shape (its properties with their types, which are required and
+//! whether others may appear) without the per-property prose no model reads. One title.
+//! `capabilities.describe`, the OpenAPI document, the surface and the Cockpit keep the
 //! declaration whole.
 
 use serde_json::{json, Map, Value};
@@ -37,13 +38,11 @@ pub fn tool_entry(c: &Capability, registry: &Registry) -> Option<Value> {
     }))
 }
 
-/// The entry `tools/list` serves for `entry` (a [`tool_entry`]): the same tool, cut by
-/// [`input_for_clients`] and [`output_shape`], and with `annotations.title` dropped, since it
-/// repeats `title` word for word.
+/// The entry `tools/list` serves for `entry` (a [`tool_entry`]): the same tool, its output
+/// schema cut by [`output_shape`], and with `annotations.title` dropped, since it repeats `title`
+/// word for word. The input schema stays whole: a client that validates arguments, or a model
+/// that writes them, learns every bound before the server refuses one.
 pub fn served_entry(mut entry: Value) -> Value {
-    if let Some(input) = entry.get_mut("inputSchema") {
-        *input = input_for_clients(input);
-    }
     if let Some(output) = entry.get_mut("outputSchema") {
         *output = output_shape(output, 0);
     }
@@ -53,46 +52,13 @@ pub fn served_entry(mut entry: Value) -> Value {
     entry
 }
 
-/// Keywords of an input schema that bound a value the server checks on every call and refuses
-/// with a message naming the bound: a client that sends a value past one learns it there.
-const CHECKED_BY_THE_SERVER: &[&str] = &["minLength", "maxLength", "minimum", "maximum", "pattern"];
-
-/// An input schema without [`CHECKED_BY_THE_SERVER`], at every depth. Descriptions, enums,
-/// defaults and `required` stay: they are how a model learns what to send.
-fn input_for_clients(schema: &Value) -> Value {
-    match schema {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !CHECKED_BY_THE_SERVER.contains(&k.as_str()))
-                .map(|(k, v)| {
-                    let v = if k == "properties" {
-                        match v {
-                            Value::Object(props) => Value::Object(
-                                props
-                                    .iter()
-                                    .map(|(p, s)| (p.clone(), input_for_clients(s)))
-                                    .collect(),
-                            ),
-                            other => other.clone(),
-                        }
-                    } else {
-                        input_for_clients(v)
-                    };
-                    (k.clone(), v)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(input_for_clients).collect()),
-        other => other.clone(),
-    }
-}
-
 /// How deep [`output_shape`] names properties: the answer's own (depth 0 is the answer).
 const SHAPE_DEPTH: usize = 1;
 
 /// The shape of an output schema: its `type`, the answer's properties with their types (an array
-/// with the type of its items, a union with its variants' shapes), and nothing below them: a
-/// nested object is `{"type":"object"}`. Every value the whole schema accepts, this accepts too,
+/// with the type of its items, a union with its variants' shapes), which of them are `required`
+/// and whether others may appear (`additionalProperties`), and nothing below them: a nested
+/// object is `{"type":"object"}`. Every value the whole schema accepts, this accepts too,
 /// so an answer conforms to both: that is why a `oneOf` becomes one object (see
 /// [`merged_variants`]) or an `anyOf` (variants told apart by a `const` may have the same shape,
 /// and `oneOf` would refuse a value two of them accept).
@@ -112,9 +78,18 @@ fn output_shape(schema: &Value, depth: usize) -> Value {
                 .map(|(p, s)| (p.clone(), output_shape(s, depth + 1)))
                 .collect();
             out.insert("properties".into(), Value::Object(shaped));
+            if let Some(required @ Value::Array(_)) = m.get("required") {
+                out.insert("required".into(), required.clone());
+            }
         }
-        if let Some(map @ Value::Object(_)) = m.get("additionalProperties") {
-            out.insert("additionalProperties".into(), output_shape(map, depth + 1));
+        match m.get("additionalProperties") {
+            Some(map @ Value::Object(_)) => {
+                out.insert("additionalProperties".into(), output_shape(map, depth + 1));
+            }
+            Some(closed @ Value::Bool(false)) if m.contains_key("properties") => {
+                out.insert("additionalProperties".into(), closed.clone());
+            }
+            _ => {}
         }
     }
     if let Some(items) = m.get("items") {
@@ -124,9 +99,14 @@ fn output_shape(schema: &Value, depth: usize) -> Value {
     }
     if let Some(Value::Array(variants)) = m.get("oneOf") {
         match merged_variants(variants, depth) {
-            Some(properties) => {
+            Some((properties, required)) => {
                 out.insert("type".into(), Value::String("object".into()));
                 out.insert("properties".into(), Value::Object(properties));
+                if !required.is_empty() {
+                    out.insert("required".into(), json!(required));
+                }
+                // A value of any variant holds only that variant's properties.
+                out.insert("additionalProperties".into(), Value::Bool(false));
             }
             None => {
                 out.insert(
@@ -140,15 +120,29 @@ fn output_shape(schema: &Value, depth: usize) -> Value {
 }
 
 /// A union of closed objects (each variant `additionalProperties: false`) as one object: every
-/// variant's properties, each with the type the variants agree on (none where they differ). A
-/// value of any variant holds only that variant's properties, so the one object accepts it; the
-/// variants' shared properties are then written once instead of once a variant.
-fn merged_variants(variants: &[Value], depth: usize) -> Option<Map<String, Value>> {
+/// variant's properties, each with the type the variants agree on (none where they differ), and
+/// the properties every variant requires. A value of any variant holds only that variant's
+/// properties, so the one object accepts it; the variants' shared properties are then written
+/// once instead of once a variant.
+fn merged_variants(variants: &[Value], depth: usize) -> Option<(Map<String, Value>, Vec<String>)> {
     if depth >= SHAPE_DEPTH || variants.is_empty() {
         return None;
     }
     let mut merged = Map::new();
+    let required_of = |v: &Value| -> Vec<String> {
+        v.get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut required = required_of(&variants[0]);
     for variant in variants {
+        let own = required_of(variant);
+        required.retain(|name| own.contains(name));
         if variant.get("additionalProperties") != Some(&Value::Bool(false)) {
             return None;
         }
@@ -168,7 +162,7 @@ fn merged_variants(variants: &[Value], depth: usize) -> Option<Map<String, Value
             }
         }
     }
-    Some(merged)
+    Some((merged, required))
 }
 
 pub(super) fn tools_list(registry: &Registry, read_only: bool) -> String {

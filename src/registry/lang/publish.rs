@@ -102,6 +102,12 @@ impl Schema {
         if let Some(n) = self.max_length {
             m.insert("maxLength".into(), Value::from(n));
         }
+        if let Some(n) = self.min_items {
+            m.insert("minItems".into(), Value::from(n));
+        }
+        if let Some(n) = self.max_items {
+            m.insert("maxItems".into(), Value::from(n));
+        }
         if let Some(p) = &self.pattern {
             m.insert("pattern".into(), Value::String(p.clone()));
         }

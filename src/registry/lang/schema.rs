@@ -84,6 +84,9 @@ pub struct Schema {
     pub maximum: Option<serde_json::Number>,
     pub min_length: Option<u64>,
     pub max_length: Option<u64>,
+    /// `minItems` / `maxItems` of an array.
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
     pub pattern: Option<String>,
     pub one_of: Option<OneOf>,
     /// `$ref: <Name>`, a named schema from `registry/schemas/`.
@@ -109,6 +112,8 @@ const SCHEMA_KEYS: &[&str] = &[
     "maximum",
     "minLength",
     "maxLength",
+    "minItems",
+    "maxItems",
     "pattern",
     "oneOf",
     "$ref",
@@ -237,6 +242,8 @@ impl Schema {
         for (key, slot) in [
             ("minLength", &mut schema.min_length),
             ("maxLength", &mut schema.max_length),
+            ("minItems", &mut schema.min_items),
+            ("maxItems", &mut schema.max_items),
         ] {
             if let Some(v) = map.get(key) {
                 match v.as_u64() {
@@ -336,6 +343,8 @@ impl Schema {
             sink,
         );
         only("pattern", &[Type::String], self.pattern.is_some(), sink);
+        only("minItems", &[Type::Array], self.min_items.is_some(), sink);
+        only("maxItems", &[Type::Array], self.max_items.is_some(), sink);
         if ty == Some(Type::Array) && self.items.is_none() {
             sink.push(&join(field, "items"), "is required for type array");
         }

@@ -198,6 +198,22 @@ pub fn validate(
         }
     }
     if let Some(list) = value.as_array() {
+        let count = list.len() as u64;
+        if let Some(min) = schema.min_items.filter(|min| count < *min) {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!(
+                    "{}: must hold at least {min} items, holds {count}",
+                    at(path)
+                ),
+            ));
+        }
+        if let Some(max) = schema.max_items.filter(|max| count > *max) {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must hold at most {max} items, holds {count}", at(path)),
+            ));
+        }
         if let Some(items) = &schema.items {
             // One buffer for every item's name: a long array is not an allocation per item.
             let mut at_item = String::with_capacity(path.len() + 8);
