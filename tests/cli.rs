@@ -339,6 +339,25 @@ mod layer_flags {
         assert_eq!(before, after);
     }
 
+    /// A rule whose front matter has a typo is not served, and a command says so on stderr
+    /// rather than answer as if the layer were whole.
+    #[test]
+    fn a_rule_with_a_typo_in_its_front_matter_is_named_on_stderr() {
+        let fixture = Fixture::new();
+        fixture.write(
+            ".ai/repo/rules/typo.md",
+            "---\nid: typo\nversion: 1\nkind: rule\ntitle: T\ndescription: D\nstatement: S\nstauts: active\nclass: advisory\n---\nbody\n",
+        );
+        let out = run_in(fixture.root(), &["objects", "list", "--kind", "rule"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!stdout(&out).contains("majordomus://rule/typo@1"));
+        let said = stderr(&out);
+        assert!(
+            said.contains("warning: the layer has") && said.contains(".ai/repo/rules/typo.md"),
+            "{said}"
+        );
+    }
+
     /// `.ai/repo/` without a manifest is said as found, not as a manifest that exists.
     #[test]
     fn init_where_the_layer_lost_its_manifest_says_what_it_found() {

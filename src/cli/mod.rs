@@ -521,6 +521,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             if is_doctor {
                 return doctor::print(&answer, format, strict);
             }
+            warn_of_refused_files(&ctx);
             print_answer(&answer, format)?;
             if ENDS_WITH_THE_COMMAND.contains(&descriptor.id) && answer["granted"] == true {
                 crate::logging::say(CLAIM_ENDS_WITH_THE_COMMAND);
@@ -535,6 +536,34 @@ const ENDS_WITH_THE_COMMAND: &[&str] = &["peers.claim", "plan.claim"];
 
 /// What a command that was granted a claim says on stderr after its answer.
 const CLAIM_ENDS_WITH_THE_COMMAND: &str = "majordomus: granted, and ended as this command exits: a command holds nothing once it has answered. Claim from an agent (an MCP client of `majordomus mcp` or `majordomus serve`) to hold paths or an issue.";
+
+/// One line on stderr when the layer read has errors: the files they concern are served by no
+/// command, and an answer without them (a rule whose front matter has a typo) must not pass for
+/// the whole layer's.
+fn warn_of_refused_files(ctx: &Context) {
+    let Some(index) = ctx.layer_if_open().map(|live| live.current()) else {
+        return;
+    };
+    let mut errors = index.errors();
+    let Some(first) = errors.next() else {
+        return;
+    };
+    let more = errors.count();
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!(
+            "majordomus: warning: the layer has {} error{}, and what {} concern{} is not served (first: {} {}: {}); `majordomus doctor` lists them\n",
+            more + 1,
+            if more == 0 { "" } else { "s" },
+            if more == 0 { "it" } else { "they" },
+            if more == 0 { "s" } else { "" },
+            first.code,
+            first.path.as_deref().unwrap_or("-"),
+            crate::error::cut_echo(&first.message),
+        )
+        .as_bytes(),
+    );
+}
 
 /// Keeps `ctx`, and the index it will hold, alive until the process ends. A command's process
 /// exits right after its answer: freeing a large index object by object takes longer than the
