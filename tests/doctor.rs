@@ -593,6 +593,7 @@ fn hostile_settings_files_are_refused_unread_naming_each_and_memory_stays_bounde
             );
         }
     }
+}
 
 /// Codex without `~/.codex/config.toml` trusts no project, so it is not approved; Claude Code
 /// asks no trust again below a folder whose dialog was accepted; the README's HTTP entries are

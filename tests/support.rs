@@ -275,16 +275,16 @@ impl McpServer {
         } else {
             &["--toolsets", "all"]
         };
-        McpServer::spawn(repo, &[every_tool, args].concat(), env)
+        McpServer::spawn_in(repo, &[every_tool, args].concat(), env)
     }
 
     /// `majordomus mcp --repo <repo> <args>` with nothing added: the toolsets the repository's
     /// manifest names, else the default.
     pub fn start_as_configured(repo: &Path, args: &[&str]) -> McpServer {
-        McpServer::spawn(repo, args, &[])
+        McpServer::spawn_in(repo, args, &[])
     }
 
-    fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> McpServer {
+    fn spawn_in(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> McpServer {
         let mut command = bin();
         command
             .arg("mcp")
