@@ -640,4 +640,14 @@ fn codex_without_a_trust_entry_is_not_approved_and_a_trusted_parent_counts_for_c
     assert_eq!(codex["approval"]["state"], "not_approved", "{codex:#}");
     let claude = client(&report, "claude-code");
     assert_eq!(claude["approval"]["state"], "approved", "{claude:#}");
+    // Each client's check says what it passes its model: the toolset and its bytes.
+    let check = report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "client.claude-code"))
+        .expect("a check per client");
+    let seen = check["seen"].as_str().unwrap_or_default();
+    assert!(
+        seen.contains("it passes its model about") && seen.contains("the toolset agent ("),
+        "{seen}"
+    );
 }

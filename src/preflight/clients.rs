@@ -55,6 +55,18 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             instructions: cost(text),
         }
     };
+    // What a client passes its model, whatever it receives: the listed tools' names,
+    // descriptions and input schemas, and the instructions as Claude Code cuts them.
+    let model = {
+        let text = instructions.first().map_or("", |(_, t)| t.as_str());
+        let tools = bill::model_tools(ctx);
+        let cut = crate::mcp::layer_instructions::as_cut(text).len();
+        format!(
+            "it passes its model about {} tokens: the toolset {} ({tools} bytes of names, descriptions and input schemas) and the instructions ({cut} bytes)",
+            bill::tokens(tools) + bill::tokens(cut),
+            ctx.toolsets().names().join(", "),
+        )
+    };
     let mut checks = Vec::new();
     let mut entries = Vec::new();
     for client in &providers.clients {
@@ -86,6 +98,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             &approval,
             &uses.concerns,
             &cost,
+            &model,
         ));
         entries.push(ClientPreflight {
             id: client.id.clone(),
@@ -152,6 +165,7 @@ fn client_check(
     approval: &Approval,
     concerns: &[String],
     cost: &Cost,
+    model: &str,
 ) -> PreflightCheck {
     let id = format!("client.{}", client.id);
     let costs = format!(
@@ -178,7 +192,7 @@ fn client_check(
     if assessment.standing == standing::Standing::Wired {
         seen.push_str(&format!("; approval: {}", approval.seen));
     }
-    seen.push_str(&format!("; {costs}"));
+    seen.push_str(&format!("; {costs}; {model}"));
     for concern in concerns {
         seen.push_str(&format!("; {concern}"));
     }
