@@ -224,7 +224,7 @@ fn every_spelling_of_a_path_meets_the_same_claim_and_a_bad_one_is_named() {
             json!(["docs/./../.."]),
             "`globs[0]` (`docs/./../..`) leaves",
         ),
-        (json!([]), "`globs` holds 0 globs"),
+        (json!([]), "`globs`: must hold at least 1"),
     ] {
         let text = refusal(&beta.call(tool_of("peers.claim"), json!({ "globs": globs })));
         assert!(text.contains(says), "{globs}: {text}");
