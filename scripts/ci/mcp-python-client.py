@@ -3,7 +3,8 @@
 
 Usage: mcp-python-client.py BINARY REPO
 
-Connects over stdio to `BINARY mcp --repo REPO`, initializes, lists the tools and the resources,
+Connects over stdio to `BINARY mcp --repo REPO --toolsets all` (every tool, the operator's too:
+the default lists the agent's), initializes, lists the tools and the resources,
 calls every read tool (effect `read` in `_meta.majordomus.effect`) with each example its
 capability declares (asked over the same session from the tool of `capabilities.describe`) and
 with `{}` when its input requires nothing, and reads every resource. The SDK validates every
@@ -60,7 +61,7 @@ async def call_ok(session, name, arguments):
 
 
 async def run(binary, repo):
-    server = StdioServerParameters(command=binary, args=["mcp", "--repo", repo])
+    server = StdioServerParameters(command=binary, args=["mcp", "--repo", repo, "--toolsets", "all"])
     async with stdio_client(server) as (read, write):
         async with ClientSession(
             read,
@@ -167,8 +168,8 @@ async def sweep(client, where):
 
 
 async def modern(binary, repo):
-    server = StdioServerParameters(command=binary, args=["mcp", "--repo", repo])
-    with Serve(binary, repo) as url:
+    server = StdioServerParameters(command=binary, args=["mcp", "--repo", repo, "--toolsets", "all"])
+    with Serve(binary, repo, extra=("--toolsets", "all")) as url:
         for transport, target in [("stdio", server), ("http", url)]:
             for mode in ["2026-07-28", "auto"]:
                 async with Client(target, mode=mode, read_timeout_seconds=60, raise_exceptions=True) as client:
