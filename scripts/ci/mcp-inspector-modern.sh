@@ -41,7 +41,9 @@ for transport in stdio http; do
     inspect "$transport" "$WORK/$transport-tools.json" --method tools/list
     inspect "$transport" "$WORK/$transport-resources.json" --method resources/list
     inspect "$transport" "$WORK/$transport-templates.json" --method resources/templates/list
-    uris=$(python3 -c 'import json,sys; print("\n".join(r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"].get("majordomus", {}).get("kind") == "query"))' "$WORK/$transport-resources.json")
+    # Every builtin query but the inbox, which is an agent's: on the stateless era over HTTP a
+    # request names its agent by a handle this one-shot client never announced for.
+    uris=$(python3 -c 'import json,sys; print("\n".join(r["uri"] for r in json.load(open(sys.argv[1]))["result"]["resources"] if r["_meta"].get("majordomus", {}).get("kind") == "query" and not (sys.argv[2] == "http" and r["_meta"]["majordomus"].get("id") == "peers.inbox")))' "$WORK/$transport-resources.json" "$transport")
     n=0
     for uri in $uris; do
         n=$((n + 1))

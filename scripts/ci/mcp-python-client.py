@@ -127,11 +127,17 @@ async def run(binary, repo):
         print(f"mcp-python-client: ok: the default Client negotiated {client.protocol_version}")
 
 
-async def sweep(client, where):
-    """Lists, calls every read tool with its examples, walks and reads every resource."""
+async def sweep(client, where, stateless_http=False):
+    """Lists, calls every read tool with its examples, walks and reads every resource. Over
+    HTTP on the stateless era the client is an agent by the handle `majordomus_announce` answers,
+    passed as `agent` to every tool that takes one (a stdio process already is one agent)."""
     tools = (await client.list_tools()).tools
     by_id = {meta(t)["id"]: t for t in tools}
     describe = by_id["capabilities.describe"]
+    handle = None
+    if stateless_http:
+        announced = await call_ok(client, by_id["peers.announce"].name, {"intent": f"sweep {where}"})
+        handle = announced["handle"]
     called = 0
     read_tools = [t for t in tools if meta(t)["effect"] == READ]
     for tool in read_tools:
@@ -140,6 +146,8 @@ async def sweep(client, where):
         if not tool.input_schema.get("required"):
             inputs.append({})
         for arguments in inputs:
+            if handle and "agent" in tool.input_schema.get("properties", {}):
+                arguments = {**arguments, "agent": handle}
             await call_ok(client, tool.name, arguments)
             called += 1
     resources, cursor, pages = [], None, 0
@@ -153,6 +161,8 @@ async def sweep(client, where):
         if not cursor:
             break
     for resource in resources:
+        if handle and str(resource.uri) == "majordomus://peers/inbox":
+            continue  # an agent's own: a resource read names no handle
         contents = (await client.read_resource(resource.uri)).contents
         if len(contents) != 1 or str(contents[0].uri) != str(resource.uri):
             raise AssertionError(f"{where} {resource.uri}: expected one content naming it")
@@ -175,7 +185,7 @@ async def modern(binary, repo):
                 async with Client(target, mode=mode, read_timeout_seconds=60, raise_exceptions=True) as client:
                     if client.protocol_version != "2026-07-28":
                         raise AssertionError(f"{transport} {mode}: negotiated {client.protocol_version}")
-                    await sweep(client, f"{transport} mode {mode}")
+                    await sweep(client, f"{transport} mode {mode}", stateless_http=transport == "http")
 
 
 def main():

@@ -54,9 +54,33 @@ def ids(tasks):
     return [t["id"] for t in tasks]
 
 
+class AsAgent:
+    """A client as one agent: over HTTP on the stateless era it announces once and passes the
+    handle back as `agent` to every tool that takes one (a stdio process already is one agent)."""
+
+    def __init__(self, client, over_http):
+        self.client, self.over_http, self.handle, self.takes = client, over_http, None, set()
+        self.protocol_version = client.protocol_version
+
+    async def start(self):
+        tools = (await self.client.list_tools()).tools
+        self.takes = {t.name for t in tools if "agent" in t.input_schema.get("properties", {})}
+        if self.over_http and self.client.protocol_version == "2026-07-28":
+            announced = await call_ok(self.client, "majordomus_announce", {"intent": "plan queue"})
+            self.handle = announced["handle"]
+        return self
+
+    async def call_tool(self, name, arguments):
+        if self.handle and name in self.takes:
+            arguments = {**arguments, "agent": self.handle}
+        return await self.client.call_tool(name, arguments)
+
+
 async def drive(holder_target, other_target, where):
-    async with Client(holder_target, read_timeout_seconds=60, raise_exceptions=True) as holder, \
-            Client(other_target, read_timeout_seconds=60, raise_exceptions=True) as other:
+    async with Client(holder_target, read_timeout_seconds=60, raise_exceptions=True) as holder_client, \
+            Client(other_target, read_timeout_seconds=60, raise_exceptions=True) as other_client:
+        holder = await AsAgent(holder_client, where == "http").start()
+        other = await AsAgent(other_client, where == "stdio").start()
         made = await call_ok(holder, "majordomus_plan_create", {
             "title": f"Queue work over {where}",
             "paths": [f"src/{where}/**"],
