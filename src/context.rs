@@ -16,8 +16,28 @@ use crate::executor::{Executor, Host};
 use crate::layer::{Discovery, Index, LayerError, LiveIndex};
 use crate::registry::{self, rt::Descriptor, rt::Effect};
 
-/// What a mesh call of the stateless era over HTTP that named no agent is told.
-pub const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP names none by itself: call `majordomus_announce` (peers.announce) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
+/// The capabilities that act for an agent: where no session is one (the 2026-07-28 era over
+/// HTTP, the HTTP API) they need a handle, which `peers.announce` gives.
+pub const ACTS_FOR_AN_AGENT: &[&str] = &[
+    "peers.announce",
+    "peers.claim",
+    "peers.release",
+    "peers.send",
+    "peers.inbox",
+    "peers.mark_read",
+    "plan.claim",
+    "plan.release",
+    "plan.transition",
+];
+
+/// The capabilities that take an `agent` argument: those above, and the two that read the
+/// board for an agent when it names itself.
+pub fn takes_an_agent(id: &str) -> bool {
+    ACTS_FOR_AN_AGENT.contains(&id) || id == "peers.list" || id == "peers.check"
+}
+
+/// What a mesh call that named no agent, where no session is one, is told.
+pub const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP or of the HTTP API names none by itself: call `majordomus_announce` (peers.announce; `POST /api/v1/peers/announce`) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
 
 /// How this process serves: where the layer is looked for, how files are discovered, and
 /// whether writers are projected at all.
@@ -192,6 +212,40 @@ impl Context {
             caller: None,
             unnamed: true,
             pinned: self.pinned.clone(),
+        }
+    }
+
+    /// The context a call runs in when no session is its agent (a request of the 2026-07-28 era
+    /// over HTTP, or a call to the HTTP API): the agent `given` names (a handle, and where it came
+    /// from, for the refusal); for `peers.announce` without one, a new agent named `client`; for
+    /// any other call that acts for an agent, none, which refuses it saying how to get a handle.
+    pub fn for_handle(
+        &self,
+        id: &str,
+        given: Option<(&'static str, &str)>,
+        client: (&str, &str),
+        protocol: &str,
+    ) -> Result<Context, CapabilityError> {
+        if !takes_an_agent(id) {
+            return Ok(self.with_caller(None));
+        }
+        match given {
+            Some((field, handle)) => match self.peers().resolve(field, handle) {
+                Ok(peer) => Ok(self.with_caller(Some(peer))),
+                Err(e) if ACTS_FOR_AN_AGENT.contains(&id) => Err(CapabilityError::invalid_input(
+                    format!("{}: {e}; nothing was done", e.code()),
+                )),
+                Err(_) => Ok(self.unnamed()),
+            },
+            None if id == "peers.announce" => {
+                let (peer, _) = self
+                    .peers()
+                    .mint(client.0, client.1, protocol)
+                    .ok_or_else(|| CapabilityError::internal("no randomness for an agent's key"))?;
+                Ok(self.with_caller(Some(peer)))
+            }
+            None if ACTS_FOR_AN_AGENT.contains(&id) => Ok(self.unnamed()),
+            None => Ok(self.with_caller(None)),
         }
     }
 

@@ -533,3 +533,74 @@ fn a_claim_from_the_cli_says_in_help_and_answer_that_it_ends_with_the_command() 
     let taken = agent.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }));
     assert_eq!(taken["granted"], true, "{taken}");
 }
+
+/// The HTTP API has no session either: a program calling `/api/v1` names itself by the handle
+/// `POST /api/v1/peers/announce` answered, as an MCP client of the stateless era does. Without
+/// one a mesh call is refused saying how to get one; two programs exclude each other, and
+/// neither can release the other's claim.
+#[test]
+fn programs_on_the_http_api_are_agents_by_handle_and_exclude_each_other() {
+    let fixture = Fixture::new();
+    let served = Served::start(fixture.root());
+    let post = |target: &str, body: Value, agent: Option<&str>| {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(handle) = agent {
+            headers.push(("Majordomus-Agent", handle));
+        }
+        served.request("POST", target, &headers, body.to_string().as_bytes())
+    };
+    let anonymous = post("/api/v1/peers/claim", json!({ "globs": ["src/**"] }), None);
+    let message = anonymous.assert_error(422, "refused");
+    assert!(
+        message.contains("POST /api/v1/peers/announce") && message.contains("Majordomus-Agent"),
+        "{message}"
+    );
+    let handle = |intent: &str| {
+        let reply = post("/api/v1/peers/announce", json!({ "intent": intent }), None);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        reply.json()["handle"]
+            .as_str()
+            .expect("a handle for the program")
+            .to_string()
+    };
+    let (first, second) = (handle("first"), handle("second"));
+    assert_ne!(first, second);
+    let granted = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["src/**"] }),
+        Some(&first),
+    );
+    assert_eq!(granted.json()["granted"], true, "{}", granted.text());
+    // The second program, by header and by argument alike, is another agent: refused.
+    let by_header = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["src/a.rs"] }),
+        Some(&second),
+    );
+    assert_eq!(by_header.json()["granted"], false, "{}", by_header.text());
+    let by_argument = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["./src/a.rs"], "agent": second }),
+        None,
+    );
+    assert_eq!(
+        by_argument.json()["granted"],
+        false,
+        "{}",
+        by_argument.text()
+    );
+    // Its release frees nothing of the first's.
+    post("/api/v1/peers/release", json!({}), Some(&second));
+    let still = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["src/a.rs"] }),
+        Some(&second),
+    );
+    assert_eq!(still.json()["granted"], false, "{}", still.text());
+    let forged = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["src/a.rs"] }),
+        Some("a1.2.not-a-key"),
+    );
+    forged.assert_error(400, "invalid_input");
+}

@@ -437,8 +437,10 @@ fn half_a_request_holds_up_no_other_client() {
     assert_eq!(read_reply(&mut stream).status, 200);
 }
 
-/// A writer's HTTP request, `start` of `issue`, on its own connection that waits `patience`.
+/// A writer's HTTP request, `start` of `issue` by an agent of its own, on its own connection
+/// that waits `patience`.
 fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) -> u16 {
+    let agent = served.api_agent("a writer");
     let mut stream = served.connect();
     stream
         .set_read_timeout(Some(patience))
@@ -448,7 +450,10 @@ fn start_over_http(served: &Served, issue: &str, patience: std::time::Duration) 
         .write_all(&served.request_bytes(
             "POST",
             crate::serve_support::route_of("plan.transition"),
-            &[("Content-Type", "application/json")],
+            &[
+                ("Content-Type", "application/json"),
+                ("Majordomus-Agent", &agent),
+            ],
             body.as_bytes(),
         ))
         .expect("sent");

@@ -272,7 +272,17 @@ fn a_process_that_has_served_writes_and_edits_answers_as_a_fresh_one() {
             json!({ "issue": "second", "transition": "start" }),
         ),
     ] {
-        let reply = served.post_json(crate::serve_support::route_of(id), &body.to_string());
+        // A transition acts for an agent: the program is one by the handle it announced.
+        let agent = served.api_agent("the writes");
+        let reply = served.request(
+            "POST",
+            crate::serve_support::route_of(id),
+            &[
+                ("Content-Type", "application/json"),
+                ("Majordomus-Agent", &agent),
+            ],
+            body.to_string().as_bytes(),
+        );
         assert_eq!(reply.status, 200, "{id} {body}: {}", reply.text());
     }
     std::fs::write(

@@ -394,7 +394,7 @@ fn bad_messages_are_refused_and_corrupt_inbox_files_ignored_with_a_reason() {
 }
 
 #[test]
-fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
+fn a_program_on_plain_http_sends_and_reads_as_its_agent_and_the_cockpit_draws_the_board() {
     let fixture = Fixture::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let second = fixture.second_worktree(elsewhere.path());
@@ -405,32 +405,33 @@ fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
     );
     assert_eq!(taken["granted"], true, "{taken}");
     let served = crate::serve_support::Served::start(fixture.root());
-    let overlapping = served
-        .post_json(
-            "/api/v1/peers/claim",
-            &json!({ "globs": ["src/api/**"], "mode": "shared" }).to_string(),
-        )
-        .json();
+    // A program on the HTTP API is an agent by the handle its announce answered.
+    let agent = served.api_agent("the api");
+    let post = |route: &str, body: Value| {
+        served
+            .request(
+                "POST",
+                route,
+                &[
+                    ("Content-Type", "application/json"),
+                    ("Majordomus-Agent", &agent),
+                ],
+                body.to_string().as_bytes(),
+            )
+            .json()
+    };
+    let overlapping = post(
+        "/api/v1/peers/claim",
+        json!({ "globs": ["src/api/**"], "mode": "shared" }),
+    );
     assert_eq!(overlapping["granted"], true, "{overlapping}");
-    let sent = served
-        .post_json(
-            "/api/v1/peers/send",
-            &json!({ "subject": "from the server", "all": true }).to_string(),
-        )
-        .json();
+    let sent = post(
+        "/api/v1/peers/send",
+        json!({ "subject": "from the server", "all": true }),
+    );
     assert_eq!(recipients(&sent), ["alpha-<b>"], "{sent}");
     assert_eq!(sent["recipients"][0]["pid"], alpha.pid());
-    // The server's own inbox (session 0) is what plain HTTP reads.
-    let to_server = json!({ "pid": served.pid(), "id": 0 });
-    let refused_text = refused(
-        &mut alpha,
-        "peers.send",
-        json!({ "subject": "hello", "to": to_server }),
-    );
-    assert!(
-        refused_text.contains("no peer"),
-        "session 0 is no listed peer: {refused_text}"
-    );
+    // Mail to the holders of the program's paths reaches the program, as an agent of the server.
     let back = send(
         &mut alpha,
         json!({ "subject": "hello", "globs": ["src/api/x.rs"] }),
@@ -438,13 +439,24 @@ fn plain_http_sends_and_reads_as_its_process_and_the_cockpit_draws_the_board() {
     assert_eq!(back["recipients"][0]["pid"], served.pid(), "{back}");
     assert_eq!(
         back["recipients"][0]["client_supplied"]["client"],
-        "majordomus"
+        "http client"
     );
-    let mail = served.get("/api/v1/peers/inbox").json();
+    let mail = served
+        .request(
+            "GET",
+            "/api/v1/peers/inbox",
+            &[("Majordomus-Agent", &agent)],
+            b"",
+        )
+        .json();
     assert_eq!(
         mail["messages"][0]["client_supplied"]["subject"], "hello",
         "{mail}"
     );
+    // Without its handle the inbox is no one's: refused, saying how to get one.
+    served
+        .get("/api/v1/peers/inbox")
+        .assert_error(422, "refused");
 
     let list = served.get("/api/v1/peers?claims=true").json();
     assert_eq!(list["claims"].as_array().map(Vec::len), Some(2), "{list}");

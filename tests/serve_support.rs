@@ -316,6 +316,20 @@ impl Served {
         bytes
     }
 
+    /// A program's agent on the HTTP API: the handle `POST /api/v1/peers/announce` answered,
+    /// which a call that acts for an agent passes back in the `Majordomus-Agent` header.
+    pub fn api_agent(&self, intent: &str) -> String {
+        let reply = self.post_json(
+            route_of("peers.announce"),
+            &serde_json::json!({ "intent": intent }).to_string(),
+        );
+        assert_eq!(reply.status, 200, "announce: {}", reply.text());
+        reply.json()["handle"]
+            .as_str()
+            .expect("a handle")
+            .to_string()
+    }
+
     pub fn get(&self, target: &str) -> Reply {
         self.request("GET", target, &[], b"")
     }

@@ -697,7 +697,16 @@ fn a_writers_io_failure_names_the_file_relative_to_the_repository_and_nothing_of
     let mut checked = 0;
     for surface in ["http", "mcp"] {
         let (code, shown) = if surface == "http" {
-            let reply = served.post_json(route_of("plan.transition"), &input.to_string());
+            let agent = served.api_agent("io failure");
+            let reply = served.request(
+                "POST",
+                route_of("plan.transition"),
+                &[
+                    ("Content-Type", "application/json"),
+                    ("Majordomus-Agent", &agent),
+                ],
+                input.to_string().as_bytes(),
+            );
             assert_eq!(reply.status, 500, "{}", reply.text());
             (reply.json()["error"]["code"].clone(), reply.text())
         } else {

@@ -127,8 +127,20 @@ fn runner_input(d: &Descriptor, submitted: &[(String, String)]) -> Result<Value,
     binding::from_query(schema, Some(&query))
 }
 
-/// The same call from a shell and over MCP.
+/// The same call from a shell and over MCP. From a shell, a call that acts for an agent is made
+/// as one: the line first announces, keeping the handle the answer ends with, and passes it back.
 fn equivalents(d: &Descriptor, input: &Value, host: &str) -> Value {
+    let as_agent = d.id != "peers.announce" && crate::context::ACTS_FOR_AN_AGENT.contains(&d.id);
+    let (prefix, header) = if as_agent {
+        (
+            format!(
+                "agent=$(curl -s -X POST -H 'Content-Type: application/json' -d '{{\"intent\":\"from a shell\"}}' http://{host}/api/v1/peers/announce | sed -n 's/.*\"handle\":\"\\([^\"]*\\)\".*/\\1/p') && "
+            ),
+            " -H \"Majordomus-Agent: $agent\"",
+        )
+    } else {
+        (String::new(), "")
+    };
     let curl = d.route.map(|r| match r.method {
         Method::Get => {
             let mut pairs: Vec<(String, String)> = Vec::new();
@@ -148,10 +160,10 @@ fn equivalents(d: &Descriptor, input: &Value, host: &str) -> Value {
             } else {
                 format!("http://{host}{}?{query}", r.path)
             };
-            format!("curl -s {}", shell_quote(&url))
+            format!("{prefix}curl -s{header} {}", shell_quote(&url))
         }
         Method::Post => format!(
-            "curl -s -X POST -H 'Content-Type: application/json' -d {} http://{host}{}",
+            "{prefix}curl -s -X POST -H 'Content-Type: application/json'{header} -d {} http://{host}{}",
             shell_quote(&input.to_string()),
             r.path
         ),

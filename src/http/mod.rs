@@ -137,8 +137,56 @@ fn json_response(text: String) -> Response {
         .into_response()
 }
 
+/// Who an HTTP API request says it is: the `Majordomus-Agent` header (the handle
+/// `peers.announce` answered) and the `User-Agent` a new agent is named by.
+#[derive(Clone, Default)]
+struct Caller {
+    agent: Option<String>,
+    client: Option<String>,
+}
+
+impl Caller {
+    fn of(headers: &HeaderMap) -> Caller {
+        Caller {
+            agent: mcp::agent_header(headers),
+            client: headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.chars().take(256).collect()),
+        }
+    }
+}
+
+/// The context a call of the HTTP API runs in: a call that acts for an agent does so for the
+/// agent its handle names (the `agent` argument, else the `Majordomus-Agent` header), as over
+/// MCP on the stateless era; there is no session to be one.
+fn context_for(
+    state: &AppState,
+    d: &Descriptor,
+    input: &Value,
+    caller: &Caller,
+) -> Result<Context, CapabilityError> {
+    let given = match (input.get("agent"), &caller.agent) {
+        (Some(Value::String(handle)), _) => Some(("`agent`", handle.as_str())),
+        (Some(_), _) => {
+            return Err(CapabilityError::invalid_input(
+                "`agent` must be a string: the handle `peers.announce` answered",
+            ))
+        }
+        (None, Some(handle)) => Some(("the `Majordomus-Agent` header", handle.as_str())),
+        (None, None) => None,
+    };
+    let client = caller.client.as_deref().unwrap_or("http client");
+    state.ctx.for_handle(d.id, given, (client, ""), "http-api")
+}
+
 /// Runs the capability at `index` for an HTTP caller.
-fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) -> Response {
+fn run(
+    state: &AppState,
+    index: usize,
+    input: Result<Value, CapabilityError>,
+    caller: &Caller,
+) -> Response {
     let d = &registry::all()[index];
     if !state.ctx.projects(d) {
         return error_response(
@@ -151,7 +199,9 @@ fn run(state: &AppState, index: usize, input: Result<Value, CapabilityError>) ->
         );
     }
     // Written straight from the handler's typed answer (or the cache's text): no `Value` between.
-    match input.and_then(|input| state.ctx.execute_shared_at(index, input)) {
+    let ran = input
+        .and_then(|input| context_for(state, d, &input, caller)?.execute_shared_at(index, input));
+    match ran {
         Ok(answer) => json_response(answer.text().to_string()),
         Err(e) => capability_error(&e),
     }
@@ -173,29 +223,35 @@ pub(crate) async fn offload_write(
 fn capability_route(index: usize, d: &'static Descriptor) -> MethodRouter<AppState> {
     match d.route.map(|r| r.method) {
         Some(Method::Post) => post(
-            move |State(state): State<AppState>, body: Result<Bytes, BytesRejection>| async move {
+            move |State(state): State<AppState>,
+                  headers: HeaderMap,
+                  body: Result<Bytes, BytesRejection>| async move {
+                let caller = Caller::of(&headers);
                 match body {
                     Ok(body) if d.effect == registry::rt::Effect::RepositoryMutation => {
                         let writers = state.clone();
                         offload_write(&writers, move || {
-                            run(&state, index, binding::from_body(&body))
+                            run(&state, index, binding::from_body(&body), &caller)
                         })
                         .await
                     }
                     Ok(body) => {
-                        offload(move || run(&state, index, binding::from_body(&body))).await
+                        offload(move || run(&state, index, binding::from_body(&body), &caller))
+                            .await
                     }
                     Err(rejection) => unreadable_body(&rejection),
                 }
             },
         ),
         _ => get(
-            move |State(state): State<AppState>, RawQuery(query): RawQuery| async move {
+            move |State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery| async move {
+                let caller = Caller::of(&headers);
                 offload(move || {
                     run(
                         &state,
                         index,
                         binding::from_query(d.input(), query.as_deref()),
+                        &caller,
                     )
                 })
                 .await

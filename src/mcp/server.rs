@@ -84,26 +84,6 @@ impl Session {
     }
 }
 
-/// The capabilities that act for an agent: over HTTP on the stateless era they need a handle
-/// (`peers.announce` gives one).
-const ACTS_FOR_AN_AGENT: &[&str] = &[
-    "peers.announce",
-    "peers.claim",
-    "peers.release",
-    "peers.send",
-    "peers.inbox",
-    "peers.mark_read",
-    "plan.claim",
-    "plan.release",
-    "plan.transition",
-];
-
-/// The capabilities that take an `agent` argument: those above, and the two that read the
-/// board for an agent when it names itself.
-fn takes_an_agent(id: &str) -> bool {
-    ACTS_FOR_AN_AGENT.contains(&id) || id == "peers.list" || id == "peers.check"
-}
-
 /// Cut to at most `bound` bytes, on a character boundary.
 fn cut(text: &str, bound: usize) -> &str {
     let mut end = text.len().min(bound);
@@ -490,7 +470,7 @@ impl Server {
             ));
         };
         // What acts for an agent reads the board and may name a new agent: never inline.
-        if session.inline && takes_an_agent(registry::all()[index].id) {
+        if session.inline && crate::context::takes_an_agent(registry::all()[index].id) {
             session.would_block = true;
             return Err(RpcError::new(
                 protocol::INTERNAL_ERROR,
@@ -580,7 +560,7 @@ impl Server {
         arguments: &Value,
     ) -> Result<Context, CapabilityError> {
         let id = registry::all()[index].id;
-        if !takes_an_agent(id) {
+        if !crate::context::takes_an_agent(id) {
             return Ok(self.ctx.with_caller(session.peer));
         }
         let given = match (arguments.get("agent"), &session.agent_header) {
@@ -611,35 +591,24 @@ impl Server {
             }
             return Ok(self.ctx.with_caller(Some(peer)));
         }
-        let peers = self.ctx.peers();
-        match given {
-            Some((field, handle)) => match peers.resolve(field, &handle) {
-                Ok(peer) => Ok(self.ctx.with_caller(Some(peer))),
-                Err(e) if ACTS_FOR_AN_AGENT.contains(&id) => Err(CapabilityError::invalid_input(
-                    format!("{}: {e}; nothing was done", e.code()),
-                )),
-                Err(_) => Ok(self.ctx.unnamed()),
-            },
-            None if id == "peers.announce" => {
-                let (name, version) = session
-                    .client_hint
-                    .clone()
-                    .unwrap_or_else(|| ("unnamed client".into(), String::new()));
-                let protocol = session
-                    .protocol_version
-                    .unwrap_or(protocol::MODERN_VERSIONS[0]);
-                let (peer, _) = peers
-                    .mint(
-                        cut(&name, MAX_CLIENT_NAME_BYTES),
-                        cut(&version, MAX_CLIENT_VERSION_BYTES),
-                        protocol,
-                    )
-                    .ok_or_else(|| CapabilityError::internal("no randomness for an agent's key"))?;
-                Ok(self.ctx.with_caller(Some(peer)))
-            }
-            None if ACTS_FOR_AN_AGENT.contains(&id) => Ok(self.ctx.unnamed()),
-            None => Ok(self.ctx.with_caller(None)),
-        }
+        let (name, version) = session
+            .client_hint
+            .clone()
+            .unwrap_or_else(|| ("unnamed client".into(), String::new()));
+        let protocol = session
+            .protocol_version
+            .unwrap_or(protocol::MODERN_VERSIONS[0]);
+        self.ctx.for_handle(
+            id,
+            given
+                .as_ref()
+                .map(|(field, handle)| (*field, handle.as_str())),
+            (
+                cut(&name, MAX_CLIENT_NAME_BYTES),
+                cut(&version, MAX_CLIENT_VERSION_BYTES),
+            ),
+            protocol,
+        )
     }
 
     /// One page of `resources/list`: the first without a cursor, then the one each

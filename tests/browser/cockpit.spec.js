@@ -409,12 +409,17 @@ async function fillBoard(base) {
   });
   check('board', claimed.body && claimed.body.result && claimed.body.result.structuredContent.granted === true,
     `the session's claim is granted: ${JSON.stringify(claimed.body).slice(0, 200)}`);
-  const post = (route, body) => fetch(new URL(route, base), {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  const post = (route, body, agent) => fetch(new URL(route, base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(agent ? { 'majordomus-agent': agent } : {}) },
+    body: JSON.stringify(body),
   }).then((r) => r.json());
-  const overlapping = await post('/api/v1/peers/claim', { globs: ['src/api/**'], mode: 'shared', issue: 'axe-1' });
-  check('board', overlapping.granted === true, `the server's shared claim is granted: ${JSON.stringify(overlapping).slice(0, 200)}`);
-  const sent = await post('/api/v1/peers/send', { subject: 'axe', body: 'an unread count to draw', all: true });
+  // A program on the HTTP API is an agent by the handle its announce answers.
+  const program = await post('/api/v1/peers/announce', { intent: 'axe draws the board' });
+  const agent = program.handle;
+  const overlapping = await post('/api/v1/peers/claim', { globs: ['src/api/**'], mode: 'shared', issue: 'axe-1' }, agent);
+  check('board', overlapping.granted === true, `the program's shared claim is granted: ${JSON.stringify(overlapping).slice(0, 200)}`);
+  const sent = await post('/api/v1/peers/send', { subject: 'axe', body: 'an unread count to draw', all: true }, agent);
   check('board', sent.recipients && sent.recipients.length >= 1, `the message reaches the session: ${JSON.stringify(sent).slice(0, 200)}`);
   return session;
 }

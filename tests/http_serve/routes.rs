@@ -13,6 +13,8 @@ use majordomus::registry::{self, rt::Method};
 fn every_declared_route_answers_its_examples() {
     let repo = fixture_repo();
     let served = Served::start(repo.path());
+    // A read of an agent's own state (its inbox) is asked as an agent, by its handle.
+    let agent = served.api_agent("the sweep");
     let mut swept = 0;
     for d in registry::all() {
         let Some(route) = d.route else { continue };
@@ -22,7 +24,8 @@ fn every_declared_route_answers_its_examples() {
                 for example in d.examples {
                     let input: Value = serde_json::from_str(example.input).expect("JSON example");
                     let target = format!("{}{}", route.path, query_of(&input));
-                    let reply = served.get(&target);
+                    let reply =
+                        served.request("GET", &target, &[("Majordomus-Agent", &agent)], b"");
                     assert_eq!(
                         reply.status,
                         200,
@@ -45,14 +48,17 @@ fn every_declared_route_answers_its_examples() {
 }
 
 #[test]
-fn announcing_without_a_session_is_refused() {
+fn a_program_is_an_agent_by_the_handle_announce_gives_and_refused_without_one() {
     let repo = fixture_repo();
     let served = Served::start(repo.path());
     let (_, d) = registry::by_id("peers.announce").expect("declared");
     let example = d.examples.first().expect("an example").input;
     let reply = served.post_json(route_of("peers.announce"), example);
-    let message = reply.assert_error(422, "refused");
-    assert!(message.contains("needs an agent"), "{message}");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.json()["handle"].is_string(), "{}", reply.text());
+    let inbox = served.get(route_of("peers.inbox"));
+    let message = inbox.assert_error(422, "refused");
+    assert!(message.contains("POST /api/v1/peers/announce"), "{message}");
 }
 
 #[test]
