@@ -8,8 +8,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d /tmp/majordomus-copy.XXXXXX)
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=node_modules -cf - . | tar -C "$dest" -xf -
-if [ -d "$root/target/debug" ]; then
-  mkdir -p "$dest/target"
-  cp -a --reflink=auto "$root/target/debug" "$dest/target/debug"
+# Only the dependencies' artefacts are seeded (their libraries, build scripts and fingerprints):
+# this crate's own (its libraries, binaries, test and bench binaries and incremental state,
+# gigabytes of them) would be rebuilt by the copy anyway, and copying them doubled what the check
+# needs of the disk.
+if [ -d "$root/target/debug/deps" ]; then
+  mkdir -p "$dest/target/debug"
+  (cd "$root/target/debug" &&
+    { find deps -maxdepth 1 -name 'lib*' ! -name '*majordomus*'
+      find build .fingerprint -mindepth 1 -maxdepth 1 ! -name '*majordomus*' ! -name '*integration*'; } |
+    tar -cf - -T - 2>/dev/null) | tar -C "$dest/target/debug" -xf -
 fi
 echo "$dest"
