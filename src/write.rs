@@ -238,32 +238,70 @@ pub fn ensure_dir_in_layer(root: &Path, relative: &str) -> Result<PathBuf, Place
 /// symlink, a file with another hard link (it may be a file outside the repository, linked from
 /// inside) and anything that is not a regular file are refused, and nothing is written.
 pub fn append_line_in_layer(root: &Path, relative: &str, line: &[u8]) -> Result<(), PlaceError> {
-    let io = |e: io::Error| PlaceError::Io {
-        path: relative.to_string(),
-        message: io_message(&e),
-    };
     if let Some(parent) = Path::new(relative).parent().and_then(Path::to_str) {
         ensure_dir_in_layer(root, parent)?;
     }
+    let mut file = open_for_append(root, relative, true)?;
+    file.write_all(line).map_err(|e| place_io(relative, &e))?;
+    file.sync_data().map_err(|e| place_io(relative, &e))
+}
+
+/// Appends to the existing file `relative` what `append` decides from the file's content, read
+/// through the same handle the bytes are then written by: lines another program appends with
+/// `O_APPEND` meanwhile are kept in any order, where a rewrite would lose those that land
+/// between its read and its rename. `append` answers `None` to write nothing. Opened as
+/// [`append_line_in_layer`] opens (no link followed, one link, a regular file), never created.
+/// What was appended (`None` when nothing was) comes back for the caller to check: a file
+/// replaced by a rename between the read and the write took the bytes to the replaced file.
+pub fn append_in_layer_after_reading<E>(
+    root: &Path,
+    relative: &str,
+    append: impl FnOnce(&str) -> Result<Option<String>, E>,
+) -> Result<Result<Option<String>, E>, PlaceError> {
+    use std::io::Read;
+    let mut file = open_for_append(root, relative, false)?;
+    let mut now = String::new();
+    file.read_to_string(&mut now)
+        .map_err(|e| place_io(relative, &e))?;
+    let bytes = match append(&now) {
+        Ok(Some(bytes)) => bytes,
+        other => return Ok(other),
+    };
+    file.write_all(bytes.as_bytes())
+        .map_err(|e| place_io(relative, &e))?;
+    file.sync_data().map_err(|e| place_io(relative, &e))?;
+    Ok(Ok(Some(bytes)))
+}
+
+fn place_io(relative: &str, e: &io::Error) -> PlaceError {
+    PlaceError::Io {
+        path: relative.to_string(),
+        message: io_message(e),
+    }
+}
+
+/// `relative` under `root`, opened for appending (and reading) without following a link and
+/// refused unless it is a regular file with one link.
+fn open_for_append(root: &Path, relative: &str, create: bool) -> Result<File, PlaceError> {
     let target = place_in_layer(root, relative)?;
     let mut options = OpenOptions::new();
-    options.append(true).create(true);
+    options.read(true).append(true).create(create);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         // No link followed; a FIFO opens without waiting for a reader (and is then refused).
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let mut file = options.open(&target).map_err(|e| {
+    let file = options.open(&target).map_err(|e| {
         #[cfg(unix)]
         if e.raw_os_error() == Some(libc::ELOOP) {
             return PlaceError::Symlink {
                 path: relative.to_string(),
             };
         }
-        io(e)
+        place_io(relative, &e)
     })?;
-    let meta = file.metadata().map_err(io)?;
+    let meta = file.metadata().map_err(|e| place_io(relative, &e))?;
     if !meta.is_file() {
         let ty = meta.file_type();
         let what = if ty.is_dir() {
@@ -285,8 +323,7 @@ pub fn append_line_in_layer(root: &Path, relative: &str, line: &[u8]) -> Result<
             });
         }
     }
-    file.write_all(line).map_err(io)?;
-    file.sync_data().map_err(io)
+    Ok(file)
 }
 
 /// Removes the regular file `relative` under `.ai/`, checked at the last moment: inside `.ai/`

@@ -681,7 +681,7 @@ fn lines_appended_to_an_issue_file_while_it_is_stamped_are_kept() {
                 written[i].push(line);
                 n += 1;
                 // The pace of a busy editor, not a synchronisation: the stamps race it anyway.
-                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::thread::sleep(std::time::Duration::from_micros(20));
             }
             written
         })

@@ -679,7 +679,9 @@ fn the_ledger_is_never_appended_through_a_hard_link_or_a_symlink() {
 fn a_writers_io_failure_names_the_file_relative_to_the_repository_and_nothing_of_the_os() {
     use crate::serve_support::{fixture_repo_with, route_of, tool_of, Served};
     let target = ".ai/repo/project/issues/base.yaml";
-    let repo = fixture_repo_with(&[(target, "id: base\ntitle: The base\n")]);
+    // Lines ending in CR LF are rewritten (in LF) through a temporary file; a stamp on a file
+    // of plain lines would be appended in place.
+    let repo = fixture_repo_with(&[(target, "id: base\r\ntitle: The base\r\n")]);
     let served = Served::start(repo.path());
     let root = repo.path().display().to_string();
     let canonical = fs::canonicalize(repo.path())

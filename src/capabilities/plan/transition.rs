@@ -125,7 +125,7 @@ pub(super) fn transition(
     let target = crate::write::place_in_layer(&index.root, &relative)
         .map_err(crate::capabilities::place_error)?;
     let at = crate::rfc3339::now();
-    stamp_unless_edited(&target, &relative, stamp, &at)?;
+    stamp_unless_edited(&index.root, &target, &relative, stamp, &at)?;
     ctx.count_write();
     // The write happened: the index reflects it before anything else can fail.
     ctx.refresh(std::slice::from_ref(&relative));
@@ -217,23 +217,53 @@ fn status_on_disk(root: &std::path::Path, issue: &crate::layer::Object) -> Statu
 /// gives up.
 const STAMP_TRIES: usize = 3;
 
-/// Writes `key: "<at>"` into the issue file `target`, on what the file holds at the rename: an
-/// edit saved meanwhile is read again and stamped with it, never overwritten.
+/// Writes `key: "<at>"` into the issue file `relative` (at `target`), on what the file holds at
+/// the write: an edit saved meanwhile is read again and stamped with it, never overwritten.
+/// A new key is appended through an append-only handle, on the content read through it, so
+/// lines a person appends meanwhile are all kept; an empty key already in the file is filled by
+/// a rewrite that is renamed into place only if the file is still as read.
 fn stamp_unless_edited(
+    root: &std::path::Path,
     target: &std::path::Path,
     relative: &str,
     key: &str,
     at: &str,
 ) -> Result<(), CapabilityError> {
+    let already = || {
+        CapabilityError::refused(format!(
+            "`{relative}` already carries `{key}`; it was stamped since the index was built"
+        ))
+    };
     let read =
         || std::fs::read_to_string(target).map_err(|e| CapabilityError::io("read", relative, &e));
-    let mut text = read()?;
+    let stamp_line = format!("{key}: \"{at}\"");
     for _ in 0..STAMP_TRIES {
-        let stamped = with_stamp(&text, key, at).ok_or_else(|| {
-            CapabilityError::refused(format!(
-                "`{relative}` already carries `{key}`; it was stamped since the index was built"
-            ))
-        })?;
+        let mut filled = None;
+        let appended = crate::write::append_in_layer_after_reading(root, relative, |now| {
+            let stamped = with_stamp(now, key, at).ok_or_else(already)?;
+            match stamped.strip_prefix(now) {
+                // A new line (after a newline of its own when the text lacked a last one).
+                Some(tail) => Ok(Some(tail.to_string())),
+                // An empty key filled, or line endings rewritten: not an append.
+                None => {
+                    filled = Some((now.to_string(), stamped));
+                    Ok(None)
+                }
+            }
+        })
+        .map_err(crate::capabilities::place_error)??;
+        if appended.is_some() {
+            // Appended through a handle to the file as it was opened; a rename since took the
+            // line with the replaced file, and the stamp is made again on what replaced it.
+            if read()?.lines().any(|line| line == stamp_line) {
+                return Ok(());
+            }
+            tracing::info!("`{relative}` was replaced while it was stamped; stamping it again");
+            continue;
+        }
+        let Some((text, stamped)) = filled else {
+            continue;
+        };
         let written =
             crate::write::replace_if_unchanged(target, text.as_bytes(), stamped.as_bytes())
                 .map_err(|e| CapabilityError::io("write", relative, &e))?;
@@ -245,7 +275,6 @@ fn stamp_unless_edited(
             "`{relative}` changed while it was stamped ({}); stamping what it holds now",
             what_changed(&text, &now)
         );
-        text = now;
     }
     Err(CapabilityError::refused(format!(
         "`{relative}` kept changing while it was stamped (it is being edited); nothing was written, so retry once the edit is saved"
