@@ -20,8 +20,8 @@ pub enum CapabilityError {
     /// A bug or an I/O failure.
     #[error("{message}")]
     Internal { message: String },
-    /// The storage refuses the write for now (full disk, quota, read-only file system): a retry
-    /// after freeing space, or remounting, works.
+    /// The storage refuses the write for now (full disk, quota, read-only file system, a board
+    /// that cannot be written): a retry after freeing space, or remounting, works.
     #[error("{message}")]
     Unavailable { message: String },
     /// Another writer holds what this one needs (the checkout's write lock) past the request's
@@ -53,6 +53,11 @@ impl CapabilityError {
     }
     pub fn busy(message: impl Into<String>) -> Self {
         Self::Busy {
+            message: bounded(message.into()),
+        }
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::Unavailable {
             message: bounded(message.into()),
         }
     }

@@ -130,6 +130,8 @@ mod mcp_conformance;
 
 /// A busy or failing server stays correct, and clients are bounded: sessions, writers, faults.
 mod busy;
+/// A board on a file system that fills: claims unavailable, health says so.
+mod full_disk;
 /// The hostile corpus through the real binary: bounded parsing, configuration read
 /// like objects, no credential served, bounded pages, the smaller holes.
 mod hostile;

@@ -106,13 +106,31 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
         });
         let journal = ctx.executor().journal();
         let unlogged = journal.unlogged();
+        let (failing, unwritten) = journal.append_failures();
         checks.push(match (journal.log_file(), state) {
+            (Some(_), _) if failing.is_some() => check(
+                Name::Executions,
+                Status::Warn,
+                format!(
+                    "kept in memory, but the log on the board cannot be appended ({}): \
+                     {unwritten} not logged",
+                    failing.unwrap_or_default()
+                ),
+            ),
             (Some(_), _) if unlogged > 0 => check(
                 Name::Executions,
                 Status::Warn,
                 format!(
                     "kept in memory and logged on the board, but {unlogged} were never logged: \
                      the log's writer fell behind"
+                ),
+            ),
+            (Some(_), _) if unwritten > 0 => check(
+                Name::Executions,
+                Status::Ok,
+                format!(
+                    "kept in memory and logged on the board again; {unwritten} were not logged \
+                     while the log could not be appended"
                 ),
             ),
             (Some(_), _) => check(

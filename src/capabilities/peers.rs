@@ -285,11 +285,20 @@ fn own_holder(
     }
 }
 
+/// A claim not decided: the caller's input is `invalid_input`; a board that cannot be read or
+/// written now (a full disk) is `unavailable` and a lock held past the wait is `busy`, both
+/// worth a retry; a board linked out of its place is `refused`.
 fn claim_error(e: board::claims::ClaimError) -> CapabilityError {
-    if e.is_input() {
-        CapabilityError::invalid_input(e.to_string())
-    } else {
-        CapabilityError::refused(e.to_string())
+    use board::{claims::ClaimError, BoardError};
+    match e {
+        _ if e.is_input() => CapabilityError::invalid_input(e.to_string()),
+        ClaimError::Busy => CapabilityError::busy(e.to_string()),
+        ClaimError::Board(BoardError::Unwritable { .. } | BoardError::Unreadable { .. }) => {
+            CapabilityError::unavailable(format!(
+                "{e}; the claim was not made, retry once the board can be written"
+            ))
+        }
+        _ => CapabilityError::refused(e.to_string()),
     }
 }
 

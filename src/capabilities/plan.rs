@@ -110,7 +110,8 @@ impl Holdings {
 fn claim_error(e: claims::ClaimError) -> CapabilityError {
     match e {
         claims::ClaimError::Off => CapabilityError::refused(e.to_string()),
-        claims::ClaimError::Io { .. } => CapabilityError::internal(e.to_string()),
+        // The board's storage failed (a full disk): nothing was claimed, and a retry can work.
+        claims::ClaimError::Io { .. } => CapabilityError::unavailable(e.to_string()),
     }
 }
 

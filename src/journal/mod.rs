@@ -225,6 +225,10 @@ struct Pending {
     writer_idle: bool,
     /// Executions the log never got: the writer was that far behind.
     dropped: u64,
+    /// Executions whose lines the log's file refused (a full disk), and why the latest append
+    /// failed while the next has not yet succeeded.
+    unwritten: u64,
+    failing: Option<String>,
     /// A caller waited [`ROOM_PATIENCE`] for room in vain; cleared by the writer's next batch.
     stalled: bool,
     /// No more is handed to the writer (closing, or it is gone).
@@ -361,6 +365,15 @@ impl Journal {
         self.log
             .get()
             .map_or(0, |a| lock(&a.shared.pending).dropped)
+    }
+
+    /// Whether the latest append to this process's log failed (with why), and how many
+    /// executions' lines the log's file refused since this process attached it.
+    pub fn append_failures(&self) -> (Option<String>, u64) {
+        self.log.get().map_or((None, 0), |a| {
+            let p = lock(&a.shared.pending);
+            (p.failing.clone(), p.unwritten)
+        })
     }
 
     /// The log file this process appends to, once attached.
@@ -530,7 +543,8 @@ fn write_until_closed(
     earlier: Vec<Arc<Entry>>,
 ) {
     let mut lines = Vec::new();
-    write_lines(writer, &earlier, &mut lines);
+    let written = write_lines(writer, &earlier, &mut lines);
+    shared.appended(written);
     drop(earlier);
     let mut batch = Vec::new();
     let mut made_by_listing = Vec::new();
@@ -573,44 +587,88 @@ fn write_until_closed(
         }
         drop(gone);
         // A listing made these of what waited before this batch was taken: older, first.
-        write_lines(writer, &made_by_listing, &mut lines);
+        let mut written = write_lines(writer, &made_by_listing, &mut lines);
         made_by_listing.clear();
-        write_lines(writer, &entries, &mut lines);
+        written.add(write_lines(writer, &entries, &mut lines));
+        shared.appended(written);
         if closed {
             return;
         }
     }
 }
 
+/// What one round of appends did: how many entries' lines the file refused, and why the last
+/// append failed (`None` when it succeeded, or nothing was appended).
+#[derive(Default)]
+struct Appended {
+    lost: u64,
+    failure: Option<String>,
+    tried: bool,
+}
+
+impl Appended {
+    fn add(&mut self, later: Appended) {
+        self.lost += later.lost;
+        if later.tried {
+            self.failure = later.failure;
+            self.tried = true;
+        }
+    }
+}
+
+impl Shared {
+    /// Records what the writer's appends did, for health to tell.
+    fn appended(&self, round: Appended) {
+        if !round.tried {
+            return;
+        }
+        let mut p = lock(&self.pending);
+        p.unwritten += round.lost;
+        p.failing = round.failure;
+    }
+}
+
 /// Serialises `entries` into lines and appends them, one write per [`log::MAX_PENDING`] bytes
 /// at most: a log past its bound by one write at most stays readable whole.
-fn write_lines(writer: &mut log::Writer, entries: &[Arc<Entry>], lines: &mut Vec<u8>) {
+fn write_lines(writer: &mut log::Writer, entries: &[Arc<Entry>], lines: &mut Vec<u8>) -> Appended {
+    let mut round = Appended::default();
+    let mut in_lines = 0u64;
     for entry in entries {
         if lines.len() >= log::MAX_PENDING {
-            append(writer, lines);
+            round.add(append(writer, lines, in_lines));
+            in_lines = 0;
         }
         let start = lines.len();
         match serde_json::to_writer(&mut *lines, &**entry) {
-            Ok(()) => lines.push(b'\n'),
+            Ok(()) => {
+                lines.push(b'\n');
+                in_lines += 1;
+            }
             // No half line reaches the log.
             Err(_) => lines.truncate(start),
         }
     }
-    append(writer, lines);
+    round.add(append(writer, lines, in_lines));
+    round
 }
 
-/// Appends `lines` to the log and empties them; a failure is said, not fatal.
-fn append(writer: &mut log::Writer, lines: &mut Vec<u8>) {
+/// Appends `lines` (the lines of `entries` entries) to the log and empties them; a failure is
+/// said and counted, not fatal.
+fn append(writer: &mut log::Writer, lines: &mut Vec<u8>, entries: u64) -> Appended {
     if lines.is_empty() {
-        return;
+        return Appended::default();
     }
-    if let Err(e) = writer.append(lines) {
-        tracing::warn!(
-            "cannot append to the executions log: {}",
-            crate::write::io_message(&e)
-        );
-    }
+    let failure = writer.append(lines).err().map(|e| {
+        let why = crate::write::io_message(&e);
+        tracing::warn!("cannot append to the executions log: {why}");
+        why
+    });
     lines.clear();
+    Appended {
+        lost: if failure.is_some() { entries } else { 0 },
+        failure,
+        tried: true,
+    }
 }
 
 /// `sha256:<hex>` of `bytes`.
