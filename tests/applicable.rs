@@ -563,3 +563,54 @@ fn search_hits_say_what_a_rule_or_an_agent_file_applies_to() {
         "{rule}"
     );
 }
+
+/// A rule whose front matter has a typo applies nowhere; the agent asking what applies, or
+/// listing the rules, over MCP is told which file is not served and why, and a whole layer
+/// answers without the field.
+#[test]
+fn a_rule_with_a_typo_is_named_beside_what_applies_and_the_rules_listed() {
+    let fixture = Fixture::new();
+    fixture.write(".ai/repo/rules/rust-files.md", SCOPED_RULE);
+    let mut whole = McpServer::start(fixture.root());
+    whole.initialize();
+    let tool = crate::serve_support::tool_of("objects.applicable");
+    let answer = whole.call_ok(tool, json!({ "paths": ["src/main.rs"] }));
+    assert!(answer.get("not_served").is_none(), "{answer}");
+    whole.close();
+
+    fixture.write(
+        ".ai/repo/rules/typo.md",
+        "---\nid: typo\nversion: 1\nkind: rule\ntitle: T\ndescription: D\nstatement: S\nstauts: active\nclass: blocking\n---\nbody\n",
+    );
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let answer = server.call_ok(tool, json!({ "paths": ["src/main.rs"] }));
+    assert_eq!(
+        answer["rules"][0]["identity"], "rust-files@1",
+        "the sound rule still applies: {answer}"
+    );
+    let named = answer["not_served"]
+        .as_array()
+        .expect("the files not served");
+    assert!(
+        named
+            .iter()
+            .all(|d| d["path"] == ".ai/repo/rules/typo.md" && d["severity"] == "error"),
+        "{answer}"
+    );
+    assert!(
+        named
+            .iter()
+            .any(|d| d["message"].as_str().is_some_and(|m| m.contains("stauts"))),
+        "the typo is named: {answer}"
+    );
+    let listed = server.call_ok(
+        crate::serve_support::tool_of("objects.list"),
+        json!({ "kind": "rule" }),
+    );
+    assert_eq!(
+        listed["not_served"][0]["path"], ".ai/repo/rules/typo.md",
+        "{listed}"
+    );
+    server.close();
+}

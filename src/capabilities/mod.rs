@@ -29,3 +29,36 @@ pub(crate) fn place_error(e: crate::write::PlaceError) -> crate::error::Capabili
         _ => crate::error::CapabilityError::refused(e.to_string()),
     }
 }
+
+/// A finding about the layer as every answer shows it (secrets redacted).
+pub(crate) fn diagnostic_view(d: &crate::layer::Diagnostic) -> crate::registry::types::Diagnostic {
+    use crate::layer::Severity;
+    use crate::registry::types::DiagnosticSeverity;
+    crate::registry::types::Diagnostic {
+        severity: match d.severity {
+            Severity::Error => DiagnosticSeverity::Error,
+            Severity::Warning => DiagnosticSeverity::Warning,
+            Severity::Info => DiagnosticSeverity::Info,
+        },
+        code: d.code.to_string(),
+        path: d.path.clone(),
+        message: crate::secrets::redact(&d.message).into_owned(),
+    }
+}
+
+/// How many of the layer's files with errors a listing names beside its answer.
+const NOT_SERVED_SHOWN: usize = 5;
+
+/// The first files of the layer whose errors keep their objects out of every answer, for the
+/// listings that would otherwise be silent about them (a rule with a typo applies nowhere);
+/// `None` when every file is served.
+pub(crate) fn not_served(
+    index: &crate::layer::Index,
+) -> Option<Vec<crate::registry::types::Diagnostic>> {
+    let shown: Vec<_> = index
+        .errors()
+        .take(NOT_SERVED_SHOWN)
+        .map(diagnostic_view)
+        .collect();
+    (!shown.is_empty()).then_some(shown)
+}

@@ -204,6 +204,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         objects,
         kinds: kinds.into_iter().map(|(k, n)| (k, n as i64)).collect(),
         providers,
+        not_served: super::not_served(&index),
     })
 }
 
@@ -405,6 +406,7 @@ pub fn applicable(
         total,
         rules,
         instructions,
+        not_served: super::not_served(&index),
     })
 }
 

@@ -6,13 +6,12 @@ use sha2::{Digest, Sha256};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::git;
-use crate::layer::{Discovery, IndexState, Severity};
+use crate::layer::{Discovery, IndexState};
 use crate::registry::rt::{Effect, Kind};
 use crate::registry::types::repository::{IdentityInput, IdentityOutput, InfoInput, InfoOutput};
 use crate::registry::types::{
-    Diagnostic, DiagnosticSeverity, RepositoryInfoCapabilities as CapabilitySummary,
-    RepositoryInfoDiscovery, RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView,
-    RepositoryInfoIndexState,
+    RepositoryInfoCapabilities as CapabilitySummary, RepositoryInfoDiscovery,
+    RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView, RepositoryInfoIndexState,
 };
 use crate::registry::{self};
 
@@ -62,16 +61,7 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
         diagnostics: index
             .diagnostics
             .iter()
-            .map(|d| Diagnostic {
-                severity: match d.severity {
-                    Severity::Error => DiagnosticSeverity::Error,
-                    Severity::Warning => DiagnosticSeverity::Warning,
-                    Severity::Info => DiagnosticSeverity::Info,
-                },
-                code: d.code.to_string(),
-                path: d.path.clone(),
-                message: crate::secrets::redact(&d.message).into_owned(),
-            })
+            .map(crate::capabilities::diagnostic_view)
             .collect(),
         capabilities: CapabilitySummary {
             total: projected.len() as i64,
