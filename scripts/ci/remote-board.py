@@ -100,6 +100,17 @@ def serve(top, binary):
 
 
 async def scenario(binary, clones, rounds):
+    # The SDK's task groups would nest the first failure past reading: it is printed here.
+    try:
+        return await steps(binary, clones, rounds)
+    except Exception as e:
+        while isinstance(e, BaseExceptionGroup) and e.exceptions:
+            e = e.exceptions[0]
+        traceback.print_exception(e)
+        raise SystemExit(f"failed: {e!r}") from None
+
+
+async def steps(binary, clones, rounds):
     async with AsyncExitStack() as stack:
         agents = [await connected(stack, binary, clones[i // 2], f"{'ABC'[i // 2]}{i % 2 + 1}") for i in range(6)]
         a1, b1, c1 = agents[0], agents[2], agents[4]
@@ -148,7 +159,7 @@ async def scenario(binary, clones, rounds):
             granted = sum(1 for a in answers if a["granted"])
             check(granted == 1, f"round {r}: {granted} of 6 agents of 3 clones were granted race/{r}.rs")
 
-        child = subprocess.Popen([sys.executable, __file__, "--hold", binary, clones[4], "kill/**"],
+        child = subprocess.Popen([sys.executable, __file__, "--hold", binary, clones[2], "kill/**"],
                                  stdout=subprocess.PIPE, text=True)
         check(child.stdout.readline().strip() == "held", "the holding child did not hold kill/**")
         refused = await a1.call("majordomus_claim", {"globs": ["kill/x"]})
