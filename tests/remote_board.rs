@@ -266,6 +266,13 @@ fn a_conflict_across_clones_names_the_holder_and_the_hooks_and_messages_cross_to
     let checked: Value = serde_json::from_str(&stdout(&checked)).expect("json");
     assert_eq!(checked["held"][0]["path"], "src/a.rs", "{checked}");
     assert_eq!(checked["held"][0]["holders"][0]["machine"], hostname());
+    // The hook's process does not stay, and leaves no fetched ref in the board's repository.
+    let fetched = git_in(
+        &b.join(".git/majordomus/remote.git"),
+        &["for-each-ref", "--format=%(refname)", "refs/fetched/"],
+    );
+    let server = format!("refs/fetched/{}-", beta.pid());
+    assert!(fetched.lines().all(|r| r.starts_with(&server)), "{fetched}");
 
     // A message to the holders of `src/**` reaches alpha on the other clone.
     let sent = beta.call_ok(

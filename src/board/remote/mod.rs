@@ -314,7 +314,12 @@ impl Remote {
     fn fetch_now(&self) -> Result<(Option<String>, Vec<Entry>, Vec<Skipped>), RemoteError> {
         self.wire.ensure()?;
         let (url, _) = self.urls()?;
-        let Some((oid, kind)) = self.wire.fetch(&url)? else {
+        let fetched = self.wire.fetch(&url)?;
+        // A process that does not stay (a hook, a command) leaves no ref behind.
+        if lock(&self.ticker).is_none() {
+            self.wire.forget();
+        }
+        let Some((oid, kind)) = fetched else {
             return Ok((None, Vec::new(), Vec::new()));
         };
         if kind != "commit" {
@@ -581,6 +586,23 @@ impl Remote {
         if ticker.is_some() {
             return;
         }
+        // Fetched refs of this clone's processes that are gone (killed before a clean exit).
+        for (process, refname) in self.wire.fetchers() {
+            let gone = process != self.me.process
+                && process.split_once('-').is_none_or(|(pid, start)| {
+                    match (pid.parse(), start.parse()) {
+                        (Ok(pid), Ok(start)) => !process::is_running(&Identity {
+                            pid,
+                            start,
+                            boot: self.me.boot.clone(),
+                        }),
+                        _ => true,
+                    }
+                });
+            if gone {
+                self.wire.remove(&refname);
+            }
+        }
         let me = Arc::downgrade(self);
         let stop = Arc::clone(&self.stop);
         let every = Duration::from_secs((self.lease / 3).max(1));
@@ -588,16 +610,19 @@ impl Remote {
             let mut renewed: Option<Instant> = None;
             while !stop.load(Ordering::Relaxed) {
                 let Some(remote) = me.upgrade() else { return };
-                let due = renewed.is_none_or(|at| at.elapsed() >= every)
-                    || remote.dirty.load(Ordering::Relaxed);
+                let due = renewed.is_none_or(|at| at.elapsed() >= every);
                 let active = {
                     let mine = lock(&remote.mine);
-                    !mine.sessions.is_empty() || !mine.claims.is_empty()
+                    !mine.sessions.is_empty() || !mine.claims.is_empty() || !mine.issues.is_empty()
                 };
-                if due {
+                // An idle process (no agent, nothing held) publishes only the change to nothing.
+                if (due && active) || remote.dirty.load(Ordering::Relaxed) {
                     match remote.renew() {
                         Ok(()) => renewed = Some(Instant::now()),
-                        Err(e) => tracing::warn!("the shared board was not renewed: {e}"),
+                        Err(e) => {
+                            remote.dirty.store(true, Ordering::Relaxed);
+                            tracing::warn!("the shared board was not renewed: {e}");
+                        }
                     }
                 } else if active {
                     let _ = remote.refresh();

@@ -366,10 +366,33 @@ impl Wire {
         }
     }
 
-    /// Removes this process's fetched refs (at a clean exit).
+    /// Removes this process's fetched refs (at a clean exit, and after each fetch of a process
+    /// that does not stay: a hook).
     pub fn forget(&self) {
         let fetched = format!("{}board", self.tracking);
         let _ = self.git(&["update-ref", "-d", &fetched], None);
+    }
+
+    /// The processes (`<pid>-<start>`) with fetched refs here, each with its ref.
+    pub fn fetchers(&self) -> Vec<(String, String)> {
+        let Ok(ran) = self.git(
+            &["for-each-ref", "--format=%(refname)", "refs/fetched/"],
+            None,
+        ) else {
+            return Vec::new();
+        };
+        String::from_utf8_lossy(&ran.stdout)
+            .lines()
+            .filter_map(|r| {
+                let process = r.strip_prefix("refs/fetched/")?.split('/').next()?;
+                Some((process.to_string(), r.to_string()))
+            })
+            .collect()
+    }
+
+    /// Removes one fetched ref (of a process that is gone).
+    pub fn remove(&self, refname: &str) {
+        let _ = self.git(&["update-ref", "-d", refname], None);
     }
 }
 
