@@ -84,14 +84,12 @@ impl GitServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let bare = GitServer::seed(dir.path());
         let port = free_port();
-        let mut command = Command::new("git");
+        // `git daemon` runs `git-daemon` as its child: that is started directly, so the kill at
+        // the end stops the server itself.
+        let exec_path = git_in(dir.path(), &["--exec-path"]);
+        let mut command = Command::new(Path::new(exec_path.trim()).join("git-daemon"));
         command
-            .args([
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                "--informative-errors",
-            ])
+            .args(["--reuseaddr", "--export-all", "--informative-errors"])
             .arg(format!("--base-path={}", dir.path().display()))
             .args(["--listen=127.0.0.1", &format!("--port={port}")]);
         if receive_pack {

@@ -86,7 +86,9 @@ def serve(top, binary):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+    # `git daemon` runs `git-daemon` as its child: that is started directly, so killing it stops it.
+    exec_path = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True).stdout.strip()
+    daemon = subprocess.Popen([os.path.join(exec_path, "git-daemon"), "--reuseaddr", "--export-all", "--enable=receive-pack",
                                f"--base-path={top}", "--listen=127.0.0.1", f"--port={port}", top],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
