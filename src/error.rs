@@ -51,6 +51,11 @@ impl CapabilityError {
             message: bounded(message.into()),
         }
     }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::Unavailable {
+            message: bounded(message.into()),
+        }
+    }
     pub fn busy(message: impl Into<String>) -> Self {
         Self::Busy {
             message: bounded(message.into()),

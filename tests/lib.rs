@@ -192,6 +192,8 @@ mod held_refusals;
 mod mcp_envelope;
 /// Every busy refusal the same way: 503 `busy`, `Retry-After`, held.
 mod refusals;
+/// The board shared on a git remote, across clones, against a real git server.
+mod remote_board;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.

@@ -98,6 +98,7 @@ mod tests {
                 reason: None,
                 issue: None,
             },
+            origin: None,
         }
     }
 

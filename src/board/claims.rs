@@ -62,6 +62,9 @@ pub struct Holder {
     pub client: String,
     pub intent: Option<String>,
     pub claim: ClaimRecord,
+    /// Where a claim of another clone is held (through the board shared on the remote); none
+    /// for a claim of this machine's clone.
+    pub origin: Option<Origin>,
 }
 
 /// A live claim with the agent holding it: its handle and transport (`process` for the process
@@ -71,6 +74,14 @@ pub struct Held {
     pub holder: Holder,
     pub handle: String,
     pub transport: &'static str,
+}
+
+/// The machine, clone and branch a claim of another clone is held on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub machine: String,
+    pub clone: String,
+    pub branch: Option<String>,
 }
 
 /// The answer to a claim: granted, or refused with every conflicting holder.
@@ -100,6 +111,8 @@ pub enum ClaimError {
     TooLong { field: &'static str, max: usize },
     #[error("another process held the board's claims lock for more than {} s; try again", LOCK_WAIT.as_secs())]
     Busy,
+    #[error("the board shared on the remote cannot grant now ({code}): {source}; nothing was granted, try again", code = .0.code(), source = .0)]
+    Remote(#[from] super::remote::RemoteError),
     #[error(transparent)]
     Board(#[from] BoardError),
 }
@@ -112,6 +125,7 @@ impl ClaimError {
             Self::Ttl { .. } => "invalid_ttl",
             Self::TooLong { .. } => "too_long",
             Self::Busy => "claims_busy",
+            Self::Remote(_) => "unavailable",
             Self::Board(e) => e.code(),
         }
     }
@@ -243,9 +257,7 @@ pub(super) fn remove_lock_if_alone(dir: &Path) {
     }
 }
 
-/// The name the process itself holds claims under (session 0: a command of the CLI, the HTTP
-/// API, the Cockpit).
-pub const PROCESS_CLIENT: &str = "majordomus";
+pub use super::record::PROCESS_CLIENT;
 
 /// The holders of `records`' live claims (`now` before expiry, held by an agent whose lease
 /// has not run out), with their agents' names; each glob in its one spelling, whatever spelling
@@ -276,6 +288,7 @@ fn holders(
                         globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
                         ..c.clone()
                     },
+                    origin: None,
                 },
                 handle: session
                     .map_or_else(|| record::handle_of(record.pid, 0, 0), |s| s.handle.clone()),
@@ -286,6 +299,41 @@ fn holders(
                 },
             })
         })
+}
+
+/// A path claim or issue of another clone as a holder: its agent's handle and client, its
+/// process and worktree on its machine, its globs in their one spelling, and where it is held.
+fn remote_holder(e: &super::remote::doc::Entry, case: Case) -> Held {
+    Held {
+        holder: Holder {
+            pid: e
+                .process
+                .split('-')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_default(),
+            worktree: e.worktree.clone(),
+            this_process: false,
+            client: e.client.clone(),
+            intent: None,
+            claim: ClaimRecord {
+                session: e.session,
+                globs: e.globs.iter().map(|g| spelling::stored(g, case)).collect(),
+                exclusive: e.exclusive,
+                claimed_at: e.at,
+                expires_at: e.expires_at,
+                reason: e.reason.clone(),
+                issue: e.issue.clone(),
+            },
+            origin: Some(Origin {
+                machine: e.machine.clone(),
+                clone: e.clone.clone(),
+                branch: e.branch.clone(),
+            }),
+        },
+        handle: e.agent.clone(),
+        transport: "remote",
+    }
 }
 
 impl Board {
@@ -323,7 +371,22 @@ impl Board {
         for r in &reading.others {
             all.extend(holders(r, false, now, case));
         }
+        all.extend(self.remote_held(case));
         all
+    }
+
+    /// The live path claims and issues of every other clone, as the last fetch of the shared
+    /// board has them (fetched again when older than its cadence).
+    fn remote_held(&self, case: Case) -> Vec<Held> {
+        let Some(remote) = &self.remote else {
+            return Vec::new();
+        };
+        let view = remote.view(super::remote::CADENCE);
+        view.others
+            .iter()
+            .filter(|e| e.holds_paths())
+            .map(|e| remote_holder(e, case))
+            .collect()
     }
 
     /// The live claims whose globs overlap `globs`, shared or exclusive.
@@ -378,6 +441,40 @@ impl Board {
             .retain(|c| !(c.session == request.session && same_globs(&c.globs, &claim.globs)));
         let renewed = joined.claims.len() < before.len();
         joined.claims.push(claim.clone());
+        if let (true, Some(remote)) = (on_board, &self.remote) {
+            let (sessions, claims) = (joined.sessions.clone(), joined.claims.clone());
+            let edit = |mine: &mut super::remote::Mine| {
+                mine.sessions = sessions.clone();
+                mine.claims = claims.clone();
+            };
+            let decided = remote.transact(edit, |others| {
+                let refused: Vec<Held> = others
+                    .iter()
+                    .filter(|e| e.holds_paths() && (claim.exclusive || e.exclusive))
+                    .filter(|e| glob::any_overlap(&e.globs, &claim.globs))
+                    .map(|e| remote_holder(e, case))
+                    .collect();
+                if refused.is_empty() {
+                    super::remote::Decision::Write {
+                        value: Vec::new(),
+                        add: Vec::new(),
+                    }
+                } else {
+                    super::remote::Decision::Keep(refused)
+                }
+            });
+            match decided {
+                Ok(refused) if refused.is_empty() => {}
+                Ok(refused) => {
+                    joined.claims = before;
+                    return Ok(Outcome::Refused { holders: refused });
+                }
+                Err(e) => {
+                    joined.claims = before;
+                    return Err(e.into());
+                }
+            }
+        }
         if on_board {
             if let Err(e) = self.write(&mut joined) {
                 joined.claims = before;
@@ -388,9 +485,91 @@ impl Board {
     }
 
     /// Ends the claims `session` took for `issue` (those `plan.claim` takes on an issue's
-    /// paths); answers the claims ended.
+    /// paths), and the issue on the shared board; answers the claims ended.
     pub fn release_issue(&self, session: u64, issue: &str) -> Result<Vec<ClaimRecord>, ClaimError> {
+        if let Some(remote) = &self.remote {
+            let held = remote
+                .mine()
+                .issues
+                .iter()
+                .any(|i| i.session == session && i.issue == issue);
+            if held {
+                let written = remote.transact(
+                    |mine| {
+                        mine.issues
+                            .retain(|i| !(i.session == session && i.issue == issue))
+                    },
+                    |_| super::remote::Decision::Write {
+                        value: (),
+                        add: Vec::new(),
+                    },
+                );
+                if let Err(e) = written {
+                    tracing::warn!("`{issue}` was not let go on the shared board: {e}");
+                }
+            }
+        }
         self.release_where(|c| c.session == session && c.issue.as_deref() == Some(issue))
+    }
+
+    /// Takes an issue on the board shared with other clones (nothing without one): granted
+    /// (`Ok(None)`) only once the remote accepted it, refused with the holders when an agent
+    /// of another clone holds the issue or a path overlapping its paths.
+    pub fn take_issue(
+        &self,
+        take: super::remote::IssueTake,
+    ) -> Result<Option<Vec<Held>>, ClaimError> {
+        let Some(remote) = &self.remote else {
+            return Ok(None);
+        };
+        if lock(&self.joined).lock.is_none() {
+            return Ok(None);
+        }
+        let case = self.case();
+        let edit = |mine: &mut super::remote::Mine| {
+            mine.issues
+                .retain(|i| !(i.session == take.session && i.issue == take.issue));
+            mine.issues.push(take.clone());
+        };
+        let decided = remote.transact(edit, |others| {
+            let refused: Vec<Held> = others
+                .iter()
+                .filter(|e| {
+                    let same = e.kind == super::remote::doc::Kind::Issue
+                        && e.issue.as_deref() == Some(take.issue.as_str());
+                    let paths = e.holds_paths()
+                        && !take.paths.is_empty()
+                        && glob::any_overlap(&e.globs, &take.paths);
+                    same || paths
+                })
+                .map(|e| remote_holder(e, case))
+                .collect();
+            if refused.is_empty() {
+                super::remote::Decision::Write {
+                    value: None,
+                    add: Vec::new(),
+                }
+            } else {
+                super::remote::Decision::Keep(Some(refused))
+            }
+        })?;
+        Ok(decided)
+    }
+
+    /// The issues agents of other clones hold now, as the shared board last said (fetched
+    /// again when older than its cadence).
+    pub fn remote_issues(&self) -> Vec<Held> {
+        let Some(remote) = &self.remote else {
+            return Vec::new();
+        };
+        let case = self.case();
+        remote
+            .view(super::remote::CADENCE)
+            .others
+            .iter()
+            .filter(|e| e.kind == super::remote::doc::Kind::Issue && e.issue.is_some())
+            .map(|e| remote_holder(e, case))
+            .collect()
     }
 
     /// Ends `session`'s claims holding any of `globs` (every one of its claims when `None`);
@@ -427,6 +606,13 @@ impl Board {
             if let Err(e) = self.write(&mut joined) {
                 joined.claims = before;
                 return Err(e.into());
+            }
+            // Published at once so other clones see the paths free; a remote that cannot be
+            // reached now gets it from the ticker, or lets the lease run out.
+            if let Some(remote) = &self.remote {
+                if let Err(e) = remote.renew() {
+                    tracing::warn!("a release was not published on the shared board: {e}");
+                }
             }
         }
         let now = now();
@@ -474,6 +660,7 @@ mod tests {
             me: super::super::process::Identity::me(),
             joined: std::sync::Mutex::new(Joined::default()),
             seen: std::sync::Mutex::new(Default::default()),
+            remote: None,
         };
         board.join(vec![session(1), session(2)]).expect("join");
         (dir, board)

@@ -394,6 +394,7 @@ impl Board {
 
     /// The inbox of `session` of this process, oldest message first.
     pub fn inbox(&self, session: u64) -> Inbox {
+        self.take_far_mail();
         let mut inbox = Inbox::default();
         let Some(dir) = self.own_inbox().filter(|_| self.on_board()) else {
             return inbox;
@@ -444,6 +445,7 @@ impl Board {
         if !self.on_board() {
             return 0;
         }
+        self.take_far_mail();
         let Some(dir) = self.own_inbox() else {
             return 0;
         };

@@ -5,6 +5,7 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
+pub mod across;
 pub mod ancestry;
 pub mod changes;
 pub mod check;
@@ -16,6 +17,7 @@ pub mod peers;
 pub mod process;
 mod read;
 pub mod record;
+pub mod remote;
 mod view;
 
 pub use view::{view, BoardView};
@@ -181,6 +183,8 @@ pub struct Board {
     me: Identity,
     joined: Mutex<Joined>,
     seen: Mutex<HashMap<String, Seen>>,
+    /// The board shared on the repository's remote, when one is named.
+    remote: Option<Arc<remote::Remote>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -197,13 +201,26 @@ fn io_reason(e: &std::io::Error) -> String {
 impl Board {
     /// The board of the repository at layer root `root`, opened without creating anything.
     pub fn open(root: &Path) -> Board {
+        let location = locate(root);
+        let me = Identity::me();
+        let remote = match &location {
+            Location::Dir(dir, _) => remote::configured(root)
+                .map(|name| Arc::new(remote::Remote::open(root, dir, &name, &me))),
+            Location::Off => None,
+        };
         Board {
-            location: locate(root),
+            location,
             worktree: root.display().to_string(),
-            me: Identity::me(),
+            me,
             joined: Mutex::new(Joined::default()),
             seen: Mutex::new(HashMap::new()),
+            remote,
         }
+    }
+
+    /// The board shared on the repository's remote, when one is named.
+    pub fn remote(&self) -> Option<&remote::Remote> {
+        self.remote.as_deref()
     }
 
     /// How this process stands with the board, without reading it (cheap enough for a health
@@ -304,6 +321,9 @@ impl Board {
         joined.sessions = sessions;
         let written = self.write(&mut joined);
         drop(joined);
+        if let Some(remote) = &self.remote {
+            remote.start();
+        }
         read::sweep_orphan_locks(dir, &self.me.stem());
         let _ = self.read();
         written
@@ -359,6 +379,9 @@ impl Board {
             .and_then(|bytes| write::board_record(&temp, &dir.join(&name), &bytes));
         match result {
             Ok(()) => {
+                if let Some(remote) = &self.remote {
+                    remote.note(&joined.sessions, &joined.claims);
+                }
                 if let Some(previous) = joined.current.replace(name) {
                     write::board_remove(&dir.join(previous));
                 }
@@ -380,6 +403,9 @@ impl Board {
     /// Takes this process off the board (at a clean exit; a process that dies otherwise is
     /// noticed by its readers).
     pub fn leave(&self) {
+        if let Some(remote) = &self.remote {
+            remote.leave();
+        }
         let mut joined = lock(&self.joined);
         let Some(dir) = self.dir() else { return };
         if let Some(current) = joined.current.take() {

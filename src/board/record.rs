@@ -32,6 +32,10 @@ pub const MAX_HANDLE: usize = 64;
 /// The longest `issue` a claim names.
 pub const MAX_ISSUE: usize = 128;
 
+/// The name the process itself holds claims under (session 0: a command of the CLI, the HTTP
+/// API, the Cockpit).
+pub const PROCESS_CLIENT: &str = "majordomus";
+
 /// What a process says about itself on the board.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -56,6 +56,27 @@ pub fn view(peers: &Peers, root: &Path) -> BoardView {
             });
         }
     }
+    // The agents of other clones, through the board shared on the remote.
+    for f in board.faraway() {
+        all.push(Peer {
+            id: f.session,
+            transport: Transport::Stdio,
+            client_name: f.client,
+            client_version: String::new(),
+            protocol_version: String::new(),
+            attached_at: f.attached_at,
+            intent: None,
+            paths: Vec::new(),
+            pid: f.pid,
+            worktree: format!("{}:{}", f.machine, f.worktree),
+            this_process: false,
+            handle: f.handle,
+            client_pid: None,
+            lease_expires_at: None,
+            key: None,
+            lapses: 0,
+        });
+    }
     BoardView {
         peers: all,
         processes: reading.others.len(),

@@ -223,8 +223,11 @@ fn claim_view(held: &board::claims::Held) -> Claim {
         transport: match held.transport {
             "http" => ClaimTransport::Http,
             "stdio" => ClaimTransport::Stdio,
+            "remote" => ClaimTransport::Remote,
             _ => ClaimTransport::Process,
         },
+        machine: h.origin.as_ref().map(|o| o.machine.clone()),
+        branch: h.origin.as_ref().and_then(|o| o.branch.clone()),
         pid: i64::from(h.pid),
         worktree: h.worktree.clone(),
         this_process: h.this_process,
@@ -281,6 +284,7 @@ fn own_holder(
             ),
             intent: session.and_then(|s| s.intent),
             claim,
+            origin: None,
         },
     }
 }
@@ -291,6 +295,7 @@ fn own_holder(
 fn claim_error(e: board::claims::ClaimError) -> CapabilityError {
     use board::{claims::ClaimError, BoardError};
     match e {
+        ClaimError::Remote(_) => CapabilityError::unavailable(e.to_string()),
         _ if e.is_input() => CapabilityError::invalid_input(e.to_string()),
         ClaimError::Busy => CapabilityError::busy(e.to_string()),
         ClaimError::Board(BoardError::Unwritable { .. } | BoardError::Unreadable { .. }) => {
@@ -456,10 +461,11 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
     let paths = spelling::paths("paths", &input.paths, board.case())
         .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
     let caller = ctx.caller();
-    // Another peer: any session but the caller's; without a session, one of another worktree.
+    // Another peer: any session but the caller's; without a session, one of another worktree
+    // (on another clone, whatever its path).
     let counts = |h: &board::claims::Holder| match caller {
         Some(id) => !(h.this_process && h.claim.session == id),
-        None => h.worktree != board.worktree(),
+        None => h.origin.is_some() || h.worktree != board.worktree(),
     };
     let held = board::check::held(&board.live_claims(), &paths, counts);
     Ok(CheckOutput {

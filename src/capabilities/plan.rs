@@ -47,7 +47,37 @@ impl Holdings {
             });
         };
         let all = claims::read_all(&dir).map_err(claim_error)?;
-        Ok(Holdings::judge(ctx, all))
+        Ok(Holdings::judge(ctx, all).with_remote(ctx, root))
+    }
+
+    /// Adds the issues agents of other clones hold (through the board shared on the remote),
+    /// each live: an issue held there is not ready here.
+    fn with_remote(mut self, ctx: &Context, root: &std::path::Path) -> Holdings {
+        for held in ctx.peers().shared_board(root).remote_issues() {
+            let h = &held.holder;
+            let Some(issue) = h.claim.issue.clone() else {
+                continue;
+            };
+            if self.live(&issue).is_some() {
+                continue;
+            }
+            let machine = h.origin.as_ref().map_or("", |o| o.machine.as_str());
+            let claim = Claim {
+                format: claims::FORMAT,
+                issue: issue.clone(),
+                boot: String::new(),
+                pid: h.pid,
+                start: 0,
+                session: h.claim.session,
+                handle: held.handle.clone(),
+                client: h.client.clone(),
+                worktree: format!("{machine}:{}", h.worktree),
+                claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
+                paths: h.claim.globs.clone(),
+            };
+            self.claims.insert(issue, (Arc::new(claim), true));
+        }
+        self
     }
 
     /// Whether each claim's agent lives: in this process, the agent its handle names is

@@ -10,6 +10,8 @@ use crate::layer::{Discovery, IndexState};
 use crate::registry::rt::{Effect, Kind};
 use crate::registry::types::repository::{IdentityInput, IdentityOutput, InfoInput, InfoOutput};
 use crate::registry::types::{
+    RepositoryInfoBoard as BoardView,
+    RepositoryInfoBoardSharing as BoardSharing, RepositoryInfoBoardState as BoardState,
     RepositoryInfoCapabilities as CapabilitySummary, RepositoryInfoDiscovery,
     RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView, RepositoryInfoIndexState,
 };
@@ -41,6 +43,7 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
             head: git.head,
             dirty: git.dirty,
         },
+        board: board_view(ctx, &index.root),
         index: IndexView {
             state: match (&stale, index.state()) {
                 (Some(_), _) => RepositoryInfoIndexState::Stale,
@@ -78,6 +81,40 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
                 .collect(),
         },
     })
+}
+
+/// Where the agents' board is, and how the shared one stands (its view refreshed when older
+/// than its cadence, so the age said is the age of what claims are decided against).
+fn board_view(ctx: &Context, root: &std::path::Path) -> BoardView {
+    let board = ctx.peers().shared_board(root);
+    let Some(remote) = board.remote() else {
+        return BoardView {
+            sharing: BoardSharing::Local,
+            remote: None,
+            url: None,
+            fetched_at: None,
+            age_seconds: None,
+            lease_seconds: None,
+            state: None,
+            reason: None,
+        };
+    };
+    let view = remote.view(crate::board::remote::CADENCE);
+    let status = remote.status();
+    BoardView {
+        sharing: BoardSharing::Shared,
+        remote: Some(status.remote),
+        url: status.url,
+        fetched_at: status.fetched_at.map(crate::rfc3339::of_secs),
+        age_seconds: view.age.map(|a| a as i64),
+        lease_seconds: Some(status.lease as i64),
+        state: Some(if status.error.is_some() {
+            BoardState::Unavailable
+        } else {
+            BoardState::Ok
+        }),
+        reason: status.error.map(|(_, reason)| reason),
+    }
 }
 
 /// The objects per kind of one generation, kept for it.

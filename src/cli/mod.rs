@@ -114,7 +114,8 @@ fn fixed_command() -> Command {
                         .help("Exit (code 12) where there is no layer, instead of serving a client that it is missing"),
                 )
                 .arg(read_only_arg())
-                .arg(toolsets_arg()),
+                .arg(toolsets_arg())
+                .arg(board_remote_arg()),
         )
         .subcommand(
             Command::new("serve")
@@ -147,7 +148,8 @@ fn fixed_command() -> Command {
                         .help("How long an HTTP agent's claims and issue claims outlive its last request [default: 60, or MAJORDOMUS_AGENT_LEASE]"),
                 )
                 .arg(read_only_arg())
-                .arg(toolsets_arg()),
+                .arg(toolsets_arg())
+                .arg(board_remote_arg()),
         )
         .subcommand(
             Command::new("completions")
@@ -232,6 +234,27 @@ fn toolsets_arg() -> Arg {
         .long("toolsets")
         .value_name("NAME,...")
         .help("List and answer only these MCP tools: `agent` (the default: read, coordinate, work, record), `all` (the operator's tools too), `core`, or namespaces (see `mcp --inspect`); names add up and replace the default (`agent,executions`); overrides `mcp.toolsets` in .ai/manifest.yaml")
+}
+
+fn board_remote_arg() -> Arg {
+    Arg::new("board-remote")
+        .long("board-remote")
+        .value_name("REMOTE")
+        .value_parser(|v: &str| {
+            if crate::layer::is_remote_name(v) {
+                Ok(v.to_string())
+            } else {
+                Err(format!("`{v}` is not a git remote's name"))
+            }
+        })
+        .help("Share the agents' board with other clones on this git remote's `refs/majordomus/board`; overrides `board.remote` in .ai/manifest.yaml")
+}
+
+/// Shares this process's board on the remote `--board-remote` names (in `sub`).
+fn board_remote(sub: &ArgMatches) {
+    if let Some(remote) = sub.get_one::<String>("board-remote") {
+        crate::board::remote::set_flag(remote);
+    }
 }
 
 /// Chooses the toolsets `ctx` projects over MCP: `--toolsets` (in `sub`), else the manifest's
@@ -447,11 +470,13 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
         "init" => init::run(&options.start, sub.get_one::<String>("wire"), format),
         "mcp" => {
             crate::write_lock::set_role("majordomus mcp".to_string());
+            board_remote(sub);
             mcp::run(options, sub, format)
         }
         "surface" => surface::run(sub, format, &options.start),
         "serve" => {
             crate::write_lock::set_role("majordomus serve".to_string());
+            board_remote(sub);
             let bind = crate::http::Bind {
                 host: sub
                     .get_one::<String>("host")

@@ -258,10 +258,15 @@ fn held_for_runner(board: &board::Board, paths: &[String]) -> Vec<HeldPath> {
         .collect();
     let claims = board.live_claims();
     match board.agent_running_me() {
-        Some(agent) => board::check::held(&claims, &paths, |h| !agent.servers.contains(&h.pid)),
+        // A claim of another clone is never the runner's, whatever its process number there.
+        Some(agent) => board::check::held(&claims, &paths, |h| {
+            h.origin.is_some() || !agent.servers.contains(&h.pid)
+        }),
         None => {
             let mine = board.worktree().to_string();
-            board::check::held(&claims, &paths, |h| h.worktree != mine)
+            board::check::held(&claims, &paths, |h| {
+                h.origin.is_some() || h.worktree != mine
+            })
         }
     }
 }
@@ -277,11 +282,22 @@ fn one_line(text: &str) -> String {
 /// One holder in a sentence: who, where, until when, why.
 fn holder_text(h: &Holder) -> String {
     let left = h.claim.expires_at.saturating_sub(board::claims::now());
+    let place = match &h.origin {
+        Some(o) => format!(
+            "machine {}, worktree {}{}",
+            one_line(&o.machine),
+            h.worktree,
+            o.branch
+                .as_deref()
+                .map(|b| format!(", branch {}", one_line(b)))
+                .unwrap_or_default()
+        ),
+        None => format!("worktree {}", h.worktree),
+    };
     let mut text = format!(
-        "{} (pid {}, worktree {}; {} min left",
+        "{} (pid {}, {place}; {} min left",
         one_line(&h.client),
         h.pid,
-        h.worktree,
         left.div_ceil(60)
     );
     if let Some(reason) = &h.claim.reason {

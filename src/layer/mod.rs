@@ -24,6 +24,8 @@ mod search;
 
 use std::path::PathBuf;
 
+pub use config::is_remote_name;
+pub(crate) use config::read_manifest;
 pub use config::{
     default_sources_yaml, find_root, FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, Manifest,
     SourceClass, Sources, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,

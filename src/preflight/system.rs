@@ -33,6 +33,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
         )),
     }
     checks.push(board_check(ctx, &root));
+    checks.push(shared_board(ctx, &root));
     checks.push(descriptors());
     checks.push(file_watches(index.as_ref().ok().map(|i| i.as_ref())));
     checks.push(disk(&root));
@@ -223,6 +224,73 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
         );
     }
     check("board", TITLE, Status::Ok, seen, None)
+}
+
+/// Whether the board is this machine's only or shared on a remote, and whether that remote
+/// answers now (one fetch), with the age of the view and what of it could not be read.
+fn shared_board(ctx: &Context, root: &Path) -> PreflightCheck {
+    const TITLE: &str = "The board beyond this machine";
+    let board = ctx.peers().shared_board(root);
+    let Some(remote) = board.remote() else {
+        return check(
+            "board_remote",
+            TITLE,
+            Status::Ok,
+            "local: agents of this machine's clone coordinate; other clones are not seen".into(),
+            Some("set `board: { remote: origin }` in .ai/manifest.yaml to share claims, issues and messages with every clone through that git remote".into()),
+        );
+    };
+    let fetched = remote.refresh();
+    let status = remote.status();
+    let url = status.url.map(|u| format!(" ({u})")).unwrap_or_default();
+    match fetched {
+        Err(e) => check(
+            "board_remote",
+            TITLE,
+            Status::Fail,
+            format!(
+                "shared on `{}`{url}, but unavailable ({}): {e}; claims answer `unavailable`, reads answer from the last fetch{}",
+                status.remote,
+                e.code(),
+                status
+                    .fetched_at
+                    .map(|at| format!(" ({} s old)", crate::board::claims::now().saturating_sub(at)))
+                    .unwrap_or_else(|| " (none yet)".into())
+            ),
+            Some(match e.code() {
+                "board_foreign" | "board_corrupt" | "board_oversized" | "board_future_format" => format!(
+                    "the remote's `refs/majordomus/board` is not a board this build can read; once nobody needs it, delete it with `git push {} :refs/majordomus/board`",
+                    status.remote
+                ),
+                _ => format!("check that `git fetch {}` and `git push {}` work from this clone", status.remote, status.remote),
+            }),
+        ),
+        Ok(()) => {
+            let mut said = format!(
+                "shared on `{}`{url}: fetched just now, {} record{}, each a lease of {} s",
+                status.remote,
+                status.records,
+                plural(status.records),
+                status.lease
+            );
+            if let Some(first) = status.skipped.first() {
+                said.push_str(&format!(
+                    "; {} record{} not read (first: {})",
+                    status.skipped.len(),
+                    plural(status.skipped.len()),
+                    first.reason
+                ));
+                return check(
+                    "board_remote",
+                    TITLE,
+                    Status::Warn,
+                    said,
+                    Some("a record not read counts for nothing and is removed by the next write".into()),
+                );
+            }
+            check("board_remote", TITLE, Status::Ok, said, None)
+        }
+    }
 }
 
 fn descriptors() -> PreflightCheck {

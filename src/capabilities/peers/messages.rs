@@ -3,6 +3,7 @@
 //! marks it read, and [`unread`] is the one count every `peers.*` answer carries.
 
 use super::{everyone, refuse_credential, refuse_credentials, shared_board};
+use crate::board::across::{Faraway, Outgoing};
 use crate::board::inbox::{self, Addressed, MessageRecord, Recipient as To, Sender};
 use crate::board::process::Identity;
 use crate::board::BoardView;
@@ -102,13 +103,27 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             .map_or_else(|| THE_PROCESS.to_string(), |p| p.client_name.clone())
     };
     let mut addressees: Vec<Addressee> = Vec::new();
+    // Agents of other clones, reached through the board shared on the remote.
+    let mut far: Vec<Faraway> = Vec::new();
+    let mut far_all = false;
     let addressed = if let Some(to) = &input.to {
         let found = view
             .peers
             .iter()
             .find(|p| i64::from(p.pid) == to.pid && p.id as i64 == to.id);
-        let (Some(peer), Some(process)) = (found, u32::try_from(to.pid).ok().and_then(identity_of))
-        else {
+        let faraway = || {
+            board
+                .faraway()
+                .into_iter()
+                .find(|f| i64::from(f.pid) == to.pid && f.session as i64 == to.id)
+        };
+        let process = u32::try_from(to.pid).ok().and_then(identity_of);
+        if found.is_none() || process.is_none() {
+            if let Some(f) = faraway() {
+                return send_far(ctx, board, me, vec![f], None, &input.subject, &body);
+            }
+        }
+        let (Some(peer), Some(process)) = (found, process) else {
             return Err(CapabilityError::not_found(format!(
                 "no peer with `pid` {} and `id` {} is on the repository's board; peers.list names every peer",
                 to.pid, to.id
@@ -134,6 +149,22 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 .iter()
                 .any(|a| a.to.process.pid == holder.pid && a.to.session == session);
             if is_me || already {
+                continue;
+            }
+            if let Some(origin) = &holder.origin {
+                let f = Faraway {
+                    clone: origin.clone.clone(),
+                    machine: origin.machine.clone(),
+                    pid: holder.pid,
+                    session,
+                    handle: held.handle.clone(),
+                    client: holder.client.clone(),
+                    worktree: holder.worktree.clone(),
+                    attached_at: 0,
+                };
+                if !far.contains(&f) {
+                    far.push(f);
+                }
                 continue;
             }
             let Some(process) = identity_of(holder.pid) else {
@@ -169,6 +200,8 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 client: peer.client_name.clone(),
             });
         }
+        far = board.faraway();
+        far_all = !far.is_empty();
         Addressed::All
     };
     let from = Sender {
@@ -209,11 +242,75 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
             }),
         }
     }
+    if !far.is_empty() {
+        let sent = send_far(ctx, board, me, far, Some(far_all), &input.subject, &body)?;
+        recipients.extend(sent.recipients);
+        undelivered.extend(sent.undelivered);
+    }
     Ok(SendOutput {
         recipients,
         undelivered,
         unread: unread(ctx),
     })
+}
+
+/// Sends to agents of other clones through the board shared on the remote (`all`: to every
+/// agent of every other clone, those known now named as recipients); each recipient's process
+/// files the message when it next looks, so its number there is not known here (0).
+fn send_far(
+    ctx: &Context,
+    board: &crate::board::Board,
+    me: u64,
+    far: Vec<Faraway>,
+    all: Option<bool>,
+    subject: &str,
+    body: &str,
+) -> Result<SendOutput, CapabilityError> {
+    let sender = ctx.peers().get(me).filter(|_| me != 0);
+    let outgoing = Outgoing {
+        session: me,
+        handle: sender.as_ref().map_or_else(
+            || crate::board::peers::handle_of(board.me().pid, 0, 0),
+            |p| p.handle.clone(),
+        ),
+        client: sender.map_or_else(|| THE_PROCESS.to_string(), |p| p.client_name),
+        to: (all != Some(true)).then(|| far.clone()),
+        subject: subject.to_string(),
+        body: body.to_string(),
+    };
+    let mut out = SendOutput {
+        recipients: Vec::new(),
+        undelivered: Vec::new(),
+        unread: unread(ctx),
+    };
+    match board.send_far(&outgoing) {
+        Ok(()) => out.recipients = far.into_iter().map(far_recipient).collect(),
+        Err(e) => {
+            out.undelivered = far
+                .into_iter()
+                .map(|f| Undelivered {
+                    pid: i64::from(f.pid),
+                    id: f.session as i64,
+                    code: "unavailable".into(),
+                    reason: e.to_string(),
+                })
+                .collect()
+        }
+    }
+    Ok(out)
+}
+
+fn far_recipient(f: Faraway) -> Recipient {
+    Recipient {
+        pid: i64::from(f.pid),
+        id: f.session as i64,
+        handle: f.handle,
+        worktree: format!("{}:{}", f.machine, f.worktree),
+        this_process: false,
+        message: 0,
+        dropped: 0,
+        client_supplied: RecipientClientSupplied { client: f.client },
+    }
 }
 
 fn message_view(m: inbox::Message) -> Message {

@@ -48,6 +48,8 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
     let me = crate::board::process::Identity::me();
     let (session, client, handle) = caller(ctx)?;
     let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    // Other clones are asked below, on a fresh fetch: a refusal is never answered from an old
+    // view of them.
     let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
     let mut holders = Vec::new();
     for (other, (c, live)) in &holdings.claims {
@@ -113,6 +115,37 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
     // claims lock (always taken second, so the two never wait on each other in a cycle): of two
     // racers, for the issue or for a path, exactly one wins.
     let board = ctx.peers().shared_board(&index.root);
+    // Across clones the issue is decided on the board shared on the remote first: taken there
+    // only once the remote accepted it, so of agents of two clones racing exactly one wins.
+    let take = crate::board::remote::IssueTake {
+        session,
+        handle: handle.clone(),
+        client: client.clone(),
+        issue: issue.id().to_string(),
+        paths: issue.paths.clone(),
+        at: crate::board::claims::now(),
+    };
+    let taken = board.take_issue(take).map_err(|e| {
+        CapabilityError::unavailable(format!("`{}` cannot be claimed now: {e}", issue.id()))
+    })?;
+    if let Some(holders) = taken {
+        drop(granting);
+        refused_by(&issue.paths, &holders);
+        return Ok(ClaimOutput {
+            granted: false,
+            issue: issue.id().to_string(),
+            paths: issue.paths.clone(),
+            claimant: holders
+                .iter()
+                .find(|h| h.holder.claim.issue.as_deref() == Some(issue.id()))
+                .map(remote_claimant),
+            holders: holders
+                .iter()
+                .map(|h| path_holder(h, &issue.paths))
+                .collect(),
+            governs: Vec::new(),
+        });
+    }
     if !issue.paths.is_empty() {
         let request = crate::board::claims::Request {
             session,
@@ -123,24 +156,21 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
             reason: Some("plan.claim".into()),
             issue: Some(issue.id().to_string()),
         };
-        match board.claim(request).map_err(|e| {
-            CapabilityError::refused(format!(
-                "the paths of `{}` cannot be claimed: {e}",
-                issue.id()
-            ))
-        })? {
+        let claimed = board.claim(request).map_err(|e| {
+            let _ = board.release_issue(session, issue.id());
+            let message = format!("the paths of `{}` cannot be claimed: {e}", issue.id());
+            if matches!(e, crate::board::claims::ClaimError::Remote(_)) {
+                CapabilityError::unavailable(message)
+            } else {
+                CapabilityError::refused(message)
+            }
+        })?;
+        match claimed {
             crate::board::claims::Outcome::Granted { .. } => {}
             crate::board::claims::Outcome::Refused { holders } => {
                 drop(granting);
-                crate::journal::refused(
-                    &issue.paths,
-                    holders.iter().map(|h| {
-                        format!(
-                            "{} ({}, pid {}, {})",
-                            h.handle, h.holder.client, h.holder.pid, h.holder.worktree
-                        )
-                    }),
-                );
+                let _ = board.release_issue(session, issue.id());
+                refused_by(&issue.paths, &holders);
                 return Ok(ClaimOutput {
                     granted: false,
                     issue: issue.id().to_string(),
@@ -181,6 +211,38 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         holders: Vec::new(),
         governs: governs(&index, &record.paths),
     })
+}
+
+/// Journals a refusal of `paths` by `holders`.
+fn refused_by(paths: &[String], holders: &[crate::board::claims::Held]) {
+    crate::journal::refused(
+        paths,
+        holders.iter().map(|h| {
+            let place = match &h.holder.origin {
+                Some(o) => format!("{}:{}", o.machine, h.holder.worktree),
+                None => h.holder.worktree.clone(),
+            };
+            format!(
+                "{} ({}, pid {}, {place})",
+                h.handle, h.holder.client, h.holder.pid
+            )
+        }),
+    );
+}
+
+/// The agent of another clone holding an issue, as its claimant.
+fn remote_claimant(held: &crate::board::claims::Held) -> PlanClaimant {
+    let h = &held.holder;
+    let machine = h.origin.as_ref().map_or("", |o| o.machine.as_str());
+    PlanClaimant {
+        client: h.client.clone(),
+        session: h.claim.session as i64,
+        handle: held.handle.clone(),
+        pid: i64::from(h.pid),
+        worktree: format!("{machine}:{}", h.worktree),
+        claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
+        live: true,
+    }
 }
 
 /// A path claim on the board in the way of an issue's `paths`, as a holder: the issue it names

@@ -16,7 +16,10 @@ pub const MANIFEST_PATH: &str = ".ai/manifest.yaml";
 /// The only layer schema this binary reads.
 pub const LAYER_SCHEMA: &str = "ai-repository/v1";
 
-const MANIFEST_KEYS: &[&str] = &["schema", "sections", "mcp"];
+const MANIFEST_KEYS: &[&str] = &["schema", "sections", "mcp", "board"];
+
+/// The keys of the manifest's `board` mapping.
+const BOARD_KEYS: &[&str] = &["remote"];
 
 /// The keys of the manifest's `mcp` mapping.
 const MCP_KEYS: &[&str] = &["toolsets"];
@@ -33,6 +36,20 @@ pub struct Manifest {
     /// line names none. The names are checked against the registry where a server starts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mcp_toolsets: Option<Vec<String>>,
+    /// `board.remote`: the git remote the agents' board is shared on, beyond this machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_remote: Option<String>,
+}
+
+/// Whether `name` can be a git remote's name as the board passes it to git: a word of letters,
+/// digits, `.`, `_`, `-` and `/`, never read as an option.
+pub fn is_remote_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/'))
 }
 
 impl Manifest {
@@ -128,10 +145,31 @@ impl Manifest {
                 ))
             }
         };
+        let board_remote = match map.get("board") {
+            None => None,
+            Some(Value::Object(board)) => {
+                crate::layer::read::unknown_keys(board, BOARD_KEYS, "`board`: ").map_err(&fail)?;
+                match board.get("remote") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(name)) if is_remote_name(name) => Some(name.clone()),
+                    Some(other) => {
+                        return Err(fail(format!(
+                            "`board.remote` is {other}; name one of the repository's git remotes, e.g. `remote: origin`"
+                        )))
+                    }
+                }
+            }
+            Some(_) => {
+                return Err(fail(
+                    "`board` must be a mapping (its one key: `remote`)".to_string(),
+                ))
+            }
+        };
         Ok(Manifest {
             schema,
             sections,
             mcp_toolsets,
+            board_remote,
         })
     }
 

@@ -1,0 +1,169 @@
+//! What crosses between this machine's board and the board shared on the remote besides
+//! claims: mail to and from agents of other clones (a message record on the remote, filed in
+//! the recipient's inbox by its own process when it next looks), and the presence of other
+//! clones' agents. Knows nothing of any surface.
+
+use super::inbox::{Addressed, MessageRecord, Recipient, Sender};
+use super::remote::doc::{Entry, Kind};
+use super::remote::Decision;
+use super::{lock, Board};
+
+/// An agent of another clone a message can be sent to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Faraway {
+    pub clone: String,
+    pub machine: String,
+    pub pid: u32,
+    pub session: u64,
+    pub handle: String,
+    pub client: String,
+    pub worktree: String,
+    pub attached_at: u64,
+}
+
+/// A message for agents of other clones.
+#[derive(Clone, Debug)]
+pub struct Outgoing {
+    pub session: u64,
+    pub handle: String,
+    pub client: String,
+    /// The recipients; none: every agent of every other clone.
+    pub to: Option<Vec<Faraway>>,
+    pub subject: String,
+    pub body: String,
+}
+
+impl Board {
+    /// The agents of other clones on the shared board now (its last fetch, fetched again when
+    /// older than its cadence).
+    pub fn faraway(&self) -> Vec<Faraway> {
+        let Some(remote) = &self.remote else {
+            return Vec::new();
+        };
+        remote
+            .view(super::remote::CADENCE)
+            .others
+            .iter()
+            .filter(|e| e.kind == Kind::Presence)
+            .map(|e| Faraway {
+                clone: e.clone.clone(),
+                machine: e.machine.clone(),
+                pid: pid_of(e),
+                session: e.session,
+                handle: e.agent.clone(),
+                client: e.client.clone(),
+                worktree: e.worktree.clone(),
+                attached_at: e.at,
+            })
+            .collect()
+    }
+
+    /// Puts `message` on the shared board, once the remote accepted it; the records live one
+    /// lease, in which every recipient's process files it.
+    pub fn send_far(&self, message: &Outgoing) -> Result<(), super::remote::RemoteError> {
+        let Some(remote) = &self.remote else {
+            return Ok(());
+        };
+        let now = super::claims::now();
+        let mut id = [0u8; 8];
+        let _ = getrandom::fill(&mut id);
+        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let me = &remote.me;
+        let entry = |to: Option<String>, n: usize| Entry {
+            kind: Kind::Message,
+            clone: me.clone.clone(),
+            machine: me.machine.clone(),
+            process: me.process.clone(),
+            agent: message.handle.clone(),
+            session: message.session,
+            client: message.client.clone(),
+            worktree: me.worktree.clone(),
+            branch: None,
+            at: now,
+            expires_at: now + remote.lease(),
+            globs: Vec::new(),
+            exclusive: false,
+            until: None,
+            reason: None,
+            issue: None,
+            to,
+            id: Some(format!("{id}-{n}")),
+            subject: Some(message.subject.clone()),
+            body: Some(message.body.clone()),
+        };
+        let add: Vec<Entry> = match &message.to {
+            None => vec![entry(None, 0)],
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(n, f)| entry(Some(format!("{}/{}", f.clone, f.handle)), n))
+                .collect(),
+        };
+        remote.transact(
+            |_| {},
+            |_| Decision::Write {
+                value: (),
+                add: add.clone(),
+            },
+        )
+    }
+
+    /// Files in this process's inboxes what agents of other clones sent its agents since the
+    /// last look (each message once).
+    pub fn take_far_mail(&self) {
+        let Some(remote) = &self.remote else {
+            return;
+        };
+        if lock(&self.joined).lock.is_none() {
+            return;
+        }
+        let _ = remote.view(super::remote::CADENCE);
+        let sessions = remote.mine().sessions;
+        for e in remote.to_me() {
+            let from = Sender {
+                pid: pid_of(&e),
+                session: e.session,
+                worktree: format!("{}:{}", e.machine, e.worktree),
+                client: e.client.clone(),
+            };
+            let targets: Vec<u64> = match &e.to {
+                None => sessions.iter().map(|s| s.id).collect(),
+                Some(to) => sessions
+                    .iter()
+                    .filter(|s| *to == format!("{}/{}", remote.me.clone, s.handle))
+                    .map(|s| s.id)
+                    .collect(),
+            };
+            for session in targets {
+                let mut record = MessageRecord::new(
+                    from.clone(),
+                    session,
+                    if e.to.is_some() {
+                        Addressed::Peer
+                    } else {
+                        Addressed::All
+                    },
+                    e.subject.clone().unwrap_or_default(),
+                    e.body.clone().unwrap_or_default(),
+                );
+                record.sent_at = e.at;
+                let to = Recipient {
+                    process: self.me.clone(),
+                    session,
+                };
+                if let Err(err) = self.deliver(&to, &record) {
+                    tracing::warn!("a message from another clone was not filed: {err}");
+                }
+            }
+        }
+    }
+}
+
+/// The process number a record names.
+fn pid_of(e: &Entry) -> u32 {
+    e.process
+        .split('-')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_default()
+}

@@ -1,0 +1,529 @@
+//! The board shared on the repository's remote, through the real binary against a real git
+//! server the test starts (`git daemon` with receive-pack on a bare repository, and a `file://`
+//! remote): agents of separate clones conflict as agents of one machine do, exactly one of two
+//! racers wins, messages and issues cross clones, a vanished clone frees its claims within its
+//! lease, and a remote that cannot be reached, refuses pushes or holds a board this build cannot
+//! read grants nothing, says why, and is left as it was.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Barrier;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::serve_support::{poll, tool_of};
+use crate::support::{git_in, run_in, stderr, stdout, Fixture, McpServer};
+
+/// A bare repository seeded with a layer whose manifest shares the board on `origin`, served
+/// over `file://` or by a `git daemon` this test runs.
+struct GitServer {
+    dir: tempfile::TempDir,
+    bare: PathBuf,
+    url: String,
+    daemon: Option<Child>,
+}
+
+impl Drop for GitServer {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.daemon.take() {
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+    }
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+impl GitServer {
+    fn seed(dir: &Path) -> PathBuf {
+        let fixture = Fixture::with_plan();
+        let manifest = fixture.at(".ai/manifest.yaml");
+        let mut text = std::fs::read_to_string(&manifest).expect("manifest");
+        text.push_str("board:\n  remote: origin\n");
+        std::fs::write(&manifest, text).expect("manifest");
+        fixture.commit("share the board on origin");
+        let bare = dir.join("remote.git");
+        git_in(
+            dir,
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                fixture.root().to_str().expect("utf-8"),
+                bare.to_str().expect("utf-8"),
+            ],
+        );
+        bare
+    }
+
+    /// Served as `file://`.
+    fn file() -> GitServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bare = GitServer::seed(dir.path());
+        let url = format!("file://{}", bare.display());
+        GitServer {
+            dir,
+            bare,
+            url,
+            daemon: None,
+        }
+    }
+
+    /// Served by `git daemon` on a free port of the loopback (receiving pushes or not), once
+    /// it accepts a connection.
+    fn daemon(receive_pack: bool) -> GitServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bare = GitServer::seed(dir.path());
+        let port = free_port();
+        // `git daemon` runs `git-daemon` as its child: that is started directly, so the kill at
+        // the end stops the server itself.
+        let exec_path = git_in(dir.path(), &["--exec-path"]);
+        let mut command = Command::new(Path::new(exec_path.trim()).join("git-daemon"));
+        command
+            .args(["--reuseaddr", "--export-all", "--informative-errors"])
+            .arg(format!("--base-path={}", dir.path().display()))
+            .args(["--listen=127.0.0.1", &format!("--port={port}")]);
+        if receive_pack {
+            command.arg("--enable=receive-pack");
+        }
+        let daemon = command
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon starts");
+        let server = GitServer {
+            dir,
+            bare,
+            url: format!("git://127.0.0.1:{port}/remote.git"),
+            daemon: Some(daemon),
+        };
+        poll(Duration::from_secs(10), "git daemon accepts", || {
+            TcpStream::connect(("127.0.0.1", port)).ok()
+        });
+        server
+    }
+
+    /// A clone of the remote at `<dir>/<name>`.
+    fn clone(&self, name: &str) -> PathBuf {
+        let at = self.dir.path().join(name);
+        git_in(
+            self.dir.path(),
+            &["clone", "-q", &self.url, at.to_str().expect("utf-8")],
+        );
+        at
+    }
+
+    /// What the remote's `refs/majordomus/board` and `main` point at.
+    fn refs(&self) -> String {
+        git_in(
+            &self.bare,
+            &["for-each-ref", "--format=%(refname) %(objectname)"],
+        )
+    }
+
+    /// The records of the board on the remote.
+    fn records(&self) -> Vec<Value> {
+        let text = git_in(&self.bare, &["show", "refs/majordomus/board:board.json"]);
+        let doc: Value = serde_json::from_str(&text).expect("board json");
+        doc["records"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Puts `bytes` as the remote's board document (or any tree `files` makes) directly.
+    fn plant(&self, files: &[(&str, &[u8])]) {
+        let scratch = self.dir.path().join("plant");
+        std::fs::create_dir_all(&scratch).expect("scratch");
+        git_in(&scratch, &["init", "-q"]);
+        for (name, bytes) in files {
+            std::fs::write(scratch.join(name), bytes).expect("write");
+        }
+        git_in(&scratch, &["add", "-A"]);
+        git_in(&scratch, &["commit", "-q", "-m", "planted"]);
+        git_in(
+            &scratch,
+            &[
+                "push",
+                "-q",
+                "--force",
+                self.bare.to_str().expect("utf-8"),
+                "HEAD:refs/majordomus/board",
+            ],
+        );
+        std::fs::remove_dir_all(&scratch).expect("scratch goes");
+    }
+}
+
+/// Files of a tree planted as the remote's board: name and bytes.
+type Planted<'a> = Vec<(&'a str, &'a [u8])>;
+
+fn agent(clone: &Path, client: &str, env: &[(&str, &str)]) -> McpServer {
+    let mut server = McpServer::start_with(clone, &[], env);
+    server.initialize_as(client);
+    server
+}
+
+fn claim(server: &mut McpServer, globs: &[&str]) -> Value {
+    server.call_ok(tool_of("peers.claim"), json!({ "globs": globs }))
+}
+
+/// The error code of a tool call that failed.
+fn error_code(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    result["_meta"]["majordomus"]["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn hostname() -> String {
+    String::from_utf8(Command::new("hostname").output().expect("hostname").stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn agents_of_two_clones_racing_over_git_daemon_get_exactly_one_grant_each_round() {
+    let server = GitServer::daemon(true);
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    let mut alpha = agent(&a, "alpha", &[]);
+    let mut beta = agent(&b, "beta", &[]);
+    for round in 0..8 {
+        let glob = format!("race/{round}.rs");
+        let barrier = Barrier::new(2);
+        let (x, y) = std::thread::scope(|s| {
+            let x = s.spawn(|| {
+                barrier.wait();
+                claim(&mut alpha, &[&glob])
+            });
+            let y = s.spawn(|| {
+                barrier.wait();
+                claim(&mut beta, &[&glob])
+            });
+            (x.join().expect("alpha"), y.join().expect("beta"))
+        });
+        let granted = [&x, &y].iter().filter(|a| a["granted"] == true).count();
+        assert_eq!(granted, 1, "round {round}: {x} / {y}");
+        let loser = if x["granted"] == true { &y } else { &x };
+        assert_eq!(loser["conflicts"][0]["transport"], "remote", "{loser}");
+    }
+    // Every grant is on the remote; nothing but the board's ref was written there.
+    assert_eq!(
+        server
+            .records()
+            .iter()
+            .filter(|r| r["kind"] == "claim")
+            .count(),
+        8
+    );
+    let refs = server.refs();
+    assert!(refs.contains("refs/majordomus/board"), "{refs}");
+    assert_eq!(refs.lines().count(), 2, "main and the board only: {refs}");
+}
+
+#[test]
+fn a_conflict_across_clones_names_the_holder_and_the_hooks_and_messages_cross_too() {
+    let server = GitServer::file();
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    let mut alpha = agent(&a, "alpha", &[]);
+    let mut beta = agent(&b, "beta", &[]);
+    let taken = alpha.call_ok(
+        tool_of("peers.claim"),
+        json!({ "globs": ["src/**"], "reason": "api rework" }),
+    );
+    assert_eq!(taken["granted"], true, "{taken}");
+
+    let refused = claim(&mut beta, &["src/api/x.rs"]);
+    assert_eq!(refused["granted"], false, "{refused}");
+    let holder = &refused["conflicts"][0];
+    assert_eq!(holder["transport"], "remote");
+    assert_eq!(holder["handle"], format!("a{}.1", alpha.pid()));
+    assert_eq!(holder["pid"], alpha.pid());
+    assert_eq!(holder["machine"], hostname());
+    let branch = git_in(&a, &["rev-parse", "--abbrev-ref", "HEAD"]);
+    assert_eq!(holder["branch"], branch.trim());
+    assert_eq!(holder["globs"], json!(["src/**"]));
+    assert_eq!(holder["client_supplied"]["client"], "alpha");
+    assert_eq!(holder["client_supplied"]["reason"], "api rework");
+    assert!(holder["expires_at"].as_str().is_some(), "{holder}");
+
+    // The hooks of the other clone refuse the held file (the same path on two machines is two
+    // worktrees, whatever they are called).
+    std::fs::create_dir_all(b.join("src")).expect("src");
+    let checked = run_in(&b, &["peers", "check", "src/a.rs"]);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    let checked: Value = serde_json::from_str(&stdout(&checked)).expect("json");
+    assert_eq!(checked["held"][0]["path"], "src/a.rs", "{checked}");
+    assert_eq!(checked["held"][0]["holders"][0]["machine"], hostname());
+    // The hook's process does not stay, and leaves no fetched ref in the board's repository.
+    let fetched = git_in(
+        &b.join(".git/majordomus/remote.git"),
+        &["for-each-ref", "--format=%(refname)", "refs/fetched/"],
+    );
+    let server = format!("refs/fetched/{}-", beta.pid());
+    assert!(fetched.lines().all(|r| r.starts_with(&server)), "{fetched}");
+
+    // A message to the holders of `src/**` reaches alpha on the other clone.
+    let sent = beta.call_ok(
+        tool_of("peers.send"),
+        json!({ "globs": ["src/**"], "subject": "may I have src/api?", "body": "soon" }),
+    );
+    assert_eq!(sent["recipients"][0]["handle"], holder["handle"], "{sent}");
+    let mail = poll(
+        Duration::from_secs(10),
+        "the message crosses clones",
+        || {
+            let inbox = alpha.call_ok(tool_of("peers.inbox"), json!({}));
+            (inbox["messages"].as_array().is_some_and(|m| !m.is_empty())).then_some(inbox)
+        },
+    );
+    let message = &mail["messages"][0];
+    assert_eq!(message["client_supplied"]["subject"], "may I have src/api?");
+    assert_eq!(message["client_supplied"]["client"], "beta");
+
+    // Released on one clone, free on the other at once.
+    alpha.call_ok(tool_of("peers.release"), json!({}));
+    let now = claim(&mut beta, &["src/api/x.rs"]);
+    assert_eq!(now["granted"], true, "{now}");
+}
+
+#[test]
+fn an_issue_is_claimed_once_across_clones_and_leaves_the_others_ready_queue() {
+    let server = GitServer::file();
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    let mut alpha = agent(&a, "alpha", &[]);
+    let mut beta = agent(&b, "beta", &[]);
+    let ready = beta.call_ok(tool_of("plan.ready"), json!({}));
+    assert!(ready.to_string().contains("\"base\""), "{ready}");
+
+    let barrier = Barrier::new(2);
+    let (x, y) = std::thread::scope(|s| {
+        let x = s.spawn(|| {
+            barrier.wait();
+            alpha.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }))
+        });
+        let y = s.spawn(|| {
+            barrier.wait();
+            beta.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }))
+        });
+        (x.join().expect("alpha"), y.join().expect("beta"))
+    });
+    let granted: Vec<&Value> = [&x, &y]
+        .into_iter()
+        .filter(|a| a["granted"] == true)
+        .collect();
+    assert_eq!(granted.len(), 1, "{x} / {y}");
+    let (winner, loser) = if x["granted"] == true {
+        (&mut alpha, &mut beta)
+    } else {
+        (&mut beta, &mut alpha)
+    };
+    let not_ready = loser.call_ok(tool_of("plan.ready"), json!({}));
+    assert!(
+        !not_ready["ready"].to_string().contains("\"base\""),
+        "{not_ready}"
+    );
+    winner.call_ok(tool_of("plan.release"), json!({ "issue": "base" }));
+    let again = loser.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }));
+    assert_eq!(again["granted"], true, "{again}");
+}
+
+#[test]
+fn a_vanished_clones_claims_free_within_its_lease() {
+    let server = GitServer::file();
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    let lease = [("MAJORDOMUS_BOARD_LEASE", "6")];
+    let mut doomed = agent(&a, "doomed", &lease);
+    let mut waiting = agent(&b, "waiting", &lease);
+    assert_eq!(claim(&mut doomed, &["src/**"])["granted"], true);
+    let refused = claim(&mut waiting, &["src/a.rs"]);
+    assert_eq!(refused["granted"], false, "{refused}");
+    doomed.kill();
+    let started = std::time::Instant::now();
+    poll(
+        Duration::from_secs(20),
+        "the vanished clone's claim lapses",
+        || (claim(&mut waiting, &["src/a.rs"])["granted"] == true).then_some(()),
+    );
+    assert!(
+        started.elapsed() <= Duration::from_secs(8),
+        "freed within the 6 s lease (and a renewal's slack): {:?}",
+        started.elapsed()
+    );
+    // The next writer swept the expired record.
+    let kinds: Vec<String> = server
+        .records()
+        .iter()
+        .filter(|r| r["agent"] == format!("a{}.1", doomed.pid()))
+        .map(|r| r["kind"].to_string())
+        .collect();
+    assert!(kinds.is_empty(), "{kinds:?}");
+}
+
+#[test]
+fn an_unreachable_remote_grants_nothing_says_why_and_shows_no_credential() {
+    let fixture = Fixture::with_plan();
+    let manifest = fixture.at(".ai/manifest.yaml");
+    let mut text = std::fs::read_to_string(&manifest).expect("manifest");
+    text.push_str("board:\n  remote: origin\n");
+    std::fs::write(&manifest, text).expect("manifest");
+    fixture.commit("shared");
+    let port = free_port();
+    fixture.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("http://alice:s3cret-pass@127.0.0.1:{port}/r.git"),
+    ]);
+    let mut one = agent(fixture.root(), "one", &[]);
+    let mut two = agent(fixture.root(), "two", &[]);
+    let answer = one.call(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));
+    assert_eq!(error_code(&answer), "unavailable");
+    let text = answer["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains("remote_unreachable"), "{text}");
+    assert!(!text.contains("s3cret"), "{text}");
+    let other = two.call(tool_of("peers.claim"), json!({ "globs": ["src/a.rs"] }));
+    assert_eq!(error_code(&other), "unavailable", "nothing granted");
+
+    let info = one.call_ok(tool_of("repository.info"), json!({}));
+    assert_eq!(info["board"]["sharing"], "shared", "{info}");
+    assert_eq!(info["board"]["state"], "unavailable");
+    assert!(!info.to_string().contains("s3cret"), "{info}");
+    let doctor = run_in(fixture.root(), &["doctor"]);
+    let said = stdout(&doctor) + &stderr(&doctor);
+    assert!(said.contains("board_remote"), "{said}");
+    assert!(!said.contains("s3cret"), "{said}");
+    for server in [&mut one, &mut two] {
+        let finished = server.close();
+        assert!(!finished.stderr.contains("s3cret"), "{}", finished.stderr);
+    }
+}
+
+#[test]
+fn a_remote_refusing_pushes_grants_nothing_and_reads_still_answer() {
+    let server = GitServer::daemon(false);
+    let a = server.clone("a");
+    let mut alpha = agent(&a, "alpha", &[]);
+    let answer = alpha.call(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));
+    assert_eq!(error_code(&answer), "unavailable");
+    let info = alpha.call_ok(tool_of("repository.info"), json!({}));
+    assert_eq!(info["board"]["state"], "ok", "fetching works: {info}");
+    assert!(info["board"]["age_seconds"].as_i64().is_some(), "{info}");
+    let ready = alpha.call_ok(tool_of("plan.ready"), json!({}));
+    assert!(ready.to_string().contains("\"base\""), "{ready}");
+    assert!(!server.refs().contains("majordomus"), "nothing was pushed");
+}
+
+#[test]
+fn a_foreign_corrupt_future_or_flooded_board_ref_is_named_and_left_as_it_was() {
+    let server = GitServer::file();
+    let a = server.clone("a");
+    let flood = format!(
+        r#"{{"board":"majordomus-board","format":1,"records":[{}]}}"#,
+        vec![r#"{"kind":"presence"}"#; 100_000].join(",")
+    );
+    let cases: [(&str, Planted); 4] = [
+        ("board_foreign", vec![("README.md", b"not a board\n")]),
+        ("board_foreign", vec![("board.json", b"{ not json")]),
+        (
+            "board_future_format",
+            vec![(
+                "board.json",
+                br#"{"board":"majordomus-board","format":99,"records":[]}"#,
+            )],
+        ),
+        ("board_oversized", vec![("board.json", flood.as_bytes())]),
+    ];
+    for (code, files) in cases {
+        server.plant(&files);
+        let before = server.refs();
+        let mut alpha = agent(&a, "alpha", &[]);
+        let answer = alpha.call(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));
+        assert_eq!(error_code(&answer), "unavailable", "{code}");
+        let text = answer["content"][0]["text"].as_str().expect("text");
+        assert!(text.contains(code), "{code}: {text}");
+        // The local board keeps working: a check answers.
+        alpha.call_ok(tool_of("peers.check"), json!({ "paths": ["src/a.rs"] }));
+        let doctor = run_in(&a, &["doctor"]);
+        assert!(stdout(&doctor).contains(code), "{}", stdout(&doctor));
+        drop(alpha);
+        assert_eq!(
+            server.refs(),
+            before,
+            "{code}: nothing of the remote changed"
+        );
+    }
+}
+
+#[test]
+fn a_record_from_the_future_counts_for_nothing_and_the_next_writer_drops_it() {
+    let server = GitServer::file();
+    let a = server.clone("a");
+    let year_3000 = 32_503_680_000u64;
+    let planted = json!({
+        "board": "majordomus-board", "format": 1,
+        "records": [{
+            "kind": "claim", "clone": "0123456789abcdef", "machine": "elsewhere",
+            "process": "1-1", "agent": "a1.1", "session": 1, "client": "time-traveller",
+            "worktree": "/w", "at": year_3000, "expires_at": year_3000 + 300,
+            "globs": ["src/**"], "exclusive": true
+        }]
+    });
+    server.plant(&[("board.json", planted.to_string().as_bytes())]);
+    let mut alpha = agent(&a, "alpha", &[]);
+    let granted = claim(&mut alpha, &["src/a.rs"]);
+    assert_eq!(granted["granted"], true, "{granted}");
+    let records = server.records();
+    assert!(
+        records.iter().all(|r| r["client"] != "time-traveller"),
+        "{records:?}"
+    );
+}
+
+#[test]
+fn doctor_and_repository_info_say_whether_the_board_is_local_or_shared() {
+    let local = Fixture::new();
+    let mut alone = agent(local.root(), "alone", &[]);
+    let info = alone.call_ok(tool_of("repository.info"), json!({}));
+    assert_eq!(info["board"], json!({ "sharing": "local" }));
+
+    let server = GitServer::file();
+    let a = server.clone("a");
+    let mut alpha = agent(&a, "alpha", &[]);
+    let info = alpha.call_ok(tool_of("repository.info"), json!({}));
+    let board = &info["board"];
+    assert_eq!(board["sharing"], "shared", "{info}");
+    assert_eq!(board["remote"], "origin");
+    assert_eq!(board["state"], "ok");
+    assert_eq!(board["lease_seconds"], 300);
+    assert!(
+        board["age_seconds"].as_i64().is_some_and(|a| a <= 5),
+        "{board}"
+    );
+    let doctor = run_in(&a, &["doctor"]);
+    let report: Value = serde_json::from_str(&stdout(&doctor)).expect("json");
+    let check = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "board_remote")
+        .cloned()
+        .expect("the shared board's check");
+    assert_eq!(check["status"], "ok", "{check}");
+    assert!(
+        check["seen"]
+            .as_str()
+            .expect("seen")
+            .contains("shared on `origin`"),
+        "{check}"
+    );
+}
