@@ -94,6 +94,7 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                         .map(|o| {
                             json!({
                                 "holder": holder(o),
+                                "href": o["handle"].as_str().map(super::plan_page::agent_href),
                                 "mode": mode(o),
                                 "worktree": o["worktree"],
                                 "globs": o["globs"],
@@ -103,6 +104,8 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                     overlaps += with.len();
                     json!({
                         "holder": holder(c),
+                        "href": c["handle"].as_str().map(super::plan_page::agent_href),
+                        "issue_href": c["client_supplied"]["issue"].as_str().map(super::plan_page::issue_href),
                         "mode": mode(c),
                         "globs": c["globs"],
                         "reason": c["client_supplied"]["reason"],
@@ -118,7 +121,17 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                     })
                 })
                 .collect();
-            let its_peers: Vec<&Value> = peers.iter().filter(in_tree).collect();
+            let its_peers: Vec<Value> = peers
+                .iter()
+                .filter(in_tree)
+                .map(|p| {
+                    let mut p = p.clone();
+                    if let Some(h) = p["handle"].as_str() {
+                        p["href"] = json!(super::plan_page::agent_href(h));
+                    }
+                    p
+                })
+                .collect();
             let changed = changes.iter().find(in_tree).map(|w| {
                 let paths: Vec<Value> = strings(&w["changes"]["paths"])
                     .into_iter()
