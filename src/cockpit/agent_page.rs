@@ -30,6 +30,11 @@ pub(super) fn agent(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .ok_or_else(|| invalid("`handle`: name the agent to show (?handle=…)".into()))?;
     let board = run(ctx, "peers.list", json!({ "claims": true }))?;
     let is_it = |v: &&Value| v["handle"] == handle;
+    let index = ctx.index().ok();
+    let known_issue = |id: &str| {
+        let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
+        index.as_ref().is_some_and(|i| i.get(&uri).is_some())
+    };
     let peer = board["peers"]
         .as_array()
         .into_iter()
@@ -43,7 +48,11 @@ pub(super) fn agent(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .filter(is_it)
         .map(|c| {
             let mut c = c.clone();
-            if let Some(issue) = c["client_supplied"]["issue"].as_str() {
+            // A claim's issue is what its client wrote: linked only when the plan has it.
+            if let Some(issue) = c["client_supplied"]["issue"]
+                .as_str()
+                .filter(|i| known_issue(i))
+            {
                 c["issue_href"] = json!(issue_href(issue));
             }
             c
