@@ -30,7 +30,7 @@ browser:
 
 # Retake the README's Cockpit screenshots (docs/screenshots/)
 screenshots:
-    UPDATE_SNAPSHOTS=1 bash scripts/ci/cockpit-browser.sh
+    bash scripts/cockpit-screenshots.sh
 
 # Fuzz one target (mcp_message, layer_file, http_query, yaml_depth, configuration) for a while; needs cargo-fuzz
 fuzz target seconds="60":

@@ -137,7 +137,7 @@ fn the_overview_page_shows_what_dashboard_overview_answers() {
     assert_eq!(page.status, 200);
     let html = decode_entities(&page.text()).replace("<wbr>", "");
     for expected in [
-        "Recent executions",
+        "Recent calls by agents",
         "Findings",
         finding["code"].as_str().expect("code"),
         ".ai/repo/rules/broken.md",

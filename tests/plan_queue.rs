@@ -529,7 +529,7 @@ fn the_plan_page_shows_the_board_and_the_graph_with_its_edges_as_links() {
     let page = served.get("/cockpit/plan");
     assert_eq!(page.status, 200);
     let html = crate::support::decode_entities(&page.text());
-    for column in ["Ready", "Active", "Verify", "Done"] {
+    for column in ["Ready", "Blocked", "Active", "Verify", "Done"] {
         assert!(
             html.contains(&format!("\">{column} <small>")),
             "{column}: {html}"
@@ -548,12 +548,25 @@ fn the_plan_page_shows_the_board_and_the_graph_with_its_edges_as_links() {
         "{html}"
     );
     assert!(
-        html.contains("Held by <q class=\"client-supplied\">page-agent</q>"),
+        html.contains("claimed, not started</span> Held by <a href=\"/cockpit/agent?handle=")
+            && html.contains("<q class=\"client-supplied\"><bdi>page-agent</bdi></q></a> since"),
         "{html}"
     );
     // A group, not an image: its issue boxes are links, and an image's parts are not focusable.
-    assert!(html.contains("<svg role=\"group\""), "{html}");
-    assert_eq!(html.matches("<line ").count(), 1, "one edge drawn");
+    assert!(
+        html.contains("<svg class=\"plan-svg\" role=\"group\""),
+        "{html}"
+    );
+    let drawn = html
+        .split("<g class=\"edges\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</g>").next())
+        .expect("the edges");
+    assert_eq!(drawn.matches("<path ").count(), 1, "one edge drawn");
+    assert!(
+        drawn.contains("marker-end=\"url(#arrow)\""),
+        "with its arrowhead"
+    );
     // The issue's page links its dependency instead of printing a list.
     let issue = crate::support::decode_entities(&served.get(next).text());
     let row = issue

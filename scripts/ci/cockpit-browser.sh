@@ -2,7 +2,7 @@
 # The Cockpit in a real headless Chromium: runs tests/browser/cockpit.spec.js
 # (playwright-core and axe-core, versions pinned in tests/browser/package.json) against the debug
 # binary serving this checkout. Installs Debian's chromium when /usr/bin/chromium is missing.
-# UPDATE_SNAPSHOTS=1 also rewrites the README's screenshots under docs/screenshots/.
+# The README's screenshots are retaken by scripts/cockpit-screenshots.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}

@@ -9,8 +9,8 @@
 //! to a process that is gone fails instead of leaving files nobody removes.
 //!
 //! Knows nothing of MCP or of any surface: [`Board::deliver`], [`Board::inbox`],
-//! [`Board::unread`], [`Board::unread_counts`] and [`Board::mark_read`] are what capabilities
-//! and the Cockpit call.
+//! [`Board::unread`], [`Board::unread_counts`], [`Board::messages_of`] and [`Board::mark_read`]
+//! are what capabilities call.
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
@@ -468,6 +468,33 @@ impl Board {
             }
         }
         counts
+    }
+
+    /// Every message in the inbox of the process `id`, each with the session it was sent to
+    /// (for the people who oversee the agents: the Cockpit reads every inbox, marking nothing).
+    /// A file that is not a message this build can show is left out.
+    pub fn messages_of(&self, id: &Identity) -> Vec<(u64, Message)> {
+        let Some(dir) = self.inbox_of(id) else {
+            return Vec::new();
+        };
+        let Ok(listing) = list(&dir) else {
+            return Vec::new();
+        };
+        listing
+            .messages
+            .into_iter()
+            .filter_map(|f| {
+                let record = read_message(&dir.join(f.render()), f).ok()?;
+                Some((
+                    f.session,
+                    Message {
+                        id: f.seq,
+                        read: f.read,
+                        record,
+                    },
+                ))
+            })
+            .collect()
     }
 
     /// Marks `session`'s messages numbered `ids` read (every one when `None`); answers the

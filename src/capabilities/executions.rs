@@ -22,7 +22,8 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         input.uri,
         since_us,
         until_us,
-    );
+    )
+    .of_agents(input.handle, input.agents_only);
     let limit = input.limit.clamp(1, 1000) as usize;
     let listing = read(ctx, &filter, limit)?;
     Ok(answer(listing))

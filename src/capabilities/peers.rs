@@ -12,8 +12,8 @@ use crate::error::CapabilityError;
 use crate::layer::spelling;
 use crate::registry::types::peers::{
     AnnounceInput, AnnounceOutput, CheckInput, CheckOutput, ClaimInput, ClaimOutput, InboxInput,
-    InboxOutput, ListInput, ListOutput, MarkReadInput, MarkReadOutput, ReleaseInput, ReleaseOutput,
-    SendInput, SendOutput,
+    InboxOutput, ListInput, ListOutput, MarkReadInput, MarkReadOutput, MessagesInput,
+    MessagesOutput, ReleaseInput, ReleaseOutput, SendInput, SendOutput,
 };
 use crate::registry::types::PeersCheckOutputHeldItem as HeldView;
 use crate::registry::types::{
@@ -487,6 +487,10 @@ pub fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityErr
 
 pub fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     messages::inbox(ctx, input)
+}
+
+pub fn messages(ctx: &Context, input: MessagesInput) -> Result<MessagesOutput, CapabilityError> {
+    messages::every_message(ctx, input)
 }
 
 pub fn mark_read(ctx: &Context, input: MarkReadInput) -> Result<MarkReadOutput, CapabilityError> {

@@ -252,18 +252,30 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
     let offset = usize::try_from(input.offset).unwrap_or(0);
     let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
     let mut matched = 0usize;
+    // Who depends on whom, the other way round: asked only of the issues this page shows.
+    let mut needed_by: HashMap<&str, Vec<&str>> = HashMap::new();
+    for issue in &graph.issues {
+        for d in &issue.depends_on {
+            needed_by.entry(d.as_str()).or_default().push(issue.id());
+        }
+    }
     for issue in &graph.issues {
         *counts
             .entry(status_word(issue.status).to_string())
             .or_default() += 1;
         let held = holdings.claims.get(issue.id());
         let abandoned = holdings.abandoned(issue);
-        let wanted = input.status.is_none_or(|s| s == issue.status)
+        let wanted = input.id.as_ref().is_none_or(|id| id == issue.id())
+            && input.status.is_none_or(|s| s == issue.status)
             && input
                 .label
                 .as_ref()
                 .is_none_or(|l| issue.labels.contains(l))
             && input.priority.is_none_or(|p| p == issue.priority)
+            && input.blocked.is_none_or(|b| {
+                b == (issue.status == Status::Ready
+                    && (!issue.blocked_by.is_empty() || issue.behind_cycle))
+            })
             && input.claim.is_none_or(|c| match c {
                 ClaimFilter::Claimed => held.is_some_and(|(_, live)| *live),
                 ClaimFilter::Abandoned => abandoned,
@@ -285,6 +297,10 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
             status: issue.status,
             depends_on: issue.depends_on.clone(),
             blocked_by: issue.blocked_by.clone(),
+            needed_by: needed_by
+                .get(issue.id())
+                .map(|ids| ids.iter().map(|id| id.to_string()).collect())
+                .unwrap_or_default(),
             started_at: issue.stamp("started_at"),
             verified_at: issue.stamp("verified_at"),
             completed_at: issue.stamp("completed_at"),

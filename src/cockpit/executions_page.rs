@@ -11,7 +11,15 @@ use super::{param, run, Rendered};
 use crate::context::Context;
 
 /// The filters the page passes on to `executions.list`, as their names in its input.
-const FILTERS: [&str; 6] = ["client", "capability", "outcome", "uri", "since", "until"];
+const FILTERS: [&str; 7] = [
+    "client",
+    "handle",
+    "capability",
+    "outcome",
+    "uri",
+    "since",
+    "until",
+];
 
 /// The drawing's size and margins, in its own units.
 const WIDTH: i64 = 760;
@@ -36,14 +44,34 @@ pub(super) fn executions(ctx: &Context, params: &[(String, String)]) -> Rendered
             .map_or_else(|_| Value::String(limit.into()), Value::from);
         input.insert("limit".into(), value);
     }
-    let filters = Value::Object(input.clone());
+    // Agents' calls by default: the Cockpit's own page views would bury them.
+    let all = param(params, "all") == Some("true");
+    let mut filters = Value::Object(input.clone());
+    filters["all"] = Value::Bool(all);
+    if !all {
+        input.insert("agents_only".into(), Value::Bool(true));
+    }
     let list = run(ctx, "executions.list", Value::Object(input))?;
     let executions = list["executions"].as_array().cloned().unwrap_or_default();
     let timeline = layout(&executions);
     let rows: Vec<Value> = executions.iter().map(row).collect();
+    let toggle = {
+        let mut pairs: Vec<(String, String)> = params
+            .iter()
+            .filter(|(k, v)| k != "all" && !v.is_empty())
+            .cloned()
+            .collect();
+        if !all {
+            pairs.push(("all".into(), "true".into()));
+        }
+        format!(
+            "/cockpit/executions?{}",
+            serde_urlencoded::to_string(&pairs).unwrap_or_default()
+        )
+    };
     Ok((
         "executions.html",
-        context! { list => list, rows => rows, filters => filters, timeline => timeline, page_title => "Executions" },
+        context! { list => list, rows => rows, filters => filters, timeline => timeline, toggle => toggle, page_title => "Executions" },
         200,
     ))
 }
@@ -60,7 +88,7 @@ fn mark_of(outcome: &str) -> &'static str {
 }
 
 /// The agent an execution ran for: its client and handle, or the process itself (a command
-/// of the CLI, the HTTP API, the Cockpit).
+/// of the CLI, the HTTP API without a handle, the Cockpit).
 fn client_of(e: &Value) -> String {
     match (e["peer"]["client"].as_str(), e["peer"]["handle"].as_str()) {
         (Some(client), Some(handle)) => format!("{client} ({handle})"),
@@ -172,6 +200,7 @@ fn row(e: &Value) -> Value {
     let capability = e["capability"].as_str().unwrap_or_default();
     json!({
         "e": e,
+        "agent_href": e["peer"]["handle"].as_str().map(super::plan_page::agent_href),
         "clock": clock(e),
         "date": e["at"].as_str().and_then(|at| at.get(..10)).unwrap_or_default(),
         "mark": mark_of(e["outcome"].as_str().unwrap_or_default()),

@@ -1,5 +1,5 @@
 //! The Cockpit's layout: the embedded templates and assets (content-hashed names), the
-//! template filters (`ticks`, `marked`, `wbr`), and the rendering of a page with what every page
+//! template filters (`ticks`, `marked`, `wbr`, `text`), and the rendering of a page with what every page
 //! shows (navigation, assets, version), the error page included. It knows nothing of any page's
 //! values.
 
@@ -40,6 +40,15 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/executions.html"),
     ),
     ("plan.html", include_str!("../../templates/plan.html")),
+    (
+        "progress.html",
+        include_str!("../../templates/progress.html"),
+    ),
+    ("agent.html", include_str!("../../templates/agent.html")),
+    (
+        "messages.html",
+        include_str!("../../templates/messages.html"),
+    ),
     ("doctor.html", include_str!("../../templates/doctor.html")),
     ("api.html", include_str!("../../templates/api.html")),
     ("error.html", include_str!("../../templates/error.html")),
@@ -97,6 +106,7 @@ fn environment() -> &'static Environment<'static> {
         env.add_filter("answer", answer);
         env.add_filter("when", when);
         env.add_filter("markdown", markdown_text);
+        env.add_filter("text", text);
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!("template {name} does not compile: {e}");
@@ -206,6 +216,24 @@ fn marked(text: &str) -> Jinja {
     Jinja::from_safe_string(out)
 }
 
+/// The `text` filter: what a client or a file's author wrote, with each control
+/// character shown as its visible picture (`␛` for an escape) rather than passed on for the
+/// browser to drop or act on; line breaks and tabs stay. Put in a `<bdi>` or a `dir="auto"`
+/// element, right-to-left text reads as written without turning the page around it.
+fn text(value: &str) -> String {
+    // The template escapes what this answers, as it escapes every value.
+    value
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' => c,
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\u{7f}' => '\u{2421}',
+            '\u{80}'..='\u{9f}' => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 /// The `wbr` filter: an identifier, path or URI, escaped, that may break after its separators
 /// (`majordomus_<wbr>search`) rather than at any letter when a narrow column squeezes it.
 fn wbr(text: &str) -> Jinja {
@@ -266,7 +294,9 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         "mcp.html" => "MCP",
         "peers.html" => "Peers",
         "executions.html" => "Executions",
-        "plan.html" => "Plan",
+        "plan.html" | "progress.html" => "Plan",
+        "agent.html" => "Peers",
+        "messages.html" => "Messages",
         "doctor.html" => "Doctor",
         "api.html" => "API",
         _ => "",
@@ -278,6 +308,7 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
         ("Search", "/cockpit/search"),
         ("MCP", "/cockpit/mcp"),
         ("Peers", "/cockpit/peers"),
+        ("Messages", "/cockpit/messages"),
         ("Executions", "/cockpit/executions"),
         ("Plan", "/cockpit/plan"),
         ("Doctor", "/cockpit/doctor"),

@@ -6,14 +6,17 @@
 //! `pages` and `object_page` and `runner` build each page's values, and `answer` renders any
 //! capability's answer from its output schema.
 
+mod agent_page;
 pub mod answer;
 mod executions_page;
 mod layout;
 mod markdown;
+mod messages_page;
 mod object_page;
 mod pages;
 mod peers_page;
 mod plan_page;
+mod progress_page;
 pub mod render_bound;
 mod runner;
 
@@ -107,6 +110,9 @@ pub fn render(ctx: &Context, request: &Request<'_>) -> Page {
         ("/peers", false) => peers(ctx),
         ("/executions", false) => executions_page::executions(ctx, &params),
         ("/plan", false) => plan_page::plan(ctx),
+        ("/progress", false) => progress_page::progress(ctx),
+        ("/agent", false) => agent_page::agent(ctx, &params),
+        ("/messages", false) => messages_page::messages(ctx, &params),
         ("/doctor", false) => doctor(ctx),
         ("/api", false) => api(ctx),
         (path, post) => match path.strip_prefix("/capabilities/") {

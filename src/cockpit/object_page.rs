@@ -70,11 +70,103 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
             }
         })
         .collect();
+    let work = (kind == "issue")
+        .then(|| view["identity"].as_str())
+        .flatten()
+        .map(|id| work(ctx, id))
+        .transpose()?
+        .flatten();
     Ok((
         "object.html",
-        context! { view => view, rendered => rendered, page_title => title, answer_html => answer_html, metadata => metadata },
+        context! { view => view, rendered => rendered, page_title => title, answer_html => answer_html, metadata => metadata, work => work },
         200,
     ))
+}
+
+/// The most executions an issue's page lists.
+const ISSUE_EXECUTIONS: i64 = 20;
+
+/// Where the issue `id` stands as a piece of work, from the capabilities that own each part:
+/// its status and holder (`plan.issues`; the holder's lease from `peers.list`), what it waits on
+/// and what waits on it, the claims on its paths (`peers.list`) and its executions
+/// (`executions.list`). `None` when the plan does not know it.
+fn work(ctx: &Context, id: &str) -> Result<Option<Value>, Failure> {
+    use super::plan_page::{agent_href, issue_links};
+    let plan = run(ctx, "plan.issues", json!({ "id": id, "limit": 1 }))?;
+    let Some(issue) = plan["issues"].as_array().and_then(|a| a.first()).cloned() else {
+        return Ok(None);
+    };
+    let board = run(ctx, "peers.list", json!({ "claims": true }))?;
+    let handle = issue["claimant"]["handle"]
+        .as_str()
+        .filter(|h| !h.is_empty());
+    let peer = handle.and_then(|h| {
+        board["peers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["handle"] == h)
+            .cloned()
+    });
+    let paths: Vec<String> = issue["paths"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect();
+    let claims: Vec<Value> = board["claims"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            let globs: Vec<String> = c["globs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.as_str().map(str::to_string))
+                .collect();
+            c["client_supplied"]["issue"] == id || crate::board::glob::any_overlap(&globs, &paths)
+        })
+        .map(|c| {
+            let mut c = c.clone();
+            if let Some(h) = c["handle"].as_str() {
+                c["href"] = json!(agent_href(h));
+            }
+            c
+        })
+        .collect();
+    let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
+    let executions = run(
+        ctx,
+        "executions.list",
+        json!({ "uri": uri, "agents_only": true, "limit": ISSUE_EXECUTIONS }),
+    )?;
+    let list = |key: &str| issue[key].as_array().cloned().unwrap_or_default();
+    Ok(Some(json!({
+        "status": issue["status"],
+        "blocked": issue["status"] == "ready" && !list("blocked_by").is_empty(),
+        "claimant": issue["claimant"],
+        "holder_href": handle.map(agent_href),
+        "peer": peer,
+        "abandoned": issue["abandoned"],
+        "blockers": issue_links(&list("blocked_by")),
+        "depends_on": issue_links(&list("depends_on")),
+        "needed_by": issue_links(&list("needed_by")),
+        "paths": paths,
+        "claims": claims,
+        "stamps": {
+            "created": issue["created_at"], "started": issue["started_at"],
+            "verified": issue["verified_at"], "completed": issue["completed_at"],
+        },
+        "executions": executions["executions"].as_array().cloned().unwrap_or_default().iter().map(|e| {
+            let mut e = e.clone();
+            if let Some(h) = e["peer"]["handle"].as_str() {
+                e["href"] = json!(agent_href(h));
+            }
+            e
+        }).collect::<Vec<_>>(),
+        "more_executions": executions["more"],
+    })))
 }
 
 /// Object pages one page's metadata may look up to show its values as links.

@@ -14,7 +14,20 @@ use crate::context::Context;
 /// Every worktree and peer on the repository's board (`peers.list`).
 pub(super) fn peers(ctx: &Context) -> Rendered {
     let list = run(ctx, "peers.list", json!({ "claims": true }))?;
-    let board = board(&list, crate::board::claims::now());
+    let mut board = board(&list, crate::board::claims::now());
+    // A claim's issue is what its client wrote: linked only when the plan has that issue.
+    let index = ctx.index().ok();
+    for tree in board["worktrees"].as_array_mut().into_iter().flatten() {
+        for claim in tree["claims"].as_array_mut().into_iter().flatten() {
+            let known = claim["issue"].as_str().is_some_and(|id| {
+                let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
+                index.as_ref().is_some_and(|i| i.get(&uri).is_some())
+            });
+            if !known {
+                claim["issue_href"] = Value::Null;
+            }
+        }
+    }
     Ok(("peers.html", context! { list => list, board => board }, 200))
 }
 
@@ -94,6 +107,7 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                         .map(|o| {
                             json!({
                                 "holder": holder(o),
+                                "href": o["handle"].as_str().map(super::plan_page::agent_href),
                                 "mode": mode(o),
                                 "worktree": o["worktree"],
                                 "globs": o["globs"],
@@ -103,6 +117,8 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                     overlaps += with.len();
                     json!({
                         "holder": holder(c),
+                        "href": c["handle"].as_str().map(super::plan_page::agent_href),
+                        "issue_href": c["client_supplied"]["issue"].as_str().map(super::plan_page::issue_href),
                         "mode": mode(c),
                         "globs": c["globs"],
                         "reason": c["client_supplied"]["reason"],
@@ -118,7 +134,17 @@ pub(super) fn board(list: &Value, now: u64) -> Value {
                     })
                 })
                 .collect();
-            let its_peers: Vec<&Value> = peers.iter().filter(in_tree).collect();
+            let its_peers: Vec<Value> = peers
+                .iter()
+                .filter(in_tree)
+                .map(|p| {
+                    let mut p = p.clone();
+                    if let Some(h) = p["handle"].as_str() {
+                        p["href"] = json!(super::plan_page::agent_href(h));
+                    }
+                    p
+                })
+                .collect();
             let changed = changes.iter().find(in_tree).map(|w| {
                 let paths: Vec<Value> = strings(&w["changes"]["paths"])
                     .into_iter()

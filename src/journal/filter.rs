@@ -1,5 +1,5 @@
-//! Which executions a listing keeps: client, capability, outcome, an object's URI, a time
-//! window; checked first on a log line's bytes, so a line that cannot match is never parsed.
+//! Which executions a listing keeps: client, agent, capability, outcome, an object's URI, a
+//! time window, and whether a call without an agent counts; checked first on a log line's bytes, so a line that cannot match is never parsed.
 
 use memchr::memmem;
 
@@ -17,6 +17,11 @@ pub struct Filter {
     pub since_us: Option<u64>,
     /// Microseconds since the Unix epoch, exclusive.
     pub until_us: Option<u64>,
+    /// Only executions for the agent of this handle.
+    pub agent: Option<String>,
+    /// Only executions made for an agent: a page of the Cockpit, a command of the CLI or a call
+    /// of the HTTP API without a handle is left out.
+    pub agents_only: bool,
     /// The byte patterns a matching line must hold, made from the fields above.
     needles: Vec<Vec<u8>>,
 }
@@ -55,8 +60,26 @@ impl Filter {
             uri,
             since_us,
             until_us,
+            agent: None,
+            agents_only: false,
             needles,
         }
+    }
+
+    /// This filter, keeping only executions for an agent, and only for the agent `handle` when
+    /// one is named.
+    pub fn of_agents(mut self, handle: Option<String>, agents_only: bool) -> Filter {
+        // An entry without a caller is written without the key: its line cannot hold it.
+        if agents_only || handle.is_some() {
+            self.needles.push(b"\"caller\":".to_vec());
+        }
+        if let Some(h) = &handle {
+            self.needles
+                .push(format!("\"handle\":{}", quoted(h)).into_bytes());
+        }
+        self.agent = handle;
+        self.agents_only = agents_only;
+        self
     }
 
     /// Whether a log line may hold a matching entry (a `false` is certain).
@@ -74,6 +97,11 @@ impl Filter {
             && self.uri.as_ref().is_none_or(|u| {
                 e.uris.iter().any(|x| x == u) || e.reads.iter().any(|r| r.uri == *u)
             })
+            && (!self.agents_only || e.caller.is_some())
+            && self
+                .agent
+                .as_ref()
+                .is_none_or(|h| e.caller.as_ref().is_some_and(|p| p.handle == *h))
             && self.since_us.is_none_or(|s| e.at_us >= s)
             && self.until_us.is_none_or(|u| e.at_us < u)
     }

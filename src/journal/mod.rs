@@ -138,7 +138,7 @@ pub fn take_refusal() -> Option<Refusal> {
 impl Ended {
     /// The entry kept of this execution; its input goes no further.
     pub fn entry(self) -> Entry {
-        let uris: Vec<String> = named_uris(&self.input).map(kept).collect();
+        let mut uris: Vec<String> = named_uris(&self.input).map(kept).collect();
         let reads = uris
             .iter()
             .zip(self.versions)
@@ -149,6 +149,7 @@ impl Ended {
                 })
             })
             .collect();
+        with_issue(&self.input, &mut uris);
         Entry {
             seq: self.seq,
             at_us: self.at_us,
@@ -698,14 +699,36 @@ pub fn now_us() -> u64 {
 }
 
 /// The URIs and repository paths `input` names, at most [`MAX_NAMED`] of each: a property
-/// named `uri`/`uris` holding `majordomus://` or `skill://` URIs, or `path`/`paths` holding
+/// named `uri`/`uris` holding `majordomus://` or `skill://` URIs (and `issue` holding an issue's
+/// id, kept as that issue's URI), or `path`/`paths` holding
 /// repository-relative paths (an absolute path, a `..` or a home directory is never kept). Every
 /// other value of the input is left behind; what is kept passes the secret redaction.
 pub fn named_in(input: &serde_json::Value) -> (Vec<String>, Vec<String>) {
-    (
-        named_uris(input).map(kept).collect(),
-        named(input, Named::Paths).map(kept).collect(),
-    )
+    let mut uris: Vec<String> = named_uris(input).map(kept).collect();
+    with_issue(input, &mut uris);
+    (uris, named(input, Named::Paths).map(kept).collect())
+}
+
+/// Adds the URI of the issue `input` names by its id, if it names one and `uris` has room: an
+/// issue claimed, stamped or released, or paths claimed for it, is found by its URI as the
+/// executions of any object are.
+fn with_issue(input: &serde_json::Value, uris: &mut Vec<String>) {
+    let issue = input
+        .get("issue")
+        .and_then(serde_json::Value::as_str)
+        .filter(|id| {
+            !id.is_empty()
+                && id.len() <= 200
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        });
+    if let (Some(id), true) = (issue, uris.len() < MAX_NAMED) {
+        let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
+        if !uris.contains(&uri) {
+            uris.push(uri);
+        }
+    }
 }
 
 /// The URIs of [`named_in`], as the input writes them (neither cut nor redacted): what an

@@ -2,9 +2,10 @@
 // answers 200 without a console error; no horizontal overflow at 390 and 1280 px in either theme;
 // axe-core finds no WCAG 2.1 AA violation and breaks none of its best practices; the search
 // runner's hits fit the page with their terms highlighted; the runner answers, with and without JavaScript; the
-// MCP page's tool table is `tools/list`; an open page says so when the layer changes; the
-// security headers are on every page; and the two
-// README screenshots are taken.
+// MCP page's tool table is `tools/list`; bad input (markup, 10,000-character lines, right-to-left
+// text, control characters) in issue titles, agent names and messages stays text and fits 390
+// px; an open page says so when the layer changes; and the security headers are on every page.
+// The README's screenshots are taken by screenshots.js (scripts/cockpit-screenshots.sh).
 //
 // A plain Node script: it starts `majordomus serve --port 0` over this checkout, checks
 // everything, prints every failure and exits non-zero when there is one.
@@ -13,8 +14,6 @@
 //   MAJORDOMUS_BIN     the binary (default: target/debug/majordomus of this checkout)
 //   MAJORDOMUS_REPO    the repository served (default: this checkout)
 //   CHROMIUM           the browser (default: /usr/bin/chromium)
-//   UPDATE_SNAPSHOTS=1 write the screenshots to docs/screenshots/ (otherwise they go to
-//                      target/cockpit-browser/, so a run never dirties the work tree)
 
 'use strict';
 
@@ -27,9 +26,6 @@ const CHECKOUT = path.resolve(__dirname, '..', '..');
 const BIN = process.env.MAJORDOMUS_BIN || path.join(CHECKOUT, 'target', 'debug', 'majordomus');
 const REPO = process.env.MAJORDOMUS_REPO || CHECKOUT;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const SCREENSHOTS = process.env.UPDATE_SNAPSHOTS === '1'
-  ? path.join(CHECKOUT, 'docs', 'screenshots')
-  : path.join(CHECKOUT, 'target', 'cockpit-browser');
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 /** The crawl stops after this many pages, and must reach at least the minimum on this checkout. */
@@ -187,7 +183,7 @@ async function crawl(browser, base) {
 }
 
 /** The main page of each type, named; the object is the first rule the objects page lists. */
-async function mainPages(browser, base) {
+async function mainPages(browser, base, agent) {
   const context = await newContext(browser);
   const page = await context.newPage();
   await page.goto(new URL('/cockpit/objects?kind=rule', base).toString());
@@ -212,6 +208,11 @@ async function mainPages(browser, base) {
     ['executions', '/cockpit/executions'],
     ['executions of one outcome', '/cockpit/executions?outcome=ok&limit=20'],
     ['plan', '/cockpit/plan'],
+    ['progress', '/cockpit/progress'],
+    ['an issue', '/cockpit/object?uri=majordomus%3A%2F%2Fissue%2Fcockpit'],
+    ['messages', '/cockpit/messages'],
+    ['an agent', `/cockpit/agent?handle=${encodeURIComponent(agent || 'none')}`],
+    ['executions with the Cockpit\'s own', '/cockpit/executions?all=true&limit=50'],
     ['doctor', '/cockpit/doctor'],
     ['API', '/cockpit/api'],
     ['not found', '/cockpit/no-such-page', 404],
@@ -421,7 +422,11 @@ async function fillBoard(base) {
   check('board', overlapping.granted === true, `the program's shared claim is granted: ${JSON.stringify(overlapping).slice(0, 200)}`);
   const sent = await post('/api/v1/peers/send', { subject: 'axe', body: 'an unread count to draw', all: true }, agent);
   check('board', sent.recipients && sent.recipients.length >= 1, `the message reaches the session: ${JSON.stringify(sent).slice(0, 200)}`);
-  return session;
+  // The session's handle names the agent whose page is checked: it stays while the session does.
+  const listed = await fetch(new URL('/api/v1/peers', base)).then((r) => r.json());
+  const peer = (listed.peers || []).find((p) => p.client_supplied.client === 'axe-peer');
+  check('board', Boolean(peer), `the session is on the board: ${JSON.stringify(listed).slice(0, 200)}`);
+  return { session, agent: peer && peer.handle };
 }
 
 /** Rows of the MCP page's tool table: name and effect badge text. */
@@ -496,30 +501,6 @@ async function headers(browser, base) {
   console.log(`  CSP: ${csp}`);
 }
 
-/** The README's screenshots: the overview in light, the MCP page in dark, the decisions list, the
- * issues, and the repository report read from its schema, 1280 px wide. */
-async function screenshots(browser, base) {
-  section('screenshots');
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  const shots = [
-    ['cockpit-overview.png', '/cockpit', 'light'],
-    ['cockpit-mcp.png', '/cockpit/mcp', 'dark'],
-    ['cockpit-decisions.png', '/cockpit/objects?kind=adr&sort=date&descending=true', 'light'],
-    ['cockpit-issues.png', '/cockpit/objects?kind=issue', 'light'],
-    ['cockpit-answer.png', '/cockpit/object?uri=majordomus%3A%2F%2Frepository', 'dark'],
-  ];
-  for (const [file, href, colorScheme] of shots) {
-    const context = await newContext(browser, { viewport: { width: 1280, height: 900 }, colorScheme });
-    const page = await context.newPage();
-    await page.goto(new URL(href, base).toString());
-    const height = await page.evaluate(() => document.documentElement.scrollHeight);
-    const out = path.join(SCREENSHOTS, file);
-    await page.screenshot({ path: out, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: Math.min(height, 1600) } });
-    await context.close();
-    console.log(`  ${path.relative(CHECKOUT, out)}`);
-  }
-}
-
 /**
  * An open page hears that the layer changed: over a fresh repository of its own (so
  * this checkout is never edited), a rule is edited while the objects page is open, and the page
@@ -568,6 +549,92 @@ async function layerChangedBanner(browser) {
   }
 }
 
+/**
+ * Bad input a lead's pages must show as text: over a fresh repository of its own, an issue whose
+ * title is markup, a 10,000-character line, right-to-left text and control characters; an agent
+ * so named; and a message so written. Every page that shows them keeps them as text (no element
+ * made of them, the marker readable) and fits 390 px without sideways scrolling.
+ */
+async function hostileInput(browser) {
+  section('bad input is text, and the layout holds at 390 px');
+  const { execFileSync } = require('node:child_process');
+  const os = require('node:os');
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'majordomus-hostile-'));
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'cockpit', GIT_AUTHOR_EMAIL: 'cockpit@example.invalid',
+    GIT_COMMITTER_NAME: 'cockpit', GIT_COMMITTER_EMAIL: 'cockpit@example.invalid',
+  };
+  const long = 'W'.repeat(10_000);
+  const markup = '<img src=x onerror=alert(1)><b>HOSTILE-MARK</b>';
+  const rtl = '\u202Eעברית العربية';
+  execFileSync('git', ['init', '-q'], { cwd: repo, env });
+  execFileSync(BIN, ['init'], { cwd: repo, env, stdio: 'ignore' });
+  const issues = path.join(repo, '.ai', 'repo', 'project', 'issues');
+  fs.mkdirSync(issues, { recursive: true });
+  const title = `${markup} ${rtl} \\x07\\x1b[31m ${long}`;
+  fs.writeFileSync(path.join(issues, 'hostile.yaml'), `id: hostile\ntitle: "${title}"\npaths: ["src/**"]\n`);
+  fs.writeFileSync(path.join(issues, 'after.yaml'), `id: after\ntitle: "${markup} waits"\ndepends_on: [hostile]\n`);
+  execFileSync('git', ['add', '-A'], { cwd: repo, env });
+  execFileSync('git', ['commit', '-qm', 'layer'], { cwd: repo, env });
+  const { child, base } = await startServer(repo);
+  try {
+    const init = await mcpCall(base, null, {
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: `${markup} ${rtl}\u0007`, version: '1' } },
+    });
+    const session = init.headers.get('mcp-session-id');
+    await mcpCall(base, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    const claimed = await mcpCall(base, session, {
+      jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'majordomus_plan_claim', arguments: { issue: 'hostile' } },
+    });
+    check('hostile', claimed.body && claimed.body.result && claimed.body.result.structuredContent
+      && claimed.body.result.structuredContent.granted === true, `the hostile agent claims the issue: ${JSON.stringify(claimed.body).slice(0, 300)}`);
+    const post = (route, body, agent) => fetch(new URL(route, base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(agent ? { 'majordomus-agent': agent } : {}) },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
+    const program = await post('/api/v1/peers/announce', { intent: `${markup} ${rtl}` });
+    const sent = await post('/api/v1/peers/send', {
+      subject: `${markup} ${rtl}`, body: `${markup}\n${rtl}\n\u0007\u001b[31m\n${long}`, all: true,
+    }, program.handle);
+    check('hostile', sent.recipients && sent.recipients.length >= 1, `the message is sent: ${JSON.stringify(sent).slice(0, 300)}`);
+    const listed = await fetch(new URL('/api/v1/peers', base)).then((r) => r.json()).catch(() => ({}));
+    const hostileAgent = ((listed.peers || []).find((p) => (p.client_supplied.client || '').includes('HOSTILE-MARK')) || {}).handle;
+    check('hostile', Boolean(hostileAgent), `the hostile agent is on the board: ${JSON.stringify(listed).slice(0, 300)}`);
+    const pages = [
+      '/cockpit', '/cockpit/plan', '/cockpit/object?uri=majordomus%3A%2F%2Fissue%2Fhostile', '/cockpit/messages',
+      '/cockpit/peers', '/cockpit/executions', '/cockpit/objects?kind=issue',
+      `/cockpit/agent?handle=${encodeURIComponent(hostileAgent || 'none')}`,
+    ];
+    const context = await newContext(browser, { viewport: { width: 390, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    for (const href of pages) {
+      errors.length = 0;
+      const response = await page.goto(new URL(href, base).toString());
+      check('hostile', response.status() === 200, `${href} answered ${response.status()}`);
+      const seen = await page.evaluate(() => ({
+        injected: document.querySelectorAll('main img, main b, script:not([src])').length,
+        marked: document.body.innerText.includes('<b>HOSTILE-MARK</b>'),
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+      }));
+      check('hostile', seen.injected === 0, `${href}: markup from input became ${seen.injected} elements`);
+      check('hostile', seen.marked, `${href}: the hostile text reads as text`);
+      check('hostile', seen.scrollWidth <= seen.innerWidth, `${href}: ${seen.scrollWidth} px wide at 390`);
+      check('console', errors.length === 0, `${href}: ${errors.join(' | ')}`);
+      await axeClean(page, `${href} with bad input at 390 px`);
+    }
+    await context.close();
+    console.log(`  ${pages.length} pages keep bad input as text and fit 390 px`);
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   const started = Date.now();
   const { child, base } = await startServer();
@@ -581,15 +648,15 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     await crawl(browser, base);
-    await fillBoard(base);
-    await layoutAndAccessibility(browser, await mainPages(browser, base));
+    const board = await fillBoard(base);
+    await layoutAndAccessibility(browser, await mainPages(browser, base, board && board.agent));
+    await hostileInput(browser);
     await searchRunnerFits(browser, base);
     await themeButton(browser, base);
     await runner(browser, base);
     await mcpPage(browser, base);
     await layerChangedBanner(browser);
     await headers(browser, base);
-    await screenshots(browser, base);
   } catch (e) {
     fail('run', e.stack || String(e));
   } finally {

@@ -1,6 +1,7 @@
 //! The messages of the `peers` namespace: `peers.send` files a message in each recipient's inbox
 //! on the board (`crate::board::inbox`), `peers.inbox` reads the caller's, `peers.mark_read`
-//! marks it read, and [`unread`] is the one count every `peers.*` answer carries.
+//! marks it read, `peers.messages` reads every inbox for the people overseeing the agents, and
+//! [`unread`] is the one count every `peers.*` answer carries.
 
 use super::{everyone, refuse_credential, refuse_credentials, shared_board};
 use crate::board::across::{Faraway, Outgoing};
@@ -10,12 +11,20 @@ use crate::board::BoardView;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
-    InboxInput, InboxOutput, MarkReadInput, MarkReadOutput, SendInput, SendOutput,
+    InboxInput, InboxOutput, MarkReadInput, MarkReadOutput, MessagesInput, MessagesOutput,
+    SendInput, SendOutput,
 };
 use crate::registry::types::{
     Message, MessageAddressed, MessageClientSupplied, MessageFrom, Peer,
     PeersInboxOutputIgnoredItem, PeersSendOutputUndeliveredItem as Undelivered, Recipient,
     RecipientClientSupplied,
+};
+use crate::registry::types::{
+    PeersMessagesOutputMessagesItem as Sent,
+    PeersMessagesOutputMessagesItemAddressed as SentAddressed,
+    PeersMessagesOutputMessagesItemClientSupplied as SentText,
+    PeersMessagesOutputMessagesItemFrom as SentFrom,
+    PeersMessagesOutputMessagesItemRecipientsItem as SentTo,
 };
 
 /// What the process itself is called as a sender (plain HTTP, the CLI, the Cockpit).
@@ -386,5 +395,91 @@ pub(super) fn mark_read(
     Ok(MarkReadOutput {
         marked: marked.into_iter().map(|i| i as i64).collect(),
         unread: unread(ctx),
+    })
+}
+
+/// Every message the board's inboxes hold, newest first; one entry per message however many
+/// agents it was filed for.
+pub(super) fn every_message(
+    ctx: &Context,
+    input: MessagesInput,
+) -> Result<MessagesOutput, CapabilityError> {
+    let board = shared_board(ctx)?;
+    let view = everyone(ctx)?;
+    let handle_of = |pid: u32, session: u64| -> String {
+        view.peers
+            .iter()
+            .find(|p| p.pid == pid && p.id == session)
+            .map_or_else(
+                || crate::board::record::handle_of(pid, session, 0),
+                |p| p.handle.clone(),
+            )
+    };
+    let mut processes = vec![board.me().clone()];
+    processes.extend(view.reading.others.iter().map(|r| r.identity()));
+    // One message filed in several inboxes is the same record, but for its recipient.
+    let mut found: Vec<(inbox::MessageRecord, Vec<SentTo>)> = Vec::new();
+    for process in &processes {
+        for (session, m) in board.messages_of(process) {
+            let to = SentTo {
+                handle: handle_of(process.pid, session),
+                pid: i64::from(process.pid),
+                id: session as i64,
+                read: m.read,
+            };
+            let same = |r: &inbox::MessageRecord| {
+                r.from == m.record.from
+                    && r.sent_at == m.record.sent_at
+                    && r.addressed == m.record.addressed
+                    && r.subject == m.record.subject
+                    && r.body == m.record.body
+            };
+            match found.iter_mut().find(|(r, _)| same(r)) {
+                Some((_, recipients)) => recipients.push(to),
+                None => found.push((m.record, vec![to])),
+            }
+        }
+    }
+    let wanted = |r: &inbox::MessageRecord, to: &[SentTo]| {
+        input.handle.as_ref().is_none_or(|h| {
+            *h == handle_of(r.from.pid, r.from.session) || to.iter().any(|t| t.handle == *h)
+        })
+    };
+    found.retain(|(r, to)| wanted(r, to));
+    found.sort_by_key(|(r, _)| std::cmp::Reverse(r.sent_at));
+    let total = found.len() as i64;
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    let messages = found
+        .into_iter()
+        .take(limit)
+        .map(|(r, recipients)| {
+            let (addressed, globs) = match r.addressed {
+                Addressed::Peer => (SentAddressed::Peer, None),
+                Addressed::Holders { globs } => (SentAddressed::Holders, Some(globs)),
+                Addressed::All => (SentAddressed::All, None),
+            };
+            Sent {
+                sent_at: crate::rfc3339::of_secs(r.sent_at),
+                from: SentFrom {
+                    handle: handle_of(r.from.pid, r.from.session),
+                    pid: i64::from(r.from.pid),
+                    id: r.from.session as i64,
+                    worktree: r.from.worktree,
+                },
+                addressed,
+                globs,
+                recipients,
+                client_supplied: SentText {
+                    client: r.from.client,
+                    subject: r.subject,
+                    body: r.body,
+                },
+            }
+        })
+        .collect();
+    Ok(MessagesOutput {
+        messages,
+        total,
+        bound: inbox::MAX_MESSAGES as i64,
     })
 }
