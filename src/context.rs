@@ -383,14 +383,15 @@ impl Context {
             .get_or_init(|| {
                 let root = crate::layer::find_root(&self.shared.options.start)?;
                 let discovery = self.shared.options.discovery;
-                let live = if join_board {
+                // A serving process (on the board, or watching) watches from before its first
+                // build, so that its first request waits for no check of the whole layer.
+                let watched = join_board || self.shared.options.watch.is_some();
+                let meanwhile: Option<Box<dyn FnOnce()>> = join_board.then(|| {
                     let ctx = self.clone();
                     let board_root = root.clone();
-                    let join = move || ctx.join_board(&board_root);
-                    LiveIndex::new_doing(&root, discovery, Box::new(join))?
-                } else {
-                    LiveIndex::new(&root, discovery)?
-                };
+                    Box::new(move || ctx.join_board(&board_root)) as Box<dyn FnOnce()>
+                });
+                let live = LiveIndex::open(&root, discovery, meanwhile, watched)?;
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }

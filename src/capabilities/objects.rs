@@ -311,9 +311,6 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
             limit: input.limit.max(1) as usize,
         })
         .map_err(|e| CapabilityError::invalid_input(e.to_string()))?;
-    if let Ok(live) = ctx.layer() {
-        live.searched();
-    }
     Ok(SearchOutput {
         query: input.query,
         total: found.total as i64,

@@ -491,7 +491,9 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 watch: Some(mcp::WATCH_INTERVAL),
                 ..options
             });
-            ctx.layer().map_err(Failure::from)?;
+            ctx.layer()
+                .map_err(Failure::from)?
+                .prepare_search_in_background();
             let root = ctx.index().map_err(Failure::from)?.root.clone();
             select_toolsets(&ctx, sub)?;
             if let Some(lease) = sub.get_one::<u64>("agent-lease") {

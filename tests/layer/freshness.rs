@@ -15,33 +15,66 @@ use super::{
 #[test]
 fn a_sources_edit_made_during_a_build_is_picked_up() {
     // The configuration is stamped before it is read: an edit landing while the files are
-    // read moves the next stamp, so the watcher rebuilds with it.
-    let repo = layer_repo();
-    for i in 0..20 {
-        repo.write(
-            &format!(".ai/repo/rules/r{i}.md"),
-            rule(&format!("r{i}"), 1),
-        );
-    }
-    repo.write("notes/a.md", "# A note\n\nSome text.\n");
-    std::fs::create_dir_all(repo.at(".ai/repo/knowledge")).unwrap();
+    // read moves the next stamp, so the watcher rebuilds with it; watched from before the
+    // build, the edit raised an event the watcher checks.
+    for watched in [false, true] {
+        let repo = layer_repo();
+        for i in 0..20 {
+            repo.write(
+                &format!(".ai/repo/rules/r{i}.md"),
+                rule(&format!("r{i}"), 1),
+            );
+        }
+        repo.write("notes/a.md", "# A note\n\nSome text.\n");
+        std::fs::create_dir_all(repo.at(".ai/repo/knowledge")).unwrap();
 
-    // The edit lands while the first build is under way: after its configuration was read,
-    // before its files are.
-    let sources_path = repo.at(layer::SOURCES_PATH);
-    let edit = Box::new(move || {
-        let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
-        std::fs::write(sources_path, sources).unwrap();
-    });
-    let live = LiveIndex::new_doing(repo.root(), Discovery::Filesystem, edit).unwrap();
+        // The edit lands while the first build is under way: after its configuration was
+        // read, before its files are.
+        let sources_path = repo.at(layer::SOURCES_PATH);
+        let edit = Box::new(move || {
+            let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
+            std::fs::write(sources_path, sources).unwrap();
+        });
+        let live =
+            LiveIndex::open(repo.root(), Discovery::Filesystem, Some(edit), watched).unwrap();
+        assert!(
+            !has_object_from(&live.current(), "notes/a.md"),
+            "the first build read the configuration before the edit"
+        );
+        let _watcher = live.watch(Duration::from_millis(10)).unwrap();
+        wait_for(&live, "the sources edited during the build", |i| {
+            has_object_from(i, "notes/a.md")
+        });
+    }
+}
+
+/// A server's layer is watched from before its first build: what changes after that raises an
+/// event, so the watcher has nothing to check when it starts (a first request waits for no
+/// check of the whole layer), and an edit made before it started is still what a request reads.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_layer_watched_from_before_its_build_is_not_checked_whole_and_misses_nothing() {
+    let repo = layer_repo();
+    repo.commit_all();
+    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true).unwrap();
+    listen_to_the_layer();
+    assert!(live.notified(), "the file system notifies on Linux");
+    let watcher = live.watch(Duration::from_millis(5)).unwrap();
+    let first = live.settled();
+    assert_eq!(first.generation, 1);
+    idle_for(&watcher, Duration::from_secs(3600));
+    assert_eq!(live.polls(), 0, "an untouched layer was checked");
+
+    let repo = layer_repo();
+    repo.commit_all();
+    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true).unwrap();
+    // After the build, before the watcher: only the notifications saw it.
+    repo.write(".ai/repo/rules/late.md", rule("late", 1));
+    let _watcher = live.watch(Duration::from_millis(5)).unwrap();
     assert!(
-        !has_object_from(&live.current(), "notes/a.md"),
-        "the first build read the configuration before the edit"
+        live.settled().get("majordomus://rule/late@1").is_some(),
+        "the first read missed an edit made before the watcher started"
     );
-    let _watcher = live.watch(Duration::from_millis(10)).unwrap();
-    wait_for(&live, "the sources edited during the build", |i| {
-        has_object_from(i, "notes/a.md")
-    });
 }
 
 #[test]
@@ -189,9 +222,10 @@ fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
     let watcher = live.watch(Duration::from_millis(5)).unwrap();
     let checks = settled_checks(&live);
     assert!(live.notified(), "the file system notifies on Linux");
-    // Told of changes, the watcher waits 10 s for its next check, where the interval of 5 ms
-    // would have it check 2,000 times meanwhile.
-    idle_for(&watcher, Duration::from_secs(10));
+    // Told of every change, the watcher checks nothing until one is reported (it wakes once an
+    // hour to find nothing to do), where the interval of 5 ms would have it check 200 times a
+    // second.
+    idle_for(&watcher, Duration::from_secs(3600));
 
     // Reading the layer, as every build and `git ls-files` does, and writing under `.ai/local/`,
     // which is never read, are no reason to look.
@@ -201,9 +235,9 @@ fn an_idle_notified_layer_is_not_polled_and_a_change_is_still_seen_at_once() {
     repo.write(".ai/local/scratch.txt", "not part of the layer");
     assert_eq!(live.polls(), checks, "an idle layer was checked again");
 
-    // A change is seen long before the 10 s fallback check, by one check: the events of the
-    // reads and the local file came first on the same queue and started none, and an interval
-    // of 5 ms would have made several while the change settled (at least 25 ms).
+    // A change is seen at once, by one check: the events of the reads and the local file came
+    // first on the same queue and started none, and an interval of 5 ms would have made
+    // several while the change settled (at least 25 ms).
     repo.write(".ai/repo/rules/new.md", rule("new", 1));
     wait_for(&live, "a created file", |i| {
         i.get("majordomus://rule/new@1").is_some()

@@ -1,5 +1,5 @@
 //! Search through the library: prepared postings answer exactly as the scan before them, a word of
-//! an identity ranks its object first, and only a live index asked to prepares postings.
+//! an identity ranks its object first, and a server's every generation has postings, a one-shot's none.
 
 use std::time::Duration;
 
@@ -117,35 +117,34 @@ fn a_word_in_an_identity_ranks_its_object_first() {
 }
 
 #[test]
-fn only_a_live_index_asked_to_prepares_search_from_its_first_search_and_then_every_generation() {
+fn a_server_prepares_search_from_its_start_and_every_generation_and_a_one_shot_never() {
     let repo = searchable_repo();
     let one_shot = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
+    let first = one_shot.current();
+    search(&first, "naming", None, 10).expect("a search");
     assert!(
-        !one_shot.searched(),
-        "a one-shot index starts no preparation"
+        !first.search_is_prepared(),
+        "a one-shot index reads the objects and builds no postings"
     );
-    assert!(!one_shot.current().search_is_prepared());
 
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     live.prepare_search_in_background();
-    assert!(
-        !live.current().search_is_prepared(),
-        "a server that has not searched builds no signatures"
-    );
-    // The first search is the one that starts the preparation: nothing started it before.
-    assert!(live.searched(), "the first search starts the preparation");
-    assert!(!live.searched(), "a later search starts nothing");
-    wait_for(
-        &live,
-        "the first generation prepared",
-        Index::search_is_prepared,
-    );
+    // The first search waits for the postings started with the server (or makes them), and
+    // never reads every object instead.
+    let first = live.current();
+    search(&first, "naming", None, 10).expect("a search");
+    assert!(first.search_is_prepared(), "the first search has postings");
+
     repo.write(".ai/repo/rules/late.md", rule("late", 1));
-    let late = wait_for(&live, "a new generation prepared", |i| {
-        i.get("majordomus://rule/late@1").is_some() && i.search_is_prepared()
+    let late = wait_for(&live, "a new generation", |i| {
+        i.get("majordomus://rule/late@1").is_some()
     });
     let found = search(&late, "LATE@1", None, 10).expect("a search");
+    assert!(
+        late.search_is_prepared(),
+        "every later generation has postings"
+    );
     assert_eq!(
         late.objects[found.hits[0].position].uri,
         "majordomus://rule/late@1"

@@ -19,7 +19,7 @@ use std::process::{Child, Stdio};
 
 use crate::layer::{Discovery, LayerError, LOCAL_DIR};
 use excludes::Excludes;
-use gitdir::GitDir;
+pub(crate) use gitdir::GitDir;
 use listing::Unsure;
 
 /// Where untracked files may still be objects under `vcs`: a rule being written is served

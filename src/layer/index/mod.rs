@@ -25,7 +25,7 @@ use stamp::{fingerprint, object_entry};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -79,8 +79,12 @@ pub struct Index {
     /// The scopes of the active rules and instructions, built on first use.
     scopes: OnceLock<ScopeTable>,
     /// The objects' search postings, once [`Index::prepare_search`] built them; until then a
-    /// search reads the objects.
+    /// search reads the objects, unless they are due.
     search_signatures: OnceLock<Prepared>,
+    /// Set for a server's generations ([`Index::search_due`]): a search waits for the postings
+    /// (or makes them) rather than read every object. Holds the generation they are made from,
+    /// until they are made.
+    search_due: OnceLock<Arc<Mutex<Option<Arc<Index>>>>>,
     /// Every skill's files, sorted by skill name.
     pub skills: Vec<skills::Skill>,
     /// The skills' text files as searched objects, made on first search.
@@ -150,6 +154,9 @@ impl Index {
     /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
     /// postings when they are built, and never waits for them: the answer is the same.
     pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
+        if self.search_due.get().is_some() {
+            self.prepare_search();
+        }
         search::search(self.corpus(), self.search_signatures.get(), request)
     }
 
@@ -166,20 +173,52 @@ impl Index {
         self.corpus().get(position)
     }
 
-    /// Builds the postings that let [`Index::search`] read only its terms' objects; does
-    /// nothing when they are built. For a long-running process, off the request path: a
+    /// Builds the postings that let [`Index::search`] read only its terms' objects, from the
+    /// generation [`Index::search_due`] named when there is one; does nothing when they are
+    /// built, and waits when another thread is building them. For a long-running process: a
     /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {
-        self.search_signatures
-            .get_or_init(|| Prepared::build(self.corpus()));
+        if self.search_signatures.get().is_some() {
+            return;
+        }
+        let previous = self.search_due.get().and_then(|due| {
+            due.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        });
+        match previous {
+            Some(previous) => self.prepare_search_after(&previous),
+            None => {
+                self.search_signatures
+                    .get_or_init(|| Prepared::build(self.corpus()));
+            }
+        }
+        // Made: the generation before is no longer held.
+        if let Some(due) = self.search_due.get() {
+            *due.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        }
+    }
+
+    /// Says this generation's postings are being made (from `previous`'s, when given): from
+    /// now on a search waits for them instead of reading every object. A server's generations
+    /// are all due, so its searches never scan.
+    pub fn search_due(&self, previous: Option<Arc<Index>>) {
+        let _ = self.search_due.set(Arc::new(Mutex::new(previous)));
     }
 
     /// Like [`Index::prepare_search`], for the generation after `previous`: when this is an edit
-    /// generation and `previous` has its postings, only the objects read anew are tokenized.
+    /// generation, only the objects read anew are tokenized (after `previous`'s postings, made
+    /// first if they are due).
     pub fn prepare_search_after(&self, previous: &Index) {
+        if previous.search_due.get().is_some() {
+            previous.prepare_search();
+        }
         let (Some(fresh), Some(before)) = (&self.files.fresh, previous.search_signatures.get())
         else {
-            return self.prepare_search();
+            self.search_signatures
+                .get_or_init(|| Prepared::build(self.corpus()));
+            return;
         };
         let fresh: std::collections::HashSet<&str> = fresh.iter().map(String::as_str).collect();
         let skill_files = self
@@ -461,6 +500,7 @@ pub(crate) fn build_from(
         kinds,
         sources,
         search_signatures: OnceLock::new(),
+        search_due: OnceLock::new(),
         skills,
         skill_search: OnceLock::new(),
         scopes: OnceLock::new(),

@@ -21,8 +21,9 @@ use super::inotify::Watcher as Notifier;
 use notify::{RecommendedWatcher as Notifier, Watcher as _};
 
 use super::tree_watch::unignored_directories;
+use crate::layer::discovery::GitDir;
 use crate::layer::index::Index;
-use crate::layer::{Discovery, LOCAL_DIR};
+use crate::layer::{Discovery, Sources, LOCAL_DIR};
 
 /// Without a notifier of our own, nothing a request could take: the notifier's thread hands
 /// every event on as soon as it is scheduled.
@@ -44,6 +45,9 @@ pub(crate) struct WatchSet {
     /// A source may match anywhere: every directory git does not ignore is watched too, one
     /// watch each, and each one created later as it appears (see `tree_watch`).
     tree: bool,
+    /// Whether every file that decides what a build sees is under a watched directory; when not
+    /// (git discovery without a git directory found), the watcher still checks now and then.
+    complete: bool,
 }
 
 impl WatchSet {
@@ -54,10 +58,20 @@ impl WatchSet {
     /// (`**/AGENTS.md`), every directory git does not ignore. `Err` names why notifications
     /// cannot cover this layer.
     pub(crate) fn of(index: &Index) -> Result<WatchSet, String> {
-        let root = &index.root;
+        Self::for_layer(&index.root, &index.sources, index.discovery)
+    }
+
+    /// [`WatchSet::of`] a layer whose configuration is read but not yet built: the same set a
+    /// build of it would give.
+    pub(crate) fn for_layer(
+        root: &Path,
+        sources: &Sources,
+        discovery: Discovery,
+    ) -> Result<WatchSet, String> {
+        let root = &root.to_path_buf();
         let mut directories = vec![(root.join(".ai"), true), (root.clone(), false)];
         let mut tree = false;
-        for class in &index.sources.classes {
+        for class in &sources.classes {
             let fixed = fixed_directory(&class.pathspec);
             if fixed.is_empty() {
                 tree = true;
@@ -85,10 +99,20 @@ impl WatchSet {
             }
             directories.push((dir, recursive));
         }
-        if index.discovery == Discovery::Vcs && root.join(".git").is_dir() {
-            directories.push((root.join(".git"), false));
-            if root.join(".git/info").is_dir() {
-                directories.push((root.join(".git/info"), false));
+        // Under git discovery, git's index and `info/exclude` decide what is listed: their
+        // directories are watched wherever git keeps them (a linked worktree's index is in the
+        // main repository's `.git/worktrees/`), else the set cannot cover every change.
+        let mut complete = true;
+        if discovery == Discovery::Vcs {
+            match GitDir::find(root) {
+                Some(git) => {
+                    directories.push((git.git.clone(), false));
+                    let info = git.common.join("info");
+                    if info.is_dir() {
+                        directories.push((info, false));
+                    }
+                }
+                None => complete = false,
             }
         }
         // A directory already inside a recursive watch is not watched again: notify would
@@ -105,7 +129,11 @@ impl WatchSet {
         });
         directories.sort();
         directories.dedup();
-        Ok(WatchSet { directories, tree })
+        Ok(WatchSet {
+            directories,
+            tree,
+            complete,
+        })
     }
 
     /// The directories watched whole, which a tree walk does not enter.
@@ -159,9 +187,16 @@ pub(crate) struct Notifications {
 }
 
 impl Notifications {
-    /// Whether a watched directory was removed or renamed since: watch the set anew.
+    /// Whether a watched directory was removed or renamed since, or events were lost: watch
+    /// the set anew.
     pub(crate) fn stale(&self) -> bool {
         self.stale.load(Ordering::Relaxed)
+    }
+
+    /// Whether every change a build would see raises an event: then nothing needs checking
+    /// until one does.
+    pub(crate) fn covers_everything(&self) -> bool {
+        self.set.complete && !self.stale()
     }
 
     /// Watches `set` under `root`, calling `changed` (on the notifier's thread) for every event
@@ -200,6 +235,11 @@ impl Notifications {
                 }
             }
             if let Ok(event) = &event {
+                // Events were lost (the kernel's queue overflowed) or a new directory could not
+                // be watched: watch the set anew, which checks the layer whole.
+                if event.need_rescan() {
+                    flag.store(true, Ordering::Relaxed);
+                }
                 if matches!(
                     event.kind,
                     EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
@@ -278,10 +318,14 @@ impl Notifications {
                 continue;
             }
             for dir in unignored_directories(&self.root, &directory, &skip) {
-                // A refusal (the watch limit, a directory gone again) leaves it to the slow check.
+                // A refusal (the watch limit, a directory gone again) has the set watched anew,
+                // or polled for when that is refused too.
                 match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
                     Ok(()) => started += 1,
-                    Err(e) => tracing::debug!("cannot watch {}: {e}", dir.display()),
+                    Err(e) => {
+                        tracing::debug!("cannot watch {}: {e}", dir.display());
+                        self.stale.store(true, Ordering::Relaxed);
+                    }
                 }
             }
             walked.push(directory);
@@ -365,7 +409,10 @@ fn matters(root: &Path, event: &Event) -> bool {
     }
     event.paths.iter().any(|path| {
         let Ok(relative) = path.strip_prefix(root) else {
-            return true;
+            // Outside the root only git's own directories are watched, where its index and
+            // excludes decide what it lists.
+            return path.file_name().is_some_and(|name| name == "index")
+                || path.ends_with("info/exclude");
         };
         let relative = relative.to_string_lossy();
         if relative.starts_with(LOCAL_DIR) || relative == LOCAL_DIR.trim_end_matches('/') {

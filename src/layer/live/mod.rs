@@ -18,7 +18,7 @@ pub use events::watch_plan;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -34,9 +34,13 @@ const WATCHER_PATIENCE: Duration = Duration::from_secs(30);
 /// generation and the check goes on.
 const SETTLE_PATIENCE: Duration = Duration::from_secs(2);
 
-/// How often a watcher that gets file-system notifications still checks the stamp, for what
-/// notifications do not cover (see `events`).
+/// How often a watcher that gets file-system notifications still checks the stamp when they do
+/// not cover everything a build sees (see `events`).
 const NOTIFIED_POLL: Duration = Duration::from_secs(10);
+
+/// How long a watcher whose notifications cover everything waits when nothing is reported: it
+/// wakes, finds nothing to do and waits again; nothing is checked.
+const NOTIFIED_IDLE: Duration = Duration::from_secs(3600);
 
 /// When the watcher starts its notifications and first checks the layer: soon, but not in the
 /// middle of a server's first requests.
@@ -111,19 +115,87 @@ pub struct LiveIndex {
     settles: Mutex<Refreshes>,
     refreshed: Condvar,
     /// Changes the file system reported (counted after each is in the watcher's mailbox).
-    notes: AtomicU64,
+    notes: Arc<AtomicU64>,
     /// How many of those the watcher has checked.
     notes_checked: AtomicU64,
     /// Paths writers just wrote, for the next forced build to add to the known listing.
     written: Mutex<Vec<String>>,
-    /// Whether every published generation gets its search signatures built in the background.
+    /// Whether every published generation gets its search postings built in the background.
     prepare_search: AtomicBool,
-    /// Whether the first search turns `prepare_search` on (a server's layer).
-    search_wanted: AtomicBool,
     /// Told what each published generation changed (see `changes`), when someone listens.
     on_change: RwLock<Option<ChangeHook>>,
     /// Takes the events the kernel queued and the notifier has not read yet, while notified.
     pending: Mutex<Option<PendingEvents>>,
+    /// Notifications started before the first build listed anything, until the watcher takes
+    /// them (see [`LiveIndex::open`]).
+    early: Mutex<Option<Early>>,
+}
+
+/// Notifications started before the first build, and the mailbox they report to.
+struct Early {
+    notifications: Notifications,
+    mailbox: Arc<Sender<Signal>>,
+    inbox: Receiver<Signal>,
+    /// Where the notifications find the live index once it exists.
+    live: Arc<OnceLock<Weak<LiveIndex>>>,
+}
+
+impl Early {
+    /// Watches what a build of the layer at `root` would read, before it is built; `None` when
+    /// its configuration cannot be read or the file system refuses (the watcher then starts its
+    /// notifications after the build, and checks the layer once they are in place).
+    fn start(root: &Path, discovery: Discovery, notes: &Arc<AtomicU64>) -> Option<Early> {
+        let discovery = crate::layer::discovery::resolve(discovery, root);
+        let (kinds, _) = crate::layer::Kinds::for_repository(root).ok()?;
+        let (sources, _) = crate::layer::Sources::for_repository(root, &kinds).ok()?;
+        let set = WatchSet::for_layer(root, &sources, discovery).ok()?;
+        let (mailbox, inbox) = mpsc::channel::<Signal>();
+        let mailbox = Arc::new(mailbox);
+        let live = Arc::new(OnceLock::new());
+        let notifications = notify_into(
+            root,
+            set,
+            Arc::downgrade(&mailbox),
+            Arc::clone(notes),
+            Arc::clone(&live),
+        )
+        .ok()?;
+        Some(Early {
+            notifications,
+            mailbox,
+            inbox,
+            live,
+        })
+    }
+}
+
+/// Notifications of `set` under `root`, each change sent to `mailbox` and counted in `notes`
+/// once it is there; whether a file concerns a source is asked of the live index once `live`
+/// holds it (until then every file does).
+fn notify_into(
+    root: &Path,
+    set: WatchSet,
+    mailbox: Weak<Sender<Signal>>,
+    notes: Arc<AtomicU64>,
+    live: Arc<OnceLock<Weak<LiveIndex>>>,
+) -> Result<Notifications, String> {
+    let concerns = move |path: &str| {
+        live.get().and_then(Weak::upgrade).is_none_or(|live| {
+            let mut scratch = Vec::new();
+            live.current().sources.matching(path, &mut scratch);
+            !scratch.is_empty()
+        })
+    };
+    Notifications::start(root, set, concerns, move |paths| {
+        if let Some(mailbox) = mailbox.upgrade() {
+            if mailbox.send(Signal::Changed(paths)).is_ok() {
+                // Counted once in the mailbox, so a request that sees the count has its
+                // `Settle` queued behind this change.
+                notes.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// What [`LiveIndex::on_change`] calls, on the watcher's thread: it must not block.
@@ -161,23 +233,42 @@ impl LiveIndex {
     /// Builds the first generation (1) and returns the live index; no watcher runs until
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
-        Ok(Self::from_first(root, build(root, discovery, 1)?))
+        Self::open(root, discovery, None, false)
     }
 
-    /// [`LiveIndex::new`], doing `meanwhile` on this thread while the first build waits for its
-    /// listing (see [`build_doing`]).
-    pub fn new_doing(
+    /// [`LiveIndex::new`], doing `meanwhile` (when given) on this thread while the first build
+    /// waits for its listing (see [`build_doing`]). With `watched` (a server, which will call
+    /// [`LiveIndex::watch`]), the file system is asked to notify before the build lists
+    /// anything: every change after it raises an event, so the watcher has nothing to check when
+    /// it starts, and a first request waits for no check of the whole layer.
+    pub fn open(
         root: &Path,
         discovery: Discovery,
-        meanwhile: Box<dyn FnOnce()>,
+        meanwhile: Option<Box<dyn FnOnce()>>,
+        watched: bool,
     ) -> Result<Arc<LiveIndex>, LayerError> {
-        Ok(Self::from_first(
-            root,
-            build_doing(root, discovery, 1, meanwhile)?,
-        ))
+        let notes = Arc::new(AtomicU64::new(0));
+        let early = if watched {
+            Early::start(root, discovery, &notes)
+        } else {
+            None
+        };
+        let first = match meanwhile {
+            Some(meanwhile) => build_doing(root, discovery, 1, meanwhile)?,
+            None => build(root, discovery, 1)?,
+        };
+        let live = Self::from_first(root, first, notes);
+        if let Some(early) = early {
+            let _ = early.live.set(Arc::downgrade(&live));
+            *lock(&live.pending) = early.notifications.pending();
+            live.notified.store(true, Ordering::Relaxed);
+            live.watches_started.fetch_add(1, Ordering::Relaxed);
+            *lock(&live.early) = Some(early);
+        }
+        Ok(live)
     }
 
-    fn from_first(root: &Path, first: Index) -> Arc<LiveIndex> {
+    fn from_first(root: &Path, first: Index, notes: Arc<AtomicU64>) -> Arc<LiveIndex> {
         // `auto` became what the first build used; every later build and check uses the same.
         let discovery = first.discovery;
         let stamp = first.stamp;
@@ -201,13 +292,13 @@ impl LiveIndex {
             refreshes: Mutex::new(Refreshes::default()),
             settles: Mutex::new(Refreshes::default()),
             refreshed: Condvar::new(),
-            notes: AtomicU64::new(0),
+            notes,
             notes_checked: AtomicU64::new(0),
             written: Mutex::new(Vec::new()),
             prepare_search: AtomicBool::new(false),
-            search_wanted: AtomicBool::new(false),
             on_change: RwLock::new(None),
             pending: Mutex::new(None),
+            early: Mutex::new(None),
         })
     }
 
@@ -339,31 +430,56 @@ impl LiveIndex {
     /// a weak reference and ends as soon as the `LiveIndex` is dropped. Calling it again
     /// replaces the watcher.
     ///
-    /// The generation served until then was read before any notification could exist, so what
-    /// another process wrote since raised none: it counts as one change reported and not yet
-    /// checked, and a request ([`LiveIndex::settled`]) waits for the watcher's first check,
-    /// made at once after its notifications start, rather than answer from it unchecked.
+    /// Where the notifications began before the first build ([`LiveIndex::open`]), the watcher
+    /// takes them over with the changes they reported meanwhile, and checks only those. Else the
+    /// generation served was read before any notification could exist, so what another process
+    /// wrote since raised none: it counts as one change reported and not yet checked, and a
+    /// request ([`LiveIndex::settled`]) waits for the watcher's first check, made at once after
+    /// its notifications start, rather than answer from it unchecked.
     pub fn watch(self: &Arc<Self>, interval: Duration) -> std::io::Result<JoinHandle<()>> {
-        let (mailbox, inbox) = mpsc::channel::<Signal>();
-        let mailbox = Arc::new(mailbox);
+        let early = lock(&self.early).take();
+        let (mailbox, inbox, watching) = match early {
+            Some(early) => (
+                early.mailbox,
+                early.inbox,
+                Watching {
+                    current: Some(early.notifications),
+                    refused: None,
+                },
+            ),
+            None => {
+                let (mailbox, inbox) = mpsc::channel::<Signal>();
+                (Arc::new(mailbox), inbox, Watching::default())
+            }
+        };
+        // Notifications that began before the first build leave nothing unchecked.
+        let unwatched = watching.current.is_none();
         let notifier = Arc::downgrade(&mailbox);
         let live: Weak<LiveIndex> = Arc::downgrade(self);
         // The mailbox is in place before the change is counted, so a request that sees the
         // count has somewhere to ask for the check; signals wait in it until the thread runs.
         let previous = lock(&self.watcher).replace(Arc::clone(&mailbox));
-        let unchecked = self.notes.fetch_add(1, Ordering::AcqRel) + 1;
+        let unchecked = if unwatched {
+            self.notes.fetch_add(1, Ordering::AcqRel) + 1
+        } else {
+            self.notes_checked.load(Ordering::Acquire)
+        };
         let handle = std::thread::Builder::new()
             .name("majordomus-layer-watch".to_string())
             .spawn(move || {
-                let mut watching = Watching::default();
+                let mut watching = watching;
                 // Notifications start a moment after the first generation, so that setting
                 // them up does not compete with a server's first requests.
-                let mut wait = interval.min(FIRST_CHECK);
+                let mut wait = if unwatched {
+                    interval.min(FIRST_CHECK)
+                } else {
+                    Duration::ZERO
+                };
                 let mut last_check = Instant::now();
                 // A change was reported and not yet checked for: a writer's refresh came first,
                 // or the change came too soon after the last check. At first, whatever changed
-                // since the generation served was read.
-                let mut pending = true;
+                // since the generation served was read, unless it was watched meanwhile.
+                let mut pending = unwatched;
                 // The paths the pending change named, or `None`: anything may have changed.
                 let mut touched: Option<Vec<String>> = None;
                 // Changes taken from the mailbox, and how many of them the pending check covers:
@@ -371,18 +487,23 @@ impl LiveIndex {
                 let mut taken: u64 = unchecked;
                 // The first check is made as soon as notifications are in place, not `MIN_GAP`
                 // after the start.
-                let mut first = true;
+                let mut first = unwatched;
                 loop {
                     let not_before = last_check + interval.min(MIN_GAP);
+                    let covered = watching
+                        .current
+                        .as_ref()
+                        .is_some_and(Notifications::covers_everything);
                     let signals = match next_signals(&inbox, wait, not_before) {
                         Ok(signals) => signals,
                         Err(RecvTimeoutError::Disconnected) => break,
-                        // The interval passed: check everything; or the change waiting for
-                        // its turn may now be checked, as it named itself.
+                        // The interval passed: check everything, unless the file system reports
+                        // every change; or the change waiting for its turn may now be checked,
+                        // as it named itself.
                         Err(RecvTimeoutError::Timeout) => Signals {
                             ticket: None,
                             settle: None,
-                            changed: !pending,
+                            changed: !pending && !covered,
                             touched: None,
                             notes: 0,
                         },
@@ -390,8 +511,12 @@ impl LiveIndex {
                     taken += signals.notes;
                     let Some(live) = live.upgrade() else { break };
                     // Started (the first time) before the check, so that the check covers what
-                    // changed before they were.
-                    live.follow(&mut watching, &notifier);
+                    // changed before they were; started anew, what changed before raised no
+                    // event, so everything is checked.
+                    if live.follow(&mut watching, &notifier) && !first {
+                        pending = true;
+                        touched = None;
+                    }
                     if signals.changed {
                         pending = true;
                         touched = touched.zip(signals.touched).map(|(mut all, more)| {
@@ -424,10 +549,21 @@ impl LiveIndex {
                     }
                     // A new generation may need other directories watched; what changed before
                     // those watches began raised no event, so check again at once.
-                    wait = if live.follow(&mut watching, &notifier) {
+                    let restarted = live.follow(&mut watching, &notifier);
+                    if restarted {
+                        pending = true;
+                        touched = None;
+                    }
+                    wait = if restarted {
                         Duration::ZERO
                     } else if pending {
                         not_before.saturating_duration_since(Instant::now())
+                    } else if watching
+                        .current
+                        .as_ref()
+                        .is_some_and(Notifications::covers_everything)
+                    {
+                        NOTIFIED_IDLE
                     } else if watching.current.is_some() {
                         interval
                             .max(NOTIFIED_POLL)
@@ -467,32 +603,23 @@ impl LiveIndex {
                 return false;
             }
             (None, _) if watching.refused.as_ref() == Some(&wanted) => return false,
+            (Some(current), _) if current.stale() => tracing::info!(
+                "layer notifications missed changes (the kernel's queue overflowed, or a \
+                 directory was moved or could not be watched): the layer is watched anew and \
+                 checked whole"
+            ),
             _ => {}
         }
         watching.current = None;
         let started = wanted.clone().and_then(|set| {
-            let mailbox = mailbox.clone();
-            let sources = Arc::downgrade(self);
-            let counted = Arc::downgrade(self);
-            let concerns = move |path: &str| {
-                sources.upgrade().is_none_or(|live| {
-                    let mut scratch = Vec::new();
-                    live.current().sources.matching(path, &mut scratch);
-                    !scratch.is_empty()
-                })
-            };
-            Notifications::start(&self.root, set, concerns, move |paths| {
-                if let Some(mailbox) = mailbox.upgrade() {
-                    if mailbox.send(Signal::Changed(paths)).is_ok() {
-                        // Counted once in the mailbox, so a request that sees the count has
-                        // its `Settle` queued behind this change.
-                        if let Some(live) = counted.upgrade() {
-                            live.notes.fetch_add(1, Ordering::AcqRel);
-                        }
-                    }
-                }
-            })
-            .map_err(|e| e.to_string())
+            let live = Arc::new(OnceLock::from(Arc::downgrade(self)));
+            notify_into(
+                &self.root,
+                set,
+                mailbox.clone(),
+                Arc::clone(&self.notes),
+                live,
+            )
         });
         match started {
             Ok(started) => {
@@ -501,7 +628,10 @@ impl LiveIndex {
                 self.watches_started.fetch_add(1, Ordering::Relaxed);
             }
             Err(why) => {
-                tracing::debug!("layer changes are polled for, not notified: {why}");
+                tracing::info!(
+                    "layer changes are not notified ({why}): the layer is checked whole at \
+                     every interval instead"
+                );
                 watching.refused = Some(wanted);
             }
         }
@@ -511,26 +641,17 @@ impl LiveIndex {
         notified
     }
 
-    /// From the first search on ([`LiveIndex::searched`]), builds the current generation's
-    /// search signatures on a thread of their own, and every later generation's as it is
-    /// published, so searches get faster shortly after each swap. For a long-running process
-    /// only: a request never waits for a build (it reads every object until the signatures are
-    /// there), but a one-shot command would build them for nothing, and so would a server that
-    /// is never asked to search (most starts: the build costs about as much CPU as the start).
+    /// Builds the current generation's search postings on a thread of their own, now, and every
+    /// later generation's as it is published; meanwhile a search waits for them (they are the
+    /// quickest way to its answer) rather than read every object. For a long-running process
+    /// only, called as it starts serving: a one-shot command would build them for nothing.
     pub fn prepare_search_in_background(&self) {
-        self.search_wanted.store(true, Ordering::Relaxed);
-    }
-
-    /// Tells the index a search was served: the first one starts the signatures' builds when
-    /// [`LiveIndex::prepare_search_in_background`] asked for them; later ones do nothing. True
-    /// when this call started them.
-    pub fn searched(&self) -> bool {
-        let starts = self.search_wanted.load(Ordering::Relaxed)
-            && !self.prepare_search.swap(true, Ordering::Relaxed);
-        if starts {
-            prepare_in_background(self.current(), None);
+        if self.prepare_search.swap(true, Ordering::AcqRel) {
+            return;
         }
-        starts
+        let current = self.current();
+        current.search_due(None);
+        prepare_in_background(current);
     }
 
     /// Calls `hook` with what each generation published from now on changed, computed once per
@@ -662,6 +783,9 @@ impl LiveIndex {
                 // The build stamped each file as it opened it, before reading it, so a change
                 // made during the build moves the next stamp and is picked up by the next poll.
                 builder.stamp = index.stamp;
+                if self.prepare_search.load(Ordering::Acquire) {
+                    index.search_due(Some(Arc::clone(&base)));
+                }
                 let index = Arc::new(index);
                 let old = std::mem::replace(
                     &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
@@ -679,9 +803,9 @@ impl LiveIndex {
                     }
                 }
                 // After the swap: a writer waiting for this generation must not also wait for
-                // its signatures.
-                if self.prepare_search.load(Ordering::Relaxed) {
-                    prepare_in_background(index, Some(base));
+                // its postings; a search does.
+                if self.prepare_search.load(Ordering::Acquire) {
+                    prepare_in_background(index);
                 }
                 self.generations_built.fetch_add(1, Ordering::Relaxed);
                 *lock(&self.last_error) = None;
@@ -798,38 +922,18 @@ fn next_signals(
     Ok(signals)
 }
 
-/// Builds `index`'s search signatures on a new thread, which holds the generation (and the one
-/// before, whose postings it starts from) until done.
-fn prepare_in_background(index: Arc<Index>, previous: Option<Arc<Index>>) {
+/// Builds `index`'s search postings on a new thread, which holds the generation until done; a
+/// search that comes first makes them itself, and this thread then finds them made.
+fn prepare_in_background(index: Arc<Index>) {
     if index.search_is_prepared() {
         return;
     }
     let spawned = std::thread::Builder::new()
         .name("majordomus-search-prepare".to_string())
-        .spawn(move || {
-            yield_to_serving();
-            match previous {
-                Some(previous) => index.prepare_search_after(&previous),
-                None => index.prepare_search(),
-            }
-        });
+        .spawn(move || index.prepare_search());
     if let Err(e) = spawned {
-        tracing::warn!("cannot prepare the search signatures: {e}; searches read every object");
+        tracing::warn!(
+            "cannot prepare the search postings on a thread: {e}; the first search does"
+        );
     }
 }
-
-/// Lowers the calling thread's priority: the preparation is an optimisation that takes a core
-/// for a second or more at 10,000 objects, and on a busy machine it must not take it from the
-/// requests being answered meanwhile (they are answered alike without it, only searches scan).
-#[cfg(target_os = "linux")]
-fn yield_to_serving() {
-    // SAFETY: `gettid` takes no arguments; `setpriority` on this thread's id changes only its
-    // own nice value (Linux keeps one per thread). A refusal leaves the priority as it was.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn yield_to_serving() {}

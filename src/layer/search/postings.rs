@@ -69,25 +69,79 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-/// Each term of one object's fields with its counts.
-fn object_terms(o: &Object) -> Vec<(String, Counts)> {
+/// Calls `each` with every term of `o`'s fields and the field's place in [`FIELDS`], in order;
+/// `word` is the scratch the terms are made in.
+fn each_term(o: &Object, word: &mut String, mut each: impl FnMut(&str, usize)) {
     let texts = Texts::of(o);
-    let mut counts: HashMap<String, Counts> = HashMap::new();
-    let mut word = String::new();
     for (i, f) in FIELDS.iter().enumerate() {
         for token in terms::tokens(texts.get(*f)) {
-            if !terms::term_into(token.raw, &mut word) {
-                continue;
+            if terms::term_into(token.raw, word) {
+                each(word, i);
             }
-            // Most tokens repeat a term already seen: look it up before copying it.
-            let all = match counts.get_mut(word.as_str()) {
-                Some(all) => all,
-                None => counts.entry(word.clone()).or_insert([0; 6]),
-            };
-            all[i] = (all[i] + 1).min(f.cap());
         }
     }
+}
+
+/// Each term of one object's fields with its counts.
+fn object_terms(o: &Object) -> Vec<(String, Counts)> {
+    let mut counts: HashMap<String, Counts> = HashMap::new();
+    let mut word = String::new();
+    each_term(o, &mut word, |term, i| {
+        // Most tokens repeat a term already seen: look it up before copying it.
+        let all = match counts.get_mut(term) {
+            Some(all) => all,
+            None => counts.entry(term.to_string()).or_insert([0; 6]),
+        };
+        all[i] = (all[i] + 1).min(FIELDS[i].cap());
+    });
     counts.into_iter().collect()
+}
+
+/// Terms looked up once per word of every object: a fast hash, seeded per process so that a
+/// layer's words cannot be chosen to collide.
+type Terms<V> = HashMap<Box<str>, V, foldhash::fast::RandomState>;
+
+/// One part of the corpus read by one thread: its terms, numbered as first met, and each term's
+/// postings in position order.
+struct Part {
+    ids: Terms<u32>,
+    lists: Vec<Vec<Posting>>,
+}
+
+/// Reads the objects at `positions` (ascending) into a [`Part`]. Each word costs one lookup of
+/// its term's number; an object's counts are kept by number and cleared after it, so nothing is
+/// allocated for a term already met.
+fn read_part(objects: Corpus<'_>, positions: &[usize]) -> Part {
+    let mut ids: Terms<u32> = Terms::default();
+    let mut lists: Vec<Vec<Posting>> = Vec::new();
+    let mut counts: Vec<Counts> = Vec::new();
+    let mut held: Vec<u32> = Vec::new();
+    let mut word = String::new();
+    for &position in positions {
+        each_term(&objects[position], &mut word, |term, i| {
+            let id = match ids.get(term) {
+                Some(&id) => id,
+                None => {
+                    let id = lists.len() as u32;
+                    ids.insert(term.into(), id);
+                    lists.push(Vec::new());
+                    counts.push([0; 6]);
+                    id
+                }
+            };
+            let c = &mut counts[id as usize];
+            if *c == [0; 6] {
+                held.push(id);
+            }
+            c[i] = (c[i] + 1).min(FIELDS[i].cap());
+        });
+        for &id in &held {
+            let c = std::mem::take(&mut counts[id as usize]);
+            lists[id as usize].push(Posting::new(position, &c));
+        }
+        held.clear();
+    }
+    Part { ids, lists }
 }
 
 impl Prepared {
@@ -95,39 +149,30 @@ impl Prepared {
         let objects: Corpus<'a> = objects.into();
         let positions: Vec<usize> = (0..objects.len()).collect();
         let threads = parallel::threads_for(objects.len(), 512);
-        // Each part: its terms, with the postings of its objects in order.
-        let parts = parallel::in_parts(&positions, threads, |part| {
-            let mut by_term: HashMap<String, Vec<Posting>> = HashMap::new();
-            for &position in part {
-                for (term, counts) in object_terms(&objects[position]) {
-                    by_term
-                        .entry(term)
-                        .or_default()
-                        .push(Posting::new(position, &counts));
-                }
+        // Parts are contiguous runs of positions, in order: a term's postings are its parts'
+        // lists laid end to end.
+        let parts = parallel::in_parts(&positions, threads, |part| read_part(objects, part));
+        let mut every: Vec<(&str, usize, u32)> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(p, part)| part.ids.iter().map(move |(t, &id)| (&**t, p, id)))
+            .collect();
+        every.sort_unstable();
+        let total = parts
+            .iter()
+            .map(|p| p.lists.iter().map(Vec::len).sum::<usize>())
+            .sum();
+        let mut text = String::new();
+        let mut ends = Vec::new();
+        let mut starts = Vec::new();
+        let mut postings = Vec::with_capacity(total);
+        for (k, &(term, p, id)) in every.iter().enumerate() {
+            if k == 0 || every[k - 1].0 != term {
+                text.push_str(term);
+                ends.push(text.len() as u32);
+                starts.push(postings.len() as u32);
             }
-            by_term
-        });
-        let mut all: HashMap<String, Vec<Posting>> = HashMap::new();
-        for part in parts {
-            for (term, postings) in part {
-                all.entry(term).or_default().extend(postings);
-            }
-        }
-        let mut sorted: Vec<(String, Vec<Posting>)> = all.into_iter().collect();
-        sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut text = String::with_capacity(sorted.iter().map(|(t, _)| t.len()).sum());
-        let mut ends = Vec::with_capacity(sorted.len());
-        let mut starts = Vec::with_capacity(sorted.len() + 1);
-        let mut postings = Vec::with_capacity(sorted.iter().map(|(_, p)| p.len()).sum());
-        for (term, mut list) in sorted {
-            text.push_str(&term);
-            ends.push(text.len() as u32);
-            starts.push(postings.len() as u32);
-            // Parts arrive in order, so this only sorts what is already sorted: it keeps the
-            // order a property rather than an accident of merging.
-            list.sort_unstable_by_key(|p| p.position);
-            postings.extend(list);
+            postings.extend_from_slice(&parts[p].lists[id as usize]);
         }
         starts.push(postings.len() as u32);
         Prepared {

@@ -130,9 +130,28 @@ fn lower_into(raw: &str, out: &mut String) {
     }
 }
 
-/// Whether a lowered word is one of the common words.
+/// A word of at most seven bytes as one number (its bytes, then its length), `None` when
+/// longer.
+fn packed(word: &str) -> Option<u64> {
+    let bytes = word.as_bytes();
+    (bytes.len() <= 7).then(|| {
+        let mut buffer = [0u8; 8];
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        buffer[7] = bytes.len() as u8;
+        u64::from_be_bytes(buffer)
+    })
+}
+
+/// Whether a lowered word is one of the common words. Asked of every word the postings are
+/// built from: the common words, none longer than seven bytes, are searched as numbers.
 pub fn is_common(word: &str) -> bool {
-    COMMON.binary_search(&word).is_ok()
+    static PACKED: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    let common = PACKED.get_or_init(|| {
+        let mut all: Vec<u64> = COMMON.iter().filter_map(|w| packed(w)).collect();
+        all.sort_unstable();
+        all
+    });
+    packed(word).is_some_and(|w| common.binary_search(&w).is_ok())
 }
 
 /// The term a raw token stands for, or `None` for a common word.
@@ -336,8 +355,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_common_words_are_sorted_for_their_binary_search() {
-        assert!(COMMON.windows(2).all(|w| w[0] < w[1]));
+    fn every_common_word_is_common_and_no_other_word_is() {
+        for word in COMMON {
+            assert!(is_common(word), "{word}");
+            for other in [
+                format!("{word}s"),
+                format!("x{word}"),
+                word[1..].to_string(),
+            ] {
+                assert_eq!(
+                    is_common(&other),
+                    COMMON.contains(&other.as_str()),
+                    "{other}"
+                );
+            }
+        }
+        assert!(
+            COMMON.iter().all(|w| w.len() <= 7),
+            "each is searched as a number"
+        );
+        assert!(!is_common("themselves") && !is_common("") && !is_common("a\0"));
     }
 
     #[test]
