@@ -61,11 +61,6 @@ impl CapabilityError {
             message: bounded(message.into()),
         }
     }
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::Unavailable {
-            message: bounded(message.into()),
-        }
-    }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::Internal {
             message: bounded(message.into()),

@@ -10,10 +10,10 @@ use crate::layer::{Discovery, IndexState};
 use crate::registry::rt::{Effect, Kind};
 use crate::registry::types::repository::{IdentityInput, IdentityOutput, InfoInput, InfoOutput};
 use crate::registry::types::{
-    RepositoryInfoBoard as BoardView,
-    RepositoryInfoBoardSharing as BoardSharing, RepositoryInfoBoardState as BoardState,
-    RepositoryInfoCapabilities as CapabilitySummary, RepositoryInfoDiscovery,
-    RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView, RepositoryInfoIndexState,
+    RepositoryInfoBoard as BoardView, RepositoryInfoBoardSharing as BoardSharing,
+    RepositoryInfoBoardState as BoardState, RepositoryInfoCapabilities as CapabilitySummary,
+    RepositoryInfoDiscovery, RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView,
+    RepositoryInfoIndexState,
 };
 use crate::registry::{self};
 
