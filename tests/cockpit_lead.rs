@@ -311,3 +311,32 @@ fn a_quiet_layer_has_nothing_to_act_on_and_its_progress_is_drawn() {
         "said exactly when there is nothing: {findings}"
     );
 }
+
+/// The overview's plan figures are the plan board's columns: an issue that waits on another
+/// is counted blocked, not ready, and ready is what `plan.ready` answers; the overview page
+/// shows the same figures.
+#[test]
+fn the_overview_counts_the_plan_as_the_board_shows_it() {
+    let fixture = crate::support::Fixture::with_plan();
+    let root = fixture.root().to_str().expect("utf-8").to_string();
+    let run = |args: &[&str]| {
+        let out = crate::support::run_in(fixture.root(), &[&["--repo", &root], args].concat());
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&crate::support::stdout(&out)).expect("JSON")
+    };
+    let overview = run(&["dashboard", "overview"]);
+    let counts = &overview["plan"]["counts"];
+    let ready = run(&["plan", "ready"]);
+    assert_eq!(counts["ready"], ready["total"], "{overview}");
+    assert_eq!(counts["ready"], 1, "{overview}");
+    assert_eq!(counts["blocked"], 1, "`next` waits on `base`: {overview}");
+    assert_eq!(overview["plan"]["total"], 2, "{overview}");
+    let served = crate::serve_support::Served::start(fixture.root());
+    let page = crate::support::decode_entities(&served.get("/cockpit/").text());
+    assert!(
+        page.contains(
+            "<span class=\"figure\">1</span> <span class=\"badge blocked\">blocked</span>"
+        ),
+        "{page}"
+    );
+}

@@ -39,7 +39,7 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
     let issues = plan_page(ctx, json!({ "limit": 1 }));
     let plan = issues.as_ref().map(|p| DashboardOverviewOutputPlan {
         total: p.counts.values().sum(),
-        counts: p.counts.clone(),
+        counts: board_columns(ctx, &p.counts),
     });
     let board = super::peers::everyone(ctx).ok();
     let index = ctx.index()?;
@@ -152,6 +152,36 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
 }
 
 /// One page of `plan.issues` for `input`; `None` when the plan cannot be read.
+/// The issues per column of the plan board, from the issues per status: of the issues not yet
+/// started, `ready` is what `plan.ready` answers (nothing it waits on is open, nobody holds
+/// it), `blocked` waits on an open issue, and the rest (claimed, or abandoned by an agent that
+/// is gone) are counted `active`, where the board shows them.
+fn board_columns(
+    ctx: &Context,
+    statuses: &std::collections::BTreeMap<String, i64>,
+) -> std::collections::BTreeMap<String, i64> {
+    let mut columns = statuses.clone();
+    let not_started = statuses.get("ready").copied().unwrap_or_default();
+    let takeable = serde_json::from_value(json!({ "limit": 1 }))
+        .ok()
+        .and_then(|input| super::plan::ready(ctx, input).ok())
+        .map_or(not_started, |r| r.total);
+    let blocked = plan_page(
+        ctx,
+        json!({ "status": "ready", "blocked": true, "limit": 1 }),
+    )
+    .map_or(0, |p| p.total);
+    let held = (not_started - takeable - blocked).max(0);
+    columns.insert("ready".into(), takeable);
+    if blocked > 0 {
+        columns.insert("blocked".into(), blocked);
+    }
+    if held > 0 {
+        *columns.entry("active".into()).or_default() += held;
+    }
+    columns
+}
+
 fn plan_page(ctx: &Context, input: serde_json::Value) -> Option<IssuesOutput> {
     serde_json::from_value(input)
         .ok()
