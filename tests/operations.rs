@@ -188,8 +188,13 @@ fn the_executions_page_draws_calls_by_client_and_links_each_object_read() {
         || {
             let page = served.get("/cockpit/executions");
             let html = decode_entities(&page.text());
-            (page.status == 200 && html.contains(&link) && html.contains("<rect class=\"refusal\""))
-                .then_some(page)
+            // The drawing's own refusal mark, not its legend's.
+            let drawn = html.find("<svg class=\"timeline\"").is_some_and(|at| {
+                let drawing = &html[at..];
+                drawing[..drawing.find("</svg>").unwrap_or(drawing.len())]
+                    .contains("<rect class=\"refusal\"")
+            });
+            (page.status == 200 && html.contains(&link) && drawn).then_some(page)
         },
     );
     let html = decode_entities(&page.text());
