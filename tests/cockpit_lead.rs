@@ -228,6 +228,13 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         asker_page.contains("&lt;b&gt;asker&lt;&#x2f;b&gt;") && !asker_page.contains("<b>asker"),
         "{asker_page}"
     );
+    // As an HTTP agent passes its handle back, its key after a dot: the same page, the key unseen.
+    let keyed = ok(&ctx, &format!("/agent?handle={asker_handle}.k3y0f7h3ag3nt"));
+    assert!(keyed.contains("<h2>Refused</h2>"), "{keyed}");
+    assert!(
+        !keyed.contains("k3y0f7h3ag3nt"),
+        "the key is echoed: {keyed}"
+    );
     let (status, _) = get(&ctx, "/agent?handle=nobody-at-all");
     assert_eq!(status, 404);
 

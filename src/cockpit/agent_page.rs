@@ -25,9 +25,19 @@ fn invalid(message: String) -> Failure {
     }
 }
 
+/// The handle an HTTP agent passes back carries its key after a last dot (`a<pid>.<n>.<key>`);
+/// its page is the handle's, and the key, a credential, is never echoed.
+fn handle_without_key(given: &str) -> &str {
+    match given.trim().rsplit_once('.') {
+        Some((handle, _)) if crate::board::record::parse_handle(handle).is_some() => handle,
+        _ => given.trim(),
+    }
+}
+
 pub(super) fn agent(ctx: &Context, params: &[(String, String)]) -> Rendered {
-    let handle = param(params, "handle")
+    let given = param(params, "handle")
         .ok_or_else(|| invalid("`handle`: name the agent to show (?handle=…)".into()))?;
+    let handle = handle_without_key(given);
     let board = run(ctx, "peers.list", json!({ "claims": true }))?;
     let is_it = |v: &&Value| v["handle"] == handle;
     let index = ctx.index().ok();
