@@ -193,6 +193,8 @@ mod flood;
 mod held_refusals;
 /// A message is answered alike however the dispatcher reads it (its envelope, or a value).
 mod mcp_envelope;
+/// Every figure the README states comes from a benchmark's record or a listed setting.
+mod readme_figures;
 /// Every busy refusal the same way: 503 `busy`, `Retry-After`, held.
 mod refusals;
 /// The board shared on a git remote, across clones, against a real git server.
@@ -208,6 +210,7 @@ mod skills_pages;
 /// A `skills/list` page longer than the stdio writer's buffer, among pipelined answers.
 mod skills_stream;
 mod skills_walk;
+
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;
 /// How the binary is linked: statically against glibc where it can be, and what that changes.

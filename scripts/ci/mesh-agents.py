@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Three agents on the mesh, on both protocol eras and both transports, with the official SDK.
 
-Usage: mesh-agents.py BINARY [LEASE_SECONDS]
+Usage: mesh-agents.py BINARY [LEASE_SECONDS] [--record]
        mesh-agents.py --latency BINARY [BINARY...]   (only the claim latency, of each binary)
        mesh-agents.py --hold BINARY TRANSPORT MODE TARGET GLOB   (a child: claims, then waits)
 
@@ -21,6 +21,7 @@ over HTTP each agent first calls `majordomus_announce` and passes its `handle` b
 - claim latency: 40 claim-and-release rounds by A, median and p90 in milliseconds.
 
 Exits 0 printing one line per transport and mode, then the latency table; 1 on any failure.
+`--record` also writes what was measured to `docs/figures/mesh.json`, for the README.
 `--latency` measures only the claim latency, one table row per binary, transport and mode: a
 build from before agents had handles is measured as it works (its HTTP agents of the stateless
 era claim without one).
@@ -214,7 +215,8 @@ def repository(binary, top):
     return first, second
 
 
-async def main(binary, lease):
+async def main(binary, lease, record_figures=False):
+    loads = [os.getloadavg()[0]]
     rows = []
     with tempfile.TemporaryDirectory() as top:
         first, second = repository(binary, top)
@@ -233,6 +235,26 @@ async def main(binary, lease):
         ordered = sorted(latencies)
         p90 = ordered[int(len(ordered) * 0.9) - 1]
         print(f"  {transport:5} {mode:6} {era:10} {statistics.median(latencies):7.2f} {p90:7.2f}")
+    if record_figures:
+        loads.append(os.getloadavg()[0])
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+        import figures
+
+        stdio = [f for t, _, _, f, _ in rows if t == "stdio"]
+        http = [f for t, _, _, f, _ in rows if t == "http"]
+        span = lambda xs: f"{min(xs):.2f}" if f"{min(xs):.2f}" == f"{max(xs):.2f}" else f"{min(xs):.2f}–{max(xs):.2f}"
+        build = "release" if "/release/" in binary else "debug"
+        figures.record(
+            "mesh",
+            build=build,
+            loads=loads,
+            values={"freed_stdio": f"{span(stdio)} s", "freed_http": f"{span(http)} s", "lease": f"{lease} s"},
+            columns=["claim (ms), 40 rounds", "median", "p90"],
+            rows=[
+                [f"{transport}, {era}", f"{statistics.median(lat):.2f}", f"{sorted(lat)[int(len(lat) * 0.9) - 1]:.2f}"]
+                for transport, _, era, _, lat in rows
+            ],
+        )
 
 
 if __name__ == "__main__":
@@ -242,7 +264,8 @@ if __name__ == "__main__":
         elif sys.argv[1] == "--latency":
             asyncio.run(latency([os.path.abspath(b) for b in sys.argv[2:]]))
         else:
-            asyncio.run(main(os.path.abspath(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5))
+            args = [a for a in sys.argv[1:] if a != "--record"]
+            asyncio.run(main(os.path.abspath(args[0]), int(args[1]) if len(args) > 1 else 5, "--record" in sys.argv))
     except Exception:
         traceback.print_exc()
         sys.exit(1)
