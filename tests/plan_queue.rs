@@ -774,3 +774,62 @@ fn the_plan_is_paged_ready_work_names_its_rules_and_times_are_rfc_3339() {
         );
     }
 }
+
+/// Asks `server` for the ready queue until `id` is in it, within `deadline`.
+fn until_ready(server: &mut McpServer, id: &str, deadline: Duration) -> Value {
+    crate::serve_support::poll(deadline, "the new issue is in the queue", || {
+        let ready = server.call_ok("majordomus_plan_ready", json!({}));
+        ready["ready"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|t| t["id"] == id))
+            .then_some(ready)
+    })
+}
+
+#[test]
+fn an_issue_made_in_one_worktree_is_in_the_others_queue_and_lands_with_its_claimant() {
+    let fixture = Fixture::with_plan();
+    let second = worktree(&fixture, "carried");
+    let mut maker = McpServer::start(fixture.root());
+    maker.initialize_as("maker");
+    let mut taker = McpServer::start(&second);
+    taker.initialize_as("taker");
+    let made = maker.call_ok(
+        "majordomus_plan_create",
+        json!({ "title": "Carried across worktrees", "paths": ["carried/**"], "priority": 0 }),
+    );
+    let id = made["id"].as_str().expect("an id").to_string();
+    let file = format!("{ISSUES}/{id}.yaml");
+    let ready = until_ready(&mut taker, &id, Duration::from_secs(10));
+    assert_eq!(ready["ready"][0]["paths"], json!(["carried/**"]), "{ready}");
+    assert!(!second.join(&file).exists(), "not in the other tree yet");
+    let listed = taker.call_ok("majordomus_plan_issues", json!({ "id": id }));
+    assert_eq!(listed["issues"][0]["status"], "ready", "{listed}");
+
+    let claimed = taker.call_ok("majordomus_plan_claim", json!({ "issue": id }));
+    assert_eq!(claimed["granted"], true, "{claimed}");
+    assert_eq!(
+        fs::read(second.join(&file)).expect("the file landed"),
+        fs::read(fixture.at(&file)).expect("the maker's file"),
+        "the claimant's file holds the maker's bytes"
+    );
+    let theirs = maker.call_ok("majordomus_plan_claim", json!({ "issue": id }));
+    assert_eq!(theirs["granted"], false, "claimed once: {theirs}");
+    let not_ready = maker.call_ok("majordomus_plan_ready", json!({}));
+    assert!(!not_ready.to_string().contains(&id), "{not_ready}");
+    let started = taker.call_ok(
+        "majordomus_plan_transition",
+        json!({ "issue": id, "transition": "start" }),
+    );
+    assert_eq!(started["to"], "active", "{started}");
+
+    // Once the file is on the branch the repository integrates into, the board carries it no
+    // more: the next reader (a fresh process) sweeps the copy.
+    let copy = fixture.at(&format!(".git/majordomus/peers/carried/{id}.json"));
+    assert!(copy.exists(), "carried while not integrated");
+    fixture.commit("the new issue");
+    let read = crate::support::run_in(&second, &["plan", "ready"]);
+    assert!(read.status.success(), "{}", crate::support::stderr(&read));
+    assert!(!copy.exists(), "the integrated issue is carried no more");
+    let _ = fs::remove_dir_all(&second);
+}

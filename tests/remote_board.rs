@@ -527,3 +527,78 @@ fn doctor_and_repository_info_say_whether_the_board_is_local_or_shared() {
         "{check}"
     );
 }
+
+/// An issue made by an agent on one clone reaches the queue of the two others within seconds;
+/// agents of those two racing for it: one grant, and the file lands in the winner's work tree
+/// with the maker's bytes (in the loser's, nothing).
+fn an_issue_made_on_one_clone_is_taken_once_on_another(server: &GitServer) {
+    let (a, b, c) = (server.clone("a"), server.clone("b"), server.clone("c"));
+    let mut maker = agent(&a, "maker", &[]);
+    let mut beta = agent(&b, "beta", &[]);
+    let mut gamma = agent(&c, "gamma", &[]);
+    let made = maker.call_ok(
+        tool_of("plan.create"),
+        json!({ "title": "Made on another clone", "paths": ["far/**"] }),
+    );
+    let id = made["id"].as_str().expect("an id").to_string();
+    let file = format!(".ai/repo/project/issues/{id}.yaml");
+    for taker in [&mut beta, &mut gamma] {
+        poll(
+            Duration::from_secs(15),
+            "the issue reaches the clone",
+            || {
+                let ready = taker.call_ok(tool_of("plan.ready"), json!({}));
+                ready["ready"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|t| t["id"] == id.as_str()))
+                    .then_some(())
+            },
+        );
+    }
+    let barrier = Barrier::new(2);
+    let (x, y) = std::thread::scope(|s| {
+        let x = s.spawn(|| {
+            barrier.wait();
+            beta.call_ok(tool_of("plan.claim"), json!({ "issue": id }))
+        });
+        let y = s.spawn(|| {
+            barrier.wait();
+            gamma.call_ok(tool_of("plan.claim"), json!({ "issue": id }))
+        });
+        (x.join().expect("beta"), y.join().expect("gamma"))
+    });
+    let granted = [&x, &y].iter().filter(|a| a["granted"] == true).count();
+    assert_eq!(granted, 1, "{x} / {y}");
+    let (winner, loser) = if x["granted"] == true {
+        (&b, &c)
+    } else {
+        (&c, &b)
+    };
+    assert_eq!(
+        std::fs::read(winner.join(&file)).expect("the file landed"),
+        std::fs::read(a.join(&file)).expect("the maker's file"),
+        "the claimant's file holds the maker's bytes"
+    );
+    assert!(!loser.join(&file).exists(), "nothing lands with a refusal");
+    let mine = maker.call_ok(tool_of("plan.claim"), json!({ "issue": id }));
+    assert_eq!(mine["granted"], false, "claimed once across clones: {mine}");
+    assert_eq!(
+        server
+            .records()
+            .iter()
+            .filter(|r| r["kind"] == "filed")
+            .count(),
+        1,
+        "one record carries it"
+    );
+}
+
+#[test]
+fn an_issue_made_on_one_clone_is_taken_once_on_another_over_file_urls() {
+    an_issue_made_on_one_clone_is_taken_once_on_another(&GitServer::file());
+}
+
+#[test]
+fn an_issue_made_on_one_clone_is_taken_once_on_another_over_git_daemon() {
+    an_issue_made_on_one_clone_is_taken_once_on_another(&GitServer::daemon(true));
+}

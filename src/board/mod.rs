@@ -7,6 +7,7 @@
 
 pub mod across;
 pub mod ancestry;
+pub mod carried;
 pub mod changes;
 pub mod check;
 pub mod claims;

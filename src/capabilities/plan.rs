@@ -27,11 +27,81 @@ use crate::registry::types::{
     PlanTask, PlanTransitionInputTransition as TransitionWord,
 };
 
-/// The plan of the index now, built once per generation.
+/// The plan of the index now (built once per generation), with the issues the board carries
+/// whose file is not in this work tree yet.
 fn graph(ctx: &Context) -> Result<(Arc<crate::layer::Index>, Arc<Graph>), CapabilityError> {
     let index = ctx.index()?;
     let graph = ctx.per_generation(index.generation, || Graph::of(&index));
-    Ok((index, graph))
+    let carried: Vec<crate::layer::Object> = ctx
+        .peers()
+        .shared_board(&index.root)
+        .carried()
+        .into_iter()
+        .filter(|c| graph.get(&c.issue).is_none())
+        .filter_map(|c| carried_object(&index, &c))
+        .collect();
+    if carried.is_empty() {
+        return Ok((index, graph));
+    }
+    let with = Arc::new(Graph::with(&index, &carried));
+    Ok((index, with))
+}
+
+/// A carried issue as the object its file will be in this work tree, read as the layer reads
+/// the file; `None` when it would not be one (the layer has no issue kind, the text does not
+/// read, or it names another id than its file's).
+fn carried_object(
+    index: &crate::layer::Index,
+    c: &crate::board::carried::Carried,
+) -> Option<crate::layer::Object> {
+    let kind = index.kinds.get(crate::plan::graph::ISSUE_KIND)?;
+    let class = index
+        .sources
+        .classes
+        .iter()
+        .find(|class| class.kind == kind.name)?;
+    let path = c.path();
+    let object = crate::layer::make_object(
+        kind,
+        &index.kinds,
+        &path,
+        &class.id,
+        index.manifest.section_of(&path),
+        c.text.clone(),
+    )
+    .ok()?;
+    (object.identity == c.issue).then_some(object)
+}
+
+/// Writes the file of an issue known here only from the board into this work tree, with the
+/// bytes its maker wrote (so the two adds of one file merge cleanly); a file already there is
+/// left as it is. Whether it wrote one.
+fn land(
+    ctx: &Context,
+    index: &crate::layer::Index,
+    issue: &Issue,
+) -> Result<bool, CapabilityError> {
+    let in_tree = index
+        .objects
+        .iter()
+        .any(|o| o.kind == crate::plan::graph::ISSUE_KIND && o.identity == issue.id());
+    if in_tree {
+        return Ok(false);
+    }
+    let relative = issue.object.provenance.path.clone();
+    crate::write::ensure_dir_in_layer(&index.root, crate::plan::new_issue::ISSUES_DIR)
+        .map_err(crate::capabilities::place_error)?;
+    let target = crate::write::place_in_layer(&index.root, &relative)
+        .map_err(crate::capabilities::place_error)?;
+    let bytes = issue.object.content.as_bytes();
+    match crate::write::write_atomic(&target, bytes, crate::write::Existing::Refuse) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(CapabilityError::io("write", &relative, &e)),
+    }
+    ctx.count_write();
+    ctx.refresh(std::slice::from_ref(&relative));
+    Ok(true)
 }
 
 /// The claims on the board now, each with whether its holder lives.

@@ -58,11 +58,24 @@ pub struct Graph {
 
 impl Graph {
     pub fn of(index: &Index) -> Graph {
-        let objects: Vec<&Object> = index
+        Graph::with(index, &[])
+    }
+
+    /// The plan of `index` with `more` issues besides its own (those the board carries until
+    /// their file arrives by git); an issue of the index wins over one of `more` with its id.
+    pub fn with(index: &Index, more: &[Object]) -> Graph {
+        let mut objects: Vec<&Object> = index
             .objects
             .iter()
             .filter(|o| o.kind == ISSUE_KIND)
             .collect();
+        let known: std::collections::HashSet<&str> =
+            objects.iter().map(|o| o.identity.as_str()).collect();
+        let extra: Vec<&Object> = more
+            .iter()
+            .filter(|o| o.kind == ISSUE_KIND && !known.contains(o.identity.as_str()))
+            .collect();
+        objects.extend(extra);
         let status: HashMap<&str, Status> = objects
             .iter()
             .map(|o| (o.identity.as_str(), status_of(o)))

@@ -32,7 +32,7 @@ pub const MAX_LEASE: u64 = 3_600;
 
 /// The longest text one record carries.
 const MAX_TEXT: usize = 1024;
-const MAX_BODY: usize = 16 << 10;
+pub const MAX_BODY: usize = 16 << 10;
 const MAX_GLOBS: usize = 64;
 
 /// What a record is.
@@ -47,6 +47,9 @@ pub enum Kind {
     Issue,
     /// A message from an agent.
     Message,
+    /// An issue's file, carried until it reaches the other clones by git: its id in `issue`,
+    /// its bytes in `body`. Kept by the clone that made it, renewed by every writer.
+    Filed,
 }
 
 /// One record of the shared board.
@@ -249,6 +252,11 @@ fn check(e: &Entry, now: u64) -> Result<(), (&'static str, String)> {
     }
     if e.kind == Kind::Claim && e.globs.is_empty() {
         return Err(out("globs"));
+    }
+    if e.kind == Kind::Filed
+        && (e.body.is_none() || !e.issue.as_deref().is_some_and(super::super::carried::is_id))
+    {
+        return Err(out("issue"));
     }
     if e.at > now + SKEW || e.expires_at > now + MAX_LEASE + SKEW {
         return Err((

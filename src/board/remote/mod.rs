@@ -187,6 +187,8 @@ pub struct Remote {
     ticker: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Messages already delivered into this process's inboxes.
     delivered: Mutex<HashSet<String>>,
+    /// The issues this clone carries (`super::carried`), published by every write.
+    carried: PathBuf,
 }
 
 /// Seconds since the Unix epoch.
@@ -266,6 +268,7 @@ impl Remote {
             stop: Arc::new(AtomicBool::new(false)),
             ticker: Mutex::new(None),
             delivered: Mutex::new(HashSet::new()),
+            carried: super::carried::dir_of(board_dir),
         }
     }
 
@@ -399,9 +402,64 @@ impl Remote {
         })
     }
 
-    /// Whether a record is one this process publishes from `mine` (and so replaces).
+    /// Whether a record is one this process publishes (and so replaces): what it holds, from
+    /// `mine`, and the issues its clone carries, from the disk every process of the clone shares.
     fn is_mine(&self, e: &Entry) -> bool {
-        e.clone == self.me.clone && e.process == self.me.process && e.kind != Kind::Message
+        e.clone == self.me.clone
+            && match e.kind {
+                Kind::Message => false,
+                Kind::Filed => true,
+                _ => e.process == self.me.process,
+            }
+    }
+
+    /// Asks the ticker to publish what this process holds at its next turn.
+    pub fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// The carried issues of the next document: those of other clones in `next` renewed, or
+    /// dropped once their file is integrated or too old, and this clone's from its disk (swept
+    /// first). A carried issue outlives its maker's agent: every writer keeps it.
+    fn carry_over(&self, next: &mut Vec<Entry>, now: u64) {
+        let here = super::carried::read_dir(&self.carried);
+        if here.is_empty() && !next.iter().any(|e| e.kind == Kind::Filed) {
+            return;
+        }
+        let done = super::carried::sweep(&self.carried, &self.me.root, Some(self.name()), now);
+        next.retain(|e| {
+            e.kind != Kind::Filed
+                || !(e.issue.as_ref().is_some_and(|i| done.contains(i))
+                    || e.at.saturating_add(super::carried::MAX_AGE) < now)
+        });
+        for e in next.iter_mut().filter(|e| e.kind == Kind::Filed) {
+            e.expires_at = e.expires_at.max(now + doc::MAX_LEASE);
+        }
+        let branch = crate::git::state(&self.me.root, 0).branch;
+        for c in super::carried::read_dir(&self.carried) {
+            next.push(Entry {
+                kind: Kind::Filed,
+                clone: self.me.clone.clone(),
+                machine: self.me.machine.clone(),
+                process: self.me.process.clone(),
+                agent: String::new(),
+                session: 0,
+                client: String::new(),
+                worktree: self.me.worktree.clone(),
+                branch: branch.clone(),
+                at: c.at.min(now),
+                expires_at: now + doc::MAX_LEASE,
+                globs: Vec::new(),
+                exclusive: false,
+                until: None,
+                reason: None,
+                issue: Some(c.issue),
+                to: None,
+                id: None,
+                subject: None,
+                body: Some(c.text),
+            });
+        }
     }
 
     /// Decides on the board just fetched, and publishes what `decide` asks with a
@@ -436,6 +494,7 @@ impl Remote {
             };
             let mut next = others;
             next.extend(self.entries_of(&mine, now));
+            self.carry_over(&mut next, now);
             next.extend(add);
             let bytes = doc::write(&next);
             let new = self.wire.commit(&bytes)?;

@@ -3,7 +3,7 @@
 
 use super::create::cycle_text;
 use super::{
-    caller, claim_error, claimant, graph, named, quoted, release_paths, unknown, Holdings,
+    caller, claim_error, claimant, graph, land, named, quoted, release_paths, unknown, Holdings,
 };
 use crate::context::Context;
 use crate::error::CapabilityError;
@@ -201,6 +201,13 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
     if let Err(e) = granting.write(&record) {
         let _ = board.release_issue(session, &record.issue);
         return Err(claim_error(e));
+    }
+    // An issue known here only from the board: its file lands in the claimant's work tree, to
+    // be committed with the work. Without it the claim would hold an issue nobody can stamp.
+    if let Err(e) = land(ctx, &index, issue) {
+        granting.remove(&record.issue);
+        let _ = board.release_issue(session, &record.issue);
+        return Err(e);
     }
     drop(granting);
     Ok(ClaimOutput {

@@ -84,7 +84,7 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
     // A suffix already taken in this checkout is drawn again; across worktrees the suffix's
     // randomness alone keeps ids apart.
     let mut attempt = 0;
-    let (id, relative) = loop {
+    let (id, relative, text) = loop {
         attempt += 1;
         let id = new_issue::fresh_id(&input.title)
             .map_err(|e| CapabilityError::internal(format!("no random suffix: {e}")))?;
@@ -103,13 +103,24 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
         })
         .map_err(|e| CapabilityError::internal(format!("cannot write the issue: {e}")))?;
         match crate::write::write_atomic(&target, text.as_bytes(), crate::write::Existing::Refuse) {
-            Ok(()) => break (id, relative),
+            Ok(()) => break (id, relative, text),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => continue,
             Err(e) => return Err(CapabilityError::io("write", &relative, &e)),
         }
     };
     ctx.count_write();
     ctx.refresh(std::slice::from_ref(&relative));
+    // Every worktree and clone can take it before the file travels by git; the file stays the
+    // issue, so a copy that cannot be carried only delays the others.
+    let made = crate::rfc3339::micros_of(&created_at)
+        .map_or_else(crate::board::claims::now, |us| us / 1_000_000);
+    if let Err(e) = ctx
+        .peers()
+        .shared_board(&index.root)
+        .carry(&id, &text, made)
+    {
+        tracing::warn!("`{id}` stays in this work tree until it is pushed: {e}");
+    }
     if let Err(e) = append_ledger(
         &index.root,
         &serde_json::json!({

@@ -64,6 +64,27 @@ pub(super) fn transition(
             .refresh_now()
             .map_err(|e| crate::context::layer_error_to_capability(&e))?;
     }
+    if find(&index).is_none() {
+        // Known here only from the board: its file lands in this work tree first, for the one
+        // agent who may move it (no live agent holds it, or this one does).
+        let (_, graph) = super::graph(ctx)?;
+        if let Some(carried) = graph.get(&input.issue) {
+            if let Some(holder) = held_by_another(ctx, &index.root, &input.issue)? {
+                return Err(CapabilityError::refused(format!(
+                    "`{}` is claimed by {}, a live peer; only it moves the issue on",
+                    input.issue,
+                    named(&holder)
+                )));
+            }
+            if super::land(ctx, &index, carried)? {
+                index = ctx
+                    .layer()
+                    .map_err(crate::context::layer_error_to_capability)?
+                    .refresh_now()
+                    .map_err(|e| crate::context::layer_error_to_capability(&e))?;
+            }
+        }
+    }
     let issue = find(&index).map(|i| &index.objects[i]).ok_or_else(|| {
         CapabilityError::not_found(format!(
             "no issue `{}` in the plan (see the plan's issues)",
