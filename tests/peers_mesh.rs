@@ -241,7 +241,7 @@ fn a_worktree_with_more_than_fifty_thousand_changes_is_summarised_and_says_so() 
 
 /// A `git commit` in `dir` with `hooks` as its hooks directory and the binary under test first
 /// on `PATH` (the printed hook calls `majordomus`).
-fn commit_with_hooks(dir: &Path, hooks: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn commit_with_hooks(dir: &Path, hooks: &Path, args: &[&str]) -> std::process::Output {
     let path = crate::support::path_with_bin();
     let mut command = std::process::Command::new("git");
     command
@@ -261,7 +261,7 @@ fn commit_with_hooks(dir: &Path, hooks: &Path, args: &[&str]) -> std::process::O
 
 /// Installs the hook `peers check --print-hook git --mode <mode>` prints as `pre-commit` in a
 /// fresh hooks directory under `dir`.
-fn install_git_hook(dir: &Path, mode: &str) -> PathBuf {
+pub(crate) fn install_git_hook(dir: &Path, mode: &str) -> PathBuf {
     let printed = run_in(
         dir,
         &["peers", "check", "--print-hook", "git", "--mode", mode],
@@ -357,7 +357,7 @@ fn a_commit_of_paths_another_worktree_holds_is_refused_under_enforce_and_warned_
 }
 
 /// `peers check --hook claude --mode <mode>` in `dir`, fed `input` on stdin.
-fn claude_hook(dir: &Path, mode: &str, input: &[u8]) -> std::process::Output {
+pub(crate) fn claude_hook(dir: &Path, mode: &str, input: &[u8]) -> std::process::Output {
     use std::io::Write;
     let mut child = crate::support::bin()
         .current_dir(dir)
@@ -377,7 +377,7 @@ fn claude_hook(dir: &Path, mode: &str, input: &[u8]) -> std::process::Output {
 }
 
 /// The JSON Claude Code sends a PreToolUse hook for `tool` writing `file`.
-fn pre_tool_use(tool: &str, field: &str, file: &Path, cwd: &Path) -> Vec<u8> {
+pub(crate) fn pre_tool_use(tool: &str, field: &str, file: &Path, cwd: &Path) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "session_id": "8f1c2d3e-0000-4000-8000-000000000001",
         "transcript_path": "/home/user/.claude/projects/x/8f1c.jsonl",

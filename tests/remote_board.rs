@@ -602,3 +602,62 @@ fn an_issue_made_on_one_clone_is_taken_once_on_another_over_file_urls() {
 fn an_issue_made_on_one_clone_is_taken_once_on_another_over_git_daemon() {
     an_issue_made_on_one_clone_is_taken_once_on_another(&GitServer::daemon(true));
 }
+
+#[test]
+fn the_hooks_of_one_clone_refuse_a_file_an_agent_of_another_clone_holds() {
+    use crate::peers_mesh::{claude_hook, commit_with_hooks, install_git_hook, pre_tool_use};
+    let server = GitServer::daemon(true);
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    let mut alpha = agent(&a, "alpha", &[]);
+    let taken = alpha.call_ok(
+        tool_of("peers.claim"),
+        json!({ "globs": ["src/**"], "reason": "api rework" }),
+    );
+    assert_eq!(taken["granted"], true, "{taken}");
+    let hooks_at = tempfile::tempdir().expect("tempdir");
+    let enforce = install_git_hook(hooks_at.path(), "enforce");
+
+    // A person (no agent) commits on the other clone: the pre-commit hook refuses the held file,
+    // naming its holder and where it is held.
+    std::fs::create_dir_all(b.join("src")).expect("src");
+    std::fs::write(b.join("src/a.rs"), "// a\n").expect("write");
+    git_in(&b, &["add", "src/a.rs"]);
+    let head = git_in(&b, &["rev-parse", "HEAD"]);
+    let refused = commit_with_hooks(&b, &enforce, &["-m", "touch the api"]);
+    assert!(!refused.status.success(), "the commit went through");
+    let said = stderr(&refused);
+    assert!(
+        said.contains("`src/a.rs` is claimed exclusively by alpha")
+            && said.contains("reason: api rework")
+            && said.contains(&hostname())
+            && said.contains("commit refused"),
+        "{said}"
+    );
+    assert_eq!(
+        git_in(&b, &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed"
+    );
+
+    // Claude Code's hook on that clone denies the edit.
+    let target = b.join("src/api/new.rs");
+    let denied = claude_hook(
+        &b,
+        "enforce",
+        &pre_tool_use("Write", "file_path", &target, &b),
+    );
+    assert!(denied.status.success(), "{}", stderr(&denied));
+    let decision: Value = serde_json::from_slice(&denied.stdout).expect("decision JSON");
+    let output = &decision["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "deny", "{decision}");
+    let reason = output["permissionDecisionReason"].as_str().expect("reason");
+    assert!(
+        reason.contains("`src/api/new.rs` is claimed exclusively by alpha"),
+        "{reason}"
+    );
+
+    // Released on the holder's clone, the commit goes through on the other.
+    alpha.call_ok(tool_of("peers.release"), json!({}));
+    let free = commit_with_hooks(&b, &enforce, &["-m", "released"]);
+    assert!(free.status.success(), "{}", stderr(&free));
+}
