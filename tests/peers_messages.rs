@@ -121,6 +121,10 @@ fn a_message_reaches_a_peer_in_another_worktree_and_every_peers_answer_counts_th
     assert_eq!(mail["dropped"], 0);
     let message = &mail["messages"][0];
     assert_eq!(message["id"], 1);
+    assert_eq!(
+        message["key"], sent["recipients"][0]["key"],
+        "one name on both sides"
+    );
     assert_eq!(message["read"], false);
     assert_eq!(message["addressed"], "peer");
     assert_eq!(message["from"]["pid"], alpha.pid());

@@ -661,3 +661,79 @@ fn the_hooks_of_one_clone_refuse_a_file_an_agent_of_another_clone_holds() {
     let free = commit_with_hooks(&b, &enforce, &["-m", "released"]);
     assert!(free.status.success(), "{}", stderr(&free));
 }
+
+#[test]
+fn agents_of_another_clone_show_as_they_are_and_a_message_to_one_is_named_alike_on_both_sides() {
+    let server = GitServer::file();
+    let (a, b) = (server.clone("a"), server.clone("b"));
+    git_in(&a, &["checkout", "-q", "-b", "feature/api"]);
+    let served = crate::serve_support::Served::start(&a);
+    let web = served.api_agent("reviewing the api");
+    let mut alpha = agent(&a, "alpha", &[]);
+    let mut beta = agent(&b, "beta", &[]);
+
+    // Beta on the other clone sees both agents of clone a as what they are.
+    let far = |list: &Value, transport: &str| -> Option<Value> {
+        list["peers"]
+            .as_array()?
+            .iter()
+            .find(|p| p["machine"].is_string() && p["transport"] == transport)
+            .cloned()
+    };
+    let list = poll(
+        Duration::from_secs(15),
+        "both agents of a are listed",
+        || {
+            let list = beta.call_ok(tool_of("peers.list"), json!({}));
+            (far(&list, "http").is_some() && far(&list, "stdio").is_some()).then_some(list)
+        },
+    );
+    let http = far(&list, "http").expect("the HTTP agent");
+    // The handle without the key the agent alone carries.
+    let handle = http["handle"].as_str().expect("a handle");
+    assert!(web.starts_with(&format!("{handle}.")), "{web} / {http}");
+    assert_eq!(http["machine"], hostname());
+    assert_eq!(http["branch"], "feature/api");
+    assert_eq!(
+        http["client_supplied"]["intent"], "reviewing the api",
+        "{http}"
+    );
+    let stdio = far(&list, "stdio").expect("the stdio agent");
+    assert_eq!(stdio["client_supplied"]["client"], "alpha", "{stdio}");
+    assert_eq!(stdio["branch"], "feature/api");
+    assert!(
+        !stdio["protocol_version"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{stdio}"
+    );
+
+    // A message to alpha: the answer names it by the key alpha's inbox shows, not by a number
+    // only alpha's process can give.
+    let sent = beta.call_ok(
+        tool_of("peers.send"),
+        json!({
+            "to": { "pid": stdio["pid"], "id": stdio["id"] },
+            "subject": "which branch?",
+            "body": "the api one",
+        }),
+    );
+    let recipient = &sent["recipients"][0];
+    assert_eq!(recipient["handle"], stdio["handle"], "{sent}");
+    assert!(
+        recipient.get("message").is_none(),
+        "no made-up number: {sent}"
+    );
+    let key = recipient["key"].as_str().expect("a key").to_string();
+    assert!(!key.is_empty());
+    let inbox = poll(Duration::from_secs(15), "the message reaches alpha", || {
+        let inbox = alpha.call_ok(tool_of("peers.inbox"), json!({}));
+        (inbox["messages"].as_array().is_some_and(|m| !m.is_empty())).then_some(inbox)
+    });
+    let message = &inbox["messages"][0];
+    assert_eq!(message["key"], key.as_str(), "{inbox}");
+    assert_eq!(message["id"], 1, "{inbox}");
+    assert_eq!(message["client_supplied"]["subject"], "which branch?");
+    drop(served);
+}

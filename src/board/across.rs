@@ -19,6 +19,12 @@ pub struct Faraway {
     pub client: String,
     pub worktree: String,
     pub attached_at: u64,
+    /// The branch its worktree was on at its last renewal.
+    pub branch: Option<String>,
+    /// How it reaches its server, its client's version, its protocol, what it announced (none
+    /// from a build that did not publish them).
+    pub about: Option<super::remote::doc::About>,
+    pub paths: Vec<String>,
 }
 
 /// A message for agents of other clones.
@@ -54,15 +60,19 @@ impl Board {
                 client: e.client.clone(),
                 worktree: e.worktree.clone(),
                 attached_at: e.at,
+                branch: e.branch.clone(),
+                about: e.about.clone(),
+                paths: e.globs.clone(),
             })
             .collect()
     }
 
     /// Puts `message` on the shared board, once the remote accepted it; the records live one
-    /// lease, in which every recipient's process files it.
-    pub fn send_far(&self, message: &Outgoing) -> Result<(), super::remote::RemoteError> {
+    /// lease, in which every recipient's process files it. Answers the key each recipient's
+    /// inbox will name it by, in the order of `to` (one key for every agent without `to`).
+    pub fn send_far(&self, message: &Outgoing) -> Result<Vec<String>, super::remote::RemoteError> {
         let Some(remote) = &self.remote else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let now = super::claims::now();
         let mut id = [0u8; 8];
@@ -90,6 +100,7 @@ impl Board {
             id: Some(format!("{id}-{n}")),
             subject: Some(message.subject.clone()),
             body: Some(message.body.clone()),
+            about: None,
         };
         let add: Vec<Entry> = match &message.to {
             None => vec![entry(None, 0)],
@@ -99,13 +110,15 @@ impl Board {
                 .map(|(n, f)| entry(Some(format!("{}/{}", f.clone, f.handle)), n))
                 .collect(),
         };
+        let keys: Vec<String> = add.iter().filter_map(|e| e.id.clone()).collect();
         remote.transact(
             |_| {},
             |_| Decision::Write {
                 value: (),
                 add: add.clone(),
             },
-        )
+        )?;
+        Ok(keys)
     }
 
     /// Files in this process's inboxes what agents of other clones sent its agents since the
@@ -147,6 +160,8 @@ impl Board {
                     e.body.clone().unwrap_or_default(),
                 );
                 record.sent_at = e.at;
+                // The name the sender was answered with, so both sides speak of one message.
+                record.key = e.id.clone();
                 let to = Recipient {
                     process: self.me.clone(),
                     session,

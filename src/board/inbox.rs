@@ -83,6 +83,17 @@ pub struct MessageRecord {
     pub sent_at: u64,
     pub subject: String,
     pub body: String,
+    /// The message's name, the same in the sender's answer and in the inbox it is filed in, on
+    /// any clone (a number is given by the inbox, so it is known only where it is filed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// A fresh message key: 16 random hexadecimal digits.
+pub fn fresh_key() -> String {
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl MessageRecord {
@@ -101,6 +112,7 @@ impl MessageRecord {
             sent_at: super::claims::now(),
             subject,
             body,
+            key: Some(fresh_key()),
         }
     }
 }

@@ -43,6 +43,9 @@ pub struct Peer {
     pub key: Option<String>,
     /// How many times its lease lapsed (each lapse ends what it held and renames it).
     pub lapses: u32,
+    /// Where an agent of another clone is (through the board shared on the remote); none for
+    /// an agent of this clone.
+    pub origin: Option<super::claims::Origin>,
 }
 
 /// How long an HTTP agent lives after its last request unless told otherwise, in seconds.
@@ -206,6 +209,7 @@ impl Peers {
                 lease_expires_at: lease,
                 key: previous.and_then(|p| p.key),
                 lapses,
+                origin: None,
             },
         );
         drop(board);
@@ -564,6 +568,7 @@ mod tests {
             lease_expires_at: None,
             key: None,
             lapses: 0,
+            origin: None,
         };
         let small = Peer {
             client_name: "s".into(),

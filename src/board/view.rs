@@ -53,20 +53,27 @@ pub fn view(peers: &Peers, root: &Path) -> BoardView {
                 lease_expires_at: s.lease_expires_at,
                 key: None,
                 lapses: 0,
+                origin: None,
             });
         }
     }
     // The agents of other clones, through the board shared on the remote.
     for f in board.faraway() {
+        let about = f.about.unwrap_or_default();
         all.push(Peer {
             id: f.session,
-            transport: Transport::Stdio,
+            // As its own process recorded it (a build that did not record it served stdio).
+            transport: if about.transport == "http" {
+                Transport::Http
+            } else {
+                Transport::Stdio
+            },
             client_name: f.client,
-            client_version: String::new(),
-            protocol_version: String::new(),
+            client_version: about.client_version,
+            protocol_version: about.protocol_version,
             attached_at: f.attached_at,
-            intent: None,
-            paths: Vec::new(),
+            intent: about.intent,
+            paths: f.paths,
             pid: f.pid,
             worktree: format!("{}:{}", f.machine, f.worktree),
             this_process: false,
@@ -75,6 +82,11 @@ pub fn view(peers: &Peers, root: &Path) -> BoardView {
             lease_expires_at: None,
             key: None,
             lapses: 0,
+            origin: Some(super::claims::Origin {
+                machine: f.machine,
+                clone: f.clone,
+                branch: f.branch,
+            }),
         });
     }
     BoardView {

@@ -36,6 +36,8 @@ fn view(p: &BoardPeer) -> Peer {
             Transport::Stdio => PeerTransport::Stdio,
             Transport::Http => PeerTransport::Http,
         },
+        machine: p.origin.as_ref().map(|o| o.machine.clone()),
+        branch: p.origin.as_ref().and_then(|o| o.branch.clone()),
         pid: i64::from(p.pid),
         worktree: p.worktree.clone(),
         this_process: p.this_process,

@@ -96,6 +96,24 @@ pub struct Entry {
     pub subject: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// What a presence says of its agent beyond its name: how it reaches its server, its
+    /// client's version, the protocol it speaks and what it announced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<About>,
+}
+
+/// An agent of a presence record, as its own process knows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct About {
+    /// `stdio` or `http`.
+    pub transport: String,
+    #[serde(default)]
+    pub client_version: String,
+    #[serde(default)]
+    pub protocol_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
 }
 
 impl Entry {
@@ -243,6 +261,19 @@ fn check(e: &Entry, now: u64) -> Result<(), (&'static str, String)> {
             return Err(out(field));
         }
     }
+    if let Some(about) = &e.about {
+        let texts = [
+            &about.transport,
+            &about.client_version,
+            &about.protocol_version,
+        ];
+        if !matches!(about.transport.as_str(), "stdio" | "http")
+            || texts.iter().any(|t| long(t, MAX_TEXT))
+            || about.intent.as_deref().is_some_and(|t| long(t, MAX_TEXT))
+        {
+            return Err(out("about"));
+        }
+    }
     if e.globs.len() > MAX_GLOBS
         || e.globs
             .iter()
@@ -306,6 +337,7 @@ mod tests {
             id: None,
             subject: None,
             body: None,
+            about: None,
         }
     }
 

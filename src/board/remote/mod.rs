@@ -458,6 +458,7 @@ impl Remote {
                 id: None,
                 subject: None,
                 body: Some(c.text),
+                about: None,
             });
         }
     }
@@ -571,6 +572,7 @@ impl Remote {
             id: None,
             subject: None,
             body: None,
+            about: None,
         };
         let pid: u32 = self
             .me
@@ -590,6 +592,23 @@ impl Remote {
         for s in mine.sessions.iter().filter(|s| !s.lapsed(now)) {
             let mut e = base(Kind::Presence, s.id, s.handle.clone(), s.client.clone());
             e.at = s.attached_at.min(now);
+            e.about = Some(doc::About {
+                transport: if s.transport == "http" {
+                    "http"
+                } else {
+                    "stdio"
+                }
+                .into(),
+                client_version: s.client_version.chars().take(256).collect(),
+                protocol_version: s.protocol_version.chars().take(256).collect(),
+                intent: s.intent.as_ref().map(|i| i.chars().take(1024).collect()),
+            });
+            // What it announced it works on: paths, never a claim (a presence holds nothing).
+            e.globs = (s.paths.iter())
+                .filter(|p| super::glob::check(p).is_ok())
+                .take(64)
+                .cloned()
+                .collect();
             if let Some(end) = s.lease_expires_at {
                 e.expires_at = e.expires_at.min(end);
             }

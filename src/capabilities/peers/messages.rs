@@ -170,6 +170,9 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                     client: holder.client.clone(),
                     worktree: holder.worktree.clone(),
                     attached_at: 0,
+                    branch: origin.branch.clone(),
+                    about: None,
+                    paths: Vec::new(),
                 };
                 if !far.contains(&f) {
                     far.push(f);
@@ -239,7 +242,8 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
                 handle: a.handle,
                 worktree: a.worktree,
                 this_process: a.this_process,
-                message: number as i64,
+                message: Some(number as i64),
+                key: message.key.clone().unwrap_or_default(),
                 dropped: dropped as i64,
                 client_supplied: RecipientClientSupplied { client: a.client },
             }),
@@ -265,7 +269,8 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
 
 /// Sends to agents of other clones through the board shared on the remote (`all`: to every
 /// agent of every other clone, those known now named as recipients); each recipient's process
-/// files the message when it next looks, so its number there is not known here (0).
+/// files the message when it next looks and numbers it then, so a recipient is answered with
+/// the key its inbox will show, and no number.
 fn send_far(
     ctx: &Context,
     board: &crate::board::Board,
@@ -293,7 +298,14 @@ fn send_far(
         unread: unread(ctx),
     };
     match board.send_far(&outgoing) {
-        Ok(()) => out.recipients = far.into_iter().map(far_recipient).collect(),
+        Ok(keys) => {
+            out.recipients = (far.into_iter().enumerate())
+                .map(|(n, f)| {
+                    let key = keys.get(n).or(keys.first()).cloned().unwrap_or_default();
+                    far_recipient(f, key)
+                })
+                .collect()
+        }
         Err(e) => {
             out.undelivered = far
                 .into_iter()
@@ -309,14 +321,15 @@ fn send_far(
     Ok(out)
 }
 
-fn far_recipient(f: Faraway) -> Recipient {
+fn far_recipient(f: Faraway, key: String) -> Recipient {
     Recipient {
         pid: i64::from(f.pid),
         id: f.session as i64,
         handle: f.handle,
         worktree: format!("{}:{}", f.machine, f.worktree),
         this_process: false,
-        message: 0,
+        message: None,
+        key,
         dropped: 0,
         client_supplied: RecipientClientSupplied { client: f.client },
     }
@@ -331,6 +344,7 @@ fn message_view(m: inbox::Message) -> Message {
     };
     Message {
         id: m.id as i64,
+        key: r.key,
         read: m.read,
         sent_at: crate::rfc3339::of_secs(r.sent_at),
         from: MessageFrom {
