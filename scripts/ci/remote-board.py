@@ -12,7 +12,9 @@ three times, and starts two agents (`BINARY mcp`) in each clone, every agent wit
   handle, its machine and `transport: remote`; the hook check of another clone holds the file;
 - messages: B1 writes to the holders of `src/db/y.rs`; A1's inbox has it within 10 s;
 - the queue: the six agents claim the issue `base` at once: exactly one is granted, and `base`
-  leaves `plan.ready` of every other clone;
+  leaves `plan.ready` of every other clone; A2 creates an issue, which is in `plan.ready` of the
+  four agents of clones B and C within 10 s; they claim it at once: exactly one is granted, and
+  the file in its clone holds the bytes of A's;
 - the race: the six agents claim one new path at once, ROUNDS rounds: exactly one grant each;
 - a vanished clone: a child process holding `kill/**` in clone C is SIGKILLed; A1 is granted it
   within the lease and a renewal's slack.
@@ -150,6 +152,22 @@ async def steps(binary, clones, rounds):
                 ready = await x.call("majordomus_plan_ready", {})
                 check(all(t["id"] != "base" for t in ready["ready"]), f"{x.name} still sees base ready: {ready}")
 
+        made = await agents[1].call("majordomus_plan_create", {"title": "Made on clone A", "paths": ["made/**"]})
+        new_id, created = made["id"], time.monotonic()
+        for x in agents[2:]:
+            while not any(t["id"] == new_id for t in (await x.call("majordomus_plan_ready", {}))["ready"]):
+                check(time.monotonic() - created < 10, f"{new_id} did not reach {x.name}'s queue within 10 s")
+                await asyncio.sleep(0.05)
+        arrived = time.monotonic() - created
+        taken = await asyncio.gather(*(x.call("majordomus_plan_claim", {"issue": new_id}) for x in agents[2:]))
+        winners = [x.name for x, t in zip(agents[2:], taken) if t["granted"]]
+        check(len(winners) == 1, f"the new issue was granted to {winners}")
+        path = os.path.join(".ai/repo/project/issues", f"{new_id}.yaml")
+        with open(os.path.join(clones[0], path), "rb") as f:
+            maker = f.read()
+        with open(os.path.join(clones["abc".index(winners[0][0].lower())], path), "rb") as f:
+            check(f.read() == maker, "the claimant's file differs from the maker's")
+
         latencies = []
         for r in range(rounds):
             async def timed(x):
@@ -173,7 +191,7 @@ async def steps(binary, clones, rounds):
             check(time.monotonic() - killed < LEASE + 10, f"kill/** still held {LEASE + 10} s after SIGKILL")
             await asyncio.sleep(0.2)
         freed = time.monotonic() - killed
-        return reach, latencies, freed
+        return reach, arrived, latencies, freed
 
 
 async def hold(binary, clone, glob):
@@ -193,7 +211,7 @@ async def main(binary, rounds):
             for name in "abc":
                 clones.append(os.path.join(top, name))
                 subprocess.run(["git", "clone", "-q", url, clones[-1]], check=True)
-            reach, latencies, freed = await scenario(binary, clones, rounds)
+            reach, arrived, latencies, freed = await scenario(binary, clones, rounds)
             refs = subprocess.run(["git", "-C", os.path.join(top, "remote.git"), "for-each-ref",
                                    "--format=%(refname)"], capture_output=True, text=True, check=True).stdout.split()
             check(sorted(r for r in refs if "majordomus" in r) == ["refs/majordomus/board"], f"remote refs: {refs}")
@@ -202,7 +220,8 @@ async def main(binary, rounds):
             daemon.wait()
     ordered = sorted(latencies)
     print(f"ok: 3 clones x 2 agents over git daemon: exclusivity across clones, the hook check, a message "
-          f"crossed in {reach:.2f} s, one issue claimed once, {rounds} races -> 1 grant each, "
+          f"crossed in {reach:.2f} s, one issue claimed once, a new issue in 4 queues of 2 other clones in "
+          f"{arrived:.2f} s and claimed once with the maker's bytes, {rounds} races -> 1 grant each, "
           f"a SIGKILLed clone freed in {freed:.1f} s (lease {LEASE} s)")
     print(f"claim under a 6-agent race (ms): median {statistics.median(latencies):.0f} "
           f"p90 {ordered[int(len(ordered) * 0.9) - 1]:.0f}")
