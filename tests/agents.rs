@@ -324,8 +324,11 @@ fn an_http_agents_claims_end_with_its_lease_for_every_process() {
         json!({ "issue": "base", "agent": rival }),
     );
     assert_eq!(refused["granted"], false, "{refused}");
+    // The refusal names the holder among `holders` and carries no claimant: nothing in it
+    // reads as a grant.
+    assert!(refused.get("claimant").is_none(), "{refused}");
     assert_eq!(
-        refused["claimant"]["handle"].as_str(),
+        refused["holders"][0]["claimant"]["handle"].as_str(),
         handle.rsplit_once('.').map(|(public, _)| public),
         "{refused}"
     );
@@ -397,7 +400,11 @@ fn a_released_issue_claimed_by_another_is_never_served_as_the_first_claimants() 
         );
         let refused = first.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }));
         assert_eq!(refused["granted"], false, "round {round}: {refused}");
-        assert_eq!(refused["claimant"]["client"], "second", "{refused}");
+        assert_eq!(
+            refused["holders"][0]["claimant"]["client"], "second",
+            "{refused}"
+        );
+        assert!(refused.get("claimant").is_none(), "{refused}");
         let start = first.call(
             tool_of("plan.transition"),
             json!({ "issue": "base", "transition": "start" }),

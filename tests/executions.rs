@@ -143,10 +143,8 @@ fn which_version_of_a_rule_the_agent_on_another_worktree_read_and_when() {
                 .is_some_and(|e| e["reads"][0]["digest"] == new_digest)
         },
     );
-    let at: Vec<i64> = seen
-        .iter()
-        .map(|e| e["at_us"].as_i64().expect("at"))
-        .collect();
+    // RFC 3339 at one precision (microseconds, UTC) sorts as text sorts.
+    let at: Vec<&str> = seen.iter().map(|e| e["at"].as_str().expect("at")).collect();
     assert!(at.windows(2).all(|w| w[0] >= w[1]), "newest first: {at:?}");
     assert!(
         seen.iter()

@@ -211,6 +211,8 @@ mod skills_pages;
 mod skills_stream;
 mod skills_walk;
 
+/// Answers sized for a context on a large layer: every listing's default page, RFC 3339 times.
+mod listings;
 /// How the binary starts: linked at a fixed address, a fixed command parsed by the small tree.
 mod start;
 /// How the binary is linked: statically against glibc where it can be, and what that changes.

@@ -38,8 +38,9 @@ fn send(server: &mut McpServer, arguments: Value) -> Value {
     server.call_ok(tool_of("peers.send"), arguments)
 }
 
+/// The whole inbox: a page as long as the inbox's bound.
 fn inbox(server: &mut McpServer) -> Value {
-    server.call_ok(tool_of("peers.inbox"), json!({}))
+    server.call_ok(tool_of("peers.inbox"), json!({ "limit": 100 }))
 }
 
 /// The client names of an answer's recipients, sorted.

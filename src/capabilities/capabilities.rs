@@ -39,11 +39,15 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
         })
         .map(summary)
         .collect();
+    let count = capabilities.len() as i64;
+    let offset = usize::try_from(input.offset).unwrap_or(0);
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
     let selection = ctx.toolsets();
     Ok(ListOutput {
         total: served().count() as i64,
-        count: capabilities.len() as i64,
-        capabilities,
+        count,
+        offset: input.offset,
+        capabilities: capabilities.into_iter().skip(offset).take(limit).collect(),
         mcp_toolsets: types::CapabilitiesListOutputMcpToolsets {
             selected: selection.names().to_vec(),
             why: selection.why(),

@@ -58,7 +58,6 @@ pub(crate) fn execution_of(listing: &query::Listing, listed: &query::Listed) -> 
     let p = &listing.processes[listed.process];
     Execution {
         at: crate::rfc3339::of_micros(e.at_us),
-        at_us: e.at_us as i64,
         seq: e.seq as i64,
         process: ExecutionProcess {
             pid: i64::from(p.pid),

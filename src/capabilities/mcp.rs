@@ -150,9 +150,9 @@ pub fn projection(
             resources: protocol::METHODS.contains(&"resources/list"),
             prompts: protocol::METHODS.contains(&"prompts/list"),
         },
-        tools,
+        tools: input.detail.then_some(tools),
         toolsets: toolsets_view(ctx, projected.len()),
-        bill: bill_view(ctx),
+        bill: bill_view(ctx, input.detail),
         effects,
         writers,
         resources: Resources {
@@ -209,7 +209,7 @@ fn cost(bytes: usize) -> ContextCost {
 }
 
 /// What the listing costs a client's context, per era and per tool.
-fn bill_view(ctx: &Context) -> BillView {
+fn bill_view(ctx: &Context, per_tool: bool) -> BillView {
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
     let instructions_of = |era: &str| {
         instructions
@@ -237,18 +237,20 @@ fn bill_view(ctx: &Context) -> BillView {
                 instructions: cost(instructions_of("modern")),
             },
         ],
-        tools: bill::tools(ctx)
-            .into_iter()
-            .map(|t| BillTool {
-                tool: t.tool,
-                whole: cost(t.whole),
-                model: cost(t.model),
-                name: cost(t.name),
-                description: cost(t.description),
-                input_schema: cost(t.input_schema),
-                output_schema: cost(t.output_schema),
-            })
-            .collect(),
+        tools: per_tool.then(|| {
+            bill::tools(ctx)
+                .into_iter()
+                .map(|t| BillTool {
+                    tool: t.tool,
+                    whole: cost(t.whole),
+                    model: cost(t.model),
+                    name: cost(t.name),
+                    description: cost(t.description),
+                    input_schema: cost(t.input_schema),
+                    output_schema: cost(t.output_schema),
+                })
+                .collect()
+        }),
     }
 }
 

@@ -235,6 +235,7 @@ fn named(c: &Claim) -> String {
 }
 
 fn task(index: &crate::layer::Index, issue: &Issue) -> PlanTask {
+    let (rules, rules_total) = governing_rules(index, &issue.paths);
     PlanTask {
         id: issue.id().to_string(),
         uri: issue.object.uri.clone(),
@@ -243,8 +244,21 @@ fn task(index: &crate::layer::Index, issue: &Issue) -> PlanTask {
         labels: issue.labels.clone(),
         paths: issue.paths.clone(),
         created_at: issue.created_at.clone(),
-        rules: rule_ids(index, &issue.paths),
+        rules,
+        rules_total,
     }
+}
+
+/// The most rule ids one issue of an answer carries: a page of twenty issues, each governed by
+/// hundreds of repository-wide rules, would otherwise be megabytes.
+pub(super) const RULES_PER_ISSUE: usize = 10;
+
+/// The first ids of `rule_ids`, and how many there are.
+pub(super) fn governing_rules(index: &crate::layer::Index, globs: &[String]) -> (Vec<String>, i64) {
+    let mut ids = rule_ids(index, globs);
+    let total = ids.len() as i64;
+    ids.truncate(RULES_PER_ISSUE);
+    (ids, total)
 }
 
 /// The literal part of each glob (what precedes its first wildcard: the directory or file the

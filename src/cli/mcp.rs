@@ -71,7 +71,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
         return served.map_err(internal);
     }
     let projection = ctx
-        .execute("mcp.projection", json!({}))
+        .execute("mcp.projection", json!({ "detail": true }))
         .map_err(Failure::from)?;
     let diagnostics = serde_json::to_value(&index.diagnostics).map_err(internal)?;
     match format {

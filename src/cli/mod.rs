@@ -559,7 +559,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
 }
 
 /// The claims a command takes for itself, which end when it exits (ADR 0075).
-const ENDS_WITH_THE_COMMAND: &[&str] = &["peers.claim", "plan.claim"];
+pub(super) const ENDS_WITH_THE_COMMAND: &[&str] = &["peers.claim", "plan.claim"];
 
 /// What a command that was granted a claim says on stderr after its answer.
 const CLAIM_ENDS_WITH_THE_COMMAND: &str = "majordomus: granted, and ended as this command exits: a command holds nothing once it has answered. Claim from an agent (an MCP client of `majordomus mcp` or `majordomus serve`) to hold paths or an issue.";

@@ -64,9 +64,19 @@ fn build(word: &'static str, node: &Node) -> Command {
         return fixed.clone();
     }
     if let Some(d) = node.leaf {
+        // A claim made by a command lasts as long as the command: a fact of the CLI alone, so it
+        // is said here rather than in the description every surface (and every model) reads.
+        let about = if super::ENDS_WITH_THE_COMMAND.contains(&d.id) {
+            format!(
+                "{} From the CLI it ends when the command exits.",
+                d.description
+            )
+        } else {
+            d.description.to_string()
+        };
         let mut cmd = Command::new(word)
             .about(d.title)
-            .long_about(d.description)
+            .long_about(about)
             .after_help(format!("Capability `{}`; declared in {}", d.id, d.source));
         for arg in args_of(d) {
             cmd = cmd.arg(arg);

@@ -126,7 +126,13 @@ fn layout(executions: &[Value]) -> Value {
     let rows = clients.len() + usize::from(others);
     let times: Vec<i64> = executions
         .iter()
-        .map(|e| e["at_us"].as_i64().unwrap_or_default())
+        .map(|e| {
+            e["at"]
+                .as_str()
+                .and_then(crate::rfc3339::micros_of)
+                .and_then(|us| i64::try_from(us).ok())
+                .unwrap_or_default()
+        })
         .collect();
     let (first, last) = (
         times.iter().copied().min().unwrap_or_default(),

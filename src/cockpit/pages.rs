@@ -54,6 +54,10 @@ pub(super) fn capabilities(ctx: &Context, params: &[(String, String)]) -> Render
     let mut input = Map::new();
     let mut choice_filters = Vec::new();
     for (name, schema) in &list_capability.input().properties {
+        // The page shows every capability at once: the registry's few dozen fit a page.
+        if name == "limit" || name == "offset" {
+            continue;
+        }
         let value = param(params, name);
         if let Some(v) = value {
             input.insert(name.clone(), Value::String(v.to_string()));
@@ -68,6 +72,7 @@ pub(super) fn capabilities(ctx: &Context, params: &[(String, String)]) -> Render
         }
     }
     let filters = Value::Object(input.clone());
+    input.insert("limit".into(), json!(100));
     let list = run(ctx, list_capability.id, Value::Object(input))?;
     Ok((
         "capabilities.html",
@@ -213,8 +218,8 @@ pub(super) fn search(ctx: &Context, params: &[(String, String)]) -> Rendered {
 pub(super) fn mcp(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let effect = param(params, "effect");
     let input = match effect {
-        Some(e) => json!({ "effect": e }),
-        None => json!({}),
+        Some(e) => json!({ "effect": e, "detail": true }),
+        None => json!({ "detail": true }),
     };
     let projection = run(ctx, "mcp.projection", input)?;
     Ok((

@@ -11,9 +11,9 @@ use crate::layer::{Index, Object, Scope};
 
 /// At most this many rules an answer lists (as many as `objects.applicable` gives unasked);
 /// `total_rules` says how many apply.
-pub const MAX_RULES: usize = 100;
+pub const MAX_RULES: usize = 25;
 /// At most this many decisions an answer lists.
-pub const MAX_DECISIONS: usize = 50;
+pub const MAX_DECISIONS: usize = 20;
 
 /// Why a rule or instructions file reaches the claim: `always`, or its `glob` / `directory`
 /// with the claimed globs it can reach.

@@ -367,20 +367,42 @@ fn message_view(m: inbox::Message) -> Message {
     }
 }
 
+/// The most text (subjects and bodies) one inbox page holds beyond its first message.
+pub const PAGE_BODY_BYTES: usize = 12 * 1024;
+
 pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     let board = shared_board(ctx)?;
     let found = board.inbox(ctx.agent()?);
     let unread_only = input.unread_only;
+    let matching: Vec<_> = found
+        .messages
+        .into_iter()
+        .filter(|m| !(unread_only && m.read))
+        .collect();
+    let total = matching.len() as i64;
+    let offset = usize::try_from(input.offset).unwrap_or(0);
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    // A body may be 16 KiB: a page also stops before its bodies pass a budget, so ten long
+    // messages do not fill a model's context; `total` and `offset` lead to the rest.
+    let mut bodies = 0usize;
+    let messages = matching
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(message_view)
+        .take_while(|m| {
+            let first = bodies == 0;
+            bodies += m.client_supplied.body.len() + m.client_supplied.subject.len();
+            first || bodies <= PAGE_BODY_BYTES
+        })
+        .collect();
     Ok(InboxOutput {
         unread: found.unread as i64,
         dropped: found.dropped as i64,
         bound: inbox::MAX_MESSAGES as i64,
-        messages: found
-            .messages
-            .into_iter()
-            .filter(|m| !(unread_only && m.read))
-            .map(message_view)
-            .collect(),
+        total,
+        offset: input.offset,
+        messages,
         ignored: found
             .ignored
             .into_iter()

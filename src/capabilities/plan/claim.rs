@@ -99,15 +99,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
                 )
             }),
         );
-        let held_by = holdings.live(issue.id()).map(|c| claimant(c, true));
-        return Ok(ClaimOutput {
-            granted: false,
-            issue: issue.id().to_string(),
-            paths: issue.paths.clone(),
-            claimant: held_by,
-            holders,
-            governs: Vec::new(),
-        });
+        return Ok(refused(&index, issue, holders));
     }
     // The issue's paths are taken as a claim on the peer board, the one place path claims are
     // decided: `peers.claim` callers then see them held, and a path another peer holds refuses
@@ -131,20 +123,11 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
     if let Some(holders) = taken {
         drop(granting);
         refused_by(&issue.paths, &holders);
-        return Ok(ClaimOutput {
-            granted: false,
-            issue: issue.id().to_string(),
-            paths: issue.paths.clone(),
-            claimant: holders
-                .iter()
-                .find(|h| h.holder.claim.issue.as_deref() == Some(issue.id()))
-                .map(remote_claimant),
-            holders: holders
-                .iter()
-                .map(|h| path_holder(h, &issue.paths))
-                .collect(),
-            governs: Vec::new(),
-        });
+        let holders = holders
+            .iter()
+            .map(|h| path_holder(h, &issue.paths))
+            .collect();
+        return Ok(refused(&index, issue, holders));
     }
     if !issue.paths.is_empty() {
         let request = crate::board::claims::Request {
@@ -171,17 +154,11 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
                 drop(granting);
                 let _ = board.release_issue(session, issue.id());
                 refused_by(&issue.paths, &holders);
-                return Ok(ClaimOutput {
-                    granted: false,
-                    issue: issue.id().to_string(),
-                    paths: issue.paths.clone(),
-                    claimant: holdings.live(issue.id()).map(|c| claimant(c, true)),
-                    holders: holders
-                        .iter()
-                        .map(|h| path_holder(h, &issue.paths))
-                        .collect(),
-                    governs: Vec::new(),
-                });
+                let holders = holders
+                    .iter()
+                    .map(|h| path_holder(h, &issue.paths))
+                    .collect();
+                return Ok(refused(&index, issue, holders));
             }
         }
     }
@@ -210,14 +187,37 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         return Err(e);
     }
     drop(granting);
+    let (rules, rules_total) = super::governing_rules(&index, &record.paths);
     Ok(ClaimOutput {
         granted: true,
         issue: record.issue.clone(),
         paths: record.paths.clone(),
         claimant: Some(claimant(&record, true)),
         holders: Vec::new(),
+        rules,
+        rules_total,
         governs: governs(&index, &record.paths),
     })
+}
+
+/// A refusal: the holders in the way, and no claimant, so nothing in it reads as a grant. The
+/// rules come as `plan.ready` gave them: the agent still decides whether to wait for the issue.
+fn refused(
+    index: &crate::layer::Index,
+    issue: &crate::plan::graph::Issue,
+    holders: Vec<Holder>,
+) -> ClaimOutput {
+    let (rules, rules_total) = super::governing_rules(index, &issue.paths);
+    ClaimOutput {
+        granted: false,
+        issue: issue.id().to_string(),
+        paths: issue.paths.clone(),
+        claimant: None,
+        holders,
+        rules,
+        rules_total,
+        governs: Vec::new(),
+    }
 }
 
 /// Journals a refusal of `paths` by `holders`.
@@ -235,21 +235,6 @@ fn refused_by(paths: &[String], holders: &[crate::board::claims::Held]) {
             )
         }),
     );
-}
-
-/// The agent of another clone holding an issue, as its claimant.
-fn remote_claimant(held: &crate::board::claims::Held) -> PlanClaimant {
-    let h = &held.holder;
-    let machine = h.origin.as_ref().map_or("", |o| o.machine.as_str());
-    PlanClaimant {
-        client: h.client.clone(),
-        session: h.claim.session as i64,
-        handle: held.handle.clone(),
-        pid: i64::from(h.pid),
-        worktree: format!("{machine}:{}", h.worktree),
-        claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
-        live: true,
-    }
 }
 
 /// A path claim on the board in the way of an issue's `paths`, as a holder: the issue it names
@@ -281,6 +266,10 @@ fn path_holder(held: &crate::board::claims::Held, paths: &[String]) -> Holder {
     }
 }
 
+/// The most rules a granted claim's `governs` lists, as many as `objects.applicable` gives
+/// unasked.
+const GOVERNS: usize = 25;
+
 /// The rules and instructions that apply to the literal parts of `globs` (what precedes each
 /// glob's first wildcard: the directory or file the work is in).
 fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
@@ -290,7 +279,7 @@ fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
     }
     let page = crate::layer::Page {
         offset: 0,
-        limit: 100,
+        limit: GOVERNS,
     };
     let found = index.scopes().applicable(&index.objects, &paths, page);
     let mut out: Vec<Governs> = found
