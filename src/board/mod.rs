@@ -8,6 +8,7 @@
 pub mod across;
 pub mod ancestry;
 pub mod carried;
+pub mod carry;
 pub mod changes;
 pub mod check;
 pub mod claims;

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::carried::{self, Carried};
+
 /// The value of `board` in every document this build writes: a ref holding anything else is not
 /// ours, and is never written over.
 pub const MARK: &str = "majordomus-board";
@@ -32,7 +34,8 @@ pub const MAX_LEASE: u64 = 3_600;
 
 /// The longest text one record carries.
 const MAX_TEXT: usize = 1024;
-pub const MAX_BODY: usize = 16 << 10;
+/// The longest body: a carried issue's file.
+pub const MAX_BODY: usize = super::super::carried::MAX_BYTES;
 const MAX_GLOBS: usize = 64;
 
 /// What a record is.
@@ -117,6 +120,18 @@ pub struct About {
 }
 
 impl Entry {
+    /// The carried issue a record of another clone holds, when it is one and keeps the bounds.
+    pub fn carried(&self) -> Option<Carried> {
+        let issue = self.issue.clone().filter(|i| carried::is_id(i))?;
+        let text = self.body.clone().filter(|t| t.len() <= MAX_BODY)?;
+        (self.kind == Kind::Filed).then_some(Carried {
+            format: carried::FORMAT,
+            issue,
+            text,
+            at: self.at,
+        })
+    }
+
     /// Whether the record holds paths (a path claim, or an issue with paths).
     pub fn holds_paths(&self) -> bool {
         matches!(self.kind, Kind::Claim | Kind::Issue) && !self.globs.is_empty()
@@ -285,7 +300,7 @@ fn check(e: &Entry, now: u64) -> Result<(), (&'static str, String)> {
         return Err(out("globs"));
     }
     if e.kind == Kind::Filed
-        && (e.body.is_none() || !e.issue.as_deref().is_some_and(super::super::carried::is_id))
+        && (e.body.is_none() || !e.issue.as_deref().is_some_and(carried::is_id))
     {
         return Err(out("issue"));
     }
