@@ -362,6 +362,33 @@ mod tests {
     }
 
     #[test]
+    fn a_filed_issue_names_one_file_and_a_presence_a_known_transport() {
+        let now = 1_000_000;
+        let mut filed = entry(Kind::Filed, now);
+        filed.globs.clear();
+        filed.issue = Some("made-elsewhere-3kq9x2mz".into());
+        filed.body = Some("id: made-elsewhere-3kq9x2mz\n".into());
+        let mut escaping = filed.clone();
+        escaping.issue = Some("../../hooks/pre-commit".into());
+        let mut empty = filed.clone();
+        empty.body = None;
+        let mut presence = entry(Kind::Presence, now);
+        presence.about = Some(About {
+            transport: "http".into(),
+            ..About::default()
+        });
+        let mut pigeon = presence.clone();
+        pigeon.about = Some(About {
+            transport: "pigeon".into(),
+            ..About::default()
+        });
+        let bytes = write(&[filed.clone(), escaping, empty, presence.clone(), pigeon]);
+        let parsed = parse(&bytes, now).expect("read");
+        assert_eq!(parsed.records, vec![filed, presence]);
+        assert_eq!(parsed.skipped.len(), 3);
+    }
+
+    #[test]
     fn what_is_not_a_board_of_this_format_is_refused_whole() {
         let code = |bytes: &[u8]| parse(bytes, 0).expect_err("refused").code();
         assert_eq!(code(b"\x00\xff"), "board_foreign");
