@@ -5,27 +5,26 @@
 //! issue from here; the claimant gets the very bytes written into its work tree, so the creator's
 //! add and the claimant's add of one file merge cleanly. A carried issue ends once its file is on
 //! the branch the repository integrates into, or at its age bound. This module reads, writes and
-//! sweeps the copies; it knows nothing of the plan's graph or of any surface.
+//! sweeps the copies (`across` publishes and reads them); it knows nothing of the plan's graph,
+//! of the shared board or of any surface.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::remote::doc::{Entry, Kind};
-use super::{Board, BoardError, Location};
+use super::BoardError;
 
 /// The directory of the copies, under the board's.
 const DIR: &str = "carried";
 
 /// Where `plan.create` writes an issue's file, relative to the work tree: a carried issue is
 /// written there, under its id, and nowhere else.
-pub use crate::plan::new_issue::ISSUES_DIR;
+pub const ISSUES_DIR: &str = ".ai/repo/project/issues";
 
-/// The largest issue file carried: what one record of the shared board may hold.
-pub const MAX_BYTES: usize = super::remote::doc::MAX_BODY;
+/// The largest issue file carried: what one record of the shared board may hold (its `body`).
+pub const MAX_BYTES: usize = 16 << 10;
 
 /// The most issues one clone carries at once; past it a new issue stays in its own work tree
 /// until pushed, as any hand-written one.
@@ -36,9 +35,10 @@ pub const MAX_PER_CLONE: usize = 64;
 pub const MAX_AGE: u64 = 7 * 86_400;
 
 /// How often a reader checks which carried issues were integrated (each check is a git process).
-const SWEEP_EVERY: Duration = Duration::from_secs(10);
+pub const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
-const FORMAT: u32 = 1;
+/// The format of a copy this build writes and reads.
+pub const FORMAT: u32 = 1;
 
 /// One carried issue: its id (its file is `<ISSUES_DIR>/<id>.yaml`), the file's text as made,
 /// and when it was made (seconds since the Unix epoch).
@@ -94,18 +94,6 @@ pub fn read_dir(dir: &Path) -> Vec<Carried> {
         .collect();
     out.sort_by(|a, b| (a.at, &a.issue).cmp(&(b.at, &b.issue)));
     out
-}
-
-/// The carried issue a record of another clone holds, when it is one and keeps the bounds.
-pub fn of_entry(e: &Entry) -> Option<Carried> {
-    let issue = e.issue.clone().filter(|i| is_id(i))?;
-    let text = e.body.clone().filter(|t| t.len() <= MAX_BYTES)?;
-    (e.kind == Kind::Filed).then_some(Carried {
-        format: FORMAT,
-        issue,
-        text,
-        at: e.at,
-    })
 }
 
 /// The issue ids among `ids` whose file is on the branch the work tree at `root` integrates into
@@ -172,88 +160,6 @@ impl CarryError {
             Self::Full => "carry_full",
             Self::Board(e) => e.code(),
         }
-    }
-}
-
-/// When a reader last swept (one process serves one repository).
-static SWEPT: Mutex<Option<Instant>> = Mutex::new(None);
-
-impl Board {
-    fn carried_dir(&self) -> Option<PathBuf> {
-        match &self.location {
-            Location::Dir(d, _) => Some(dir_of(d)),
-            Location::Off => None,
-        }
-    }
-
-    /// Carries issue `issue` of text `text`, made at `at`, for every worktree of this clone and
-    /// (with the shared board) every other clone, until its file arrives by git. Published on
-    /// the shared board before it answers when the remote can be reached; otherwise by the next
-    /// renewal.
-    pub fn carry(&self, issue: &str, text: &str, at: u64) -> Result<(), CarryError> {
-        let Some(dir) = self.carried_dir() else {
-            return Ok(());
-        };
-        if text.len() > MAX_BYTES {
-            return Err(CarryError::TooLarge { bytes: text.len() });
-        }
-        if read_dir(&dir).len() >= MAX_PER_CLONE {
-            return Err(CarryError::Full);
-        }
-        let unwritable = |e: std::io::Error| BoardError::Unwritable {
-            path: dir.display().to_string(),
-            reason: e.kind().to_string(),
-        };
-        crate::write::board_dir(&dir).map_err(unwritable)?;
-        let record = Carried {
-            format: FORMAT,
-            issue: issue.to_string(),
-            text: text.to_string(),
-            at,
-        };
-        let bytes =
-            serde_json::to_vec(&record).map_err(|e| unwritable(std::io::Error::other(e)))?;
-        let temp = dir.join(format!(".{issue}.{}.tmp", std::process::id()));
-        crate::write::board_record(&temp, &dir.join(format!("{issue}.json")), &bytes)
-            .map_err(unwritable)?;
-        if let Some(remote) = &self.remote {
-            if let Err(e) = remote.renew() {
-                remote.mark_dirty();
-                tracing::warn!("a new issue waits for the shared board: {e}");
-            }
-        }
-        Ok(())
-    }
-
-    /// Every issue carried now: this clone's, then those other clones publish on the shared
-    /// board (its last fetch, fetched again when older than its cadence), each id once.
-    pub fn carried(&self) -> Vec<Carried> {
-        let Some(dir) = self.carried_dir() else {
-            return Vec::new();
-        };
-        let due = {
-            let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
-            let due = swept.is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
-            if due {
-                *swept = Some(Instant::now());
-            }
-            due
-        };
-        let root = Path::new(&self.worktree);
-        if due {
-            let remote = self.remote.as_ref().map(|r| r.name().to_string());
-            sweep(&dir, root, remote.as_deref(), super::claims::now());
-        }
-        let mut out = read_dir(&dir);
-        if let Some(remote) = &self.remote {
-            let mut seen: HashSet<String> = out.iter().map(|c| c.issue.clone()).collect();
-            for e in remote.view(super::remote::CADENCE).others {
-                if let Some(c) = of_entry(&e).filter(|c| seen.insert(c.issue.clone())) {
-                    out.push(c);
-                }
-            }
-        }
-        out
     }
 }
 
