@@ -16,12 +16,18 @@ driven over stdio.
    clone is granted the path.
 5. The ref after CLAIMS claims (released every 100): the size of what `refs/majordomus/board`
    reaches (commit, tree, document), its history's length, and the server's object store.
+6. A new issue's reach: an agent creates an issue, ISSUES times; the time until the agent of
+   another clone has it in `plan.ready` (polled every 20 ms): median and max.
+
+With `--record`, writes what it measured as the README's `remote_board` figures
+(`docs/figures/remote_board.json`, see figures.py).
 
 usage: remote-board.py BINARY [--remote daemon|file] [--latency N] [--sends N] [--rounds N]
-                              [--lease S] [--claims N]"""
+                              [--lease S] [--claims N] [--issues N] [--record]"""
 import argparse, os, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 from stdio_session import Session  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -32,7 +38,13 @@ parser.add_argument("--sends", type=int, default=20)
 parser.add_argument("--rounds", type=int, default=100)
 parser.add_argument("--lease", type=int, default=10)
 parser.add_argument("--claims", type=int, default=10_000)
+parser.add_argument("--issues", type=int, default=20)
+parser.add_argument("--record", action="store_true")
 args = parser.parse_args()
+# The one-minute load average, sampled at the start and after every part.
+loads = [figures.load_average()]
+# What the README shows, filled by each part.
+rows, values = [], {}
 binary = os.path.abspath(args.binary)
 GIT = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
 
@@ -108,6 +120,16 @@ def main():
                 daemon.kill()
                 daemon.wait()
     print(f"load average at end: {os.getloadavg()}")
+    if args.record:
+        figures.record(
+            "remote_board",
+            build="release" if "/release/" in binary else "debug",
+            loads=loads,
+            values=values,
+            columns=[f"over {'`git daemon` on the loopback' if args.remote == 'daemon' else 'a `file://` remote'}",
+                     "p50 / median", "p99 / max"],
+            rows=rows,
+        )
 
 
 def run(bare, clones):
@@ -124,6 +146,10 @@ def run(bare, clones):
         releases.append(ms(t))
     print(f"1. claim latency, {args.latency} rounds: claim p50 {q(claims, .5):.1f} ms p99 {q(claims, .99):.1f} ms; "
           f"release p50 {q(releases, .5):.1f} ms p99 {q(releases, .99):.1f} ms")
+    rows.append([f"a claim, {args.latency} rounds (ms)", f"{q(claims, .5):.0f}", f"{q(claims, .99):.0f}"])
+    rows.append([f"its release (ms)", f"{q(releases, .5):.0f}", f"{q(releases, .99):.0f}"])
+    loads.append(figures.load_average())
+
 
     reach = []
     for i in range(args.sends):
@@ -139,6 +165,9 @@ def run(bare, clones):
         b.tool("majordomus_mark_read", {})
     print(f"2. message reach across clones, {args.sends} messages: median {statistics.median(reach):.0f} ms "
           f"max {max(reach):.0f} ms")
+    rows.append([f"a message in another clone's inbox, {args.sends} messages (ms)",
+                 f"{statistics.median(reach):.0f}", f"{max(reach):.0f}"])
+    loads.append(figures.load_average())
     a.close()
     b.close()
 
@@ -164,6 +193,10 @@ def run(bare, clones):
     exact = sum(1 for g in grants if g == 1)
     print(f"3. race, 3 clones x 2 agents, {args.rounds} rounds: rounds with exactly one grant {exact}/{args.rounds} "
           f"(min {min(grants)} max {max(grants)}); claim p50 {q(latencies, .5):.0f} ms p99 {q(latencies, .99):.0f} ms")
+    rows.append([f"a claim in a race of 3 clones × 2 agents, {args.rounds} rounds (ms)",
+                 f"{q(latencies, .5):.0f}", f"{q(latencies, .99):.0f}"])
+    values["race"] = f"{exact} of {args.rounds}"
+    loads.append(figures.load_average())
     for x in racers:
         x.close()
 
@@ -178,6 +211,9 @@ def run(bare, clones):
         time.sleep(0.1)
     print(f"4. a vanished clone (SIGKILL, lease {args.lease} s): its claim freed for another clone after "
           f"{ms(t) / 1000:.1f} s")
+    values["freed"] = f"{ms(t) / 1000:.1f} s"
+    values["lease"] = f"{args.lease} s"
+    loads.append(figures.load_average())
     waiting.close()
 
     bulk = Session(binary, clones[0], "bulk", env())
@@ -197,7 +233,30 @@ def run(bare, clones):
     print(f"5. after {args.claims} claims ({took:.0f} s, {args.claims / took:.1f} claims/s): the ref reaches "
           f"{reached} bytes (commit, tree, document), history {history} commit; the server's store holds "
           f"{objects['count']} loose objects ({objects['size']} KiB) until its gc")
+    values["claims"] = f"{args.claims:,}"
+    values["ref"] = f"{reached:,} bytes"
+    values["history"] = f"{history} commit" + ("" if history == "1" else "s")
+    loads.append(figures.load_average())
     bulk.close()
+
+    # Last: every write of the board after this one carries the new issues too.
+    maker, taker = Session(binary, clones[0], "maker", env()), Session(binary, clones[1], "taker", env())
+    made = []
+    for i in range(args.issues):
+        t = time.perf_counter()
+        new = maker.tool("majordomus_plan_create", {"title": f"Reach {i}"})["id"]
+        while not any(x["id"] == new for x in taker.tool("majordomus_plan_ready", {"limit": 1000})["ready"]):
+            if ms(t) > 30_000:
+                raise SystemExit("a new issue took more than 30 s to reach another clone")
+            time.sleep(0.02)
+        made.append(ms(t))
+    print(f"6. a new issue in another clone's plan.ready, {args.issues} issues: median "
+          f"{statistics.median(made):.0f} ms max {max(made):.0f} ms")
+    rows.append([f"a new issue in another clone's `plan.ready`, {args.issues} issues (ms)",
+                 f"{statistics.median(made):.0f}", f"{max(made):.0f}"])
+    loads.append(figures.load_average())
+    maker.close()
+    taker.close()
 
 
 main()

@@ -1,12 +1,21 @@
 //! What crosses between this machine's board and the board shared on the remote besides
 //! claims: mail to and from agents of other clones (a message record on the remote, filed in
-//! the recipient's inbox by its own process when it next looks), and the presence of other
-//! clones' agents. Knows nothing of any surface.
+//! the recipient's inbox by its own process when it next looks), the presence of other
+//! clones' agents, and the issues carried until git delivers their files (`carried`'s copies,
+//! this clone's and those other clones publish). Knows nothing of any surface.
 
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::carried::{
+    self, dir_of, read_dir, sweep, Carried, CarryError, MAX_BYTES, MAX_PER_CLONE,
+};
 use super::inbox::{Addressed, MessageRecord, Recipient, Sender};
 use super::remote::doc::{Entry, Kind};
 use super::remote::Decision;
-use super::{lock, Board};
+use super::{lock, Board, BoardError};
 
 /// An agent of another clone a message can be sent to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,6 +180,100 @@ impl Board {
                 }
             }
         }
+    }
+}
+
+/// The carried issue a record of another clone holds, when it is one and keeps the bounds.
+pub fn of_entry(e: &Entry) -> Option<Carried> {
+    let issue = e.issue.clone().filter(|i| carried::is_id(i))?;
+    let text = e.body.clone().filter(|t| t.len() <= MAX_BYTES)?;
+    (e.kind == Kind::Filed).then_some(Carried {
+        format: carried::FORMAT,
+        issue,
+        text,
+        at: e.at,
+    })
+}
+
+/// When a reader last swept (one process serves one repository).
+static SWEPT: Mutex<Option<Instant>> = Mutex::new(None);
+
+impl Board {
+    fn carried_dir(&self) -> Option<PathBuf> {
+        match &self.location {
+            super::Location::Dir(d, _) => Some(dir_of(d)),
+            super::Location::Off => None,
+        }
+    }
+
+    /// Carries issue `issue` of text `text`, made at `at`, for every worktree of this clone and
+    /// (with the shared board) every other clone, until its file arrives by git. Published on
+    /// the shared board before it answers when the remote can be reached; otherwise by the next
+    /// renewal.
+    pub fn carry(&self, issue: &str, text: &str, at: u64) -> Result<(), CarryError> {
+        let Some(dir) = self.carried_dir() else {
+            return Ok(());
+        };
+        if text.len() > MAX_BYTES {
+            return Err(CarryError::TooLarge { bytes: text.len() });
+        }
+        if read_dir(&dir).len() >= MAX_PER_CLONE {
+            return Err(CarryError::Full);
+        }
+        let unwritable = |e: std::io::Error| BoardError::Unwritable {
+            path: dir.display().to_string(),
+            reason: e.kind().to_string(),
+        };
+        crate::write::board_dir(&dir).map_err(unwritable)?;
+        let record = Carried {
+            format: carried::FORMAT,
+            issue: issue.to_string(),
+            text: text.to_string(),
+            at,
+        };
+        let bytes =
+            serde_json::to_vec(&record).map_err(|e| unwritable(std::io::Error::other(e)))?;
+        let temp = dir.join(format!(".{issue}.{}.tmp", std::process::id()));
+        crate::write::board_record(&temp, &dir.join(format!("{issue}.json")), &bytes)
+            .map_err(unwritable)?;
+        if let Some(remote) = &self.remote {
+            if let Err(e) = remote.renew() {
+                remote.mark_dirty();
+                tracing::warn!("a new issue waits for the shared board: {e}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Every issue carried now: this clone's, then those other clones publish on the shared
+    /// board (its last fetch, fetched again when older than its cadence), each id once.
+    pub fn carried(&self) -> Vec<Carried> {
+        let Some(dir) = self.carried_dir() else {
+            return Vec::new();
+        };
+        let due = {
+            let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+            let due = swept.is_none_or(|at| at.elapsed() >= carried::SWEEP_EVERY);
+            if due {
+                *swept = Some(Instant::now());
+            }
+            due
+        };
+        let root = Path::new(&self.worktree);
+        if due {
+            let remote = self.remote.as_ref().map(|r| r.name().to_string());
+            sweep(&dir, root, remote.as_deref(), super::claims::now());
+        }
+        let mut out = read_dir(&dir);
+        if let Some(remote) = &self.remote {
+            let mut seen: HashSet<String> = out.iter().map(|c| c.issue.clone()).collect();
+            for e in remote.view(super::remote::CADENCE).others {
+                if let Some(c) = of_entry(&e).filter(|c| seen.insert(c.issue.clone())) {
+                    out.push(c);
+                }
+            }
+        }
+        out
     }
 }
 

@@ -4,23 +4,26 @@
 //! the remote publishes for every other clone. A reader whose work tree lacks the file takes the
 //! issue from here; the claimant gets the very bytes written into its work tree, so the creator's
 //! add and the claimant's add of one file merge cleanly. A carried issue ends once its file is on
-//! the branch the repository integrates into, or at its age bound. This module reads and sweeps
-//! the copies on disk; the board carries them (`carry`) and the shared board publishes them,
-//! both above it. It knows nothing of the plan's graph or of any surface.
+//! the branch the repository integrates into, or at its age bound. This module reads, writes and
+//! sweeps the copies (`across` publishes and reads them); it knows nothing of the plan's graph,
+//! of the shared board or of any surface.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use super::BoardError;
 
 /// The directory of the copies, under the board's.
 const DIR: &str = "carried";
 
 /// Where `plan.create` writes an issue's file, relative to the work tree: a carried issue is
 /// written there, under its id, and nowhere else.
-pub use crate::layer::ISSUES_DIR;
+pub const ISSUES_DIR: &str = ".ai/repo/project/issues";
 
-/// The largest issue file carried, and so the largest body a record of the shared board holds.
+/// The largest issue file carried: what one record of the shared board may hold (its `body`).
 pub const MAX_BYTES: usize = 16 << 10;
 
 /// The most issues one clone carries at once; past it a new issue stays in its own work tree
@@ -31,6 +34,10 @@ pub const MAX_PER_CLONE: usize = 64;
 /// clone that made it carries it again while the file is still not integrated.
 pub const MAX_AGE: u64 = 7 * 86_400;
 
+/// How often a reader checks which carried issues were integrated (each check is a git process).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
+/// The format of a copy this build writes and reads.
 pub const FORMAT: u32 = 1;
 
 /// One carried issue: its id (its file is `<ISSUES_DIR>/<id>.yaml`), the file's text as made,
@@ -133,6 +140,27 @@ pub fn sweep(dir: &Path, root: &Path, remote: Option<&str>, now: u64) -> HashSet
         }
     }
     done
+}
+
+/// Why an issue was not carried; one code word each.
+#[derive(Debug, thiserror::Error)]
+pub enum CarryError {
+    #[error("the issue file is {bytes} bytes; the board carries files of at most {MAX_BYTES}")]
+    TooLarge { bytes: usize },
+    #[error("this clone already carries {MAX_PER_CLONE} issues not yet integrated")]
+    Full,
+    #[error(transparent)]
+    Board(#[from] BoardError),
+}
+
+impl CarryError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooLarge { .. } => "carry_too_large",
+            Self::Full => "carry_full",
+            Self::Board(e) => e.code(),
+        }
+    }
 }
 
 #[cfg(test)]

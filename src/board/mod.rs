@@ -8,7 +8,6 @@
 pub mod across;
 pub mod ancestry;
 pub mod carried;
-pub mod carry;
 pub mod changes;
 pub mod check;
 pub mod claims;

@@ -28,7 +28,7 @@ pub use config::is_remote_name;
 pub(crate) use config::read_manifest;
 pub use config::{
     default_sources_yaml, find_root, FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, Manifest,
-    SourceClass, Sources, ISSUES_DIR, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,
+    SourceClass, Sources, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,
 };
 pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
 pub use index::{

@@ -5,7 +5,9 @@
 
 use serde_json::{json, Map, Value};
 
-pub use crate::layer::ISSUES_DIR;
+/// Where the plan's issues live; the default sources index them as kind `issue`. The board
+/// writes a carried issue there too, so it is defined with it.
+pub use crate::board::carried::ISSUES_DIR;
 
 /// The most characters of the title kept in an id.
 const SLUG_MAX: usize = 40;

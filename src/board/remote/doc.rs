@@ -6,8 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::carried::{self, Carried};
-
 /// The value of `board` in every document this build writes: a ref holding anything else is not
 /// ours, and is never written over.
 pub const MARK: &str = "majordomus-board";
@@ -34,8 +32,7 @@ pub const MAX_LEASE: u64 = 3_600;
 
 /// The longest text one record carries.
 const MAX_TEXT: usize = 1024;
-/// The longest body: a carried issue's file.
-pub const MAX_BODY: usize = super::super::carried::MAX_BYTES;
+pub const MAX_BODY: usize = 16 << 10;
 const MAX_GLOBS: usize = 64;
 
 /// What a record is.
@@ -120,18 +117,6 @@ pub struct About {
 }
 
 impl Entry {
-    /// The carried issue a record of another clone holds, when it is one and keeps the bounds.
-    pub fn carried(&self) -> Option<Carried> {
-        let issue = self.issue.clone().filter(|i| carried::is_id(i))?;
-        let text = self.body.clone().filter(|t| t.len() <= MAX_BODY)?;
-        (self.kind == Kind::Filed).then_some(Carried {
-            format: carried::FORMAT,
-            issue,
-            text,
-            at: self.at,
-        })
-    }
-
     /// Whether the record holds paths (a path claim, or an issue with paths).
     pub fn holds_paths(&self) -> bool {
         matches!(self.kind, Kind::Claim | Kind::Issue) && !self.globs.is_empty()
@@ -300,7 +285,7 @@ fn check(e: &Entry, now: u64) -> Result<(), (&'static str, String)> {
         return Err(out("globs"));
     }
     if e.kind == Kind::Filed
-        && (e.body.is_none() || !e.issue.as_deref().is_some_and(carried::is_id))
+        && (e.body.is_none() || !e.issue.as_deref().is_some_and(super::super::carried::is_id))
     {
         return Err(out("issue"));
     }
@@ -374,6 +359,33 @@ mod tests {
             codes,
             ["from_the_future", "from_the_future", "out_of_bounds"]
         );
+    }
+
+    #[test]
+    fn a_filed_issue_names_one_file_and_a_presence_a_known_transport() {
+        let now = 1_000_000;
+        let mut filed = entry(Kind::Filed, now);
+        filed.globs.clear();
+        filed.issue = Some("made-elsewhere-3kq9x2mz".into());
+        filed.body = Some("id: made-elsewhere-3kq9x2mz\n".into());
+        let mut escaping = filed.clone();
+        escaping.issue = Some("../../hooks/pre-commit".into());
+        let mut empty = filed.clone();
+        empty.body = None;
+        let mut presence = entry(Kind::Presence, now);
+        presence.about = Some(About {
+            transport: "http".into(),
+            ..About::default()
+        });
+        let mut pigeon = presence.clone();
+        pigeon.about = Some(About {
+            transport: "pigeon".into(),
+            ..About::default()
+        });
+        let bytes = write(&[filed.clone(), escaping, empty, presence.clone(), pigeon]);
+        let parsed = parse(&bytes, now).expect("read");
+        assert_eq!(parsed.records, vec![filed, presence]);
+        assert_eq!(parsed.skipped.len(), 3);
     }
 
     #[test]

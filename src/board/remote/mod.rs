@@ -743,7 +743,10 @@ impl Remote {
     /// process that dies otherwise is swept by its clone's next writer, or by its lease).
     pub fn leave(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = lock(&self.ticker).take() {
+        // Taken out first: a ticker in the middle of a fetch asks for this lock, so holding it
+        // across the join would wait for ever.
+        let ticker = lock(&self.ticker).take();
+        if let Some(t) = ticker {
             t.thread().unpark();
             let _ = t.join();
         }

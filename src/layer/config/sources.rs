@@ -14,9 +14,6 @@ use crate::layer::read::{describe_json, unknown_keys, versioned_mapping};
 use crate::layer::scope::GlobShape;
 use crate::layer::LayerError;
 
-/// Where the plan's issues live; the default sources index them as kind `issue`.
-pub const ISSUES_DIR: &str = ".ai/repo/project/issues";
-
 /// Where the sources are declared, relative to the root.
 pub const SOURCES_PATH: &str = ".ai/repo/knowledge/sources.yaml";
 
