@@ -478,6 +478,9 @@ pub(crate) struct Client {
     /// JavaScript counts them), when it cuts them.
     #[serde(default)]
     pub instructions_cut: Option<usize>,
+    /// Words its `clientInfo.name` holds (compared lowercased): a session on the board so named
+    /// is this client, and its protocol version says the era this client's version speaks.
+    pub client_info: Vec<String>,
 }
 
 /// The declared clients. The file is compiled in and tested, so a parse failure is a bug,

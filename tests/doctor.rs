@@ -758,3 +758,35 @@ fn a_claude_code_approval_in_the_users_settings_holds_in_an_untrusted_folder() {
     let claude = client(&report, "claude-code");
     assert_eq!(claude["approval"]["state"], "not_approved", "{claude:#}");
 }
+
+/// A client's era is the one its version speaks where the board shows it: a live session of
+/// Claude Code that negotiated a legacy version makes Claude Code legacy here, billed so.
+#[test]
+fn a_live_session_of_a_client_decides_its_era() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp"]}}}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let before = report(&root, home.path());
+    assert_eq!(
+        client(&before, "claude-code")["era"],
+        "modern",
+        "the family's default"
+    );
+    let mut session = crate::support::McpServer::start(&root);
+    session.initialize_as("claude-code");
+    // The session is on the board once it answers a call.
+    session.call_ok("majordomus_peers", json!({}));
+    let after = report(&root, home.path());
+    let claude = client(&after, "claude-code");
+    assert_eq!(claude["era"], "legacy", "{claude:#}");
+    let from = claude["era_from"].as_str().unwrap_or_default();
+    assert!(
+        from.contains("claude-code") && from.contains("2025-11-25"),
+        "{from}"
+    );
+    session.kill();
+}

@@ -134,7 +134,7 @@ def main():
         result = call(session, name, REQUIRED.get(name, {}))
         size = len(result["content"][0]["text"].encode())
         counts = {k: len(v) for k, v in result.get("structuredContent", {}).items() if isinstance(v, list)}
-        shown = ", ".join("%s %d" % (k, n) for k, n in sorted(counts.items()) if n)
+        shown = ", ".join("%s: %d" % (k, n) for k, n in sorted(counts.items()) if n)
         rows.append([name, f"{size:,}", shown or "—"])
         if size > BUDGET:
             over.append(name)

@@ -41,6 +41,9 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     let files = AgentFiles::read(root, &extra);
     let lookup = standing::Lookup::here(root);
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
+    // The newest live session of each client on the board: its version decides the era.
+    let mut sessions = crate::board::view(ctx.peers(), root).peers;
+    sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
     let text_of = |era: &str| {
         instructions
             .iter()
@@ -66,12 +69,36 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
                 skills: agents::count_skills(root, dir) as i64,
             })
             .collect();
-        let era = if client.era == "modern" {
+        let seen = sessions.iter().find(|p| {
+            let name = p.client_name.to_lowercase();
+            client.client_info.iter().any(|w| name.contains(w.as_str()))
+        });
+        let (era_word, era_from) = match seen {
+            Some(p) => (
+                if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
+                    "modern"
+                } else {
+                    "legacy"
+                },
+                format!(
+                    "a live session of `{}` {} speaks {}",
+                    p.client_name, p.client_version, p.protocol_version
+                ),
+            ),
+            None => (
+                client.era.as_str(),
+                format!(
+                    "no live session of {} on the board: its family's default",
+                    client.name
+                ),
+            ),
+        };
+        let era = if era_word == "modern" {
             Era::Modern
         } else {
             Era::Legacy
         };
-        let text = text_of(&client.era);
+        let text = text_of(era_word);
         let billed = bill::for_client(
             ctx,
             assessment.toolsets.as_deref(),
@@ -79,7 +106,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             client.instructions_cut,
         );
         let cost = Cost {
-            tools_list: cost(if client.era == "modern" {
+            tools_list: cost(if era_word == "modern" {
                 bill::modern_tools_list_of(&billed.served)
             } else {
                 bill::legacy_tools_list_of(&billed.served)
@@ -99,6 +126,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             id: client.id.clone(),
             name: client.name.clone(),
             era,
+            era_from,
             wiring: Wiring {
                 config: client.config.clone(),
                 standing: match assessment.standing {

@@ -13,15 +13,17 @@ use majordomus::registry::rt::Effect;
 
 use super::{meta, tool_of};
 
-/// The projection as the tool answers it and as the resource reads, in one session.
-fn projection_both_ways(repo: &Path) -> (Value, Value, Vec<Value>) {
+/// The projection as the tool answers it and as the resource reads, in one session, and the
+/// tool's answer with `detail` (each listed tool).
+fn projection_both_ways(repo: &Path) -> (Value, Value, Vec<Value>, Value) {
     let mut server = McpServer::start(repo);
     server.initialize();
     let tool = server.call_ok(tool_of("mcp.projection"), json!({}));
     let resource: Value =
         serde_json::from_str(&server.read_text("majordomus://mcp")).expect("the resource is JSON");
     let tools = server.tools();
-    (tool, resource, tools)
+    let detailed = server.call_ok(tool_of("mcp.projection"), json!({ "detail": true }));
+    (tool, resource, tools, detailed)
 }
 
 /// The standing of each declared client, by id.
@@ -51,8 +53,12 @@ fn finding_codes(projection: &Value) -> Vec<&str> {
 #[test]
 fn the_projection_tool_and_resource_agree_with_what_the_session_serves() {
     let fixture = Fixture::new();
-    let (projection, resource, tools) = projection_both_ways(fixture.root());
+    let (projection, resource, tools, detailed) = projection_both_ways(fixture.root());
     assert_eq!(projection, resource, "one answer, two projections");
+    assert!(
+        projection.get("tools").is_none(),
+        "each tool only with detail"
+    );
 
     let listed: Vec<(String, String)> = tools
         .iter()
@@ -63,7 +69,7 @@ fn the_projection_tool_and_resource_agree_with_what_the_session_serves() {
             )
         })
         .collect();
-    let described: Vec<(String, String)> = projection["tools"]
+    let described: Vec<(String, String)> = detailed["tools"]
         .as_array()
         .expect("`tools` is an array")
         .iter()
@@ -103,7 +109,7 @@ fn the_projection_tool_and_resource_agree_with_what_the_session_serves() {
 
 #[test]
 fn this_checkout_wires_every_declared_client() {
-    let (projection, _, _) = projection_both_ways(this_checkout());
+    let (projection, _, _, _) = projection_both_ways(this_checkout());
     let standings = standings(&projection);
     assert_eq!(
         standings.keys().map(String::as_str).collect::<Vec<_>>(),
@@ -119,7 +125,7 @@ fn this_checkout_wires_every_declared_client() {
 #[test]
 fn a_fresh_repository_has_no_client_configured() {
     let fixture = Fixture::new();
-    let (projection, _, _) = projection_both_ways(fixture.root());
+    let (projection, _, _, _) = projection_both_ways(fixture.root());
     let standings = standings(&projection);
     assert_eq!(standings.len(), 5, "{standings:?}");
     for (client, standing) in &standings {
@@ -136,7 +142,7 @@ fn a_foreign_client_configuration_is_a_finding_with_the_snippet_to_add() {
         r#"{ "mcpServers": { "other": { "command": "other-server", "args": [] } } }"#,
     );
     fixture.commit("another server");
-    let (projection, _, _) = projection_both_ways(fixture.root());
+    let (projection, _, _, _) = projection_both_ways(fixture.root());
     let standings = standings(&projection);
     assert_eq!(standings["claude-code"], "foreign");
     assert_eq!(standings["codex"], "absent");
