@@ -539,7 +539,10 @@ fn read_only_describes_no_writer_anywhere() {
         .collect();
     assert!(writer_ids.len() >= 4, "{writer_ids:?}");
     let route = crate::serve_support::route_of;
-    let list = served.get(route("capabilities.list")).json();
+    // One page holds the whole registry when asked for it.
+    let list = served
+        .get(&format!("{}?limit=100", route("capabilities.list")))
+        .json();
     let projections = served.get(route("capabilities.projections")).json();
     let api = served.get("/api/v1").json();
     let openapi = served.get("/openapi.json").json();
