@@ -54,6 +54,8 @@ pub struct Assessment {
     pub server: Option<String>,
     /// Why it is `broken` (or `foreign`), in a sentence naming the file and field.
     pub reason: Option<String>,
+    /// The `--toolsets` value the wired entry passes `mcp`, when it passes one.
+    pub toolsets: Option<String>,
 }
 
 /// How a command is looked for: the repository's root and the `PATH` a client would search.
@@ -80,6 +82,7 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
             standing: Standing::Absent,
             server: None,
             reason: None,
+            toolsets: None,
         };
     };
     let servers = match parse(config, text) {
@@ -91,6 +94,7 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
                 reason: Some(format!(
                     "`{config}` does not parse ({message}), so the client starts no server from it"
                 )),
+                toolsets: None,
             }
         }
     };
@@ -102,6 +106,7 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
                     standing: Standing::Wired,
                     server: Some(name.clone()),
                     reason: None,
+                    toolsets: toolsets_arg(entry),
                 }
             }
             (Standing::Broken, reason) if broken.is_none() => {
@@ -115,6 +120,7 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
             standing: Standing::Broken,
             server: Some(name),
             reason,
+            toolsets: None,
         },
         None => Assessment {
             standing: Standing::Foreign,
@@ -123,8 +129,26 @@ pub fn assess(config: &str, text: Option<&str>, lookup: &Lookup<'_>) -> Assessme
                 "`{config}` has {} server entries and none starts majordomus",
                 servers.len()
             )),
+            toolsets: None,
         },
     }
+}
+
+/// The value of `--toolsets` (or `--toolsets=…`) among an entry's `args`.
+fn toolsets_arg(entry: &Value) -> Option<String> {
+    let args: Vec<&str> = entry
+        .get("args")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    args.iter()
+        .enumerate()
+        .find_map(|(at, arg)| match arg.strip_prefix("--toolsets") {
+            Some("") => args.get(at + 1).map(|v| v.to_string()),
+            Some(rest) => rest.strip_prefix('=').map(str::to_string),
+            None => None,
+        })
 }
 
 /// The server entries of a configuration, by name, as JSON values.
@@ -450,6 +474,13 @@ pub(crate) struct Client {
     pub check: String,
     /// The protocol era it speaks by default: what connecting costs it is that era's bill.
     pub era: String,
+    /// The most characters of the server's instructions it passes its model (counted as
+    /// JavaScript counts them), when it cuts them.
+    #[serde(default)]
+    pub instructions_cut: Option<usize>,
+    /// Words its `clientInfo.name` holds (compared lowercased): a session on the board so named
+    /// is this client, and its protocol version says the era this client's version speaks.
+    pub client_info: Vec<String>,
 }
 
 /// The declared clients. The file is compiled in and tested, so a parse failure is a bug,

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::{bin, stderr, stdout, Fixture};
 
@@ -650,4 +650,143 @@ fn codex_without_a_trust_entry_is_not_approved_and_a_trusted_parent_counts_for_c
         seen.contains("it passes its model about") && seen.contains("the toolset agent ("),
         "{seen}"
     );
+}
+
+/// Each wired client is billed for what it will pass its model, wired as it is: the toolsets its
+/// entry names (`core` here is a fraction of the default), the instructions as it cuts them
+/// (Claude Code at 2,048 characters, the others whole); an entry whose `--toolsets` the server
+/// refuses fails. `mcp --inspect` says the same per client.
+#[test]
+fn each_client_is_billed_for_the_toolset_its_entry_names_and_the_cut_it_makes() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"type":"http","url":"http://127.0.0.1:8741/mcp"}}}"#,
+    );
+    fixture.write(
+        ".codex/config.toml",
+        "[mcp_servers.majordomus]\ncommand = \"majordomus\"\nargs = [\"mcp\", \"--toolsets\", \"core\"]\n",
+    );
+    fixture.write(
+        ".gemini/settings.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp","--toolsets=nope"]}}}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = doctor_on_path(&root, home.path());
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let claude = &client(&report, "claude-code")["model"];
+    let codex = &client(&report, "codex")["model"];
+    assert_eq!(claude["toolsets"], json!(["agent"]), "{claude:#}");
+    assert_eq!(claude["source"], "default", "{claude:#}");
+    assert_eq!(claude["instructions_cut"], 2048, "{claude:#}");
+    assert_eq!(codex["toolsets"], json!(["core"]), "{codex:#}");
+    assert_eq!(codex["source"], "entry", "{codex:#}");
+    assert!(codex.get("instructions_cut").is_none(), "{codex:#}");
+    let (core, agent) = (
+        codex["tools"]["bytes"].as_i64().unwrap(),
+        claude["tools"]["bytes"].as_i64().unwrap(),
+    );
+    assert!(
+        core <= 4_000 && agent <= 12_000 && core * 3 < agent,
+        "{core} {agent}"
+    );
+    let seen = check(&report, "client.codex")["seen"].as_str().unwrap();
+    assert!(seen.contains("the toolset core ("), "{seen}");
+    let gemini = check(&report, "client.gemini-cli");
+    assert_eq!(gemini["status"], "fail", "{gemini:#}");
+    assert!(
+        gemini["seen"].as_str().unwrap().contains("`nope`"),
+        "{gemini:#}"
+    );
+
+    let exe = Path::new(env!("CARGO_BIN_EXE_majordomus"));
+    let path = format!(
+        "{}:{}",
+        exe.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let inspect = bin()
+        .current_dir(&root)
+        .args(["mcp", "--inspect"])
+        .env("HOME", home.path())
+        .env("PATH", path)
+        .output()
+        .expect("the binary runs");
+    let inspected: Value = serde_json::from_str(&stdout(&inspect)).unwrap();
+    let clients = inspected["projection"]["clients"].as_array().unwrap();
+    let codex = clients.iter().find(|c| c["id"] == "codex").unwrap();
+    assert_eq!(codex["model"]["toolsets"], json!(["core"]), "{codex:#}");
+    assert_eq!(codex["model"]["tools"]["bytes"], core, "{codex:#}");
+}
+
+/// An approval in the user's own Claude Code settings holds in a folder whose trust dialog was
+/// never accepted, and Claude Code connects there: approved, not "not approved".
+#[test]
+fn a_claude_code_approval_in_the_users_settings_holds_in_an_untrusted_folder() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp"]}}}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"enabledMcpjsonServers": ["majordomus"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join(".claude.json"),
+        json!({ "projects": { root.to_string_lossy(): { "hasTrustDialogAccepted": false } } })
+            .to_string(),
+    )
+    .unwrap();
+    let out = doctor_on_path(&root, home.path());
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let claude = client(&report, "claude-code");
+    assert_eq!(claude["approval"]["state"], "approved", "{claude:#}");
+    // The folder's own settings are another matter: a repository cannot approve its own server.
+    fixture.write(
+        ".claude/settings.json",
+        r#"{"enableAllProjectMcpServers": true}"#,
+    );
+    std::fs::remove_file(home.path().join(".claude/settings.json")).unwrap();
+    let out = doctor_on_path(&root, home.path());
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let claude = client(&report, "claude-code");
+    assert_eq!(claude["approval"]["state"], "not_approved", "{claude:#}");
+}
+
+/// A client's era is the one its version speaks where the board shows it: a live session of
+/// Claude Code that negotiated a legacy version makes Claude Code legacy here, billed so.
+#[test]
+fn a_live_session_of_a_client_decides_its_era() {
+    let fixture = Fixture::new();
+    fixture.write(
+        ".mcp.json",
+        r#"{"mcpServers":{"majordomus":{"command":"majordomus","args":["mcp"]}}}"#,
+    );
+    let root = fixture.root().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let before = report(&root, home.path());
+    assert_eq!(
+        client(&before, "claude-code")["era"],
+        "modern",
+        "the family's default"
+    );
+    let mut session = crate::support::McpServer::start(&root);
+    session.initialize_as("claude-code");
+    // The session is on the board once it answers a call.
+    session.call_ok("majordomus_peers", json!({}));
+    let after = report(&root, home.path());
+    let claude = client(&after, "claude-code");
+    assert_eq!(claude["era"], "legacy", "{claude:#}");
+    let from = claude["era_from"].as_str().unwrap_or_default();
+    assert!(
+        from.contains("claude-code") && from.contains("2025-11-25"),
+        "{from}"
+    );
+    session.kill();
 }

@@ -322,6 +322,13 @@ fn an_issue_is_claimed_once_across_clones_and_leaves_the_others_ready_queue() {
         .filter(|a| a["granted"] == true)
         .collect();
     assert_eq!(granted.len(), 1, "{x} / {y}");
+    // The refusal names the other clone's agent by machine and reads as no grant.
+    let refused = if x["granted"] == true { &y } else { &x };
+    assert!(refused.get("claimant").is_none(), "{refused}");
+    let holder = refused["holders"][0]["claimant"]["worktree"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(holder.starts_with(&format!("{}:", hostname())), "{refused}");
     let (winner, loser) = if x["granted"] == true {
         (&mut alpha, &mut beta)
     } else {

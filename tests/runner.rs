@@ -60,12 +60,12 @@ fn cases() -> Vec<Case> {
         if inputs.is_empty() {
             inputs.push(Map::new());
         }
-        let flags: Vec<&String> = d
+        let flags: Vec<(&String, &majordomus::registry::lang::Schema)> = d
             .input()
             .properties
             .iter()
             .filter(|(_, s)| s.ty == Some(Type::Boolean))
-            .map(|(name, _)| name)
+            .map(|(name, s)| (name, s))
             .collect();
         // A text a shell and the CLI could misread: a leading `-`, quotes, a space.
         let texts: Vec<&String> = d
@@ -84,8 +84,16 @@ fn cases() -> Vec<Case> {
             }
         }
         for input in inputs {
-            for name in &flags {
+            for (name, schema) in &flags {
                 for value in [true, false] {
+                    // A flag that is `const: true` has no false to send: absent is its other state.
+                    if schema
+                        .constant
+                        .as_ref()
+                        .is_some_and(|c| c != &Value::Bool(value))
+                    {
+                        continue;
+                    }
                     let mut with = input.clone();
                     with.insert((*name).clone(), Value::Bool(value));
                     cases.push(Case { d, input: with });

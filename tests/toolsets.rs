@@ -523,4 +523,50 @@ fn every_rule_the_validator_enforces_is_in_the_announced_input_schema() {
     }
     assert!(bounds >= 80, "{bounds} bounds compared");
     assert!(rules >= 130, "{rules} rules compared");
+
+    // A choice of required properties sits at the input's root, where the model APIs behind
+    // the clients refuse `oneOf`: the OpenAPI document carries it, and the tool's description
+    // names each choice.
+    let openapi: Value = serde_json::from_str(&crate::support::stdout(&run_in(
+        fixture.root(),
+        &["openapi"],
+    )))
+    .expect("the OpenAPI document");
+    let mut choices = 0;
+    for d in registry::all().iter() {
+        let Some(sets) = &d.input().one_required else {
+            continue;
+        };
+        let published = json!(sets
+            .iter()
+            .map(|s| json!({ "required": s }))
+            .collect::<Vec<_>>());
+        let route = d.route.expect("a route");
+        let body = openapi["paths"][route.path][route.method.as_str().to_lowercase()]
+            ["requestBody"]["content"]["application/json"]["schema"]
+            .clone();
+        assert_eq!(body["oneOf"], published, "{}: OpenAPI", d.id);
+        if let Some(name) = d.tool {
+            let tool = announced
+                .as_array()
+                .and_then(|t| t.iter().find(|t| t["name"] == name))
+                .expect("listed");
+            assert!(tool["inputSchema"].get("oneOf").is_none(), "{}", d.id);
+            let description = tool["description"].as_str().unwrap_or_default();
+            assert!(
+                description.contains("exactly one of"),
+                "{}: {description}",
+                d.id
+            );
+            for name in sets.iter().flatten() {
+                assert!(
+                    description.contains(&format!("`{name}`")),
+                    "{}: {name}",
+                    d.id
+                );
+            }
+        }
+        choices += 1;
+    }
+    assert!(choices >= 1, "peers.send chooses its addressees");
 }

@@ -539,7 +539,7 @@ fn read_only_describes_no_writer_anywhere() {
         .collect();
     assert!(writer_ids.len() >= 4, "{writer_ids:?}");
     let route = crate::serve_support::route_of;
-    // One page holds them all: the default page is smaller than the registry.
+    // One page holds the whole registry when asked for it.
     let list = served
         .get(&format!("{}?limit=100", route("capabilities.list")))
         .json();

@@ -134,7 +134,7 @@ def main():
         result = call(session, name, REQUIRED.get(name, {}))
         size = len(result["content"][0]["text"].encode())
         counts = {k: len(v) for k, v in result.get("structuredContent", {}).items() if isinstance(v, list)}
-        shown = ", ".join("%s %d" % (k, n) for k, n in sorted(counts.items()) if n)
+        shown = ", ".join("%s: %d" % (k, n) for k, n in sorted(counts.items()) if n)
         rows.append([name, f"{size:,}", shown or "—"])
         if size > BUDGET:
             over.append(name)
@@ -150,7 +150,9 @@ def main():
     if "--record" in sys.argv:
         figures.record("listings", build="debug" if "/debug/" in binary else "release", loads=loads,
                        columns=["tool", "default answer B", "lists (items)"], rows=rows,
-                       values={"count": len(rows), "largest": max(int(r[1].replace(",", "")) for r in rows)})
+                       values={"count": len(rows), "objects": f"{OBJECTS:,}", "issues": f"{ISSUES:,}",
+                               "budget": f"{BUDGET // 1024} KB",
+                               "largest": f"{max(int(r[1].replace(',', '')) for r in rows):,} bytes"})
     if over:
         sys.exit(1)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What each client passes its model of an MCP server, for one or more majordomus binaries.
 
-Usage: model-bill.py REPO NAME=BINARY [NAME=BINARY]...
+Usage: model-bill.py REPO NAME=BINARY [NAME=BINARY]... [--record]
 
 For each binary and each toolset selection (the default, `core`, `all`) it starts `BINARY mcp`
 on REPO, reads the instructions (initialize) and tools/list, and prints the bytes and estimated
@@ -12,13 +12,18 @@ tokens (bytes / 4.5, rounded up: the estimate `mcp.projection` states) of:
   input schema as compact JSON, in one array (no output schema, title or annotations);
 - the tools/list result as sent on the wire.
 No third-party package is needed; scripts/bench/token-bill.sh checks the estimate against a real
-tokenizer.
+tokenizer. `--record` writes the first binary's figures to `docs/figures/model-bill.json` for the
+README (scripts/bench/figures.py): one row per toolset, as each client passes it.
 """
 
 import json
 import math
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 
 CUT = 2048
 
@@ -70,20 +75,46 @@ def measure(binary, repo, toolsets):
 
 
 def main():
-    if len(sys.argv) < 3:
+    record = "--record" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--record"]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    repo = sys.argv[1]
+    repo = args[0]
+    loads = [figures.load_average()]
     print("| binary | toolset | tools | instructions B (tok) | as Claude Code cuts them B (tok) "
           "| tools to the model B (tok) | tools/list on the wire B |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for spec in sys.argv[2:]:
+    rows, values = [], {}
+    for at, spec in enumerate(args[1:]):
         name, binary = spec.split("=", 1)
         for toolsets in [None, "core", "all"]:
             m = measure(binary, repo, toolsets)
-            print(f"| {name} | {toolsets or 'default'} | {m['tools']} "
+            shown = toolsets or "default"
+            print(f"| {name} | {shown} | {m['tools']} "
                   f"| {m['instructions']:,} ({tokens(m['instructions']):,}) "
                   f"| {m['instructions_claude']:,} ({tokens(m['instructions_claude']):,}) "
                   f"| {m['model_tools']:,} ({tokens(m['model_tools']):,}) | {m['wire']:,} |")
+            if at == 0:
+                label = toolsets or "agent (the default)"
+                rows.append([
+                    label, str(m["tools"]),
+                    f"{m['model_tools']:,} B (~{tokens(m['model_tools']):,})",
+                    f"{m['instructions_claude']:,} B (~{tokens(m['instructions_claude']):,})",
+                    f"{m['instructions']:,} B (~{tokens(m['instructions']):,})",
+                    f"{m['wire']:,} B",
+                ])
+                key = toolsets or "agent"
+                values[f"{key}_tools"] = f"{m['model_tools']:,} bytes"
+                values[f"{key}_tokens"] = f"{tokens(m['model_tools'] + m['instructions_claude']):,}"
+    loads.append(figures.load_average())
+    if record:
+        binary = args[1].split("=", 1)[1]
+        figures.record(
+            "model-bill", build="debug" if "/debug/" in binary else "release", loads=loads,
+            columns=["toolset", "tools", "tool definitions to the model (all three clients)",
+                     "instructions, Claude Code (cut at 2,048 characters)",
+                     "instructions, Codex and Gemini CLI (whole)", "tools/list on the wire"],
+            rows=rows, values=values)
 
 
 if __name__ == "__main__":

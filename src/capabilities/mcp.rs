@@ -13,6 +13,7 @@ use crate::registry::types::{
     ContextCost, McpProjectionOutputBill as BillView, McpProjectionOutputBillErasItem as BillEra,
     McpProjectionOutputBillErasItemEra as BillEraName, McpProjectionOutputBillModel as BillModel,
     McpProjectionOutputBillToolsItem as BillTool, McpProjectionOutputClientsItem as ClientView,
+    McpProjectionOutputClientsItemModel as ClientModel,
     McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
     McpProjectionOutputErasItemName as EraName,
     McpProjectionOutputErasItemNotServedItem as EraNotServed,
@@ -79,14 +80,29 @@ pub fn projection(
     let mut clients = Vec::new();
     let mut findings = Vec::new();
     let lookup = standing::Lookup::here(&index.root);
+    let instructions = crate::mcp::layer_instructions::by_era(ctx);
     for client in &providers.clients {
-        let (standing, finding) = client_standing(&index.root, client, &lookup);
+        let (standing, finding, toolsets) = client_standing(&index.root, client, &lookup);
         findings.extend(finding);
+        let model = (standing == Standing::Wired).then(|| {
+            let text = instructions
+                .iter()
+                .find(|(eras, _)| eras.contains(&client.era.as_str()))
+                .map_or("", |(_, t)| t.as_str());
+            let b = bill::for_client(ctx, toolsets.as_deref(), text, client.instructions_cut);
+            ClientModel {
+                toolsets: b.toolsets,
+                tools: cost(b.tools),
+                instructions: cost(b.instructions),
+                instructions_cut: b.instructions_cut.map(|c| c as i64),
+            }
+        });
         clients.push(ClientView {
             id: client.id.clone(),
             name: client.name.clone(),
             config: client.config.clone(),
             standing,
+            model,
         });
     }
     if clients.iter().all(|c| c.standing == Standing::Absent) {
@@ -261,7 +277,7 @@ fn client_standing(
     root: &std::path::Path,
     client: &Client,
     lookup: &standing::Lookup<'_>,
-) -> (Standing, Option<Finding>) {
+) -> (Standing, Option<Finding>, Option<String>) {
     // A configuration that cannot be read as text (absent, a directory, not UTF-8, a link out
     // of the repository, past its bound) is absent: the client starts nothing from it. What is
     // there and refused is said, naming the file.
@@ -279,12 +295,14 @@ fn client_standing(
                         client.config, client.name
                     ),
                 }),
+                None,
             )
         }
     };
     let assessment = standing::assess(&client.config, text.as_deref(), lookup);
     let reason = assessment.reason.clone().unwrap_or_default();
-    match assessment.standing {
+    let toolsets = assessment.toolsets.clone();
+    let (standing, finding) = match assessment.standing {
         standing::Standing::Absent => (Standing::Absent, None),
         standing::Standing::Foreign => (
             Standing::Foreign,
@@ -334,7 +352,8 @@ fn client_standing(
             });
             (Standing::Wired, finding)
         }
-    }
+    };
+    (standing, finding, toolsets)
 }
 
 /// What the repository shows of `client`'s approval of `server`.

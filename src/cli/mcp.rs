@@ -309,6 +309,20 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             c["config"].as_str().unwrap_or_default(),
             c["standing"].as_str().unwrap_or_default()
         ));
+        let m = &c["model"];
+        if m.is_object() {
+            let tokens = |k: &str| m[k]["tokens"].as_i64().unwrap_or_default();
+            line(format!(
+                "    passes its model ~{} tokens: toolset {} ({} bytes of names, descriptions and input schemas), instructions {} bytes{}",
+                tokens("tools") + tokens("instructions"),
+                words(&m["toolsets"]),
+                m["tools"]["bytes"].as_i64().unwrap_or_default(),
+                m["instructions"]["bytes"].as_i64().unwrap_or_default(),
+                m["instructions_cut"]
+                    .as_i64()
+                    .map_or(String::new(), |c| format!(" (cut at {c} characters)"))
+            ));
+        }
     }
     let findings = p["findings"].as_array().cloned().unwrap_or_default();
     line(format!("findings ({}):", findings.len()));

@@ -21,7 +21,18 @@ pub fn tokens(bytes: usize) -> usize {
 /// The bytes of the `tools/list` result a legacy session receives: the served array inside
 /// `{"tools":…}`.
 pub fn legacy_tools_list(ctx: &Context) -> usize {
-    "{\"tools\":".len() + ctx.tools_list_json().as_str().len() + "}".len()
+    legacy_tools_list_of(ctx.tools_list_json().as_str())
+}
+
+/// [`legacy_tools_list`] of a served array (a toolset another server would list).
+pub fn legacy_tools_list_of(served: &str) -> usize {
+    "{\"tools\":".len() + served.len() + "}".len()
+}
+
+/// [`modern_tools_list`] of a served array.
+pub fn modern_tools_list_of(served: &str) -> usize {
+    legacy_tools_list_of(served)
+        + super::era::result_fields(Some(super::caching::COMPILED), true).len()
 }
 
 /// The bytes of the `tools/list` result a modern request receives: the legacy result with the
@@ -43,8 +54,12 @@ fn for_a_model(entry: &Value) -> Value {
 /// The bytes of the listed tools as a client passes them to its model: every tool's name,
 /// description and input schema, as compact JSON, in one array.
 pub fn model_tools(ctx: &Context) -> usize {
-    let listed: Vec<Value> =
-        serde_json::from_str(ctx.tools_list_json().as_str()).unwrap_or_default();
+    model_tools_of(ctx.tools_list_json().as_str())
+}
+
+/// [`model_tools`] of a served `tools/list` array (a toolset another server would list).
+pub fn model_tools_of(served: &str) -> usize {
+    let listed: Vec<Value> = serde_json::from_str(served).unwrap_or_default();
     let passed: Vec<Value> = listed.iter().map(for_a_model).collect();
     Value::Array(passed).to_string().len()
 }
@@ -116,4 +131,87 @@ mod tests {
         let model: usize = tools.iter().map(|t| t.model).sum::<usize>() + tools.len() + 1;
         assert_eq!(model, model_tools(&ctx));
     }
+}
+
+/// Where the toolsets a client's server lists were named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// The client's entry passes `--toolsets`.
+    Entry,
+    /// The manifest's `mcp.toolsets`.
+    Manifest,
+    /// Neither: the agent's toolset.
+    Default,
+}
+
+/// What one wired client passes its model: the tools its server lists (the toolsets its entry
+/// names, else those a server started here without `--toolsets` lists) as names, descriptions
+/// and input schemas, and the instructions as it cuts them.
+#[derive(Clone, Debug)]
+pub struct ClientBill {
+    pub toolsets: Vec<String>,
+    pub source: Named,
+    /// Bytes of the tools as the client passes them to its model.
+    pub tools: usize,
+    /// Bytes of the instructions it keeps.
+    pub instructions: usize,
+    /// The characters (UTF-16 units) it keeps of the instructions, when it cuts them.
+    pub instructions_cut: Option<usize>,
+    /// Why the server the entry starts would stop at once (a refused `--toolsets`); the bill is
+    /// then the default's.
+    pub refused: Option<String>,
+    /// The `tools/list` array that server serves.
+    pub served: String,
+}
+
+/// The bill of a client whose entry passes `entry_toolsets` (if any), that keeps `cut`
+/// characters of `text`, the instructions of its era.
+pub fn for_client(
+    ctx: &Context,
+    entry_toolsets: Option<&str>,
+    text: &str,
+    cut: Option<usize>,
+) -> ClientBill {
+    let kept = cut.map_or(text.len(), |units| cut_at(text, units).len());
+    let here = ctx.toolsets();
+    let mut bill = ClientBill {
+        toolsets: here.names().to_vec(),
+        source: if here.is_default() {
+            Named::Default
+        } else {
+            Named::Manifest
+        },
+        tools: 0,
+        instructions: kept,
+        instructions_cut: cut,
+        refused: None,
+        served: ctx.tools_list_json().as_str().to_string(),
+    };
+    if let Some(flag) = entry_toolsets {
+        match crate::toolsets::Selection::resolve(Some(flag), None, ctx.read_only()) {
+            Ok(selection) => {
+                bill.toolsets = selection.names().to_vec();
+                bill.source = Named::Entry;
+                bill.served = selection.served().map_or_else(
+                    || crate::registry::TOOLS_LIST_JSON.to_string(),
+                    |s| s.to_string(),
+                );
+            }
+            Err(e) => bill.refused = Some(e.to_string()),
+        }
+    }
+    bill.tools = model_tools_of(&bill.served);
+    bill
+}
+
+/// The first `units` UTF-16 units of `text`, cut before a character that would pass them.
+fn cut_at(text: &str, units: usize) -> &str {
+    let mut counted = 0;
+    for (at, c) in text.char_indices() {
+        counted += c.len_utf16();
+        if counted > units {
+            return &text[..at];
+        }
+    }
+    text
 }

@@ -14,7 +14,8 @@ use crate::mcp::bill;
 use crate::registry::types::{
     ClientPreflight, ClientPreflightApproval as Approval,
     ClientPreflightApprovalState as ApprovalState, ClientPreflightCost as Cost,
-    ClientPreflightEra as Era, ClientPreflightSkillsItem as SkillsDir,
+    ClientPreflightEra as Era, ClientPreflightModel as Model,
+    ClientPreflightModelSource as ModelSource, ClientPreflightSkillsItem as SkillsDir,
     ClientPreflightWiring as Wiring, ClientPreflightWiringStanding as WiringStanding, ContextCost,
     PreflightCheck, PreflightCheckStatus as Status,
 };
@@ -40,32 +41,14 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     let files = AgentFiles::read(root, &extra);
     let lookup = standing::Lookup::here(root);
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
-    let cost_of = |era: &str| {
-        let tools = if era == "modern" {
-            bill::modern_tools_list(ctx)
-        } else {
-            bill::legacy_tools_list(ctx)
-        };
-        let text = instructions
+    // The newest live session of each client on the board: its version decides the era.
+    let mut sessions = crate::board::view(ctx.peers(), root).peers;
+    sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
+    let text_of = |era: &str| {
+        instructions
             .iter()
             .find(|(eras, _)| eras.contains(&era))
-            .map_or(0, |(_, t)| t.len());
-        Cost {
-            tools_list: cost(tools),
-            instructions: cost(text),
-        }
-    };
-    // What a client passes its model, whatever it receives: the listed tools' names,
-    // descriptions and input schemas, and the instructions as Claude Code cuts them.
-    let model = {
-        let text = instructions.first().map_or("", |(_, t)| t.as_str());
-        let tools = bill::model_tools(ctx);
-        let cut = crate::mcp::layer_instructions::as_cut(text).len();
-        format!(
-            "it passes its model about {} tokens: the toolset {} ({tools} bytes of names, descriptions and input schemas) and the instructions ({cut} bytes)",
-            bill::tokens(tools) + bill::tokens(cut),
-            ctx.toolsets().names().join(", "),
-        )
+            .map_or("", |(_, t)| t.as_str())
     };
     let mut checks = Vec::new();
     let mut entries = Vec::new();
@@ -86,12 +69,51 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
                 skills: agents::count_skills(root, dir) as i64,
             })
             .collect();
-        let era = if client.era == "modern" {
+        let seen = sessions.iter().find(|p| {
+            let name = p.client_name.to_lowercase();
+            client.client_info.iter().any(|w| name.contains(w.as_str()))
+        });
+        let (era_word, era_from) = match seen {
+            Some(p) => (
+                if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
+                    "modern"
+                } else {
+                    "legacy"
+                },
+                format!(
+                    "a live session of `{}` {} speaks {}",
+                    p.client_name, p.client_version, p.protocol_version
+                ),
+            ),
+            None => (
+                client.era.as_str(),
+                format!(
+                    "no live session of {} on the board: its family's default",
+                    client.name
+                ),
+            ),
+        };
+        let era = if era_word == "modern" {
             Era::Modern
         } else {
             Era::Legacy
         };
-        let cost = cost_of(&client.era);
+        let text = text_of(era_word);
+        let billed = bill::for_client(
+            ctx,
+            assessment.toolsets.as_deref(),
+            text,
+            client.instructions_cut,
+        );
+        let cost = Cost {
+            tools_list: cost(if era_word == "modern" {
+                bill::modern_tools_list_of(&billed.served)
+            } else {
+                bill::legacy_tools_list_of(&billed.served)
+            }),
+            instructions: cost(text.len()),
+        };
+        let model = model_of(&billed);
         checks.push(client_check(
             client,
             &assessment,
@@ -104,6 +126,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             id: client.id.clone(),
             name: client.name.clone(),
             era,
+            era_from,
             wiring: Wiring {
                 config: client.config.clone(),
                 standing: match assessment.standing {
@@ -119,6 +142,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             ignores: uses.ignores,
             skills,
             cost,
+            model,
         });
     }
     if entries
@@ -150,6 +174,22 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     (checks, entries)
 }
 
+/// What the client passes its model, as the preflight reports it.
+fn model_of(b: &bill::ClientBill) -> Model {
+    Model {
+        toolsets: b.toolsets.clone(),
+        source: match b.source {
+            bill::Named::Entry => ModelSource::Entry,
+            bill::Named::Manifest => ModelSource::Manifest,
+            bill::Named::Default => ModelSource::Default,
+        },
+        tools: cost(b.tools),
+        instructions: cost(b.instructions),
+        instructions_cut: b.instructions_cut.map(|c| c as i64),
+        refused: b.refused.clone(),
+    }
+}
+
 fn cost(bytes: usize) -> ContextCost {
     ContextCost {
         bytes: bytes as i64,
@@ -165,7 +205,7 @@ fn client_check(
     approval: &Approval,
     concerns: &[String],
     cost: &Cost,
-    model: &str,
+    model: &Model,
 ) -> PreflightCheck {
     let id = format!("client.{}", client.id);
     let costs = format!(
@@ -192,13 +232,34 @@ fn client_check(
     if assessment.standing == standing::Standing::Wired {
         seen.push_str(&format!("; approval: {}", approval.seen));
     }
-    seen.push_str(&format!("; {costs}; {model}"));
+    let cut = model.instructions_cut.map_or("whole".to_string(), |c| {
+        format!("as it cuts them, at {c} characters")
+    });
+    seen.push_str(&format!(
+        "; {costs}; it passes its model about {} tokens: the toolset {} ({} bytes of names, descriptions and input schemas) and the instructions ({} bytes, {cut})",
+        model.tools.tokens + model.instructions.tokens,
+        model.toolsets.join(", "),
+        model.tools.bytes,
+        model.instructions.bytes,
+    ));
+    if let Some(why) = &model.refused {
+        seen.push_str(&format!(
+            "; its entry's `--toolsets` stops the server it starts: {why}"
+        ));
+    }
     for concern in concerns {
         seen.push_str(&format!("; {concern}"));
     }
     let snippet = format!("add to {}:\n{}", client.config, client.snippet);
     let (status, remedy) = match assessment.standing {
         standing::Standing::Broken => (Status::Fail, Some(snippet)),
+        standing::Standing::Wired if model.refused.is_some() => (
+            Status::Fail,
+            Some(format!(
+                "name toolsets `majordomus mcp --help` lists in the entry's `--toolsets` in {}",
+                client.config
+            )),
+        ),
         standing::Standing::Wired if approval.state == ApprovalState::NotApproved => (
             Status::Warn,
             Some(format!(
@@ -376,8 +437,11 @@ fn approval(
     }
 }
 
-/// Claude Code: the server must be enabled (project or user settings, or the folder's entry in
-/// `~/.claude.json`) and the folder's trust dialog accepted. Only those fields are read.
+/// Claude Code: the server must be enabled, and the folder's trust dialog accepted when the
+/// approval comes from the folder's own settings (`.claude/settings.json` or
+/// `.claude/settings.local.json`): a repository cannot approve its own servers. An approval in
+/// the user's settings or in the folder's entry of `~/.claude.json` holds in an untrusted folder
+/// too, and Claude Code connects. Only those fields are read.
 fn claude_approval(
     root: &Path,
     root_key: &str,
@@ -386,16 +450,18 @@ fn claude_approval(
 ) -> Approval {
     let mut enabled_in = None;
     let mut disabled_in = None;
-    let mut sources: Vec<(std::path::PathBuf, bool)> = vec![
-        (root.join(".claude/settings.local.json"), false),
-        (root.join(".claude/settings.json"), false),
+    // (the file, whether it holds one entry per folder, whether it counts only in a trusted folder)
+    let mut sources: Vec<(std::path::PathBuf, bool, bool)> = vec![
+        (root.join(".claude/settings.local.json"), false, true),
+        (root.join(".claude/settings.json"), false, true),
     ];
     if let Some(h) = home() {
-        sources.push((h.join(".claude/settings.json"), false));
-        sources.push((h.join(".claude.json"), true));
+        sources.push((h.join(".claude/settings.json"), false, false));
+        sources.push((h.join(".claude.json"), true, false));
     }
     let mut trust = None;
-    for (file, per_project) in &sources {
+    let mut needs_trust = true;
+    for (file, per_project, in_trusted_folder_only) in &sources {
         let Some(doc) = json_settings(file, root, problems) else {
             continue;
         };
@@ -427,12 +493,17 @@ fn claude_approval(
                 || listed("enabledMcpjsonServers"))
         {
             enabled_in = Some(shown(file, root));
+            needs_trust = *in_trusted_folder_only;
         }
     }
     match (disabled_in, enabled_in, trust) {
         (Some(file), _, _) => Approval {
             state: ApprovalState::NotApproved,
             seen: format!("`{server}` is disabled in {file}"),
+        },
+        (None, Some(file), _) if !needs_trust => Approval {
+            state: ApprovalState::Approved,
+            seen: format!("`{server}` is enabled in {file}, which holds whether or not this folder is trusted"),
         },
         (None, Some(file), Some(true)) => Approval {
             state: ApprovalState::Approved,

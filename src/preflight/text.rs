@@ -81,6 +81,25 @@ pub fn render(answer: &Value) -> String {
             tokens("instructions"),
             cost["instructions"]["bytes"],
         ));
+        let model = &client["model"];
+        let of = |k: &str| model[k]["tokens"].as_i64().unwrap_or(0);
+        let toolsets: Vec<&str> = model["toolsets"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        out.push_str(&format!(
+            "  model    {} tokens: toolset {} from the {} ({} bytes), instructions {} bytes{}\n",
+            of("tools") + of("instructions"),
+            toolsets.join(","),
+            model["source"].as_str().unwrap_or_default(),
+            model["tools"]["bytes"],
+            model["instructions"]["bytes"],
+            model["instructions_cut"]
+                .as_i64()
+                .map_or(String::new(), |c| format!(" (cut at {c} characters)")),
+        ));
     }
     out
 }

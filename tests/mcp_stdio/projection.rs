@@ -13,18 +13,17 @@ use majordomus::registry::rt::Effect;
 
 use super::{meta, tool_of};
 
-/// The projection as the tool answers it and as the resource reads, in one session.
-/// The projection as the tool answers it and as the resource reads (both without detail), the
-/// tool's answer with detail, and the tools the session lists.
-fn projection_both_ways(repo: &Path) -> (Value, Value, Value, Vec<Value>) {
+/// The projection as the tool answers it and as the resource reads, in one session, and the
+/// tool's answer with `detail` (each listed tool).
+fn projection_both_ways(repo: &Path) -> (Value, Value, Vec<Value>, Value) {
     let mut server = McpServer::start(repo);
     server.initialize();
     let tool = server.call_ok(tool_of("mcp.projection"), json!({}));
-    let detailed = server.call_ok(tool_of("mcp.projection"), json!({ "detail": true }));
     let resource: Value =
         serde_json::from_str(&server.read_text("majordomus://mcp")).expect("the resource is JSON");
     let tools = server.tools();
-    (tool, resource, detailed, tools)
+    let detailed = server.call_ok(tool_of("mcp.projection"), json!({ "detail": true }));
+    (tool, resource, tools, detailed)
 }
 
 /// The standing of each declared client, by id.
@@ -54,9 +53,12 @@ fn finding_codes(projection: &Value) -> Vec<&str> {
 #[test]
 fn the_projection_tool_and_resource_agree_with_what_the_session_serves() {
     let fixture = Fixture::new();
-    let (projection, resource, detailed, tools) = projection_both_ways(fixture.root());
+    let (projection, resource, tools, detailed) = projection_both_ways(fixture.root());
     assert_eq!(projection, resource, "one answer, two projections");
-    assert!(projection.get("tools").is_none(), "tools only with detail");
+    assert!(
+        projection.get("tools").is_none(),
+        "each tool only with detail"
+    );
 
     let listed: Vec<(String, String)> = tools
         .iter()

@@ -150,3 +150,58 @@ fn every_problem_of_a_value_is_reported() {
         "{found:?}"
     );
 }
+
+/// A message's addressees: exactly one of a peer, globs or everyone, each by its property.
+fn addressed() -> Schema {
+    lang::schema_from_json(&json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "to": { "type": "integer" },
+            "globs": { "type": "array", "items": { "type": "string" }, "minItems": 1 },
+            "all": { "type": "boolean", "const": true },
+        },
+        "oneOf": [{ "required": ["to"] }, { "required": ["globs"] }, { "required": ["all"] }],
+    }))
+    .expect("a choice of required properties is a schema of the subset")
+}
+
+#[test]
+fn a_choice_of_required_properties_takes_exactly_one() {
+    let check = |value: Value| {
+        let mut found = Vec::new();
+        lang::validate(&addressed(), &value, "", &BTreeMap::new(), &mut found);
+        found
+    };
+    assert_eq!(check(json!({ "to": 7 })), []);
+    assert_eq!(check(json!({ "all": true })), []);
+    for (value, given) in [(json!({}), 0), (json!({ "to": 7, "all": true }), 2)] {
+        assert_eq!(
+            check(value),
+            [Problem::new(
+                ProblemKind::Constraint,
+                format!("the input: name exactly one of `to`, `globs`, `all`; {given} were given")
+            )]
+        );
+    }
+    // Published as JSON Schema says it, for the OpenAPI document and any validator.
+    assert_eq!(
+        addressed().to_json(lang::publish::Refs::Components)["oneOf"],
+        json!([{ "required": ["to"] }, { "required": ["globs"] }, { "required": ["all"] }])
+    );
+}
+
+#[test]
+fn a_choice_naming_a_property_not_declared_is_refused() {
+    let refused = lang::schema_from_json(&json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": { "to": { "type": "integer" } },
+        "oneOf": [{ "required": ["to"] }, { "required": ["everyone"] }],
+    }));
+    let text = format!("{:?}", refused.expect_err("`everyone` is not a property"));
+    assert!(
+        text.contains("requires `everyone`, which is not among `properties`"),
+        "{text}"
+    );
+}

@@ -248,7 +248,11 @@ fn path_holder(held: &crate::board::claims::Held, paths: &[String]) -> Holder {
             session: h.claim.session as i64,
             handle: held.handle.clone(),
             pid: i64::from(h.pid),
-            worktree: h.worktree.clone(),
+            // An agent of another clone is named with its machine: its path means nothing here.
+            worktree: match &h.origin {
+                Some(o) => format!("{}:{}", o.machine, h.worktree),
+                None => h.worktree.clone(),
+            },
             claimed_at: crate::rfc3339::of_secs(h.claim.claimed_at),
             live: true,
         },

@@ -43,6 +43,7 @@ fn rust_schema(schema: &Schema) -> String {
         max_items,
         pattern,
         one_of,
+        one_required,
         reference,
         cli_positional,
         cli_path,
@@ -87,12 +88,16 @@ fn rust_schema(schema: &Schema) -> String {
             variants.join(", ")
         )
     }));
+    let one_required = option(one_required.as_ref().map(|sets| {
+        let sets: Vec<String> = sets.iter().map(|s| texts(s)).collect();
+        format!("vec![{}]", sets.join(", "))
+    }));
     format!(
         "Schema {{ ty: {}, description: {}, default: {}, properties: vec![{}], required: {}, \
          additional: {additional}, items: {}, enumeration: {}, constant: {}, minimum: {}, \
          maximum: {}, min_length: {min_length:?}, max_length: {max_length:?}, \
          min_items: {min_items:?}, max_items: {max_items:?}, pattern: {}, \
-         one_of: {one_of}, reference: {}, cli_positional: {cli_positional}, cli_path: {cli_path} }}",
+         one_of: {one_of}, one_required: {one_required}, reference: {}, cli_positional: {cli_positional}, cli_path: {cli_path} }}",
         option(ty.map(|t| format!("Type::{t:?}"))),
         option(description.as_deref().map(text)),
         value(default),

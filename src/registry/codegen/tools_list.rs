@@ -21,11 +21,12 @@ use crate::lang::Effect;
 pub fn tool_entry(c: &Capability, registry: &Registry) -> Option<Value> {
     let name = c.expose.tool.as_ref()?;
     let hints = c.effect.hints();
+    let input = c.input.to_json(Refs::Inline(&registry.schemas));
     Some(json!({
         "name": name,
         "title": c.title,
         "description": c.description.trim(),
-        "inputSchema": c.input.to_json(Refs::Inline(&registry.schemas)),
+        "inputSchema": input,
         "outputSchema": c.output.to_json(Refs::Inline(&registry.schemas)),
         "annotations": {
             "title": c.title,
@@ -40,11 +41,19 @@ pub fn tool_entry(c: &Capability, registry: &Registry) -> Option<Value> {
 
 /// The entry `tools/list` serves for `entry` (a [`tool_entry`]): the same tool, its output
 /// schema cut by [`output_shape`], and with `annotations.title` dropped, since it repeats `title`
-/// word for word. The input schema stays whole: a client that validates arguments, or a model
-/// that writes them, learns every bound before the server refuses one.
+/// word for word. The input schema stays whole but for a `oneOf` at its root: a client that
+/// validates arguments, or a model that writes them, learns every bound before the server
+/// refuses one.
 pub fn served_entry(mut entry: Value) -> Value {
     if let Some(output) = entry.get_mut("outputSchema") {
         *output = output_shape(output, 0);
+    }
+    // The model APIs behind Claude Code, Codex and Gemini CLI refuse a tool whose input schema
+    // has `oneOf` at its root (the client drops the tool, or every request fails): a choice of
+    // required properties stays in the OpenAPI document and the surface, and the tool's
+    // description says it in words.
+    if let Some(Value::Object(input)) = entry.get_mut("inputSchema") {
+        input.remove("oneOf");
     }
     if let Some(Value::Object(annotations)) = entry.get_mut("annotations") {
         annotations.remove("title");

@@ -111,6 +111,13 @@ impl Schema {
         if let Some(p) = &self.pattern {
             m.insert("pattern".into(), Value::String(p.clone()));
         }
+        if let Some(sets) = &self.one_required {
+            let variants = sets.iter().map(|s| {
+                let names = s.iter().map(|n| Value::String(n.clone())).collect();
+                Value::Object(Map::from_iter([("required".into(), Value::Array(names))]))
+            });
+            m.insert("oneOf".into(), Value::Array(variants.collect()));
+        }
         if let Some(o) = &self.one_of {
             m.insert(
                 "oneOf".into(),

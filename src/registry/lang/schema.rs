@@ -89,6 +89,9 @@ pub struct Schema {
     pub max_items: Option<u64>,
     pub pattern: Option<String>,
     pub one_of: Option<OneOf>,
+    /// `oneOf` of required sets (`- required: [to]`, `- required: [globs]`): an object names
+    /// the properties of exactly one set. Beside `properties`, not instead of them.
+    pub one_required: Option<Vec<Vec<String>>>,
     /// `$ref: <Name>`, a named schema from `registry/schemas/`.
     pub reference: Option<String>,
     /// `x-cli-positional: true` — the CLI takes this property as a positional argument.
@@ -282,7 +285,10 @@ impl Schema {
             }
         }
         if let Some(variants) = map.get("oneOf") {
-            schema.one_of = parse_one_of(variants, &join(field, "oneOf"), sink);
+            match required_sets(variants) {
+                Some(sets) => schema.one_required = Some(sets),
+                None => schema.one_of = parse_one_of(variants, &join(field, "oneOf"), sink),
+            }
         }
         if let Some(d) = map.get("default") {
             schema.default = Some(d.clone());
@@ -356,6 +362,22 @@ impl Schema {
         }
         if self.one_of.is_some() && ty.is_some_and(|t| t != Type::Object) {
             sink.push(&join(field, "oneOf"), "applies only to objects");
+        }
+        if let Some(sets) = &self.one_required {
+            if ty != Some(Type::Object) {
+                sink.push(&join(field, "oneOf"), "applies only to objects");
+            }
+            if sets.len() < 2 {
+                sink.push(&join(field, "oneOf"), "must list at least two variants");
+            }
+            for name in sets.iter().flatten() {
+                if !self.properties.iter().any(|(p, _)| p == name) {
+                    sink.push(
+                        &join(field, "oneOf"),
+                        format!("requires `{name}`, which is not among `properties`"),
+                    );
+                }
+            }
         }
         if self.one_of.is_some() && !self.properties.is_empty() {
             sink.push(
@@ -441,6 +463,25 @@ impl Schema {
     pub fn is_required(&self, name: &str) -> bool {
         self.required.iter().any(|r| r == name)
     }
+}
+
+/// The required sets of a `oneOf` whose every variant is a mapping of `required` alone (each a
+/// non-empty list of names); `None` for any other `oneOf`, parsed as a tagged union.
+fn required_sets(value: &Value) -> Option<Vec<Vec<String>>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| {
+            let map = v.as_object().filter(|m| m.len() == 1)?;
+            let names: Vec<String> = map
+                .get("required")?
+                .as_array()?
+                .iter()
+                .map(|n| n.as_str().map(str::to_string))
+                .collect::<Option<_>>()?;
+            (!names.is_empty()).then_some(names)
+        })
+        .collect()
 }
 
 fn parse_one_of(value: &Value, field: &str, sink: &mut Sink<'_>) -> Option<OneOf> {

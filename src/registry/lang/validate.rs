@@ -275,6 +275,26 @@ pub fn validate(
             }
             return;
         }
+        if let Some(sets) = &schema.one_required {
+            let named = sets
+                .iter()
+                .filter(|s| s.iter().all(|n| map.contains_key(n)))
+                .count();
+            if named != 1 {
+                let words: Vec<String> = sets
+                    .iter()
+                    .map(|s| format!("`{}`", s.join("` + `")))
+                    .collect();
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!(
+                        "{}: name exactly one of {}; {named} were given",
+                        at(path),
+                        words.join(", ")
+                    ),
+                ));
+            }
+        }
         for name in &schema.required {
             if !map.contains_key(name) {
                 errors.push(Problem::new(
