@@ -432,6 +432,9 @@ impl Board {
             _ => None,
         };
         let reading = self.read();
+        // Filed before this process's own state is locked: a check files in the other order
+        // (the filings, then this process's claims), and neither waits on the other.
+        let others = self.filed(&reading);
         let now = now();
         let mut joined = lock(&self.joined);
         let conflicting = |h: &Held| {
@@ -454,7 +457,7 @@ impl Board {
             .filter(conflicting)
             .collect();
         // Every other process's claims as filed once per version of its record.
-        for filed in self.filed(&reading) {
+        for filed in others {
             let conflicts = (filed.held.iter())
                 .filter(|e| super::check::live(e, now) && conflicting(&e.0))
                 .map(|(h, _)| Held::clone(h));
