@@ -17,8 +17,9 @@ more builds side by side in one run (alternated, so load hits them alike):
    1,000 (claims 2-101, 901-1,000).
 
 Figures are milliseconds of a request's round trip on the pipes. The load average is printed at
-start and end. With `--record`, the figures of the last build named are written for the README
-through `figures.record` (docs/figures/queue.json).
+start and end. With `--record`, the figures of the last build named are written through
+`figures.record` as docs/figures/queue.json, for README sentences that show them with
+`<!-- figure:queue.KEY -->` markers (a record the README shows nowhere fails `readme_figures`).
 
 usage: queue_at_scale.py [--issues N] [--runs N] [--calls N] [--record] NAME=BINARY [NAME=BINARY ...]
   e.g. queue_at_scale.py before=/tmp/majordomus-main after=target/release/majordomus"""
