@@ -202,7 +202,7 @@ impl Filing {
 }
 
 /// Whether a claim's holder is live at `now`: the claim has not expired, nor its agent's lease.
-pub(super) fn live((h, lease): &(Arc<Held>, Option<u64>), now: u64) -> bool {
+fn live((h, lease): &(Arc<Held>, Option<u64>), now: u64) -> bool {
     h.holder.claim.expires_at > now && lease.is_none_or(|end| end > now)
 }
 

@@ -459,7 +459,10 @@ impl Board {
         // Every other process's claims as filed once per version of its record.
         for filed in others {
             let conflicts = (filed.held.iter())
-                .filter(|e| super::check::live(e, now) && conflicting(&e.0))
+                .filter(|(h, lease)| {
+                    let live = h.holder.claim.expires_at > now && lease.is_none_or(|e| e > now);
+                    live && conflicting(h)
+                })
                 .map(|(h, _)| Held::clone(h));
             refused.extend(conflicts);
         }
