@@ -1,8 +1,11 @@
 //! The plan as a work queue, in process (no socket): `plan.ready` and `plan.claim` over a plan of
 //! 1,000 issues (each of the last 800 depending on one of the 200 before it; every issue with
-//! a glob of its own, priorities 0..4), and the Cockpit plan page at 200 and at 1,000 issues.
+//! a glob of its own, priorities 0..4), and the Cockpit plan page at 200 and at 1,000 issues;
+//! then, at 10,000 issues in that shape and in one dependency chain, the first `plan.ready` of a
+//! generation (the plan read from the index) and a `plan.issues` page.
 //! Prints the median and the 99th percentile in microseconds of warm calls, and the first, cold
-//! one. Targets: `plan.ready` at most 5 ms median, the plan page at 1,000 issues at most 100 ms.
+//! one. Targets: `plan.ready` at most 5 ms median, the plan page at 1,000 issues at most 100 ms,
+//! the first `plan.ready` at 10,000 issues at most 30 ms and a page at most 10 ms.
 //! The board is a temporary directory (`MAJORDOMUS_BOARD`), so nothing outside it is touched.
 //!
 //! `cargo bench --bench plan`.
@@ -21,14 +24,27 @@ const MANIFEST: &str = "schema: ai-repository/v1\nsections:\n  repo: repo\n  loc
 
 /// Writes a manifest and `count` issues; the first fifth have no dependency.
 fn generate(root: &Path, count: usize) {
+    generate_shaped(root, count, Shape::Fan);
+}
+
+/// How the generated issues depend on each other.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// The first fifth depend on nothing, each other one on one of them.
+    Fan,
+    /// Each depends on the one before it.
+    Chain,
+}
+
+fn generate_shaped(root: &Path, count: usize, shape: Shape) {
     std::fs::create_dir_all(root.join(".ai/repo/project/issues")).expect("the issues directory");
     std::fs::write(root.join(".ai/manifest.yaml"), MANIFEST).expect("the manifest");
     let roots = count / 5;
     for i in 0..count {
-        let deps = if i < roots {
-            String::new()
-        } else {
-            format!("depends_on: [issue-{:04}]\n", i % roots)
+        let deps = match shape {
+            Shape::Fan if i >= roots => format!("depends_on: [issue-{:04}]\n", i % roots),
+            Shape::Chain if i > 0 => format!("depends_on: [issue-{:04}]\n", i - 1),
+            _ => String::new(),
         };
         std::fs::write(
             root.join(format!(".ai/repo/project/issues/issue-{i:04}.yaml")),
@@ -95,6 +111,38 @@ fn open(root: &Path) -> Context {
         discovery: Discovery::Filesystem,
         ..Options::default()
     })
+}
+
+/// At `count` issues of `shape`: the first `plan.ready` of a fresh process once its index is
+/// built, and `plan.issues` pages through the plan.
+fn at_scale(count: usize, shape: Shape, name: &str) {
+    let dir = tempfile::TempDir::new().expect("a temporary directory");
+    generate_shaped(dir.path(), count, shape);
+    let ctx = open(dir.path());
+    ctx.index().expect("the plan indexes");
+    let (first, cold) = timed(|| ctx.execute("plan.ready", json!({})));
+    first.expect("plan.ready answers");
+    let times = (0..50)
+        .map(|_| timed(|| ctx.execute("plan.ready", json!({}))).1)
+        .collect();
+    report(
+        &format!("plan.ready, {name}"),
+        cold,
+        times,
+        Duration::from_millis(30),
+    );
+    let page = |k: usize| {
+        let page = ctx.execute("plan.issues", json!({ "offset": k * 397 % count }));
+        assert_eq!(page.expect("plan.issues answers")["total"], count);
+    };
+    let (_, cold) = timed(|| page(0));
+    let times = (1..200).map(|k| timed(|| page(k)).1).collect();
+    report(
+        &format!("plan.issues page, {name}"),
+        cold,
+        times,
+        Duration::from_millis(10),
+    );
 }
 
 fn main() {
@@ -172,4 +220,6 @@ fn main() {
         30,
         Duration::from_millis(100),
     );
+    at_scale(10_000, Shape::Fan, "10,000 issues");
+    at_scale(10_000, Shape::Chain, "10,000 in one chain");
 }

@@ -4,10 +4,10 @@ import json, subprocess, tempfile
 
 
 class Session:
-    """One `majordomus mcp` process, initialized as client NAME."""
+    """One `majordomus mcp` process, initialized as client NAME; `flags` are added to `mcp`."""
 
-    def __init__(self, binary, repo, name, env=None):
-        self.proc = subprocess.Popen([binary, "mcp", "--repo", repo], stdin=subprocess.PIPE,
+    def __init__(self, binary, repo, name, env=None, flags=()):
+        self.proc = subprocess.Popen([binary, "mcp", "--repo", repo, *flags], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.n = 0
         self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

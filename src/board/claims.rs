@@ -190,10 +190,10 @@ fn check(request: &mut Request, case: Case) -> Result<(), ClaimError> {
     Ok(())
 }
 
-/// The same globs, whatever their order or repetition.
+/// The same globs, whatever their order or repetition (a claim holds at most
+/// `MAX_CLAIM_GLOBS`, and this is asked of every claim of the claiming agent: nothing allocated).
 fn same_globs(a: &[String], b: &[String]) -> bool {
-    use std::collections::BTreeSet;
-    a.iter().collect::<BTreeSet<&String>>() == b.iter().collect::<BTreeSet<&String>>()
+    a.iter().all(|x| b.contains(x)) && b.iter().all(|y| a.contains(y))
 }
 
 /// The exclusive lock on the board's `claims.lock`, held while alive.
@@ -277,28 +277,50 @@ fn holders(
             if session.is_some_and(|s| s.lapsed(now)) {
                 return None;
             }
-            Some(Held {
-                holder: Holder {
-                    pid: record.pid,
-                    worktree: record.worktree.clone(),
-                    this_process,
-                    client: session.map_or_else(|| PROCESS_CLIENT.into(), |s| s.client.clone()),
-                    intent: session.and_then(|s| s.intent.clone()),
-                    claim: ClaimRecord {
-                        globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
-                        ..c.clone()
-                    },
-                    origin: None,
-                },
-                handle: session
-                    .map_or_else(|| record::handle_of(record.pid, 0, 0), |s| s.handle.clone()),
-                transport: match session.map(|s| s.transport.as_str()) {
-                    Some("http") => "http",
-                    Some(_) => "stdio",
-                    None => "process",
-                },
-            })
+            Some(held_of(record, session, c, this_process, case))
         })
+}
+
+/// `c`, a claim of `record` by `session`, as its holder.
+pub(super) fn held_of(
+    record: &Record,
+    session: Option<&record::SessionRecord>,
+    c: &ClaimRecord,
+    this_process: bool,
+    case: Case,
+) -> Held {
+    held_by(record.pid, &record.worktree, session, c, this_process, case)
+}
+
+/// `c`, a claim by `session` of the process `pid` serving `worktree`, as its holder.
+fn held_by(
+    pid: u32,
+    worktree: &str,
+    session: Option<&record::SessionRecord>,
+    c: &ClaimRecord,
+    this_process: bool,
+    case: Case,
+) -> Held {
+    Held {
+        holder: Holder {
+            pid,
+            worktree: worktree.to_string(),
+            this_process,
+            client: session.map_or_else(|| PROCESS_CLIENT.into(), |s| s.client.clone()),
+            intent: session.and_then(|s| s.intent.clone()),
+            claim: ClaimRecord {
+                globs: c.globs.iter().map(|g| spelling::stored(g, case)).collect(),
+                ..c.clone()
+            },
+            origin: None,
+        },
+        handle: session.map_or_else(|| record::handle_of(pid, 0, 0), |s| s.handle.clone()),
+        transport: match session.map(|s| s.transport.as_str()) {
+            Some("http") => "http",
+            Some(_) => "stdio",
+            None => "process",
+        },
+    }
 }
 
 /// A path claim or issue of another clone as a holder: its agent's handle and client, its
@@ -338,7 +360,7 @@ fn remote_holder(e: &super::remote::doc::Entry, case: Case) -> Held {
 
 impl Board {
     /// This process's record as it would be written now (for its own claims' holders).
-    fn own_record(&self, joined: &Joined) -> Record {
+    pub(super) fn own_record(&self, joined: &Joined) -> Record {
         Record {
             format: record::FORMAT,
             boot: self.me.boot.clone(),
@@ -377,7 +399,7 @@ impl Board {
 
     /// The live path claims and issues of every other clone, as the last fetch of the shared
     /// board has them (fetched again when older than its cadence).
-    fn remote_held(&self, case: Case) -> Vec<Held> {
+    pub(super) fn remote_held(&self, case: Case) -> Vec<Held> {
         let Some(remote) = &self.remote else {
             return Vec::new();
         };
@@ -410,18 +432,39 @@ impl Board {
             _ => None,
         };
         let reading = self.read();
+        // Filed before this process's own state is locked: a check files in the other order
+        // (the filings, then this process's claims), and neither waits on the other.
+        let others = self.filed(&reading);
         let now = now();
         let mut joined = lock(&self.joined);
-        let own = self.own_record(&joined);
         let conflicting = |h: &Held| {
             let h = &h.holder;
-            !(h.this_process && h.claim.session == request.session)
-                && (request.exclusive || h.claim.exclusive)
+            (request.exclusive || h.claim.exclusive)
                 && glob::any_overlap(&h.claim.globs, &request.globs)
         };
-        let mut refused: Vec<Held> = holders(&own, true, now, case).filter(conflicting).collect();
-        for r in &reading.others {
-            refused.extend(holders(r, false, now, case).filter(conflicting));
+        // The caller's own claims are never in its way: they are passed over unread, so what
+        // it holds already costs its next claim nothing.
+        let mut refused: Vec<Held> = (joined.claims.iter())
+            .filter(|c| c.session != request.session && c.expires_at > now)
+            .filter_map(|c| {
+                let session = joined.sessions.iter().find(|s| s.id == c.session);
+                if session.is_some_and(|s| s.lapsed(now)) {
+                    return None;
+                }
+                let (pid, worktree) = (self.me.pid, self.worktree.as_str());
+                Some(held_by(pid, worktree, session, c, true, case))
+            })
+            .filter(conflicting)
+            .collect();
+        // Every other process's claims as filed once per version of its record.
+        for filed in others {
+            let conflicts = (filed.held.iter())
+                .filter(|(h, lease)| {
+                    let live = h.holder.claim.expires_at > now && lease.is_none_or(|e| e > now);
+                    live && conflicting(h)
+                })
+                .map(|(h, _)| Held::clone(h));
+            refused.extend(conflicts);
         }
         if !refused.is_empty() {
             return Ok(Outcome::Refused { holders: refused });
@@ -435,12 +478,25 @@ impl Board {
             reason: request.reason,
             issue: request.issue,
         };
-        let before = joined.claims.clone();
-        joined
-            .claims
-            .retain(|c| !(c.session == request.session && same_globs(&c.globs, &claim.globs)));
-        let renewed = joined.claims.len() < before.len();
+        // What a failed write puts back: the claims this one renews, and not this one.
+        let mut renewed_claims = Vec::new();
+        let mut k = 0;
+        while k < joined.claims.len() {
+            let c = &joined.claims[k];
+            if c.session == request.session && same_globs(&c.globs, &claim.globs) {
+                renewed_claims.push(joined.claims.remove(k));
+            } else {
+                k += 1;
+            }
+        }
+        let renewed = !renewed_claims.is_empty();
         joined.claims.push(claim.clone());
+        let undo = |joined: &mut Joined, renewed_claims: Vec<ClaimRecord>| {
+            if let Some(at) = joined.claims.iter().rposition(|c| *c == claim) {
+                joined.claims.remove(at);
+            }
+            joined.claims.extend(renewed_claims);
+        };
         if let (true, Some(remote)) = (on_board, &self.remote) {
             let (sessions, claims) = (joined.sessions.clone(), joined.claims.clone());
             let edit = |mine: &mut super::remote::Mine| {
@@ -466,18 +522,18 @@ impl Board {
             match decided {
                 Ok(refused) if refused.is_empty() => {}
                 Ok(refused) => {
-                    joined.claims = before;
+                    undo(&mut joined, renewed_claims);
                     return Ok(Outcome::Refused { holders: refused });
                 }
                 Err(e) => {
-                    joined.claims = before;
+                    undo(&mut joined, renewed_claims);
                     return Err(e.into());
                 }
             }
         }
         if on_board {
             if let Err(e) = self.write(&mut joined) {
-                joined.claims = before;
+                undo(&mut joined, renewed_claims);
                 return Err(e.into());
             }
         }
@@ -598,13 +654,13 @@ impl Board {
         ends: impl Fn(&ClaimRecord) -> bool,
     ) -> Result<Vec<ClaimRecord>, ClaimError> {
         let mut joined = lock(&self.joined);
-        let before = joined.claims.clone();
         let (ended, kept): (Vec<ClaimRecord>, Vec<ClaimRecord>) =
             joined.claims.drain(..).partition(|c| ends(c));
         joined.claims = kept;
         if !ended.is_empty() && joined.lock.is_some() {
             if let Err(e) = self.write(&mut joined) {
-                joined.claims = before;
+                // Not released: the ended claims are held again.
+                joined.claims.extend(ended);
                 return Err(e.into());
             }
             // Published at once so other clones see the paths free; a remote that cannot be
@@ -660,6 +716,7 @@ mod tests {
             me: super::super::process::Identity::me(),
             joined: std::sync::Mutex::new(Joined::default()),
             seen: std::sync::Mutex::new(Default::default()),
+            claim_index: std::sync::Mutex::new(Default::default()),
             remote: None,
         };
         board.join(vec![session(1), session(2)]).expect("join");

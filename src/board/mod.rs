@@ -184,6 +184,8 @@ pub struct Board {
     me: Identity,
     joined: Mutex<Joined>,
     seen: Mutex<HashMap<String, Seen>>,
+    /// Each record's claims as last filed for checks and claims (`check`).
+    claim_index: Mutex<check::ClaimIndex>,
     /// The board shared on the repository's remote, when one is named.
     remote: Option<Arc<remote::Remote>>,
 }
@@ -215,6 +217,7 @@ impl Board {
             me,
             joined: Mutex::new(Joined::default()),
             seen: Mutex::new(HashMap::new()),
+            claim_index: Mutex::new(check::ClaimIndex::default()),
             remote,
         }
     }
@@ -363,15 +366,15 @@ impl Board {
             c.expires_at > now && (c.session == 0 || sessions.iter().any(|s| s.id == c.session))
         });
         joined.seq += 1;
-        let record = Record {
+        let record = record::Written {
             format: record::FORMAT,
-            boot: self.me.boot.clone(),
+            boot: &self.me.boot,
             pid: self.me.pid,
             start: self.me.start,
             seq: joined.seq,
-            worktree: self.worktree.clone(),
-            sessions: joined.sessions.clone(),
-            claims: joined.claims.clone(),
+            worktree: &self.worktree,
+            sessions: &joined.sessions,
+            claims: &joined.claims,
         };
         let name = record::file_name(&self.me, joined.seq);
         let temp = dir.join(format!(".{}.{}.tmp", self.me.stem(), joined.seq));

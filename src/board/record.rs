@@ -54,9 +54,23 @@ pub struct Record {
     pub claims: Vec<ClaimRecord>,
 }
 
+/// A [`Record`] as this process writes its own, borrowed from what it holds (its claims are
+/// not copied to be written).
+#[derive(Serialize)]
+pub struct Written<'a> {
+    pub format: u32,
+    pub boot: &'a str,
+    pub pid: u32,
+    pub start: u64,
+    pub seq: u64,
+    pub worktree: &'a str,
+    pub sessions: &'a [SessionRecord],
+    pub claims: &'a [ClaimRecord],
+}
+
 /// One claim held by a session of that process (session 0: the process itself, for a caller
 /// without a session).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimRecord {
     pub session: u64,

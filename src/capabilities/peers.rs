@@ -250,16 +250,6 @@ fn claim_view(held: &board::claims::Held) -> Claim {
     }
 }
 
-/// A holder as the answers show it, with the agent its record names.
-fn holder_view(board: &board::Board, h: &board::claims::Holder) -> Claim {
-    let held = board.held().into_iter().find(|held| held.holder == *h);
-    claim_view(&held.unwrap_or_else(|| board::claims::Held {
-        handle: board::peers::handle_of(h.pid, h.claim.session, 0),
-        transport: "process",
-        holder: h.clone(),
-    }))
-}
-
 /// A claim of the calling agent (`session` 0: of this process itself) as its holder.
 fn own_holder(
     ctx: &Context,
@@ -469,14 +459,14 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
         Some(id) => !(h.this_process && h.claim.session == id),
         None => h.origin.is_some() || h.worktree != board.worktree(),
     };
-    let held = board::check::held(&board.live_claims(), &paths, counts);
+    let held = board.held_paths(&paths, counts);
     Ok(CheckOutput {
         checked: paths.len() as i64,
         held: held
             .iter()
             .map(|h| HeldView {
                 path: h.path.clone(),
-                holders: h.holders.iter().map(|h| holder_view(board, h)).collect(),
+                holders: h.holders.iter().map(claim_view).collect(),
             })
             .collect(),
         unread: messages::unread(ctx),

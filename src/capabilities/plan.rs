@@ -9,7 +9,7 @@ mod create;
 mod ledger;
 mod transition;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
-use crate::plan::graph::{status_word, Graph, Issue, Status};
+use crate::plan::graph::{Graph, Issue, Status};
 use crate::registry::types::plan::{
     ClaimInput, ClaimOutput, CreateInput, CreateOutput, IssuesInput, IssuesOutput, ReadyInput,
     ReadyOutput, ReleaseInput, ReleaseOutput, TransitionInput, TransitionOutput,
@@ -234,8 +234,8 @@ fn named(c: &Claim) -> String {
     )
 }
 
-fn task(index: &crate::layer::Index, issue: &Issue) -> PlanTask {
-    let (rules, rules_total) = governing_rules(index, &issue.paths);
+fn task(ctx: &Context, index: &crate::layer::Index, issue: &Issue) -> PlanTask {
+    let (rules, rules_total) = governing_rules(ctx, index, &issue.paths);
     PlanTask {
         id: issue.id().to_string(),
         uri: issue.object.uri.clone(),
@@ -254,8 +254,12 @@ fn task(index: &crate::layer::Index, issue: &Issue) -> PlanTask {
 pub(super) const RULES_PER_ISSUE: usize = 10;
 
 /// The first ids of `rule_ids`, and how many there are.
-pub(super) fn governing_rules(index: &crate::layer::Index, globs: &[String]) -> (Vec<String>, i64) {
-    let mut ids = rule_ids(index, globs);
+pub(super) fn governing_rules(
+    ctx: &Context,
+    index: &crate::layer::Index,
+    globs: &[String],
+) -> (Vec<String>, i64) {
+    let mut ids = rule_ids(ctx, index, globs);
     let total = ids.len() as i64;
     ids.truncate(RULES_PER_ISSUE);
     (ids, total)
@@ -277,34 +281,59 @@ pub(super) fn literal_paths(globs: &[String]) -> Vec<String> {
     paths
 }
 
+/// The active rules of one generation, blocking first then by id, each with its scope (none:
+/// every path): read once per generation, since every task a page shows asks them.
+struct Rules(Vec<(String, Option<Vec<String>>)>);
+
+impl Rules {
+    fn of(index: &crate::layer::Index) -> Rules {
+        let mut found: Vec<(bool, String, Option<Vec<String>>)> = Vec::new();
+        for o in index.objects.iter().filter(|o| o.kind == "rule") {
+            let metadata = o.metadata.to_map();
+            let text = |key: &str| metadata.get(key).and_then(Value::as_str);
+            if text("status") != Some("active") {
+                continue;
+            }
+            let scope = metadata
+                .get("applies_to")
+                .and_then(Value::as_array)
+                .map(|scope| {
+                    (scope.iter().filter_map(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
+                });
+            found.push((text("class") != Some("blocking"), o.identity.clone(), scope));
+        }
+        found.sort();
+        Rules(
+            found
+                .into_iter()
+                .map(|(_, id, scope)| (id, scope))
+                .collect(),
+        )
+    }
+}
+
 /// The ids of the active rules that govern `globs`, blocking first: those without a scope, and
 /// those whose `applies_to` can match a path one of `globs` matches (the board's overlap test).
 /// What an agent reads before it takes the work; `objects.applicable` says why.
-fn rule_ids(index: &crate::layer::Index, globs: &[String]) -> Vec<String> {
+fn rule_ids(ctx: &Context, index: &crate::layer::Index, globs: &[String]) -> Vec<String> {
     if globs.is_empty() {
         return Vec::new();
     }
-    let mut found: Vec<(bool, &str)> = Vec::new();
-    for o in index.objects.iter().filter(|o| o.kind == "rule") {
-        let metadata = o.metadata.to_map();
-        let text = |key: &str| metadata.get(key).and_then(Value::as_str);
-        if text("status") != Some("active") {
-            continue;
-        }
-        let governs = match metadata.get("applies_to").and_then(Value::as_array) {
-            None => true,
-            Some(scope) => scope.iter().filter_map(Value::as_str).any(|rule_glob| {
-                globs
-                    .iter()
-                    .any(|glob| crate::board::glob::overlap(rule_glob, glob))
-            }),
-        };
-        if governs {
-            found.push((text("class") != Some("blocking"), &o.identity));
-        }
-    }
-    found.sort();
-    found.into_iter().map(|(_, id)| id.to_string()).collect()
+    let rules = ctx.per_generation(index.generation, || Rules::of(index));
+    (rules.0.iter())
+        .filter(|(_, scope)| {
+            scope.as_ref().is_none_or(|scope| {
+                scope.iter().any(|rule_glob| {
+                    globs
+                        .iter()
+                        .any(|glob| crate::board::glob::overlap(rule_glob, glob))
+                })
+            })
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
 }
 
 // The handlers live in their own modules; the registry finds each by its `pub fn` here.
@@ -331,26 +360,15 @@ pub fn transition(
 pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, CapabilityError> {
     let (index, graph) = graph(ctx)?;
     let holdings = Holdings::read(ctx, &index.root)?;
-    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
-    let mut views = Vec::new();
     let offset = usize::try_from(input.offset).unwrap_or(0);
     let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    let mut views = Vec::new();
     let mut matched = 0usize;
-    // Who depends on whom, the other way round: asked only of the issues this page shows.
-    let mut needed_by: HashMap<&str, Vec<&str>> = HashMap::new();
-    for issue in &graph.issues {
-        for d in &issue.depends_on {
-            needed_by.entry(d.as_str()).or_default().push(issue.id());
-        }
-    }
-    for issue in &graph.issues {
-        *counts
-            .entry(status_word(issue.status).to_string())
-            .or_default() += 1;
+    let mut one = |at: usize| {
+        let issue = &graph.issues[at];
         let held = holdings.claims.get(issue.id());
         let abandoned = holdings.abandoned(issue);
-        let wanted = input.id.as_ref().is_none_or(|id| id == issue.id())
-            && input.status.is_none_or(|s| s == issue.status)
+        let wanted = input.status.is_none_or(|s| s == issue.status)
             && input
                 .label
                 .as_ref()
@@ -366,48 +384,61 @@ pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, Capabil
                 ClaimFilter::Unclaimed => held.is_none_or(|(_, live)| !live) && !abandoned,
             });
         if !wanted {
-            continue;
+            return;
         }
         matched += 1;
         // One page: the matching issues from `offset`, at most `limit` of them.
         if matched <= offset || matched > offset + limit {
-            continue;
+            return;
         }
-        let o = &issue.object;
-        views.push(IssueView {
-            id: o.identity.clone(),
-            uri: o.uri.clone(),
-            title: o.title.clone(),
-            status: issue.status,
-            depends_on: issue.depends_on.clone(),
-            blocked_by: issue.blocked_by.clone(),
-            needed_by: needed_by
-                .get(issue.id())
-                .map(|ids| ids.iter().map(|id| id.to_string()).collect())
-                .unwrap_or_default(),
-            started_at: issue.stamp("started_at"),
-            verified_at: issue.stamp("verified_at"),
-            completed_at: issue.stamp("completed_at"),
-            path: o.provenance.path.clone(),
-            priority: issue.priority,
-            labels: issue.labels.clone(),
-            paths: issue.paths.clone(),
-            created_at: issue.created_at.clone(),
-            // A claim on an issue that is done or not started, by a process that is gone,
-            // holds nothing: it is not shown.
-            claimant: held
-                .filter(|(_, live)| *live || abandoned)
-                .map(|(c, live)| claimant(c, *live)),
-            abandoned,
-        });
+        // A claim on an issue that is done or not started, by a process that is gone, holds
+        // nothing: it is not shown.
+        let claimant = held
+            .filter(|(_, live)| *live || abandoned)
+            .map(|(c, live)| claimant(c, *live));
+        views.push(view(issue, graph.needed_by(at), claimant, abandoned));
+    };
+    match input.id.as_deref() {
+        Some(id) => graph.position(id).into_iter().for_each(&mut one),
+        None => (0..graph.issues.len()).for_each(&mut one),
     }
     Ok(IssuesOutput {
-        counts,
+        counts: (graph.counts.iter())
+            .map(|(status, n)| (status.to_string(), *n))
+            .collect(),
         total: matched as i64,
         offset: offset as i64,
         issues: views,
         cycles: graph.cycles.clone(),
     })
+}
+
+fn view(
+    issue: &Issue,
+    needed_by: Vec<String>,
+    claimant: Option<PlanClaimant>,
+    abandoned: bool,
+) -> IssueView {
+    let o = &issue.object;
+    IssueView {
+        id: o.identity.clone(),
+        uri: o.uri.clone(),
+        title: o.title.clone(),
+        status: issue.status,
+        depends_on: issue.depends_on.clone(),
+        blocked_by: issue.blocked_by.clone(),
+        needed_by,
+        started_at: issue.started_at.clone(),
+        verified_at: issue.verified_at.clone(),
+        completed_at: issue.completed_at.clone(),
+        path: o.provenance.path.clone(),
+        priority: issue.priority,
+        labels: issue.labels.clone(),
+        paths: issue.paths.clone(),
+        created_at: issue.created_at.clone(),
+        claimant,
+        abandoned,
+    }
 }
 
 pub fn ready(ctx: &Context, input: ReadyInput) -> Result<ReadyOutput, CapabilityError> {
@@ -421,10 +452,10 @@ pub fn ready(ctx: &Context, input: ReadyInput) -> Result<ReadyOutput, Capability
         if issue.takeable() && holdings.live(issue.id()).is_none() {
             total += 1;
             if ready.len() < limit {
-                ready.push(task(&index, issue));
+                ready.push(task(ctx, &index, issue));
             }
         } else if holdings.abandoned(issue) {
-            abandoned.push(task(&index, issue));
+            abandoned.push(task(ctx, &index, issue));
         }
     }
     Ok(ReadyOutput {

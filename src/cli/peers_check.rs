@@ -256,17 +256,14 @@ fn held_for_runner(board: &board::Board, paths: &[String]) -> Vec<HeldPath> {
     let paths: Vec<String> = (paths.iter())
         .filter_map(|p| spelling::path("path", p, case).ok())
         .collect();
-    let claims = board.live_claims();
     match board.agent_running_me() {
         // A claim of another clone is never the runner's, whatever its process number there.
-        Some(agent) => board::check::held(&claims, &paths, |h| {
+        Some(agent) => board.held_paths(&paths, |h| {
             h.origin.is_some() || !agent.servers.contains(&h.pid)
         }),
         None => {
             let mine = board.worktree().to_string();
-            board::check::held(&claims, &paths, |h| {
-                h.origin.is_some() || h.worktree != mine
-            })
+            board.held_paths(&paths, |h| h.origin.is_some() || h.worktree != mine)
         }
     }
 }
@@ -314,7 +311,7 @@ fn holder_text(h: &Holder) -> String {
 fn held_lines(held: &[HeldPath]) -> Vec<String> {
     held.iter()
         .map(|h| {
-            let holders: Vec<String> = h.holders.iter().map(holder_text).collect();
+            let holders: Vec<String> = h.holders.iter().map(|h| holder_text(&h.holder)).collect();
             format!(
                 "`{}` is claimed exclusively by {}",
                 h.path,

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::layer::spelling::{self, Case};
@@ -28,11 +29,101 @@ pub struct Issue {
     /// Dependencies not yet done (an unknown one never is).
     pub blocked_by: Vec<String>,
     pub created_at: Option<String>,
+    pub started_at: Option<String>,
+    pub verified_at: Option<String>,
+    pub completed_at: Option<String>,
     /// On a dependency cycle, or depending on one through others.
     pub behind_cycle: bool,
 }
 
+/// The keys of an issue's metadata the queue reads, typed as `plan.create` writes them, taken
+/// in one pass over the metadata's JSON with the other keys skipped unread (parsing the whole
+/// mapping again for each key was most of the first `plan.ready` at ten thousand issues). A
+/// file edited by hand with other types in those keys is read again as [`Loose`].
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Fields {
+    started_at: Option<String>,
+    verified_at: Option<String>,
+    completed_at: Option<String>,
+    created_at: Option<String>,
+    priority: Option<i64>,
+    labels: Option<Vec<String>>,
+    paths: Option<Vec<String>>,
+    depends_on: Option<Vec<String>>,
+}
+
+/// [`Fields`] whatever their types: a stamp that is not text is its JSON, a priority that is
+/// not an integer is none, a list keeps only its strings.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Loose {
+    started_at: Option<Value>,
+    verified_at: Option<Value>,
+    completed_at: Option<Value>,
+    created_at: Option<Value>,
+    priority: Option<Value>,
+    labels: Option<Value>,
+    paths: Option<Value>,
+    depends_on: Option<Value>,
+}
+
+impl Fields {
+    fn of(json: &str) -> Fields {
+        serde_json::from_str(json).unwrap_or_else(|_| {
+            let loose: Loose = serde_json::from_str(json).unwrap_or_default();
+            let text = |v: Option<Value>| match v? {
+                Value::String(s) => Some(s),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            };
+            Fields {
+                started_at: text(loose.started_at),
+                verified_at: text(loose.verified_at),
+                completed_at: text(loose.completed_at),
+                created_at: text(loose.created_at),
+                priority: loose.priority.as_ref().and_then(Value::as_i64),
+                labels: Some(strings(loose.labels)),
+                paths: Some(strings(loose.paths)),
+                depends_on: Some(strings(loose.depends_on)),
+            }
+        })
+    }
+}
+
 impl Issue {
+    /// `o` as the queue sees it, its dependencies not yet judged (the graph does that).
+    fn of(o: &Object, case: Case) -> Issue {
+        let fields = Fields::of(o.metadata.as_json());
+        let status = status_by(|key| match key {
+            "completed_at" => fields.completed_at.is_some(),
+            "verified_at" => fields.verified_at.is_some(),
+            "started_at" => fields.started_at.is_some(),
+            _ => false,
+        });
+        let mut paths = fields.paths.unwrap_or_default();
+        // As the board compares them, whatever spelling the file was written in.
+        for p in &mut paths {
+            *p = spelling::stored(p, case);
+        }
+        Issue {
+            object: o.clone(),
+            status,
+            priority: (fields.priority)
+                .filter(|p| (0..=4).contains(p))
+                .unwrap_or(DEFAULT_PRIORITY),
+            labels: fields.labels.unwrap_or_default(),
+            paths,
+            depends_on: fields.depends_on.unwrap_or_default(),
+            blocked_by: Vec::new(),
+            created_at: fields.created_at,
+            started_at: fields.started_at,
+            verified_at: fields.verified_at,
+            completed_at: fields.completed_at,
+            behind_cycle: false,
+        }
+    }
+
     pub fn id(&self) -> &str {
         &self.object.identity
     }
@@ -41,19 +132,19 @@ impl Issue {
     pub fn takeable(&self) -> bool {
         self.status == Status::Ready && self.blocked_by.is_empty() && !self.behind_cycle
     }
-
-    pub fn stamp(&self, key: &str) -> Option<String> {
-        stamp(&self.object, key)
-    }
 }
 
 /// Every issue of one generation, in the plan's order (priority, then age, then id).
 #[derive(Debug, Default)]
 pub struct Graph {
     pub issues: Vec<Issue>,
-    by_id: HashMap<String, usize>,
+    by_id: ById,
+    /// For each issue, the positions of those depending on it.
+    needed_by: Vec<Vec<usize>>,
     /// Each cycle once, as the ids along it, smallest id first.
     pub cycles: Vec<Vec<String>>,
+    /// How many issues are in each status.
+    pub counts: BTreeMap<&'static str, i64>,
 }
 
 impl Graph {
@@ -64,82 +155,100 @@ impl Graph {
     /// The plan of `index` with `more` issues besides its own (those the board carries until
     /// their file arrives by git); an issue of the index wins over one of `more` with its id.
     pub fn with(index: &Index, more: &[Object]) -> Graph {
-        let mut objects: Vec<&Object> = index
-            .objects
-            .iter()
+        let mut objects: Vec<&Object> = (index.objects.iter())
             .filter(|o| o.kind == ISSUE_KIND)
             .collect();
         let known: std::collections::HashSet<&str> =
             objects.iter().map(|o| o.identity.as_str()).collect();
-        let extra: Vec<&Object> = more
-            .iter()
+        let extra: Vec<&Object> = (more.iter())
             .filter(|o| o.kind == ISSUE_KIND && !known.contains(o.identity.as_str()))
             .collect();
         objects.extend(extra);
-        let status: HashMap<&str, Status> = objects
-            .iter()
-            .map(|o| (o.identity.as_str(), status_of(o)))
-            .collect();
         let case = Case::of(&index.root);
-        let mut issues: Vec<Issue> = objects
-            .iter()
-            .map(|o| {
-                let fields = o.metadata.to_map();
-                let depends_on = strings(&fields, "depends_on");
-                let blocked_by = depends_on
-                    .iter()
-                    .filter(|d| status.get(d.as_str()) != Some(&Status::Done))
-                    .cloned()
-                    .collect();
-                Issue {
-                    object: (*o).clone(),
-                    status: status[o.identity.as_str()],
-                    priority: fields
-                        .get("priority")
-                        .and_then(Value::as_i64)
-                        .filter(|p| (0..=4).contains(p))
-                        .unwrap_or(DEFAULT_PRIORITY),
-                    labels: strings(&fields, "labels"),
-                    // As the board compares them, whatever spelling the file was written in.
-                    paths: (strings(&fields, "paths").iter())
-                        .map(|p| spelling::stored(p, case))
-                        .collect(),
-                    depends_on,
-                    blocked_by,
-                    created_at: stamp(o, "created_at"),
-                    behind_cycle: false,
+        let mut unordered: Vec<Issue> = objects.iter().map(|o| Issue::of(o, case)).collect();
+        // Each dependency looked up once, as a position: what is blocked, who needs whom and
+        // every cycle are then walks over positions.
+        let (edges, blocked) = {
+            let at: HashMap<&str, usize> = (unordered.iter().enumerate())
+                .map(|(k, i)| (i.id(), k))
+                .collect();
+            let mut edges: Vec<Vec<usize>> = Vec::with_capacity(unordered.len());
+            let mut blocked: Vec<Vec<String>> = Vec::with_capacity(unordered.len());
+            for issue in &unordered {
+                let (mut to, mut waits) = (Vec::new(), Vec::new());
+                for d in &issue.depends_on {
+                    let dep = at.get(d.as_str()).copied();
+                    if let Some(k) = dep {
+                        to.push(k);
+                    }
+                    // An unknown dependency is never done.
+                    if dep.is_none_or(|k| unordered[k].status != Status::Done) {
+                        waits.push(d.clone());
+                    }
                 }
-            })
-            .collect();
-        // Most urgent first, then oldest (an issue without a creation stamp predates the queue).
-        issues.sort_by(|a, b| {
-            (a.priority, a.created_at.as_deref().unwrap_or(""), a.id()).cmp(&(
-                b.priority,
-                b.created_at.as_deref().unwrap_or(""),
-                b.id(),
-            ))
-        });
-        let by_id = issues
-            .iter()
-            .enumerate()
-            .map(|(i, issue)| (issue.id().to_string(), i))
-            .collect();
-        let mut graph = Graph {
-            issues,
-            by_id,
-            cycles: Vec::new(),
+                edges.push(to);
+                blocked.push(waits);
+            }
+            (edges, blocked)
         };
-        graph.find_cycles();
+        for (issue, blocked_by) in unordered.iter_mut().zip(blocked) {
+            issue.blocked_by = blocked_by;
+        }
+        // Most urgent first, then oldest (an issue without a creation stamp predates the queue).
+        // The positions are sorted, then each issue moved once: an issue is a few hundred bytes.
+        let by_id = ById::of(&unordered);
+        let mut order: Vec<usize> = (0..unordered.len()).collect();
+        order.sort_by(|&a, &b| plan_order(&unordered[a]).cmp(&plan_order(&unordered[b])));
+        let mut moved_to = vec![0; order.len()];
+        for (k, &from) in order.iter().enumerate() {
+            moved_to[from] = k;
+        }
+        let edges: Vec<Vec<usize>> = (order.iter())
+            .map(|&from| edges[from].iter().map(|&d| moved_to[d]).collect())
+            .collect();
+        let mut issues = unordered;
+        permute(&mut issues, &order);
+        // Who depends on whom, the other way round, in the plan's order.
+        let mut needed_by: Vec<Vec<usize>> = vec![Vec::new(); issues.len()];
+        for (k, to) in edges.iter().enumerate() {
+            for &d in to {
+                needed_by[d].push(k);
+            }
+        }
+        let mut counts = BTreeMap::new();
+        for issue in &issues {
+            *counts.entry(status_word(issue.status)).or_default() += 1;
+        }
+        let mut graph = Graph {
+            by_id: by_id.moved(&moved_to),
+            issues,
+            needed_by,
+            cycles: Vec::new(),
+            counts,
+        };
+        graph.find_cycles(&edges);
         graph
     }
 
     pub fn get(&self, id: &str) -> Option<&Issue> {
-        self.by_id.get(id).map(|&i| &self.issues[i])
+        self.position(id).map(|at| &self.issues[at])
+    }
+
+    /// Where the issue with `id` is in [`Graph::issues`].
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.find(&self.issues, id)
+    }
+
+    /// The ids of the issues that depend on the issue at `at`, in the plan's order.
+    pub fn needed_by(&self, at: usize) -> Vec<String> {
+        (self.needed_by.get(at).into_iter().flatten())
+            .map(|&k| self.issues[k].id().to_string())
+            .collect()
     }
 
     /// Marks every issue on a cycle or behind one, and records each cycle once (an iterative
     /// depth-first walk: a hand-edited plan may be deep).
-    fn find_cycles(&mut self) {
+    fn find_cycles(&mut self, edges: &[Vec<usize>]) {
         #[derive(Clone, Copy, PartialEq)]
         enum Mark {
             New,
@@ -148,16 +257,6 @@ impl Graph {
             Tainted,
         }
         let n = self.issues.len();
-        let edges: Vec<Vec<usize>> = self
-            .issues
-            .iter()
-            .map(|i| {
-                i.depends_on
-                    .iter()
-                    .filter_map(|d| self.by_id.get(d).copied())
-                    .collect()
-            })
-            .collect();
         let mut mark = vec![Mark::New; n];
         let mut cycles = Vec::new();
         for start in 0..n {
@@ -227,6 +326,58 @@ impl Graph {
     }
 }
 
+/// The positions of a list of issues in the order of their ids, to find one by id without a
+/// copy of every id (the index lists objects by URI, so this is most often the order they come
+/// in already). Of two issues with one id, the last listed is found.
+#[derive(Debug, Default)]
+struct ById(Vec<usize>);
+
+impl ById {
+    fn of(issues: &[Issue]) -> ById {
+        let mut positions: Vec<usize> = (0..issues.len()).collect();
+        let id = |at: &usize| issues[*at].id();
+        if !positions.is_sorted_by(|a, b| id(a) <= id(b)) {
+            positions.sort_by(|a, b| id(a).cmp(id(b)));
+        }
+        ById(positions)
+    }
+
+    /// Where the issue with `id` is in `issues` (the list this was made of).
+    fn find(&self, issues: &[Issue], id: &str) -> Option<usize> {
+        let after = self.0.partition_point(|&at| issues[at].id() <= id);
+        let at = *self.0.get(after.checked_sub(1)?)?;
+        (issues[at].id() == id).then_some(at)
+    }
+
+    /// The same index once the issue at each `k` has moved to `moved_to[k]`.
+    fn moved(self, moved_to: &[usize]) -> ById {
+        ById(self.0.into_iter().map(|k| moved_to[k]).collect())
+    }
+}
+
+/// Puts the item at `order[k]` at `k`, for every `k` (`order` a permutation), each moved along
+/// its cycle by swaps: no second list of issues.
+fn permute<T>(items: &mut [T], order: &[usize]) {
+    let mut placed = vec![false; items.len()];
+    for start in 0..items.len() {
+        let mut k = start;
+        while !placed[k] {
+            placed[k] = true;
+            let from = order[k];
+            if from == start {
+                break;
+            }
+            items.swap(k, from);
+            k = from;
+        }
+    }
+}
+
+/// What the plan is ordered by: priority, then creation stamp, then id.
+fn plan_order(i: &Issue) -> (i64, &str, &str) {
+    (i.priority, i.created_at.as_deref().unwrap_or(""), i.id())
+}
+
 /// Status from stamps: none → ready, `started_at` → active, `verified_at` → verify,
 /// `completed_at` → done.
 pub fn status_of(o: &Object) -> Status {
@@ -255,23 +406,53 @@ pub fn status_word(s: Status) -> &'static str {
     }
 }
 
-pub fn stamp(o: &Object, key: &str) -> Option<String> {
-    o.metadata.get(key).and_then(|v| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(other.to_string()),
-    })
+/// The strings of a list (anything else in it, or anything but a list, is none).
+fn strings(value: Option<Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(list)) => list
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
-fn strings(fields: &serde_json::Map<String, Value>, key: &str) -> Vec<String> {
-    fields
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_permutation_puts_each_item_where_the_order_says() {
+        let mut items = vec!["a", "b", "c", "d", "e"];
+        permute(&mut items, &[2, 0, 1, 4, 3]);
+        assert_eq!(items, ["c", "a", "b", "e", "d"]);
+    }
+
+    #[test]
+    fn fields_of_any_type_read_as_the_loose_reading_gives_them() {
+        let typed = Fields::of(
+            r#"{"id":"a","priority":1,"labels":["x"],"depends_on":["b"],"started_at":"T"}"#,
+        );
+        assert_eq!(typed.priority, Some(1));
+        assert_eq!(typed.labels, Some(vec!["x".to_string()]));
+        assert_eq!(typed.started_at.as_deref(), Some("T"));
+        let loose = Fields::of(
+            r#"{"priority":"high","labels":["x",3,null],"depends_on":"b","started_at":20261201,"completed_at":null}"#,
+        );
+        assert_eq!(
+            loose.priority, None,
+            "a priority that is not a number is none"
+        );
+        assert_eq!(
+            loose.labels,
+            Some(vec!["x".to_string()]),
+            "only the strings"
+        );
+        assert_eq!(loose.depends_on, Some(Vec::new()), "not a list: nothing");
+        assert_eq!(loose.started_at.as_deref(), Some("20261201"));
+        assert_eq!(loose.completed_at, None, "a null stamp is no stamp");
+    }
 }

@@ -99,7 +99,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
                 )
             }),
         );
-        return Ok(refused(&index, issue, holders));
+        return Ok(refused(ctx, &index, issue, holders));
     }
     // The issue's paths are taken as a claim on the peer board, the one place path claims are
     // decided: `peers.claim` callers then see them held, and a path another peer holds refuses
@@ -127,7 +127,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
             .iter()
             .map(|h| path_holder(h, &issue.paths))
             .collect();
-        return Ok(refused(&index, issue, holders));
+        return Ok(refused(ctx, &index, issue, holders));
     }
     if !issue.paths.is_empty() {
         let request = crate::board::claims::Request {
@@ -158,7 +158,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
                     .iter()
                     .map(|h| path_holder(h, &issue.paths))
                     .collect();
-                return Ok(refused(&index, issue, holders));
+                return Ok(refused(ctx, &index, issue, holders));
             }
         }
     }
@@ -187,7 +187,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
         return Err(e);
     }
     drop(granting);
-    let (rules, rules_total) = super::governing_rules(&index, &record.paths);
+    let (rules, rules_total) = super::governing_rules(ctx, &index, &record.paths);
     Ok(ClaimOutput {
         granted: true,
         issue: record.issue.clone(),
@@ -203,11 +203,12 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
 /// A refusal: the holders in the way, and no claimant, so nothing in it reads as a grant. The
 /// rules come as `plan.ready` gave them: the agent still decides whether to wait for the issue.
 fn refused(
+    ctx: &Context,
     index: &crate::layer::Index,
     issue: &crate::plan::graph::Issue,
     holders: Vec<Holder>,
 ) -> ClaimOutput {
-    let (rules, rules_total) = super::governing_rules(index, &issue.paths);
+    let (rules, rules_total) = super::governing_rules(ctx, index, &issue.paths);
     ClaimOutput {
         granted: false,
         issue: issue.id().to_string(),
