@@ -642,8 +642,8 @@ impl LiveIndex {
     }
 
     /// Builds the current generation's search postings on a thread of their own, now, and every
-    /// later generation's as it is published; meanwhile a search waits for them (they are the
-    /// quickest way to its answer) rather than read every object. For a long-running process
+    /// later generation's as it is published; meanwhile a search reads the objects, or waits
+    /// for an edit generation's, made from the generation before's in a moment. For a long-running process
     /// only, called as it starts serving: a one-shot command would build them for nothing.
     pub fn prepare_search_in_background(&self) {
         if self.prepare_search.swap(true, Ordering::AcqRel) {
@@ -923,7 +923,8 @@ fn next_signals(
 }
 
 /// Builds `index`'s search postings on a new thread, which holds the generation until done; a
-/// search that comes first makes them itself, and this thread then finds them made.
+/// search that comes first reads the objects meanwhile (or, for an edit generation, makes them
+/// itself from the generation before's, and this thread then finds them made).
 fn prepare_in_background(index: Arc<Index>) {
     if index.search_is_prepared() {
         return;
