@@ -471,6 +471,17 @@ impl Context {
         self.shared.watching.load(Ordering::Relaxed)
     }
 
+    /// The layer's root directory: the open layer's, else found from where this process started
+    /// without reading the layer, so a command that only needs to know where the layer is (the
+    /// board's, as `peers check` does) reads none of it.
+    pub fn root(&self) -> Result<PathBuf, CapabilityError> {
+        if let Some(live) = self.layer_if_open() {
+            return Ok(live.root().to_path_buf());
+        }
+        crate::layer::find_root(&self.shared.options.start)
+            .map_err(|e| layer_error_to_capability(&e))
+    }
+
     /// The live index if it was already opened; never opens it.
     pub fn layer_if_open(&self) -> Option<&Arc<LiveIndex>> {
         self.shared.layer.get().and_then(|r| r.as_ref().ok())
