@@ -52,6 +52,8 @@ pub struct Options {
     pub read_only: bool,
     /// Poll the layer for changes at this interval (long-running servers only).
     pub watch: Option<Duration>,
+    /// Read only the objects of these kinds: a one-shot command whose answer needs no other.
+    pub only_kinds: Option<&'static [&'static str]>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             strict: false,
             read_only: false,
             watch: None,
+            only_kinds: None,
         }
     }
 }
@@ -391,7 +394,11 @@ impl Context {
                     let board_root = root.clone();
                     Box::new(move || ctx.join_board(&board_root)) as Box<dyn FnOnce()>
                 });
-                let live = LiveIndex::open(&root, discovery, meanwhile, watched)?;
+                // A server reads the whole layer, whatever a command would need.
+                let only = (!watched)
+                    .then_some(self.shared.options.only_kinds)
+                    .flatten();
+                let live = LiveIndex::open(&root, discovery, meanwhile, watched, only)?;
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }

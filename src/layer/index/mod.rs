@@ -289,6 +289,20 @@ pub fn build(root: &Path, discovery: Discovery, generation: u64) -> Result<Index
     build_with(root, discovery, generation, None)
 }
 
+/// [`build`] of only the files claimed as one of `kinds`: the one-shot answer that needs no
+/// other object (`objects applicable` needs the rules and the instructions) reads no other
+/// file. The generation holds those objects only, and is never watched.
+pub fn build_only(
+    root: &Path,
+    discovery: Discovery,
+    generation: u64,
+    kinds: &[&str],
+) -> Result<Index, LayerError> {
+    let discovery = discovery::resolve(discovery, root);
+    let listing = ListingFrom::Discovery(discovery::start(root, discovery));
+    build_from(root, discovery, generation, listing, None, Some(kinds))
+}
+
 /// [`build`], doing `meanwhile` on this thread while the files are being listed: after the
 /// layer's configuration is read and before the build waits for the listing. Without a
 /// listing under way (`filesystem` discovery walks on this thread) it is done at that point
@@ -301,7 +315,7 @@ pub fn build_doing(
 ) -> Result<Index, LayerError> {
     let discovery = discovery::resolve(discovery, root);
     let listing = ListingFrom::Discovery(discovery::start(root, discovery).meanwhile(meanwhile));
-    build_from(root, discovery, generation, listing, None)
+    build_from(root, discovery, generation, listing, None, None)
 }
 
 /// Where a build's list of files comes from.
@@ -329,17 +343,19 @@ pub(crate) fn build_with(
         Some(paths) => ListingFrom::Known(paths),
         None => ListingFrom::Discovery(discovery::start(root, discovery)),
     };
-    build_from(root, discovery, generation, listing, None)
+    build_from(root, discovery, generation, listing, None, None)
 }
 
 /// The build itself, from a listing; with `reuse`, an edit generation that takes every file
-/// whose stamp did not move from the previous generation instead of reading it.
+/// whose stamp did not move from the previous generation instead of reading it; with `only`,
+/// of the files claimed as those kinds alone (see [`build_only`]).
 pub(crate) fn build_from(
     root: &Path,
     discovery: Discovery,
     generation: u64,
     listing: ListingFrom,
     reuse: Option<&Reuse<'_>>,
+    only: Option<&[&str]>,
 ) -> Result<Index, LayerError> {
     let started = std::time::Instant::now();
     let started_at = reuse.map_or_else(std::time::SystemTime::now, Reuse::examined_at);
@@ -367,7 +383,18 @@ pub(crate) fn build_from(
     };
     let plan = match listing {
         Ok(plan) => plan,
-        Err(listing) => std::sync::Arc::new(plan_from(listing, &sources)?),
+        Err(listing) => {
+            let mut plan = plan_from(listing, &sources)?;
+            if let Some(kinds) = only {
+                let wanted = |class: usize| kinds.contains(&sources.classes[class].kind.as_str());
+                plan.claims.retain(|c| wanted(c.class));
+                plan.non_utf8.retain(|(_, class)| wanted(*class));
+                if !kinds.contains(&skills::SKILL_KIND) {
+                    plan.skill_files = Default::default();
+                }
+            }
+            std::sync::Arc::new(plan)
+        }
     };
     let planned_at = started.elapsed();
     let (reads, fresh) = match reuse {

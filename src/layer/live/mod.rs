@@ -233,7 +233,7 @@ impl LiveIndex {
     /// Builds the first generation (1) and returns the live index; no watcher runs until
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
-        Self::open(root, discovery, None, false)
+        Self::open(root, discovery, None, false, None)
     }
 
     /// [`LiveIndex::new`], doing `meanwhile` (when given) on this thread while the first build
@@ -241,11 +241,15 @@ impl LiveIndex {
     /// [`LiveIndex::watch`]), the file system is asked to notify before the build lists
     /// anything: every change after it raises an event, so the watcher has nothing to check when
     /// it starts, and a first request waits for no check of the whole layer.
+    ///
+    /// With `only` (a one-shot command, never watched), the generation holds only the objects of
+    /// those kinds (see [`index::build_only`]).
     pub fn open(
         root: &Path,
         discovery: Discovery,
         meanwhile: Option<Box<dyn FnOnce()>>,
         watched: bool,
+        only: Option<&[&str]>,
     ) -> Result<Arc<LiveIndex>, LayerError> {
         let notes = Arc::new(AtomicU64::new(0));
         let early = if watched {
@@ -253,9 +257,10 @@ impl LiveIndex {
         } else {
             None
         };
-        let first = match meanwhile {
-            Some(meanwhile) => build_doing(root, discovery, 1, meanwhile)?,
-            None => build(root, discovery, 1)?,
+        let first = match (meanwhile, only) {
+            (Some(meanwhile), _) => build_doing(root, discovery, 1, meanwhile)?,
+            (None, Some(kinds)) => index::build_only(root, discovery, 1, kinds)?,
+            (None, None) => build(root, discovery, 1)?,
         };
         let live = Self::from_first(root, first, notes);
         if let Some(early) = early {
