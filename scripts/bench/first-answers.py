@@ -4,7 +4,9 @@ peer: for each tool, a server started fresh, `initialize` answered, then that on
 from the call to its answer. Servers take turns (one start of each, then the next round), so all
 see the same machine; rmcp answers its own three tools (list, get, search).
 
-usage: first-answers.py --repo REPO --layer LAYER --rmcp PEER [--rounds 3] NAME=BINARY...
+usage: first-answers.py --repo REPO --layer LAYER --rmcp PEER [--rounds 3] [--after MS]
+                        NAME=BINARY...
+  --after MS waits that long after `initialize` before the call, as an agent's first turn does.
   REPO is a majordomus repository whose layer holds LAYER's files (see kit.sh's kit_repo);
   PEER is the kit's rmcp server (`peer-rmcp`), given LAYER. Prints, per tool, the median and
   the slowest first answer in ms, and the load average before and after."""
@@ -76,6 +78,7 @@ def main():
     p.add_argument("--layer", required=True)
     p.add_argument("--rmcp", required=True)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--after", type=float, default=0, metavar="MS")
     p.add_argument("servers", nargs="+", metavar="NAME=BINARY")
     a = p.parse_args()
     servers = {"rmcp": [a.rmcp, a.layer]}
@@ -89,12 +92,13 @@ def main():
             tools[name] = s.read_tools()
             s.close()
     load = os.getloadavg()
-    print(f"{a.repo}: {a.rounds} rounds, load average before {load[0]:.2f} {load[1]:.2f}", flush=True)
+    print(f"{a.repo}: {a.rounds} rounds, calls {a.after:.0f} ms after initialize, load average before {load[0]:.2f} {load[1]:.2f}", flush=True)
     times = {(n, t): [] for n in servers for t in tools[n]}
     for _ in range(a.rounds):
         for name, argv in servers.items():
             for tool in tools[name]:
                 s = Server(argv)
+                time.sleep(a.after / 1e3)
                 times[(name, tool)].append(s.tool(tool) * 1e3)
                 s.close()
     load = os.getloadavg()
