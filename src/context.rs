@@ -52,6 +52,8 @@ pub struct Options {
     pub read_only: bool,
     /// Poll the layer for changes at this interval (long-running servers only).
     pub watch: Option<Duration>,
+    /// Read only the objects of these kinds: a one-shot command whose answer needs no other.
+    pub only_kinds: Option<&'static [&'static str]>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             strict: false,
             read_only: false,
             watch: None,
+            only_kinds: None,
         }
     }
 }
@@ -391,7 +394,11 @@ impl Context {
                     let board_root = root.clone();
                     Box::new(move || ctx.join_board(&board_root)) as Box<dyn FnOnce()>
                 });
-                let live = LiveIndex::open(&root, discovery, meanwhile, watched)?;
+                // A server reads the whole layer, whatever a command would need.
+                let only = (!watched)
+                    .then_some(self.shared.options.only_kinds)
+                    .flatten();
+                let live = LiveIndex::open(&root, discovery, meanwhile, watched, only)?;
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }
@@ -469,6 +476,17 @@ impl Context {
     /// reads it once).
     pub fn watching(&self) -> bool {
         self.shared.watching.load(Ordering::Relaxed)
+    }
+
+    /// The layer's root directory: the open layer's, else found from where this process started
+    /// without reading the layer, so a command that only needs to know where the layer is (the
+    /// board's, as `peers check` does) reads none of it.
+    pub fn root(&self) -> Result<PathBuf, CapabilityError> {
+        if let Some(live) = self.layer_if_open() {
+            return Ok(live.root().to_path_buf());
+        }
+        crate::layer::find_root(&self.shared.options.start)
+            .map_err(|e| layer_error_to_capability(&e))
     }
 
     /// The live index if it was already opened; never opens it.

@@ -614,3 +614,42 @@ fn a_rule_with_a_typo_is_named_beside_what_applies_and_the_rules_listed() {
     );
     server.close();
 }
+
+#[test]
+fn the_cli_reads_only_the_rules_and_agent_files_to_say_what_applies() {
+    let fixture = Fixture::new();
+    fixture.write(".ai/repo/rules/rust-files.md", SCOPED_RULE);
+    fixture.write(
+        ".ai/repo/rules/typo.md",
+        "---\nid: typo\nversion: 1\nkind: rule\ntitle: T\ndescription: D\nstatement: S\nstauts: active\nclass: blocking\n---\nbody\n",
+    );
+    // A knowledge file nobody can read: what applies does not depend on it, and the command
+    // that says what applies never opens it.
+    fixture.write(
+        ".ai/repo/knowledge/curated/broken.md",
+        "---\nid: [unclosed\n---\nbody\n",
+    );
+    let listed = cli(&fixture, &["objects", "list"]);
+    assert!(
+        listed["not_served"].as_array().is_some_and(|n| n
+            .iter()
+            .any(|d| d["path"] == ".ai/repo/knowledge/curated/broken.md")),
+        "a command reading the whole layer names it: {listed}"
+    );
+    let answer = cli(&fixture, &["objects", "applicable", "src/main.rs"]);
+    assert_eq!(answer["rules"][0]["identity"], "rust-files@1", "{answer}");
+    let named = answer["not_served"]
+        .as_array()
+        .expect("the rule with a typo is named");
+    assert!(
+        named.iter().all(|d| d["path"] == ".ai/repo/rules/typo.md"),
+        "only the rule's file, never the knowledge file: {answer}"
+    );
+
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let tool = crate::serve_support::tool_of("objects.applicable");
+    let served = server.call_ok(tool, json!({ "paths": ["src/main.rs"] }));
+    assert_eq!(served["rules"], answer["rules"], "a server says the same");
+    server.close();
+}

@@ -12,10 +12,14 @@ For each server and round:
 Prints medians over rounds, their ratio to rmcp's, and the load average before and after.
 
 usage: warm.py --repo REPO --layer LAYER --rmcp PEER [--rounds 2] [--search-seconds 20]
-               [--life 30] [--idle 20] [--query "Quasar Needle"] NAME=BINARY...
+               [--life 30] [--idle 20] [--query "Quasar Needle"] [--record] NAME=BINARY...
   REPO is a majordomus repository whose layer holds LAYER's files (see kit.sh's kit_repo);
-  PEER is the kit's rmcp server (`peer-rmcp`), given LAYER."""
+  PEER is the kit's rmcp server (`peer-rmcp`), given LAYER. With --record, the medians are the
+  README's `warm` figure (scripts/bench/figures.py), rmcp's row first."""
 import argparse, json, os, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -113,6 +117,7 @@ def main():
     p.add_argument("--life", type=float, default=30)
     p.add_argument("--idle", type=float, default=20)
     p.add_argument("--query", default="Quasar Needle")
+    p.add_argument("--record", action="store_true")
     p.add_argument("servers", nargs="+", metavar="NAME=BINARY")
     a = p.parse_args()
     servers = {"rmcp": ([a.rmcp, a.layer], "layer_search")}
@@ -121,6 +126,7 @@ def main():
         servers[name] = ([binary, "mcp", "--repo", a.repo], "majordomus_search")
     queries = spellings(a.query)
     load = os.getloadavg()
+    loads = [load[0]]
     print(f"{a.repo}: {a.rounds} rounds, load average before {load[0]:.2f} {load[1]:.2f}", flush=True)
     results = {name: [] for name in servers}
     for r in range(a.rounds):
@@ -131,6 +137,7 @@ def main():
                   f"then max {x['max']:.1f} ms ({x['over50']} of {x['n']} over 50 ms), "
                   f"cpu {a.life:.0f} s {x['cpu30']:.2f} s, idle {x['idle']:.2f} % "
                   f"(load {os.getloadavg()[0]:.2f})", flush=True)
+            loads.append(os.getloadavg()[0])
     load = os.getloadavg()
     print(f"load average after {load[0]:.2f} {load[1]:.2f}")
     keys = ["cold", "first", "max", "p50", "over50", "cpu30", "idle"]
@@ -143,6 +150,24 @@ def main():
             continue
         ratio = lambda k: med[n][k] / med["rmcp"][k] if med["rmcp"][k] else float("nan")
         print(f"{n + '/rmcp':10}" + "".join(f"{ratio(k):12.2f}" for k in keys))
+    if a.record:
+        objects = len([f for f in os.listdir(a.layer) if f.endswith(".md")])
+        rows = [[n, f"{med[n]['cold']:.0f} ms", f"{med[n]['first']:.0f} ms",
+                 f"{med[n]['max']:.0f} ms", f"{med[n]['over50']:.0f} of {results[n][0]['n']}",
+                 f"{med[n]['cpu30']:.1f} s", f"{med[n]['idle']:.2f} %"] for n in servers]
+        figures.record(
+            "warm",
+            build="release",
+            loads=loads,
+            columns=["server", "cold start", "first search", "slowest search after it",
+                     "searches over 50 ms", f"CPU over {a.life:.0f} s", "idle CPU"],
+            rows=rows,
+            values={"objects": f"{objects:,}", "rounds": str(a.rounds)},
+            # The kit's layer and repository live outside this checkout: named, not spelled.
+            command="scripts/bench/warm.py --repo REPO --layer LAYER --rmcp PEER "
+                    f"--rounds {a.rounds} --record "
+                    + " ".join(f"{n}=BINARY" for n in servers if n != "rmcp"),
+        )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ fn view(p: &BoardPeer) -> Peer {
 
 /// This process's sessions and the board's, read now.
 pub(crate) fn everyone(ctx: &Context) -> Result<BoardView, CapabilityError> {
-    let root = ctx.index()?.root.clone();
+    let root = ctx.root()?;
     Ok(board::view(ctx.peers(), &root))
 }
 
@@ -212,7 +212,7 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
 
 /// The repository's board as this process opened it.
 fn shared_board(ctx: &Context) -> Result<&board::Board, CapabilityError> {
-    let root = ctx.index()?.root.clone();
+    let root = ctx.root()?;
     Ok(ctx.peers().shared_board(&root))
 }
 

@@ -414,6 +414,7 @@ fn options(matches: &ArgMatches, sub: &ArgMatches) -> Options {
         strict: matches.get_flag("strict"),
         read_only,
         watch: None,
+        only_kinds: None,
     }
 }
 
@@ -521,8 +522,12 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
             // `--strict` then makes any failed check the exit code.
             let is_doctor = doctor::is(&words);
             let strict = options.strict;
+            let only_kinds = registry::by_cli(&words)
+                .and_then(|(_, d)| READS_ONLY.iter().find(|(id, _)| *id == d.id))
+                .map(|(_, kinds)| *kinds);
             let ctx = kept(Context::open(Options {
                 strict: strict && !is_doctor,
+                only_kinds,
                 ..options
             }));
             if words == ["capabilities", "validate"] {
@@ -557,6 +562,11 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
         }
     }
 }
+
+/// Commands whose answer reads objects of a few kinds only, with those kinds: their command reads
+/// no other file of the layer (`objects applicable`, run by hooks on every edit, read 100,000
+/// knowledge files to answer from a few rules).
+const READS_ONLY: &[(&str, &[&str])] = &[("objects.applicable", &["rule", "instructions"])];
 
 /// The claims a command takes for itself, which end when it exits (ADR 0075).
 pub(super) const ENDS_WITH_THE_COMMAND: &[&str] = &["peers.claim", "plan.claim"];

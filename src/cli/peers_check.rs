@@ -174,11 +174,8 @@ fn snippet(hook: &str, enforce: bool, start: &Path) -> String {
 /// stands) or this worktree's staged files.
 fn plain(options: &Options, typed: Vec<String>, format: Format) -> Result<(), Failure> {
     let ctx = super::kept(Context::open(options.clone()));
-    let root = ctx
-        .index()
-        .map_err(|e| super::failure_of(&ctx, e))?
-        .root
-        .clone();
+    // Where the board is, not what the layer holds: the layer is not read.
+    let root = ctx.root().map_err(|e| super::failure_of(&ctx, e))?;
     let mut input = if typed.is_empty() {
         let staged = staged(&root).map_err(|why| Failure {
             code: exit::INTERNAL,

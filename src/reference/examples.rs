@@ -101,6 +101,7 @@ impl Scratch {
                 strict: false,
                 read_only: true,
                 watch: None,
+                only_kinds: None,
             }));
         }
         Ok(Scratch { roots, contexts })

@@ -35,8 +35,14 @@ fn a_sources_edit_made_during_a_build_is_picked_up() {
             let sources = "version: 1\nsources:\n  - {id: rules, kind: rule, pathspec: '.ai/repo/rules/**/*.md', required: true}\n  - {id: notes, kind: document, pathspec: 'notes/*.md'}\n";
             std::fs::write(sources_path, sources).unwrap();
         });
-        let live =
-            LiveIndex::open(repo.root(), Discovery::Filesystem, Some(edit), watched).unwrap();
+        let live = LiveIndex::open(
+            repo.root(),
+            Discovery::Filesystem,
+            Some(edit),
+            watched,
+            None,
+        )
+        .unwrap();
         assert!(
             !has_object_from(&live.current(), "notes/a.md"),
             "the first build read the configuration before the edit"
@@ -56,7 +62,7 @@ fn a_sources_edit_made_during_a_build_is_picked_up() {
 fn a_layer_watched_from_before_its_build_is_not_checked_whole_and_misses_nothing() {
     let repo = layer_repo();
     repo.commit_all();
-    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true).unwrap();
+    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true, None).unwrap();
     listen_to_the_layer();
     assert!(live.notified(), "the file system notifies on Linux");
     let watcher = live.watch(Duration::from_millis(5)).unwrap();
@@ -67,7 +73,7 @@ fn a_layer_watched_from_before_its_build_is_not_checked_whole_and_misses_nothing
 
     let repo = layer_repo();
     repo.commit_all();
-    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true).unwrap();
+    let live = LiveIndex::open(repo.root(), Discovery::Vcs, None, true, None).unwrap();
     // After the build, before the watcher: only the notifications saw it.
     repo.write(".ai/repo/rules/late.md", rule("late", 1));
     let _watcher = live.watch(Duration::from_millis(5)).unwrap();

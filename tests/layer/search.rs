@@ -1,11 +1,13 @@
 //! Search through the library: prepared postings answer exactly as the scan before them, a word of
-//! an identity ranks its object first, and a server's every generation has postings, a one-shot's none.
+//! an identity ranks its object first, and a server's every generation has postings (an edit's as it is
+//! searched), a one-shot's none.
 
 use std::time::Duration;
 
 use majordomus::layer::{Discovery, Field, Found, Index, LiveIndex, QueryError, Request};
 
 use super::{layer_repo, rule, wait_for, Built, Fixture};
+use crate::support::eventually;
 
 /// A layer of a few rules whose bodies share some words and not others.
 fn searchable_repo() -> Fixture {
@@ -130,11 +132,19 @@ fn a_server_prepares_search_from_its_start_and_every_generation_and_a_one_shot_n
     let live = LiveIndex::new(repo.root(), Discovery::Filesystem).unwrap();
     let _watcher = live.watch(Duration::from_millis(10)).unwrap();
     live.prepare_search_in_background();
-    // The first search waits for the postings started with the server (or makes them), and
-    // never reads every object instead.
+    // The first search reads the objects while the postings started with the server are made,
+    // and answers as they will.
     let first = live.current();
-    search(&first, "naming", None, 10).expect("a search");
-    assert!(first.search_is_prepared(), "the first search has postings");
+    let scanned = search(&first, "naming", None, 10).expect("a search");
+    eventually(
+        Duration::from_secs(10),
+        "the first generation's postings",
+        || first.search_is_prepared().then_some(()),
+    );
+    assert_eq!(
+        search(&first, "naming", None, 10).expect("a search"),
+        scanned
+    );
 
     repo.write(".ai/repo/rules/late.md", rule("late", 1));
     let late = wait_for(&live, "a new generation", |i| {

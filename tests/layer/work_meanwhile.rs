@@ -26,7 +26,7 @@ fn the_work_is_done_once_on_the_callers_thread_and_the_index_is_the_same() {
     let mut modes = 0;
     for discovery in [Discovery::Vcs, Discovery::Filesystem, Discovery::Auto] {
         let runs = Runs::default();
-        let live = LiveIndex::open(repo.root(), discovery, Some(work(&runs)), false)
+        let live = LiveIndex::open(repo.root(), discovery, Some(work(&runs)), false, None)
             .unwrap_or_else(|e| panic!("{discovery:?}: {e}"));
         assert_eq!(
             *runs.lock().unwrap(),
@@ -49,7 +49,8 @@ fn a_broken_manifest_is_reported_and_the_work_is_not_done() {
     repo.write(".ai/manifest.yaml", "schema: [unclosed\n");
     repo.commit_all();
     let runs = Runs::default();
-    let Err(error) = LiveIndex::open(repo.root(), Discovery::Vcs, Some(work(&runs)), false) else {
+    let Err(error) = LiveIndex::open(repo.root(), Discovery::Vcs, Some(work(&runs)), false, None)
+    else {
         panic!("a broken manifest fails the build");
     };
     assert!(

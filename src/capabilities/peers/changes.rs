@@ -18,7 +18,7 @@ pub fn on_board(
     ctx: &Context,
     everyone: &BoardView,
 ) -> Result<Vec<Arc<WorktreeChanges>>, CapabilityError> {
-    let root = ctx.index()?.root.clone();
+    let root = ctx.root()?;
     let own = ctx.peers().shared_board(&root).worktree().to_string();
     let worktrees: Vec<String> = std::iter::once(own)
         .chain(everyone.reading.others.iter().map(|r| r.worktree.clone()))

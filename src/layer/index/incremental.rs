@@ -257,6 +257,7 @@ pub(crate) fn rebuild(
         generation,
         ListingFrom::Planned(examined.plan),
         Some(&reuse),
+        None,
     )
 }
 

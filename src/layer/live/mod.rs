@@ -233,7 +233,7 @@ impl LiveIndex {
     /// Builds the first generation (1) and returns the live index; no watcher runs until
     /// [`LiveIndex::watch`] starts one.
     pub fn new(root: &Path, discovery: Discovery) -> Result<Arc<LiveIndex>, LayerError> {
-        Self::open(root, discovery, None, false)
+        Self::open(root, discovery, None, false, None)
     }
 
     /// [`LiveIndex::new`], doing `meanwhile` (when given) on this thread while the first build
@@ -241,11 +241,15 @@ impl LiveIndex {
     /// [`LiveIndex::watch`]), the file system is asked to notify before the build lists
     /// anything: every change after it raises an event, so the watcher has nothing to check when
     /// it starts, and a first request waits for no check of the whole layer.
+    ///
+    /// With `only` (a one-shot command, never watched), the generation holds only the objects of
+    /// those kinds (see [`index::build_only`]).
     pub fn open(
         root: &Path,
         discovery: Discovery,
         meanwhile: Option<Box<dyn FnOnce()>>,
         watched: bool,
+        only: Option<&[&str]>,
     ) -> Result<Arc<LiveIndex>, LayerError> {
         let notes = Arc::new(AtomicU64::new(0));
         let early = if watched {
@@ -253,9 +257,10 @@ impl LiveIndex {
         } else {
             None
         };
-        let first = match meanwhile {
-            Some(meanwhile) => build_doing(root, discovery, 1, meanwhile)?,
-            None => build(root, discovery, 1)?,
+        let first = match (meanwhile, only) {
+            (Some(meanwhile), _) => build_doing(root, discovery, 1, meanwhile)?,
+            (None, Some(kinds)) => index::build_only(root, discovery, 1, kinds)?,
+            (None, None) => build(root, discovery, 1)?,
         };
         let live = Self::from_first(root, first, notes);
         if let Some(early) = early {
@@ -642,8 +647,8 @@ impl LiveIndex {
     }
 
     /// Builds the current generation's search postings on a thread of their own, now, and every
-    /// later generation's as it is published; meanwhile a search waits for them (they are the
-    /// quickest way to its answer) rather than read every object. For a long-running process
+    /// later generation's as it is published; meanwhile a search reads the objects, or waits
+    /// for an edit generation's, made from the generation before's in a moment. For a long-running process
     /// only, called as it starts serving: a one-shot command would build them for nothing.
     pub fn prepare_search_in_background(&self) {
         if self.prepare_search.swap(true, Ordering::AcqRel) {
@@ -923,7 +928,8 @@ fn next_signals(
 }
 
 /// Builds `index`'s search postings on a new thread, which holds the generation until done; a
-/// search that comes first makes them itself, and this thread then finds them made.
+/// search that comes first reads the objects meanwhile (or, for an edit generation, makes them
+/// itself from the generation before's, and this thread then finds them made).
 fn prepare_in_background(index: Arc<Index>) {
     if index.search_is_prepared() {
         return;

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde_json::{Map, Value};
 
+use super::case_free::CaseFree;
 use super::terms::{self, Unit};
 use crate::layer::object::Object;
 use crate::layer::read::{split_front_matter, FrontMatterBlock};
@@ -90,6 +91,18 @@ pub fn body_len(o: &Object) -> usize {
         o.content.len()
     } else {
         body_slice(o).len()
+    }
+}
+
+/// What a scan reads of an object's body to rule it out, and the body's length for BM25 (see
+/// [`body_len`]): the markdown body, or nothing for a YAML object, whose body is made of its
+/// metadata's values (searched there).
+pub fn scanned_body(o: &Object) -> (&str, usize) {
+    if is_yaml(o) {
+        ("", o.content.len())
+    } else {
+        let body = body_slice(o);
+        (body, body.len())
     }
 }
 
@@ -182,8 +195,10 @@ fn findable(term: &str) -> bool {
 /// One unit of a query, ready to be counted in texts.
 pub struct Matcher {
     pub unit: Unit,
-    /// A finder per term of the unit, when every term is [`findable`].
+    /// A finder per term of the unit, when every term is [`findable`]: to count.
     finders: Option<Vec<AhoCorasick>>,
+    /// The same terms, to tell whether an object may hold them at all.
+    present: Option<Vec<CaseFree>>,
 }
 
 impl Matcher {
@@ -201,35 +216,43 @@ impl Matcher {
                 })?
             })
             .collect();
-        Matcher { unit, finders }
+        let present = unit
+            .terms()
+            .iter()
+            .map(|t| if findable(t) { CaseFree::new(t) } else { None })
+            .collect();
+        Matcher {
+            unit,
+            finders,
+            present,
+        }
     }
 
     /// Whether `text` may hold the unit; `false` only when it cannot.
     pub fn may_occur_in(&self, text: &str) -> bool {
-        match &self.finders {
+        match &self.present {
             None => true,
-            Some(finders) => finders.iter().all(|f| f.is_match(text)),
+            Some(present) => present.iter().all(|f| f.is_in(text)),
         }
     }
 
-    /// Whether an object with these haystacks may hold the unit anywhere: identity, title,
-    /// description, tags, the metadata as JSON (every value's words are there as written) and
-    /// the body.
-    pub fn may_occur_in_object(&self, o: &Object) -> bool {
-        let Some(finders) = &self.finders else {
+    /// Whether an object may hold the unit anywhere: identity, title, description, tags, the
+    /// metadata as JSON (every value's words are there as written) and `body`, the object's
+    /// [`scanned_body`].
+    pub fn may_occur_in_object(&self, o: &Object, body: &str) -> bool {
+        let Some(present) = &self.present else {
             return true;
         };
-        let body = if is_yaml(o) { "" } else { body_slice(o) };
         let haystacks = [
-            o.identity.as_str(),
-            o.title.as_str(),
-            o.description.as_deref().unwrap_or(""),
-            o.metadata.as_json(),
             body,
+            o.metadata.as_json(),
+            o.title.as_str(),
+            o.identity.as_str(),
+            o.description.as_deref().unwrap_or(""),
         ];
-        finders.iter().all(|f| {
-            haystacks.iter().any(|h| f.is_match(h)) || o.tags.iter().any(|t| f.is_match(t))
-        })
+        present
+            .iter()
+            .all(|f| haystacks.iter().any(|h| f.is_in(h)) || o.tags.iter().any(|t| f.is_in(t)))
     }
 
     /// How many times the unit occurs in `text`, up to `cap`.
@@ -243,6 +266,39 @@ impl Matcher {
                         continue;
                     };
                     if terms::term_into(&text[m.start()..end], &mut word) && word == *term {
+                        n += 1;
+                        if n == cap {
+                            break;
+                        }
+                    }
+                }
+                n
+            }
+            // From each place the first word is found, the terms after it: a phrase costs
+            // its first word's occurrences, not a term made of every word of the text.
+            (Unit::Phrase(words), Some(finders)) => {
+                let mut n = 0;
+                let mut word = String::new();
+                for m in finders[0].find_iter(text) {
+                    let Some(end) = terms::token_at(text, m.start()) else {
+                        continue;
+                    };
+                    if !(terms::term_into(&text[m.start()..end], &mut word) && word == words[0]) {
+                        continue;
+                    }
+                    let mut rest = words[1..].iter();
+                    let mut next = rest.next();
+                    for token in terms::tokens(&text[end..]) {
+                        let Some(want) = next else { break };
+                        if !terms::term_into(token.raw, &mut word) {
+                            continue;
+                        }
+                        if word != *want {
+                            break;
+                        }
+                        next = rest.next();
+                    }
+                    if next.is_none() {
                         n += 1;
                         if n == cap {
                             break;

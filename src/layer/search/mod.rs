@@ -5,12 +5,13 @@
 //!
 //! Two ways reach the same answer. A long-running process prepares each generation's postings
 //! (`postings`) on a thread of its own; until they are there, and in a one-shot command that
-//! never builds them, a search scans: a substring search rules out the objects that cannot hold
-//! a term (a term is a prefix of each word it stands for), and the rest are counted word by
-//! word. Both give every object the same counts, the same document frequencies and the same
+//! never builds them, a search scans: a case-free substring search (`case_free`, over each
+//! object's own text) rules out the objects that cannot hold a term (a term is a prefix of each
+//! word it stands for), and the rest are counted word by word. Both give every object the same counts, the same document frequencies and the same
 //! body lengths, so scores and order are the same to the last bit; ties go by position, which
 //! is URI order.
 
+mod case_free;
 mod corpus;
 mod fields;
 mod postings;
@@ -130,17 +131,21 @@ fn holders_prepared(
         .collect()
 }
 
-/// The objects holding each unit, found by reading them: only those a substring search cannot
-/// rule out are counted word by word. Thousands are split across the cores.
-fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> Vec<Holders> {
+/// The objects holding each unit, found by reading them, and every object's body length: only
+/// the objects a case-free substring search cannot rule out are counted word by word. Thousands
+/// are split across the cores.
+fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> (Vec<Holders>, Vec<u32>) {
     let positions: Vec<u32> = (0..objects.len() as u32).collect();
-    let scan = |part: &[u32]| -> Vec<Holders> {
+    let scan = |part: &[u32]| -> (Vec<Holders>, Vec<u32>) {
         let mut found: Vec<Holders> = vec![Vec::new(); matchers.len()];
+        let mut lengths = Vec::with_capacity(part.len());
         for &position in part {
             let o = &objects[position as usize];
+            let (body, body_len) = fields::scanned_body(o);
+            lengths.push(body_len as u32);
             let mut texts = None;
             for (m, holders) in matchers.iter().zip(found.iter_mut()) {
-                if !m.may_occur_in_object(o) {
+                if !m.may_occur_in_object(o, body) {
                     continue;
                 }
                 let texts = texts.get_or_insert_with(|| Texts::of(o));
@@ -150,16 +155,18 @@ fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> Vec<Holders> {
                 }
             }
         }
-        found
+        (found, lengths)
     };
     let threads = parallel::threads_for(objects.len(), 2048);
     let mut all: Vec<Holders> = vec![Vec::new(); matchers.len()];
-    for part in parallel::in_parts(&positions, threads, scan) {
+    let mut lengths = Vec::with_capacity(objects.len());
+    for (part, part_lengths) in parallel::in_parts(&positions, threads, scan) {
         for (into, from) in all.iter_mut().zip(part) {
             into.extend(from);
         }
+        lengths.extend(part_lengths);
     }
-    all
+    (all, lengths)
 }
 
 /// Objects holding at least one of the query's units, best first (score, then position). With
@@ -182,10 +189,10 @@ pub fn search<'a>(
             holders_prepared(objects, p, &matchers),
             Cow::Borrowed(&p.body_len),
         ),
-        None => (
-            holders_scanned(objects, &matchers),
-            objects.iter().map(|o| fields::body_len(o) as u32).collect(),
-        ),
+        None => {
+            let (holders, lengths) = holders_scanned(objects, &matchers);
+            (holders, Cow::Owned(lengths))
+        }
     };
     let n = objects.len();
     let avg_body = body_len.iter().map(|&l| f64::from(l)).sum::<f64>() / n.max(1) as f64;
