@@ -38,7 +38,7 @@ def edit(clone, n):
     path = os.path.join(clone, EDITED)
     with open(path) as f:
         text = f.read()
-    marker = "Lists every capability of the registry"
+    marker = "Lists the registry's capabilities"
     if marker not in text:
         raise SystemExit(f"{EDITED} no longer says {marker!r}: update build-times.py")
     with open(path, "w") as f:

@@ -21,13 +21,18 @@ if grep -q "build-script-build\`" <<<"$out" && grep -q "Running .*majordomus-[0-
 fi
 echo "rerun-if-changed: ok: an unrelated edit does not rerun build.rs (debug rebuild $((t1 - t0)) ms)"
 
-sed -i 's/^  Lists every capability of the registry/  Lists each capability of the registry/' registry/capabilities/list.yaml
+marker="  Lists the registry's capabilities"
+if ! grep -q "^$marker" registry/capabilities/list.yaml; then
+  echo "rerun-if-changed: FAIL: registry/capabilities/list.yaml no longer begins its description with '$marker'; update this script" >&2
+  exit 1
+fi
+sed -i "s/^$marker/  Lists each registry capability/" registry/capabilities/list.yaml
 t0=$(ms); out=$(cargo build -v 2>&1); t1=$(ms)
 if ! grep -q "Running .*majordomus-[0-9a-f]*/build-script-build" <<<"$out"; then
   echo "rerun-if-changed: FAIL: editing a YAML file did not rerun the generator" >&2
   exit 1
 fi
-if ! "$CARGO_TARGET_DIR/debug/majordomus" capabilities describe capabilities.list | grep -q '"description": "Lists each capability of the registry'; then
+if ! "$CARGO_TARGET_DIR/debug/majordomus" capabilities describe capabilities.list | grep -q '"description": "Lists each registry capability'; then
   echo "rerun-if-changed: FAIL: the rebuilt binary does not carry the edited description" >&2
   exit 1
 fi
