@@ -25,7 +25,8 @@ pub enum Standing {
     Broken,
     /// The file exists and starts no majordomus.
     Foreign,
-    /// No file.
+    /// No file, or one refused unread (a link out of the repository, a pipe, a device, past
+    /// its bound): the client starts nothing from it.
     Absent,
 }
 

@@ -550,19 +550,48 @@ fn hostile_settings_files_are_refused_unread_naming_each_and_memory_stays_bounde
             .filter(|c| c["id"] == "client_settings")
             .map(|c| c["seen"].as_str().unwrap())
             .collect();
-        for path in configs
-            .iter()
-            .filter(|p| **p != ".claude/settings.json")
-            .copied()
-            .chain(["~/.gemini/settings.json"])
-        {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("~/.gemini/settings.json: ") && p.contains(says)),
+            "{hostile}: ~/.gemini/settings.json is not named saying `{says}` in {problems:#?}"
+        );
+        // A client's own configuration is there and refused, never "no such file": its check
+        // and its wiring name the file and why, and it is reported there alone.
+        for (id, path) in [
+            ("claude-code", ".mcp.json"),
+            ("codex", ".codex/config.toml"),
+            ("gemini-cli", ".gemini/settings.json"),
+            ("cursor", ".cursor/mcp.json"),
+            ("copilot", ".vscode/mcp.json"),
+        ] {
+            let own = check(&report, &format!("client.{id}"));
+            let seen = own["seen"].as_str().unwrap();
             assert!(
-                problems
-                    .iter()
-                    .any(|p| p.starts_with(&format!("{path}: ")) && p.contains(says)),
-                "{hostile}: {path} is not named saying `{says}` in {problems:#?}"
+                seen.starts_with(&format!("`{path}` was refused: it ")) && seen.contains(says),
+                "{hostile}: {id} says {seen:?}"
+            );
+            assert_eq!(own["status"], "warn", "{hostile}: {own:#}");
+            let remedy = own["remedy"].as_str().unwrap();
+            assert!(remedy.starts_with(&format!("replace {path} ")), "{remedy}");
+            let wiring = &client(&report, id)["wiring"];
+            assert_eq!(wiring["standing"], "absent", "{hostile}: {wiring:#}");
+            assert!(
+                wiring["reason"].as_str().is_some_and(|r| r.contains(says)),
+                "{hostile}: {wiring:#}"
+            );
+            assert!(
+                !problems.iter().any(|p| p.starts_with(&format!("{path}: "))),
+                "{hostile}: {path} reported twice: {problems:#?}"
             );
         }
+
+        let text = measured(fixture.root(), home.path(), &["--format", "text", "doctor"]).stdout;
+        assert!(!text.contains("no .mcp.json"), "{hostile}: {text}");
+        assert!(
+            text.contains(": .mcp.json refused unread;"),
+            "{hostile}: {text}"
+        );
 
         let run = measured(fixture.root(), home.path(), &["mcp", "--inspect"]);
         eprintln!(

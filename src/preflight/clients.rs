@@ -52,14 +52,27 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     };
     let mut checks = Vec::new();
     let mut entries = Vec::new();
+    let mut refused = std::collections::BTreeSet::new();
     for client in &providers.clients {
-        let text = super::client_config(root, &client.config)
-            .map_err(|why| {
-                (why != Refusal::Missing)
-                    .then(|| problems.push((client.config.clone(), why.to_string())))
-            })
-            .ok();
-        let assessment = standing::assess(&client.config, text.as_deref(), &lookup);
+        // A configuration that is there but refused (a link out of the repository, a pipe, a
+        // device, past its bound) starts nothing, as an absent one; its own check says so,
+        // naming the file and why, rather than "no such file".
+        let assessment = match super::client_config(root, &client.config) {
+            Ok(text) => standing::assess(&client.config, Some(&text), &lookup),
+            Err(Refusal::Missing) => standing::assess(&client.config, None, &lookup),
+            Err(why) => {
+                refused.insert(client.config.clone());
+                standing::Assessment {
+                    standing: standing::Standing::Absent,
+                    server: None,
+                    reason: Some(format!(
+                        "`{}` was refused: it {why}; {} starts no majordomus from it here",
+                        client.config, client.name
+                    )),
+                    toolsets: None,
+                }
+            }
+        };
         let approval = approval(root, client, &assessment, &mut problems);
         let uses = agents::uses(&client.id, &files, root, &settings);
         let skills: Vec<SkillsDir> = agents::skills_dirs(&client.id)
@@ -157,9 +170,10 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
             Some("`majordomus mcp --inspect` prints the entry each client needs".into()),
         ));
     }
-    // A file read twice (a project's settings read for two purposes) is reported once.
+    // A file read twice (a project's settings read for two purposes) is reported once: a
+    // client's refused configuration in that client's check.
     let mut seen = std::collections::BTreeSet::new();
-    problems.retain(|problem| seen.insert(problem.clone()));
+    problems.retain(|problem| !refused.contains(&problem.0) && seen.insert(problem.clone()));
     for (file, reason) in problems {
         checks.push(check(
             "client_settings",
@@ -224,10 +238,13 @@ fn client_check(
         standing::Standing::Foreign => {
             format!("{} starts other servers, not majordomus", client.config)
         }
-        standing::Standing::Absent => format!(
-            "no {}: {} does not start majordomus here",
-            client.config, client.name
-        ),
+        standing::Standing::Absent => match &assessment.reason {
+            Some(refused) => refused.clone(),
+            None => format!(
+                "no {}: {} does not start majordomus here",
+                client.config, client.name
+            ),
+        },
     };
     if assessment.standing == standing::Standing::Wired {
         seen.push_str(&format!("; approval: {}", approval.seen));
@@ -269,6 +286,13 @@ fn client_check(
                     "{server}",
                     assessment.server.as_deref().unwrap_or("majordomus")
                 )
+            )),
+        ),
+        standing::Standing::Absent if assessment.reason.is_some() => (
+            Status::Warn,
+            Some(format!(
+                "replace {} with a regular file of the repository, then {snippet}",
+                client.config
             )),
         ),
         _ if !concerns.is_empty() => (

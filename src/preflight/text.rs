@@ -40,12 +40,17 @@ pub fn render(answer: &Value) -> String {
     }
     for client in answer["clients"].as_array().map_or(&[][..], Vec::as_slice) {
         let wiring = &client["wiring"];
+        // An absent configuration with a reason is one that is there and was refused unread.
+        let standing = match wiring["standing"].as_str().unwrap_or_default() {
+            "absent" if wiring["reason"].is_string() => "refused unread",
+            other => other,
+        };
         out.push_str(&format!(
             "\n{} ({} era): {} {}; approval {}: {}\n",
             client["name"].as_str().unwrap_or_default(),
             client["era"].as_str().unwrap_or_default(),
             wiring["config"].as_str().unwrap_or_default(),
-            wiring["standing"].as_str().unwrap_or_default(),
+            standing,
             client["approval"]["state"].as_str().unwrap_or_default(),
             client["approval"]["seen"].as_str().unwrap_or_default(),
         ));
