@@ -1,6 +1,7 @@
 //! Answers sized for a model's context, on a generated layer large enough that an unpaged
 //! listing would not be: every tool whose answer carries a list answers its default call within
 //! 16 KB, its times are RFC 3339 text, and a refused claim carries nothing that reads as a grant.
+//! A writer that answers a list (`recover.orphans`) lists and acts on one page.
 
 use serde_json::{json, Value};
 
@@ -13,6 +14,8 @@ const BUDGET: usize = 16 * 1024;
 const AT_LEAST: usize = 20;
 const RULES: usize = 1500;
 const ISSUES: usize = 1500;
+/// What interrupted writes left under `.ai/`: more than one page of `recover.orphans` holds.
+const ORPHANS: usize = 300;
 
 /// Rules of which one in five applies everywhere and one in fifty blocks, and issues in chains
 /// of four over 400 directories: each ready issue is governed by hundreds of rules.
@@ -49,6 +52,19 @@ fn large_layer() -> Fixture {
         std::fs::write(issues.join(format!("i-{i:05}.yaml")), text).expect("an issue");
     }
     fixture.commit_all();
+    // Left by interrupted writes two hours ago, outside what git tracks.
+    let orphans = root.join(".ai/local/interrupted");
+    std::fs::create_dir_all(&orphans).expect("an orphans directory");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    for i in 0..ORPHANS {
+        let path = orphans.join(format!("r-{i:05}.md.4242.mj-tmp"));
+        std::fs::write(&path, "interrupted").expect("an orphan");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("an old mtime");
+    }
     fixture
 }
 
@@ -163,7 +179,36 @@ fn every_listing_answers_its_default_call_within_16_kb_with_rfc_3339_times() {
     assert!(first["rules_total"].as_i64() > Some(300), "{first}");
     assert_eq!(first["rules"].as_array().map(Vec::len), Some(10), "{first}");
 
-    // Writers that answer lists: a refused claim within the budget, with no claim in it.
+    let orphans = me.call_ok(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 3600 }),
+    );
+    assert_eq!(orphans["total"], ORPHANS, "{orphans}");
+    assert_eq!(orphans["found"].as_array().map(Vec::len), Some(50));
+
+    // Writers that answer lists: removing orphans removes the page it lists, and says how many
+    // were there; a refused claim within the budget, with no claim in it.
+    let removed = me.call_ok(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 3600, "check": false, "limit": 100, "offset": 10 }),
+    );
+    assert_eq!(removed["total"], ORPHANS, "{removed}");
+    assert_eq!(removed["offset"], 10, "{removed}");
+    assert_eq!(removed["removed"].as_array().map(Vec::len), Some(100));
+    assert_eq!(
+        removed["removed"][0],
+        ".ai/local/interrupted/r-00010.md.4242.mj-tmp"
+    );
+    let left = me.call_ok(
+        "majordomus_recover_orphans",
+        json!({ "older_than_seconds": 3600 }),
+    );
+    assert_eq!(left["total"], ORPHANS - 100, "{left}");
+    assert_eq!(
+        left["found"][10]["path"],
+        ".ai/local/interrupted/r-00110.md.4242.mj-tmp"
+    );
+
     let refused = me.call_ok("majordomus_claim", json!({ "globs": ["src/m000/**"] }));
     assert_eq!(refused["granted"], false, "{refused}");
     assert!(refused.get("claim").is_none(), "{refused}");

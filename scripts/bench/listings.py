@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The size of every listing's default answer on a generated layer of 10,000 objects and 10,000
-issues, with a board that has peers, claims, messages and executions on it.
+issues, 1,000 files left by interrupted writes, with a board that has peers, claims, messages and
+executions on it.
 
 Usage: listings.py BINARY [WORKDIR] [--record]
 
@@ -15,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_pipe import Session  # noqa: E402
@@ -23,6 +25,7 @@ import figures  # noqa: E402
 BUDGET = 16 * 1024
 OBJECTS = 10_000
 ISSUES = 10_000
+ORPHANS = 1_000
 # What a call needs beyond its defaults: only the arguments a tool requires.
 REQUIRED = {
     "majordomus_capability": {"id": "objects.get"},
@@ -85,6 +88,18 @@ def layer(binary, root):
     )
 
 
+def orphans(root):
+    """Temporary files two hours old, as interrupted writes leave them, outside what git tracks."""
+    d = os.path.join(root, ".ai", "local", "interrupted")
+    os.makedirs(d, exist_ok=True)
+    old = time.time() - 7200
+    for i in range(ORPHANS):
+        path = os.path.join(d, "r-%05d.md.4242.mj-tmp" % i)
+        with open(path, "w") as f:
+            f.write("interrupted")
+        os.utime(path, (old, old))
+
+
 def call(session, name, arguments):
     result, _ = session.call("tools/call", {"name": name, "arguments": arguments})
     if result.get("isError"):
@@ -121,6 +136,7 @@ def main():
     root = os.path.abspath(args[1] if len(args) > 1 else "/tmp/majordomus-listings")
     loads = [figures.load_average()]
     layer(binary, root)
+    orphans(root)
     session = start(binary, root)
     others = [start(binary, root) for _ in range(8)]
     board(session, others)
@@ -151,6 +167,7 @@ def main():
         figures.record("listings", build="debug" if "/debug/" in binary else "release", loads=loads,
                        columns=["tool", "default answer B", "lists (items)"], rows=rows,
                        values={"count": len(rows), "objects": f"{OBJECTS:,}", "issues": f"{ISSUES:,}",
+                               "orphans": f"{ORPHANS:,}",
                                "budget": f"{BUDGET // 1024} KB",
                                "largest": f"{max(int(r[1].replace(',', '')) for r in rows):,} bytes"})
     if over:

@@ -1,6 +1,6 @@
 //! Handler of the `recover` namespace: finding, and on request removing, the `*.mj-tmp` files an
-//! interrupted atomic write leaves under `.ai/` — never a directory, a symlink, or anything
-//! outside `.ai/`.
+//! interrupted atomic write leaves under `.ai/`, a page at a time — never a directory, a
+//! symlink, or anything outside `.ai/`.
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -79,6 +79,12 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
         &mut found,
     );
     found.sort_by(|a, b| a.path.cmp(&b.path));
+    // One page, by path: a crash-looping writer can leave thousands, and an answer (and what
+    // one call removes) stays within what a model's context holds.
+    let total = found.len() as i64;
+    let offset = usize::try_from(input.offset).unwrap_or(0);
+    let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
+    let found: Vec<Orphan> = found.into_iter().skip(offset).take(limit).collect();
     let mut removed = Vec::new();
     if !input.check {
         for orphan in &found {
@@ -95,6 +101,8 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
     Ok(OrphansOutput {
         check: input.check,
         older_than_seconds: input.older_than_seconds,
+        total,
+        offset: input.offset,
         found,
         removed,
     })
