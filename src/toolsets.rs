@@ -64,10 +64,12 @@ impl Source {
 pub enum ToolsetError {
     #[error("{} names no toolset; name one or more of: {valid}", .origin.named())]
     Empty { origin: Source, valid: String },
-    #[error("{} names `{name}`, which is no toolset; the toolsets are: {valid}", .origin.named())]
+    #[error("{} names `{name}`, which is no toolset{hint}; the toolsets are: {valid}", .origin.named())]
     Unknown {
         origin: Source,
         name: String,
+        /// What the name is instead (a tool, the default), with the toolsets that list it.
+        hint: String,
         valid: String,
     },
     #[error("{} names `{name}` twice", .origin.named())]
@@ -155,6 +157,33 @@ pub fn available() -> Vec<Toolset> {
     sets
 }
 
+/// What a name that is no toolset may have meant: the default, or a tool (by its name, its
+/// capability's id or the id's last word), with the selection that lists it beside the agent's.
+fn hint(name: &str) -> String {
+    if name == "default" {
+        return format!(
+            " (the default is `{AGENT}`; name `{AGENT}` beside other toolsets to add to it)"
+        );
+    }
+    let prefixed = format!("majordomus_{name}");
+    let tools = || registry::all().iter().filter(|d| d.tool.is_some());
+    // The most exact reading first: `list` is `majordomus_list` before `capabilities.list`.
+    tools()
+        .find(|d| d.tool.is_some_and(|t| t == name || t == prefixed) || d.id == name)
+        .or_else(|| tools().find(|d| d.id.rsplit_once('.').is_some_and(|(_, l)| l == name)))
+        .and_then(|d| Some((d.tool?, d.id)))
+        .map_or_else(String::new, |(tool, id)| {
+            let ns = namespace(id);
+            if AGENT_CAPABILITIES.contains(&id) {
+                format!(" (`{tool}` is a tool of the toolsets `{ns}` and `{AGENT}`, the default)")
+            } else {
+                format!(
+                    " (`{tool}` is a tool of the toolset `{ns}`: `{AGENT},{ns}` lists it beside the agent's tools)"
+                )
+            }
+        })
+}
+
 fn namespace(id: &str) -> &str {
     id.split_once('.').map_or(id, |(ns, _)| ns)
 }
@@ -215,6 +244,7 @@ impl Selection {
                 return Err(ToolsetError::Unknown {
                     origin: source,
                     name: name.clone(),
+                    hint: hint(name),
                     valid,
                 });
             }

@@ -304,6 +304,17 @@ fn a_bad_selection_stops_the_start_with_one_line_naming_the_toolsets() {
     }
     let unknown = stderr(&run_in(fixture.root(), &["mcp", "--toolsets", "nope"]));
     assert!(unknown.contains("all, agent, core, "), "{unknown}");
+    // An operator's tool named where a toolset goes, beside the default or alone: the one line
+    // says which toolset lists it and how to keep the agent's tools.
+    for (value, says) in [
+        ("agent,preflight", "`majordomus_preflight` is a tool of the toolset `environment`: `agent,environment` lists it"),
+        ("majordomus_executions", "`majordomus_executions` is a tool of the toolset `executions`: `agent,executions` lists it"),
+        ("default,executions", "the default is `agent`; name `agent` beside other toolsets"),
+    ] {
+        let err = stderr(&run_in(fixture.root(), &["mcp", "--toolsets", value]));
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("toolset_unknown") && err.contains(says), "{value}: {err}");
+    }
     let manifest = std::fs::read_to_string(fixture.root().join(".ai/manifest.yaml"))
         .expect("the scaffold's manifest");
     for (toolsets, says) in [
