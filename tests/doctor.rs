@@ -817,5 +817,20 @@ fn a_live_session_of_a_client_decides_its_era() {
         from.contains("claude-code") && from.contains("2025-11-25"),
         "{from}"
     );
+    // `mcp --inspect` decides it alike.
+    let out = bin()
+        .current_dir(&root)
+        .args(["mcp", "--inspect"])
+        .env("HOME", home.path())
+        .output()
+        .expect("the binary runs");
+    let inspected: Value = serde_json::from_str(&stdout(&out)).expect("--inspect prints JSON");
+    let entry = inspected["projection"]["clients"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "claude-code"))
+        .cloned()
+        .expect("claude-code");
+    assert_eq!(entry["era"], "legacy", "{entry:#}");
+    assert_eq!(entry["era_from"], claude["era_from"], "{entry:#}");
     session.kill();
 }

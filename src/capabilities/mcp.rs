@@ -13,6 +13,7 @@ use crate::registry::types::{
     ContextCost, McpProjectionOutputBill as BillView, McpProjectionOutputBillErasItem as BillEra,
     McpProjectionOutputBillErasItemEra as BillEraName, McpProjectionOutputBillModel as BillModel,
     McpProjectionOutputBillToolsItem as BillTool, McpProjectionOutputClientsItem as ClientView,
+    McpProjectionOutputClientsItemEra as ClientEra,
     McpProjectionOutputClientsItemModel as ClientModel,
     McpProjectionOutputClientsItemStanding as Standing, McpProjectionOutputErasItem as EraView,
     McpProjectionOutputErasItemName as EraName,
@@ -81,13 +82,16 @@ pub fn projection(
     let mut findings = Vec::new();
     let lookup = standing::Lookup::here(&index.root);
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
+    let sessions = crate::preflight::live_sessions(ctx, &index.root);
     for client in &providers.clients {
         let (standing, finding, toolsets) = client_standing(&index.root, client, &lookup);
         findings.extend(finding);
+        // The era as `doctor` decides it: a live session's version, else the family's default.
+        let (era, era_from) = crate::preflight::era_of(client, &sessions);
         let model = (standing == Standing::Wired).then(|| {
             let text = instructions
                 .iter()
-                .find(|(eras, _)| eras.contains(&client.era.as_str()))
+                .find(|(eras, _)| eras.contains(&era))
                 .map_or("", |(_, t)| t.as_str());
             let b = bill::for_client(ctx, toolsets.as_deref(), text, client.instructions_cut);
             ClientModel {
@@ -102,6 +106,12 @@ pub fn projection(
             name: client.name.clone(),
             config: client.config.clone(),
             standing,
+            era: if era == "modern" {
+                ClientEra::Modern
+            } else {
+                ClientEra::Legacy
+            },
+            era_from,
             model,
         });
     }

@@ -304,10 +304,12 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     line("clients:".into());
     for c in p["clients"].as_array().into_iter().flatten() {
         line(format!(
-            "  {:<12} {:<24} {}",
+            "  {:<12} {:<24} {}, {} era ({})",
             c["name"].as_str().unwrap_or_default(),
             c["config"].as_str().unwrap_or_default(),
-            c["standing"].as_str().unwrap_or_default()
+            c["standing"].as_str().unwrap_or_default(),
+            c["era"].as_str().unwrap_or_default(),
+            c["era_from"].as_str().unwrap_or_default()
         ));
         let m = &c["model"];
         if m.is_object() {

@@ -41,9 +41,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
     let files = AgentFiles::read(root, &extra);
     let lookup = standing::Lookup::here(root);
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
-    // The newest live session of each client on the board: its version decides the era.
-    let mut sessions = crate::board::view(ctx.peers(), root).peers;
-    sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
+    let sessions = live_sessions(ctx, root);
     let text_of = |era: &str| {
         instructions
             .iter()
@@ -82,30 +80,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
                 skills: agents::count_skills(root, dir) as i64,
             })
             .collect();
-        let seen = sessions.iter().find(|p| {
-            let name = p.client_name.to_lowercase();
-            client.client_info.iter().any(|w| name.contains(w.as_str()))
-        });
-        let (era_word, era_from) = match seen {
-            Some(p) => (
-                if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
-                    "modern"
-                } else {
-                    "legacy"
-                },
-                format!(
-                    "a live session of `{}` {} speaks {}",
-                    p.client_name, p.client_version, p.protocol_version
-                ),
-            ),
-            None => (
-                client.era.as_str(),
-                format!(
-                    "no live session of {} on the board: its family's default",
-                    client.name
-                ),
-            ),
-        };
+        let (era_word, era_from) = era_of(client, &sessions);
         let era = if era_word == "modern" {
             Era::Modern
         } else {
@@ -186,6 +161,45 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
         ));
     }
     (checks, entries)
+}
+
+/// The live sessions on the board, newest first: a client's newest decides its era.
+pub(crate) fn live_sessions(ctx: &Context, root: &Path) -> Vec<crate::board::peers::Peer> {
+    let mut sessions = crate::board::view(ctx.peers(), root).peers;
+    sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
+    sessions
+}
+
+/// The era `client` speaks here (`legacy` or `modern`): the protocol version its newest live
+/// session negotiated, else its family's default; and what decided it.
+pub(crate) fn era_of<'a>(
+    client: &'a Client,
+    sessions: &[crate::board::peers::Peer],
+) -> (&'a str, String) {
+    let seen = sessions.iter().find(|p| {
+        let name = p.client_name.to_lowercase();
+        client.client_info.iter().any(|w| name.contains(w.as_str()))
+    });
+    match seen {
+        Some(p) => (
+            if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
+                "modern"
+            } else {
+                "legacy"
+            },
+            format!(
+                "a live session of `{}` {} speaks {}",
+                p.client_name, p.client_version, p.protocol_version
+            ),
+        ),
+        None => (
+            client.era.as_str(),
+            format!(
+                "no live session of {} on the board: its family's default",
+                client.name
+            ),
+        ),
+    }
 }
 
 /// What the client passes its model, as the preflight reports it.

@@ -7,6 +7,7 @@
 
 mod agents;
 mod clients;
+pub(crate) use clients::{era_of, live_sessions};
 mod system;
 pub mod text;
 
