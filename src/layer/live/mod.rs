@@ -655,6 +655,7 @@ impl LiveIndex {
             return;
         }
         let current = self.current();
+        current.keep_search_postings(current.root.join(STORED_POSTINGS));
         current.search_due(None);
         prepare_in_background(current);
     }
@@ -926,6 +927,10 @@ fn next_signals(
     }
     Ok(signals)
 }
+
+/// Where a server keeps its first generation's search postings for the next start: checkout-
+/// local, never indexed.
+const STORED_POSTINGS: &str = ".ai/local/search/postings";
 
 /// Builds `index`'s search postings on a new thread, which holds the generation until done; a
 /// search that comes first reads the objects meanwhile (or, for an edit generation, makes them
