@@ -278,6 +278,28 @@ fn logged_server(root: &Path) -> McpServer {
     server
 }
 
+/// Sets every layer file's modification time an hour back: a file written just before a server
+/// starts is one whose stamp the server cannot trust (a write in the same clock tick would leave
+/// it as it is), and this test wants the stamps trusted, as they are in a checkout at rest.
+fn age_layer(dir: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).expect("a layer directory") {
+        let path = entry.expect("an entry").path();
+        if path.ends_with(".ai/local") {
+            continue;
+        }
+        if path.is_dir() {
+            age_layer(&path);
+        } else {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("a layer file");
+            file.set_modified(past).expect("its time set");
+        }
+    }
+}
+
 const KEPT: &str = "search postings kept for the next start";
 const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -291,6 +313,7 @@ fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_
         "---\nid: birds\ntitle: Birds\n---\n\nThe zebrafinch sings; the zyzzyva is a weevil.\n",
     );
     fixture.commit("a note on birds");
+    age_layer(&fixture.at(".ai"));
     let stored = fixture.at(".ai/local/search/postings");
 
     // The first run makes the postings and keeps them.
@@ -317,6 +340,7 @@ fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_
         note,
         "---\nid: birds\ntitle: Birds\n---\n\nThe okapi is no bird; the zyzzyva is a weevil.\n",
     );
+    age_layer(&fixture.at(".ai"));
     let mut server = logged_server(fixture.root());
     assert_eq!(served_uris(&mut server, "zebrafinch"), Vec::<String>::new());
     assert_eq!(served_uris(&mut server, "okapi"), vec![uri.clone()]);

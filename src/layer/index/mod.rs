@@ -35,7 +35,7 @@ use crate::layer::config::{Kinds, REPOSITORY_KINDS_PATH};
 use crate::layer::config::{Sources, SOURCES_PATH};
 use crate::layer::diagnostic::{codes, Diagnostic, Severity};
 use crate::layer::discovery;
-use crate::layer::object::Object;
+use crate::layer::object::{self, Object};
 use crate::layer::search::{self, Corpus, Found, Prepared, QueryError, Request};
 use crate::layer::{Discovery, LayerError};
 use file_stamp::FileStamp;
@@ -244,6 +244,44 @@ impl Index {
         }
     }
 
+    /// The stamp of each object's file, by the object's address, when the build trusts it to tell that the
+    /// file is unchanged (as an edit generation does: not racy).
+    fn trusted_stamps(&self) -> std::collections::HashMap<usize, FileStamp> {
+        let started = self.files.started;
+        self.files
+            .objects
+            .iter()
+            .zip(&self.files.stamps)
+            .filter_map(|(o, s)| {
+                let (o, s) = (o.as_ref()?, (*s)?);
+                let trusted = started.is_some_and(|at| !s.racy(at));
+                trusted.then_some((std::ptr::from_ref::<object::ObjectFields>(o).addr(), s))
+            })
+            .collect()
+    }
+
+    /// This generation's stamp, when no file's stamp in it is racy: then a later generation with
+    /// the same stamp was built from the same bytes.
+    fn trusted_stamp(&self) -> Option<[u8; 32]> {
+        let started = self.files.started?;
+        let racy = (self.files.stamps.iter().chain(&self.files.configuration))
+            .flatten()
+            .any(|s| s.racy(started));
+        (!racy).then_some(self.stamp)
+    }
+
+    /// The digest a stored postings key names `o`'s text by: its file's trusted stamp, if any.
+    fn stamp_digest(
+        &self,
+        stamps: &std::collections::HashMap<usize, FileStamp>,
+        seed: u64,
+        o: &Object,
+    ) -> Option<u64> {
+        stamps
+            .get(&std::ptr::from_ref::<object::ObjectFields>(o).addr())
+            .map(|s| search::stored::stamp_digest(seed, s))
+    }
+
     /// Keeps this generation's postings in `path` between runs, and answers from the ones kept
     /// there by a run before for the objects that have not changed: for a server's first
     /// generation, before [`Index::search_due`].
@@ -361,14 +399,30 @@ impl Stored {
                     return StoredFound::nothing();
                 }
             };
+            let read_ms = started.elapsed().as_secs_f64() * 1e3;
             let corpus = index.corpus();
-            let keys = search::stored::keys(loaded.seed, corpus);
-            let found = if keys == loaded.keys && loaded.prepared.len() == keys.len() {
+            // The whole generation as the stored one (every claimed file, the configuration and
+            // the skills' files with the stamps they had, which were trusted then): only the
+            // skills' searched files, made apart from the claims, are compared one by one.
+            let same_files = loaded.generation != [0; 32]
+                && loaded.generation == index.stamp
+                && loaded.keys.len() == corpus.len()
+                && loaded.prepared.len() == corpus.len();
+            let exact = same_files && {
+                let skills =
+                    search::stored::keys(loaded.seed, corpus, index.objects.len(), |_| None);
+                loaded.keys[index.objects.len()..] == skills[..]
+            };
+            let found = if exact {
                 StoredFound {
                     exact: true,
                     plan: Mutex::new(Some((loaded.prepared, None))),
                 }
             } else {
+                let stamps = index.trusted_stamps();
+                let keys = search::stored::keys(loaded.seed, corpus, 0, |o| {
+                    index.stamp_digest(&stamps, loaded.seed, o)
+                });
                 let old: std::collections::HashMap<u64, u32> = loaded
                     .keys
                     .iter()
@@ -407,6 +461,7 @@ impl Stored {
             };
             tracing::debug!(
                 exact = found.exact,
+                read_ms,
                 ms = started.elapsed().as_secs_f64() * 1e3,
                 "stored search postings read and compared"
             );
@@ -434,7 +489,15 @@ impl Stored {
             tracing::info!(path = %self.path.display(), "search postings not kept: no directory for them");
             return;
         }
-        match search::stored::save(&self.path, prepared, index.corpus()) {
+        let stamps = index.trusted_stamps();
+        let saved = search::stored::save(
+            &self.path,
+            prepared,
+            index.corpus(),
+            index.trusted_stamp().unwrap_or([0; 32]),
+            |seed, o| index.stamp_digest(&stamps, seed, o),
+        );
+        match saved {
             Ok(()) => tracing::debug!(
                 ms = started.elapsed().as_secs_f64() * 1e3,
                 "search postings kept for the next start"

@@ -4,7 +4,8 @@
 //! One file, written whole and renamed into place. Little-endian throughout:
 //!
 //! ```text
-//! header     magic "mjpost", format, build version, seed, counts, directory sum, header sum
+//! header     magic "mjpost", format, build version, seed, counts, the generation's stamp,
+//!            directory sum, header sum
 //! directory  a key per object (its searched fields hashed with the seed), its body length,
 //!            each term's end and postings start, a sum per block of postings, the terms
 //! postings   8 bytes each (position, packed counts), read a term at a time when searched
@@ -27,7 +28,7 @@ use crate::layer::search::Corpus;
 const MAGIC: &[u8; 8] = b"mjpost\0\0";
 /// Bumped whenever what a term, a count or this layout is changes.
 const FORMAT: u32 = 1;
-const HEADER: usize = 80;
+const HEADER: usize = 112;
 /// Postings per checked block: 64 KiB.
 const BLOCK: usize = 8192;
 /// A directory larger than this is not read: no layer this program serves has one near it.
@@ -82,9 +83,10 @@ fn build_version() -> u64 {
     sum(0, env!("CARGO_PKG_VERSION").as_bytes())
 }
 
-/// One object's key: every field its postings are made from, hashed with the file's seed. An
-/// object whose key is unchanged has the postings it had.
-pub fn key(seed: u64, o: &Object) -> u64 {
+/// One object's key: every field its postings are made from, hashed with the file's seed; its
+/// text is named by `file`, the digest of its file's stamp when the index trusts that stamp
+/// (not racy), else hashed whole. An object whose key is unchanged has the postings it had.
+pub fn key(seed: u64, o: &Object, file: Option<u64>) -> u64 {
     let mut h = state(seed).build_hasher();
     o.uri.hash(&mut h);
     o.kind.hash(&mut h);
@@ -94,20 +96,42 @@ pub fn key(seed: u64, o: &Object) -> u64 {
     o.tags.hash(&mut h);
     o.metadata.as_json().hash(&mut h);
     o.media_type.hash(&mut h);
-    o.content.hash(&mut h);
+    o.content.len().hash(&mut h);
+    match file {
+        Some(stamp) => {
+            h.write_u8(1);
+            o.provenance.path.hash(&mut h);
+            h.write_u64(stamp);
+        }
+        None => {
+            h.write_u8(0);
+            o.content.hash(&mut h);
+        }
+    }
     h.finish()
 }
 
-/// The keys of every object of `corpus`, split across the cores.
-pub fn keys(seed: u64, corpus: Corpus<'_>) -> Vec<u64> {
-    let positions: Vec<usize> = (0..corpus.len()).collect();
+/// The keys of the objects of `corpus` from position `from` on (see [`key`]), split across the
+/// cores.
+pub fn keys(
+    seed: u64,
+    corpus: Corpus<'_>,
+    from: usize,
+    file: impl Fn(&Object) -> Option<u64> + Sync,
+) -> Vec<u64> {
+    let positions: Vec<usize> = (from.min(corpus.len())..corpus.len()).collect();
     let threads = crate::layer::parallel::threads_for(positions.len(), 4096);
     crate::layer::parallel::in_parts(&positions, threads, |part| {
         part.iter()
-            .map(|&p| key(seed, &corpus[p]))
+            .map(|&p| key(seed, &corpus[p], file(&corpus[p])))
             .collect::<Vec<u64>>()
     })
     .concat()
+}
+
+/// A digest of `stamp` for [`key`], with the file's seed.
+pub fn stamp_digest(seed: u64, stamp: &impl Hash) -> u64 {
+    state(seed).hash_one(stamp)
 }
 
 /// Postings read from the stored file on demand.
@@ -202,6 +226,9 @@ fn read_at(file: &File, into: &mut [u8], offset: u64) -> io::Result<()> {
 #[derive(Debug)]
 pub struct Loaded {
     pub seed: u64,
+    /// The stamp of the generation the postings were made of, when every file's stamp in it
+    /// could be trusted; zeros otherwise.
+    pub generation: [u8; 32],
     pub keys: Vec<u64>,
     pub prepared: Prepared,
 }
@@ -252,7 +279,7 @@ pub fn load(path: &Path) -> Result<Loaded, StoredError> {
         return Err(StoredError::Foreign);
     }
     let seed = u64_at(&header, 24);
-    if sum(seed, &header[..72]) != u64_at(&header, 72) {
+    if sum(seed, &header[..HEADER - 8]) != u64_at(&header, HEADER - 8) {
         return Err(StoredError::Checksum);
     }
     if u64_at(&header, 16) != build_version() {
@@ -284,7 +311,7 @@ pub fn load(path: &Path) -> Result<Loaded, StoredError> {
     }
     let mut dir = vec![0u8; directory as usize];
     file.read_exact(&mut dir)?;
-    if sum(seed, &dir) != u64_at(&header, 64) {
+    if sum(seed, &dir) != u64_at(&header, HEADER - 16) {
         return Err(StoredError::Checksum);
     }
     let (objects, terms, postings) = (objects as usize, terms as usize, postings as usize);
@@ -323,21 +350,32 @@ pub fn load(path: &Path) -> Result<Loaded, StoredError> {
         })),
         body_len: body_len.into_boxed_slice(),
     };
+    let mut generation = [0u8; 32];
+    generation.copy_from_slice(&header[64..96]);
     Ok(Loaded {
         seed,
+        generation,
         keys,
         prepared,
     })
 }
 
-/// Writes `prepared`, made from `corpus`, to `path` (whose directory exists): to a temporary
+/// Writes `prepared`, made from `corpus`, to `path` (whose directory exists), each object keyed
+/// with `file(seed, object)` (see [`key`]), under the trusted `generation` stamp (or zeros): to
+/// a temporary
 /// file, then renamed over the old one, so that a reader sees one whole file or the other.
-pub fn save(path: &Path, prepared: &Prepared, corpus: Corpus<'_>) -> Result<(), StoredError> {
+pub fn save(
+    path: &Path,
+    prepared: &Prepared,
+    corpus: Corpus<'_>,
+    generation: [u8; 32],
+    file: impl Fn(u64, &Object) -> Option<u64> + Sync,
+) -> Result<(), StoredError> {
     let mut seed = [0u8; 8];
     let _ = getrandom::fill(&mut seed);
     let seed = u64::from_le_bytes(seed);
     let lists = prepared.all_postings()?;
-    let keys = keys(seed, corpus);
+    let keys = keys(seed, corpus, 0, |o| file(seed, o));
     let mut dir = Vec::new();
     for k in &keys {
         dir.extend_from_slice(&k.to_le_bytes());
@@ -378,6 +416,7 @@ pub fn save(path: &Path, prepared: &Prepared, corpus: Corpus<'_>) -> Result<(), 
     ] {
         header.extend_from_slice(&(n as u64).to_le_bytes());
     }
+    header.extend_from_slice(&generation);
     header.extend_from_slice(&sum(seed, &dir).to_le_bytes());
     let header_sum = sum(seed, &header);
     header.extend_from_slice(&header_sum.to_le_bytes());
