@@ -340,7 +340,13 @@ fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_
         note,
         "---\nid: birds\ntitle: Birds\n---\n\nThe okapi is no bird; the zyzzyva is a weevil.\n",
     );
-    age_layer(&fixture.at(".ai"));
+    // Only the note: setting a file's time moves its change time, which its stamp holds.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(fixture.at(note))
+        .expect("the note");
+    file.set_modified(past).expect("its time set");
     let mut server = logged_server(fixture.root());
     assert_eq!(served_uris(&mut server, "zebrafinch"), Vec::<String>::new());
     assert_eq!(served_uris(&mut server, "okapi"), vec![uri.clone()]);
