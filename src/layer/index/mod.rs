@@ -376,8 +376,11 @@ struct StoredFound {
     exact: bool,
     /// The stored postings, and for each object the position of its unchanged self in them
     /// (`None` when every object is unchanged); taken by whoever makes the postings.
-    plan: Mutex<Option<(Prepared, Option<Vec<Option<u32>>>)>>,
+    plan: Mutex<Option<StoredPlan>>,
 }
+
+/// Stored postings, and where each object of the generation is in them (`None`: all in place).
+type StoredPlan = (Prepared, Option<Vec<Option<u32>>>);
 
 impl Stored {
     /// Reads and checks the file, and compares its objects with `index`'s: once, the first
