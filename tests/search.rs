@@ -312,6 +312,13 @@ fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_
         note,
         "---\nid: birds\ntitle: Birds\n---\n\nThe zebrafinch sings; the zyzzyva is a weevil.\n",
     );
+    // Postings are kept for layers of 2,000 objects or more: a smaller one is scanned at once.
+    for i in 0..2_000 {
+        fixture.write(
+            &format!(".ai/repo/knowledge/curated/filler-{i:04}.md"),
+            format!("---\nid: filler-{i:04}\ntitle: Filler {i}\n---\n\nA note among many.\n"),
+        );
+    }
     fixture.commit("a note on birds");
     age_layer(&fixture.at(".ai"));
     let stored = fixture.at(".ai/local/search/postings");

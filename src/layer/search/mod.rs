@@ -4,7 +4,8 @@
 //! strongest terms meet (`snippet`).
 //!
 //! Two ways reach the same answer. A long-running process prepares each generation's postings
-//! (`postings`) on a thread of its own; until they are there, and in a one-shot command that
+//! (`postings`) on a thread of its own, or reads from disk the ones an earlier start kept for
+//! the same files (`postings::stored`); until they are there, and in a one-shot command that
 //! never builds them, a search scans: a case-free substring search (`case_free`, over each
 //! object's own text) rules out the objects that cannot hold a term (a term is a prefix of each
 //! word it stands for), and the rest are counted word by word. Both give every object the same counts, the same document frequencies and the same
