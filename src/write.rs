@@ -71,6 +71,13 @@ pub fn write_atomic_with(
     result
 }
 
+/// Removes a checkout-local cache file found damaged (`.ai/local/search/postings`), so that it
+/// is made again; a file already gone is no error, and any other failure is left to the next
+/// reader's own checks.
+pub fn remove_damaged_cache(path: &Path) {
+    let _ = fs::remove_file(path);
+}
+
 /// Replaces `target` with `bytes` (atomically, as [`write_atomic`]) only if it still holds
 /// `expected`, checked once the new file is on disk, just before the rename: a person's edit
 /// saved while the writer worked is never overwritten unseen. Lines appended to it meanwhile

@@ -203,7 +203,7 @@ impl OnDisk {
             _ => false,
         };
         if same {
-            let _ = std::fs::remove_file(&self.path);
+            crate::write::remove_damaged_cache(&self.path);
         }
     }
 }
