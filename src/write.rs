@@ -29,6 +29,16 @@ fn temp_path(target: &Path) -> io::Result<PathBuf> {
 
 /// Writes `bytes` to `target` atomically. The parent directory must exist.
 pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Result<()> {
+    write_atomic_with(target, existing, |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes to the temporary file: a large file is written as
+/// it is made, never held whole in memory.
+pub fn write_atomic_with(
+    target: &Path,
+    existing: Existing,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
     if existing == Existing::Refuse && fs::symlink_metadata(target).is_ok() {
         return Err(io::Error::from(io::ErrorKind::AlreadyExists));
     }
@@ -38,7 +48,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Resu
             .write(true)
             .create_new(true)
             .open(&temp)?;
-        file.write_all(bytes)?;
+        write(&mut file)?;
         file.sync_all()?;
         drop(file);
         if existing == Existing::Refuse {
@@ -59,6 +69,13 @@ pub fn write_atomic(target: &Path, bytes: &[u8], existing: Existing) -> io::Resu
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// Removes a checkout-local cache file found damaged (`.ai/local/search/postings`), so that it
+/// is made again; a file already gone is no error, and any other failure is left to the next
+/// reader's own checks.
+pub fn remove_damaged_cache(path: &Path) {
+    let _ = fs::remove_file(path);
 }
 
 /// Replaces `target` with `bytes` (atomically, as [`write_atomic`]) only if it still holds

@@ -255,3 +255,170 @@ fn a_hit_shows_its_matched_fields_and_a_marked_sentence_of_its_body() {
         "{tagged:?}"
     );
 }
+
+/// The URIs of a server's hits for `query`.
+fn served_uris(server: &mut McpServer, query: &str) -> Vec<String> {
+    let result = server.result(
+        "tools/call",
+        json!({ "name": "majordomus_search", "arguments": { "query": query } }),
+    );
+    let answer = &result["structuredContent"];
+    answer["hits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("hits in {result}"))
+        .iter()
+        .filter_map(|h| h["uri"].as_str().map(String::from))
+        .collect()
+}
+
+/// A server started with its log at `debug`, initialized.
+fn logged_server(root: &Path) -> McpServer {
+    let mut server = McpServer::start_with(root, &[], &[("MAJORDOMUS_LOG", "debug")]);
+    server.initialize();
+    server
+}
+
+/// Sets every layer file's modification time an hour back: a file written just before a server
+/// starts is one whose stamp the server cannot trust (a write in the same clock tick would leave
+/// it as it is), and this test wants the stamps trusted, as they are in a checkout at rest.
+fn age_layer(dir: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).expect("a layer directory") {
+        let path = entry.expect("an entry").path();
+        if path.ends_with(".ai/local") {
+            continue;
+        }
+        if path.is_dir() {
+            age_layer(&path);
+        } else {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("a layer file");
+            file.set_modified(past).expect("its time set");
+        }
+    }
+}
+
+const KEPT: &str = "search postings kept for the next start";
+const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[test]
+fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_damaged_ones() {
+    let fixture = Fixture::with_objects();
+    let note = ".ai/repo/knowledge/curated/birds.md";
+    let uri = "majordomus://knowledge/birds".to_string();
+    fixture.write(
+        note,
+        "---\nid: birds\ntitle: Birds\n---\n\nThe zebrafinch sings; the zyzzyva is a weevil.\n",
+    );
+    // Postings are kept for layers of 2,000 objects or more: a smaller one is scanned at once.
+    for i in 0..2_000 {
+        fixture.write(
+            &format!(".ai/repo/knowledge/curated/filler-{i:04}.md"),
+            format!("---\nid: filler-{i:04}\ntitle: Filler {i}\n---\n\nA note among many.\n"),
+        );
+    }
+    fixture.commit("a note on birds");
+    age_layer(&fixture.at(".ai"));
+    let stored = fixture.at(".ai/local/search/postings");
+
+    // The first run makes the postings and keeps them.
+    let mut server = logged_server(fixture.root());
+    assert_eq!(served_uris(&mut server, "zebrafinch"), vec![uri.clone()]);
+    assert!(
+        server.stderr_line(KEPT, WAIT).is_some(),
+        "the postings are kept"
+    );
+    server.close();
+    assert!(stored.is_file());
+
+    // Nothing changed: the next run answers from them as they are.
+    let mut server = logged_server(fixture.root());
+    assert_eq!(served_uris(&mut server, "zebrafinch"), vec![uri.clone()]);
+    let line = server
+        .stderr_line("stored search postings read and compared", WAIT)
+        .expect("the stored postings are read");
+    assert!(line.contains("exact=true"), "{line}");
+    server.close();
+
+    // Edited while no server ran: the stored entry of the note is not answered from.
+    fixture.write(
+        note,
+        "---\nid: birds\ntitle: Birds\n---\n\nThe okapi is no bird; the zyzzyva is a weevil.\n",
+    );
+    // Only the note: setting a file's time moves its change time, which its stamp holds.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(fixture.at(note))
+        .expect("the note");
+    file.set_modified(past).expect("its time set");
+    let mut server = logged_server(fixture.root());
+    assert_eq!(served_uris(&mut server, "zebrafinch"), Vec::<String>::new());
+    assert_eq!(served_uris(&mut server, "okapi"), vec![uri.clone()]);
+    let line = server
+        .stderr_line("objects changed since they were kept", WAIT)
+        .expect("the change is seen");
+    assert!(line.contains("read_anew=1"), "{line}");
+    assert!(server.stderr_line(KEPT, WAIT).is_some(), "kept again");
+    // Once made, the postings answer the same.
+    assert_eq!(served_uris(&mut server, "okapi"), vec![uri.clone()]);
+    assert_eq!(served_uris(&mut server, "zebrafinch"), Vec::<String>::new());
+    server.close();
+
+    // A damaged postings block (the last term's, `zyzzyva`): that search reads the objects.
+    let mut bytes = std::fs::read(&stored).expect("the stored postings");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x5a;
+    std::fs::write(&stored, &bytes).expect("damaged");
+    let mut server = logged_server(fixture.root());
+    assert_eq!(served_uris(&mut server, "zyzzyva"), vec![uri.clone()]);
+    let line = server
+        .stderr_line("stored search postings refused", WAIT)
+        .expect("the damaged block is seen");
+    assert!(line.contains("checksum"), "{line}");
+    server.close();
+
+    // A damaged directory, a truncated file, a foreign one: ignored, and made again.
+    let whole = {
+        let mut fixed = bytes.clone();
+        fixed[last] ^= 0x5a;
+        fixed
+    };
+    let damaged: [(&str, Vec<u8>); 3] = [
+        ("checksum", {
+            let mut b = whole.clone();
+            b[100] ^= 1;
+            b
+        }),
+        ("length", whole[..whole.len() - 3].to_vec()),
+        (
+            "foreign",
+            b"not postings at all, but long enough to hold a header of eighty bytes, see".repeat(2),
+        ),
+    ];
+    for (code, bytes) in damaged {
+        std::fs::write(&stored, &bytes).expect("damaged");
+        let mut server = logged_server(fixture.root());
+        assert_eq!(
+            served_uris(&mut server, "okapi"),
+            vec![uri.clone()],
+            "{code}"
+        );
+        let line = server
+            .stderr_line("stored search postings ignored", WAIT)
+            .expect("the damaged file is seen");
+        assert!(line.contains(code), "{code}: {line}");
+        assert!(
+            server.stderr_line(KEPT, WAIT).is_some(),
+            "{code}: made again"
+        );
+        assert_eq!(
+            served_uris(&mut server, "okapi"),
+            vec![uri.clone()],
+            "{code}"
+        );
+        server.close();
+    }
+}

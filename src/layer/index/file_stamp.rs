@@ -17,7 +17,7 @@ pub(crate) const RACY_FINE: Duration = Duration::from_millis(100);
 const RACY_COARSE: Duration = Duration::from_secs(3);
 
 /// One file as examined: what tells a changed file from an unchanged one without reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FileStamp {
     len: u64,
     /// Nanoseconds since the epoch; 0 when the platform gives none.

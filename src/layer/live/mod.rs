@@ -655,6 +655,9 @@ impl LiveIndex {
             return;
         }
         let current = self.current();
+        if current.objects.len() >= KEEP_POSTINGS_FROM {
+            current.keep_search_postings(current.root.join(STORED_POSTINGS));
+        }
         current.search_due(None);
         prepare_in_background(current);
     }
@@ -926,6 +929,14 @@ fn next_signals(
     }
     Ok(signals)
 }
+
+/// Where a server keeps its first generation's search postings for the next start: checkout-
+/// local, never indexed.
+const STORED_POSTINGS: &str = ".ai/local/search/postings";
+
+/// The layers whose postings are kept: below this many objects a scan answers in a millisecond
+/// or two, and a server writes nothing it does not need (reads leave the checkout as it was).
+const KEEP_POSTINGS_FROM: usize = 2_000;
 
 /// Builds `index`'s search postings on a new thread, which holds the generation until done; a
 /// search that comes first reads the objects meanwhile (or, for an edit generation, makes them

@@ -4,7 +4,8 @@
 //! strongest terms meet (`snippet`).
 //!
 //! Two ways reach the same answer. A long-running process prepares each generation's postings
-//! (`postings`) on a thread of its own; until they are there, and in a one-shot command that
+//! (`postings`) on a thread of its own, or reads from disk the ones an earlier start kept for
+//! the same files (`postings::stored`); until they are there, and in a one-shot command that
 //! never builds them, a search scans: a case-free substring search (`case_free`, over each
 //! object's own text) rules out the objects that cannot hold a term (a term is a prefix of each
 //! word it stands for), and the rest are counted word by word. Both give every object the same counts, the same document frequencies and the same
@@ -20,7 +21,7 @@ mod terms;
 
 pub use corpus::{Corpus, SKILL_FILE_KIND};
 pub use fields::Field;
-pub use postings::Prepared;
+pub use postings::{stored, Prepared, StoredError};
 pub use snippet::parts as snippet_parts;
 pub use terms::QueryError;
 
@@ -92,26 +93,29 @@ fn unit_score(idf: f64, counts: &Counts, body_len: u32, avg_body: f64) -> f64 {
     idf * tf * (K1 + 1.0) / (tf + K1)
 }
 
-/// The objects holding each unit, found through the prepared postings.
+/// The objects holding each unit, found through the prepared postings; fails only when they are
+/// read from a stored file that turns out damaged.
 fn holders_prepared(
     objects: Corpus<'_>,
     prepared: &Prepared,
     matchers: &[Matcher],
-) -> Vec<Holders> {
+) -> Result<Vec<Holders>, postings::StoredError> {
     matchers
         .iter()
         .map(|m| match &m.unit {
-            Unit::Term(t) => prepared
-                .postings(t)
+            Unit::Term(t) => Ok(prepared
+                .postings(t)?
                 .iter()
                 .map(|p| (p.position, p.counts()))
-                .collect(),
+                .collect()),
             Unit::Phrase(words) => {
                 // Objects holding every word, by intersecting the postings; then counted.
-                let mut lists: Vec<&[postings::Posting]> =
-                    words.iter().map(|w| prepared.postings(w)).collect();
+                let mut lists = words
+                    .iter()
+                    .map(|w| prepared.postings(w))
+                    .collect::<Result<Vec<_>, _>>()?;
                 lists.sort_by_key(|l| l.len());
-                lists[0]
+                Ok(lists[0]
                     .iter()
                     .filter(|p| {
                         lists[1..]
@@ -125,7 +129,7 @@ fn holders_prepared(
                             .any(|&c| c > 0)
                             .then_some((p.position, counts))
                     })
-                    .collect()
+                    .collect())
             }
         })
         .collect()
@@ -184,11 +188,19 @@ pub fn search<'a>(
         .collect();
     // Postings of another object list would answer for the wrong objects: scan instead.
     let prepared = prepared.filter(|p| p.len() == objects.len());
-    let (holders, body_len): (Vec<Holders>, Cow<'_, [u32]>) = match prepared {
-        Some(p) => (
-            holders_prepared(objects, p, &matchers),
-            Cow::Borrowed(&p.body_len),
-        ),
+    // Postings read from a damaged stored file are not answered from: the objects are read.
+    let found = prepared.and_then(|p| match holders_prepared(objects, p, &matchers) {
+        Ok(holders) => Some((holders, p)),
+        Err(e) => {
+            tracing::info!(
+                code = e.code(),
+                "stored search postings refused ({e}); this search reads the objects"
+            );
+            None
+        }
+    });
+    let (holders, body_len): (Vec<Holders>, Cow<'_, [u32]>) = match found {
+        Some((holders, p)) => (holders, Cow::Borrowed(&p.body_len)),
         None => {
             let (holders, lengths) = holders_scanned(objects, &matchers);
             (holders, Cow::Owned(lengths))

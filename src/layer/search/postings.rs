@@ -6,7 +6,9 @@
 //! postings of all terms in one array, each an object's position and its six counts packed in
 //! 32 bits (four bits for each short field, twelve for the body: [`Field::cap`]).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::corpus::Corpus;
 use super::fields::{Counts, Field, Texts, FIELDS};
@@ -14,7 +16,10 @@ use super::terms;
 use crate::layer::object::Object;
 use crate::layer::parallel;
 
+pub mod stored;
 mod update;
+
+pub use stored::StoredError;
 
 /// One object holding one term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +51,32 @@ impl Posting {
     }
 }
 
+/// Every term's postings, end to end: held, or read a term at a time from the file a server
+/// kept them in (`stored`).
+#[derive(Clone, Debug)]
+enum Lists {
+    Held(Box<[Posting]>),
+    Stored(Arc<stored::OnDisk>),
+}
+
+impl Lists {
+    fn len(&self) -> usize {
+        match self {
+            Lists::Held(all) => all.len(),
+            Lists::Stored(disk) => disk.len(),
+        }
+    }
+
+    fn range(&self, from: usize, to: usize) -> Result<Cow<'_, [Posting]>, StoredError> {
+        match self {
+            Lists::Held(all) => Ok(Cow::Borrowed(&all[from..to])),
+            Lists::Stored(disk) => disk.read(from, to).map(Cow::Owned),
+        }
+    }
+}
+
 /// The inverted index of one generation's searched objects, in [`Corpus`] order.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Prepared {
     /// Every term, sorted, end to end.
     terms: Box<str>,
@@ -55,9 +84,25 @@ pub struct Prepared {
     ends: Box<[u32]>,
     /// Where each term's postings start in `postings`, and one past the last.
     starts: Box<[u32]>,
-    postings: Box<[Posting]>,
+    postings: Lists,
     pub body_len: Box<[u32]>,
 }
+
+/// Equal when they give the same postings for every term, wherever those are kept.
+impl PartialEq for Prepared {
+    fn eq(&self, other: &Prepared) -> bool {
+        self.terms == other.terms
+            && self.ends == other.ends
+            && self.starts == other.starts
+            && self.body_len == other.body_len
+            && match (self.all_postings(), other.all_postings()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
+impl Eq for Prepared {}
 
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -179,7 +224,7 @@ impl Prepared {
             terms: text.into_boxed_str(),
             ends: ends.into_boxed_slice(),
             starts: starts.into_boxed_slice(),
-            postings: postings.into_boxed_slice(),
+            postings: Lists::Held(postings.into_boxed_slice()),
             body_len: objects
                 .iter()
                 .map(|o| super::fields::body_len(o) as u32)
@@ -192,8 +237,9 @@ impl Prepared {
         &self.terms[start..self.ends[i] as usize]
     }
 
-    /// The postings of `term`, by position; empty when no object holds it.
-    pub fn postings(&self, term: &str) -> &[Posting] {
+    /// The postings of `term`, by position; empty when no object holds it. Fails only when
+    /// they are read from a stored file that turns out damaged.
+    pub fn postings(&self, term: &str) -> Result<Cow<'_, [Posting]>, StoredError> {
         let mut lo = 0;
         let mut hi = self.ends.len();
         while lo < hi {
@@ -202,11 +248,18 @@ impl Prepared {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => {
-                    return &self.postings[self.starts[mid] as usize..self.starts[mid + 1] as usize]
+                    return self
+                        .postings
+                        .range(self.starts[mid] as usize, self.starts[mid + 1] as usize)
                 }
             }
         }
-        &[]
+        Ok(Cow::Borrowed(&[]))
+    }
+
+    /// Every term's postings end to end, read whole when they are kept in a file.
+    pub(crate) fn all_postings(&self) -> Result<Cow<'_, [Posting]>, StoredError> {
+        self.postings.range(0, self.postings.len())
     }
 
     /// The objects this was built from.
@@ -219,7 +272,10 @@ impl Prepared {
         self.terms.len()
             + self.ends.len() * 4
             + self.starts.len() * 4
-            + self.postings.len() * std::mem::size_of::<Posting>()
+            + match &self.postings {
+                Lists::Held(all) => all.len() * std::mem::size_of::<Posting>(),
+                Lists::Stored(_) => 0,
+            }
             + self.body_len.len() * 4
     }
 }

@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use super::{object_terms, Posting, Prepared};
+use super::{object_terms, Lists, Posting, Prepared};
 use crate::layer::object::Object;
-use crate::layer::search::fields;
+use crate::layer::search::{fields, Corpus};
 
 impl Prepared {
     /// The postings of the corpus `after` then `more`, from these postings of a corpus whose
@@ -21,12 +21,9 @@ impl Prepared {
         more: &[Object],
         fresh: impl Fn(&Object) -> bool,
     ) -> Prepared {
-        // Where each object of `before` went, when it was carried over (u32::MAX: it was not).
-        let mut moved = vec![u32::MAX; self.len()];
-        let mut body_len = Vec::with_capacity(after.len() + more.len());
-        let mut added: HashMap<String, Vec<Posting>> = HashMap::new();
+        let mut from = Vec::with_capacity(after.len() + more.len());
         let mut i = 0;
-        for (position, object) in after.iter().enumerate() {
+        for object in after {
             while i < before.len() && before[i].uri < object.uri {
                 i += 1;
             }
@@ -35,21 +32,43 @@ impl Prepared {
                 && before[i].uri == object.uri
                 && !fresh(object);
             if carried {
-                moved[i] = position as u32;
-                body_len.push(self.body_len[i]);
+                from.push(Some(i as u32));
                 i += 1;
-                continue;
-            }
-            body_len.push(fields::body_len(object) as u32);
-            for (term, counts) in object_terms(object) {
-                added
-                    .entry(term)
-                    .or_default()
-                    .push(Posting::new(position, &counts));
+            } else {
+                from.push(None);
             }
         }
-        for (position, object) in more.iter().enumerate() {
-            let position = after.len() + position;
+        from.resize(after.len() + more.len(), None);
+        self.remapped(Corpus::new(after, more), &from)
+    }
+
+    /// The postings of `corpus`, where the object at each position `p` with `from[p]` naming a
+    /// position of these postings is that object, unchanged (each named once, in ascending
+    /// order); the others are tokenized. When these postings cannot be read whole (a damaged
+    /// stored file), every object is.
+    pub fn remapped(&self, corpus: Corpus<'_>, from: &[Option<u32>]) -> Prepared {
+        let all = match self.all_postings() {
+            Ok(all) => all,
+            Err(e) => {
+                tracing::info!(
+                    code = e.code(),
+                    "stored search postings cannot be read ({e}); made again"
+                );
+                return Prepared::build(corpus);
+            }
+        };
+        // Where each old object went, when it was carried over (u32::MAX: it was not).
+        let mut moved = vec![u32::MAX; self.len()];
+        let mut body_len = Vec::with_capacity(corpus.len());
+        let mut added: HashMap<String, Vec<Posting>> = HashMap::new();
+        for (position, object) in corpus.iter().enumerate() {
+            if let Some(old) = from.get(position).copied().flatten() {
+                if let Some(slot) = moved.get_mut(old as usize) {
+                    *slot = position as u32;
+                    body_len.push(self.body_len[old as usize]);
+                    continue;
+                }
+            }
             body_len.push(fields::body_len(object) as u32);
             for (term, counts) in object_terms(object) {
                 added
@@ -64,7 +83,7 @@ impl Prepared {
         let mut text = String::with_capacity(self.terms.len());
         let mut ends = Vec::with_capacity(self.ends.len());
         let mut starts = Vec::with_capacity(self.starts.len());
-        let mut postings = Vec::with_capacity(self.postings.len());
+        let mut postings = Vec::with_capacity(all.len());
         let mut push = |term: &str, list: &[Posting]| {
             if list.is_empty() {
                 return;
@@ -92,7 +111,7 @@ impl Prepared {
             while let Some((t, list)) = new_terms.next_if(|(t, _)| t.as_str() < term) {
                 push(&t, &list);
             }
-            let old = carried(&self.postings[self.starts[k] as usize..self.starts[k + 1] as usize]);
+            let old = carried(&all[self.starts[k] as usize..self.starts[k + 1] as usize]);
             match new_terms.next_if(|(t, _)| t == term) {
                 Some((_, list)) => {
                     merged.clear();
@@ -112,7 +131,7 @@ impl Prepared {
             terms: text.into_boxed_str(),
             ends: ends.into_boxed_slice(),
             starts: starts.into_boxed_slice(),
-            postings: postings.into_boxed_slice(),
+            postings: Lists::Held(postings.into_boxed_slice()),
             body_len: body_len.into_boxed_slice(),
         }
     }
