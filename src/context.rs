@@ -69,6 +69,9 @@ impl Default for Options {
     }
 }
 
+/// The generation number of a layer's first build.
+const FIRST_GENERATION: u64 = 1;
+
 /// The `tools/list` array a process serves.
 #[derive(Clone, Debug)]
 pub enum ToolsList {
@@ -398,7 +401,18 @@ impl Context {
                 let only = (!watched)
                     .then_some(self.shared.options.only_kinds)
                     .flatten();
+                // A server's first reports of the repository need git's state and the layer's
+                // fingerprint, which take a third and a tenth of a second at 100,000 files:
+                // git is asked while the first generation is built, and the fingerprint is
+                // taken as soon as it is, before the postings and git's next ask compete for
+                // the cores, so neither makes the first request wait (ADR 0101).
+                if watched {
+                    crate::git::ask_ahead(&root, FIRST_GENERATION);
+                }
                 let live = LiveIndex::open(&root, discovery, meanwhile, watched, only)?;
+                if watched {
+                    live.current().fingerprint();
+                }
                 if let Some(interval) = self.shared.options.watch {
                     self.watch(&live, interval);
                 }

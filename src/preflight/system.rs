@@ -18,7 +18,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
         Ok(index) => index.root.clone(),
         Err(_) => ctx.options().start.clone(),
     };
-    let mut checks = vec![git(&root, index.as_ref().map_or(0, |i| i.generation))];
+    let mut checks = vec![git(&root)];
     match &index {
         Ok(index) => {
             checks.push(layer(index));
@@ -41,7 +41,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
     checks
 }
 
-fn git(root: &Path, generation: u64) -> PreflightCheck {
+fn git(root: &Path) -> PreflightCheck {
     const TITLE: &str = "git";
     let version = crate::git::command(root)
         .arg("--version")
@@ -58,8 +58,9 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
             Some("install git so the layer follows what the repository tracks and ignores".into()),
         );
     };
-    let state = crate::git::state(root, generation);
-    if !state.is_repository() {
+    // Only where the repository is and its branch: whether files changed is no check's
+    // business, and asking it would read every tracked file's metadata.
+    let Some((_, branch)) = crate::git::place(root) else {
         return check(
             "git",
             TITLE,
@@ -67,7 +68,7 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
             format!("{version}; not inside a git work tree, so the layer is found by walking the directory"),
             None,
         );
-    }
+    };
     let worktrees = crate::git::command(root)
         .args(["worktree", "list", "--porcelain"])
         .output()
@@ -80,7 +81,7 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
                 .count()
         })
         .unwrap_or(1);
-    let branch = state.branch.as_deref().unwrap_or("a detached HEAD");
+    let branch = branch.as_deref().unwrap_or("a detached HEAD");
     check(
         "git",
         TITLE,
