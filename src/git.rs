@@ -273,4 +273,22 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+
+    #[test]
+    fn an_answer_asked_ahead_is_the_generations_and_a_newer_one_asks_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        run(root, &["init", "-q"]);
+        commit(root, "first");
+        ask_ahead(root, 1);
+        // The first report takes the answer asked ahead, or waits for it: the same as asking.
+        let first = state(root, 1);
+        assert_eq!(first, ask(root));
+        assert_eq!(first.dirty, Some(false));
+        std::fs::write(root.join("file.txt"), "edited").expect("written");
+        // A write makes a new generation, which never answers from the one before.
+        let second = state(root, 2);
+        assert_eq!(second.dirty, Some(true));
+        assert_eq!(second.head, first.head);
+    }
 }
