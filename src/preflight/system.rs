@@ -198,12 +198,13 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
             Some(format!("make {place} (or its nearest existing parent) writable, or point MAJORDOMUS_BOARD at a writable directory")),
         );
     }
-    let listed = ctx.execute("peers.list", serde_json::json!({})).ok();
-    let board = listed.as_ref().map(|l| &l["board"]);
-    let processes = board.and_then(|b| b["processes"].as_i64()).unwrap_or(0);
-    let ignored = board
-        .and_then(|b| b["ignored"].as_array())
-        .map_or(&[][..], Vec::as_slice);
+    // The board's own reading, not `peers.list`: that also asks git what every worktree
+    // changed (`git status` over the whole work tree), which no check here reports.
+    let view = crate::capabilities::peers::everyone(ctx).ok();
+    let processes = view.as_ref().map_or(0, |v| v.processes);
+    let ignored = view
+        .as_ref()
+        .map_or(&[][..], |v| v.reading.ignored.as_slice());
     let mut seen = format!(
         "{place}: {processes} other live process{}",
         if processes == 1 { "" } else { "es" }
@@ -213,8 +214,8 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
             "; {} record{} not read (first: {}: {})",
             ignored.len(),
             plural(ignored.len()),
-            first["file"].as_str().unwrap_or_default(),
-            first["reason"].as_str().unwrap_or_default()
+            first.file,
+            first.reason
         ));
         return check(
             "board",
