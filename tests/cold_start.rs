@@ -6,8 +6,9 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::{bin, stderr, Fixture, McpServer, GIT_ENV};
 
@@ -131,4 +132,52 @@ fn git_s_global_excludes_keep_an_untracked_layer_file_out_wherever_they_are_foun
     let listed = identities_with_home(fixture.root(), home.path(), Some(&xdg));
     assert!(!listed.contains(&"draft".to_string()), "{listed:?}");
     assert!(listed.len() >= 3, "the rest is still listed: {listed:?}");
+}
+
+/// A server takes the layer's fingerprint and asks git before its first report is asked for:
+/// that report, and the one after an edit of the layer, still say what a fresh command says.
+#[test]
+fn a_servers_first_repository_report_and_the_one_after_an_edit_are_a_fresh_commands() {
+    let fixture = Fixture::with_objects();
+    let fresh = || -> Value {
+        let out = bin()
+            .arg("--repo")
+            .arg(fixture.root())
+            .args(["repository", "info"])
+            .output()
+            .expect("the CLI runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("a JSON report")
+    };
+    let mut server = McpServer::start(fixture.root());
+    server.initialize();
+    let first = server.call_ok("majordomus_repository", json!({}));
+    let told = fresh();
+    assert_eq!(first["index"]["fingerprint"], told["index"]["fingerprint"]);
+    assert_eq!(first["index"]["objects"], told["index"]["objects"]);
+    assert_eq!(first["git"], told["git"]);
+    assert_eq!(first["git"]["dirty"], false, "{first:#}");
+
+    // A tracked layer file edited: a new generation, whose report hashes the new bytes and
+    // asks git again (the edit makes the work tree dirty).
+    let guide = ".ai/repo/knowledge/curated/how-tests-run.md";
+    let text = std::fs::read_to_string(fixture.at(guide)).expect("the fixture's knowledge");
+    fixture.write(
+        guide,
+        text.replace("its own fixture", "its own fixture, always"),
+    );
+    let told = fresh();
+    assert_eq!(told["git"]["dirty"], true, "{told:#}");
+    let after = crate::support::eventually(
+        Duration::from_secs(20),
+        "the server reports the edited layer",
+        || {
+            let report = server.call_ok("majordomus_repository", json!({}));
+            (report["index"]["fingerprint"] == told["index"]["fingerprint"]).then_some(report)
+        },
+    );
+    assert_ne!(after["index"]["fingerprint"], first["index"]["fingerprint"]);
+    assert_eq!(after["git"], told["git"]);
+    let finished = server.close();
+    assert!(finished.status.success(), "{}", finished.stderr);
 }

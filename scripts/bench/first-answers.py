@@ -5,7 +5,9 @@ from the call to its answer. Servers take turns (one start of each, then the nex
 see the same machine; rmcp answers its own three tools (list, get, search).
 
 usage: first-answers.py --repo REPO --layer LAYER --rmcp PEER [--rounds 3] [--after MS]
-                        NAME=BINARY...
+                        [--tools NAME,...] NAME=BINARY...
+  --tools NAME,... times only those tools (majordomus's and rmcp's), where a full run at
+  100,000 objects would take too long to repeat.
   --after MS waits that long after `initialize` before the call, as an agent's first turn does.
   REPO is a majordomus repository whose layer holds LAYER's files (see kit.sh's kit_repo);
   PEER is the kit's rmcp server (`peer-rmcp`), given LAYER. Prints, per tool, the median and
@@ -79,6 +81,7 @@ def main():
     p.add_argument("--rmcp", required=True)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--after", type=float, default=0, metavar="MS")
+    p.add_argument("--tools", default="", metavar="NAME,...")
     p.add_argument("servers", nargs="+", metavar="NAME=BINARY")
     a = p.parse_args()
     servers = {"rmcp": [a.rmcp, a.layer]}
@@ -91,6 +94,9 @@ def main():
             s = Server(argv)
             tools[name] = s.read_tools()
             s.close()
+    if a.tools:
+        wanted = set(a.tools.split(","))
+        tools = {n: [t for t in ts if t in wanted] for n, ts in tools.items()}
     load = os.getloadavg()
     print(f"{a.repo}: {a.rounds} rounds, calls {a.after:.0f} ms after initialize, load average before {load[0]:.2f} {load[1]:.2f}", flush=True)
     times = {(n, t): [] for n in servers for t in tools[n]}

@@ -43,6 +43,20 @@ pub use read::{check_yaml_bound, YamlRefusal, MAX_YAML_BYTES, MAX_YAML_DEPTH};
 pub use scope::{check_path, glob, provider, spelling, GlobShape, Scope, PROVIDERS};
 pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 
+/// How many files git's index at or above `root` tracks, read from its header (12 bytes, no git
+/// process); `None` outside a work tree or when the index cannot be read.
+pub fn tracked_files(root: &std::path::Path) -> Option<u32> {
+    use std::io::Read;
+    let git = discovery::GitDir::find(root)?;
+    let mut header = [0u8; 12];
+    std::fs::File::open(git.git.join("index"))
+        .ok()?
+        .read_exact(&mut header)
+        .ok()?;
+    (&header[..4] == b"DIRC")
+        .then(|| u32::from_be_bytes([header[8], header[9], header[10], header[11]]))
+}
+
 /// Files larger than this are refused (`oversized`) without being read.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 

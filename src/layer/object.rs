@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
+use sha2::Digest;
 
 use crate::layer::config::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
 use crate::layer::diagnostic::{codes, Diagnostic};
@@ -69,6 +70,36 @@ pub struct ObjectFields {
     pub media_type: String,
     pub tags: Vec<String>,
     pub provenance: Provenance,
+    /// SHA-256 of `content`, for the layer's fingerprint.
+    #[serde(skip)]
+    pub(crate) digest: ContentDigest,
+}
+
+/// The digest of an object's content, taken once. Equal whatever was taken: it is derived from
+/// the content, which equality compares.
+#[derive(Default)]
+pub(crate) struct ContentDigest(std::sync::OnceLock<[u8; 32]>);
+
+impl PartialEq for ContentDigest {
+    fn eq(&self, _: &ContentDigest) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for ContentDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContentDigest")
+    }
+}
+
+impl ObjectFields {
+    /// SHA-256 of the object's content.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        *self
+            .digest
+            .0
+            .get_or_init(|| sha2::Sha256::digest(self.content.as_bytes()).into())
+    }
 }
 
 /// Where an object came from.
@@ -207,6 +238,7 @@ pub(crate) fn make_object_or_return(
             source_class: source_class.to_string(),
             bytes,
         },
+        digest: ContentDigest::default(),
     })))
 }
 

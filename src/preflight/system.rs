@@ -18,7 +18,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
         Ok(index) => index.root.clone(),
         Err(_) => ctx.options().start.clone(),
     };
-    let mut checks = vec![git(&root, index.as_ref().map_or(0, |i| i.generation))];
+    let mut checks = vec![git(&root)];
     match &index {
         Ok(index) => {
             checks.push(layer(index));
@@ -41,7 +41,7 @@ pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
     checks
 }
 
-fn git(root: &Path, generation: u64) -> PreflightCheck {
+fn git(root: &Path) -> PreflightCheck {
     const TITLE: &str = "git";
     let version = crate::git::command(root)
         .arg("--version")
@@ -58,8 +58,9 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
             Some("install git so the layer follows what the repository tracks and ignores".into()),
         );
     };
-    let state = crate::git::state(root, generation);
-    if !state.is_repository() {
+    // Only where the repository is and its branch: whether files changed is no check's
+    // business, and asking it would read every tracked file's metadata.
+    let Some((_, branch)) = crate::git::place(root) else {
         return check(
             "git",
             TITLE,
@@ -67,7 +68,7 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
             format!("{version}; not inside a git work tree, so the layer is found by walking the directory"),
             None,
         );
-    }
+    };
     let worktrees = crate::git::command(root)
         .args(["worktree", "list", "--porcelain"])
         .output()
@@ -80,7 +81,7 @@ fn git(root: &Path, generation: u64) -> PreflightCheck {
                 .count()
         })
         .unwrap_or(1);
-    let branch = state.branch.as_deref().unwrap_or("a detached HEAD");
+    let branch = branch.as_deref().unwrap_or("a detached HEAD");
     check(
         "git",
         TITLE,
@@ -197,12 +198,13 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
             Some(format!("make {place} (or its nearest existing parent) writable, or point MAJORDOMUS_BOARD at a writable directory")),
         );
     }
-    let listed = ctx.execute("peers.list", serde_json::json!({})).ok();
-    let board = listed.as_ref().map(|l| &l["board"]);
-    let processes = board.and_then(|b| b["processes"].as_i64()).unwrap_or(0);
-    let ignored = board
-        .and_then(|b| b["ignored"].as_array())
-        .map_or(&[][..], Vec::as_slice);
+    // The board's own reading, not `peers.list`: that also asks git what every worktree
+    // changed (`git status` over the whole work tree), which no check here reports.
+    let view = crate::capabilities::peers::everyone(ctx).ok();
+    let processes = view.as_ref().map_or(0, |v| v.processes);
+    let ignored = view
+        .as_ref()
+        .map_or(&[][..], |v| v.reading.ignored.as_slice());
     let mut seen = format!(
         "{place}: {processes} other live process{}",
         if processes == 1 { "" } else { "es" }
@@ -212,8 +214,8 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
             "; {} record{} not read (first: {}: {})",
             ignored.len(),
             plural(ignored.len()),
-            first["file"].as_str().unwrap_or_default(),
-            first["reason"].as_str().unwrap_or_default()
+            first.file,
+            first.reason
         ));
         return check(
             "board",

@@ -20,8 +20,8 @@ pub use skills::{
 pub(crate) use plan::{plan, plan_from, Claim, Plan};
 use read::{exclude_duplicates, read_in_parallel};
 pub(crate) use read::{read_one, Outcome, Read};
+use stamp::fingerprint;
 pub(crate) use stamp::{examine_configuration, stamp_with};
-use stamp::{fingerprint, object_entry};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -110,9 +110,25 @@ impl Index {
     /// does not hash every byte of the layer.
     pub fn fingerprint(&self) -> &str {
         self.fingerprint.get_or_init(|| {
-            let mut entries = self.settled.clone();
-            entries.extend(self.objects.iter().map(object_entry));
-            entries.extend(skills::fingerprint_entries(&self.skills));
+            use std::borrow::Cow;
+            let mut entries: Vec<stamp::Entry<'_>> =
+                Vec::with_capacity(self.settled.len() + self.objects.len() + self.skills.len());
+            entries.extend(
+                self.settled
+                    .iter()
+                    .map(|(path, len, digest)| (Cow::Borrowed(path.as_str()), *len, *digest)),
+            );
+            entries.extend(self.objects.iter().map(|o| {
+                (
+                    Cow::Borrowed(o.provenance.path.as_str()),
+                    o.content.len() as u64,
+                    o.digest(),
+                )
+            }));
+            entries.extend(
+                skills::fingerprint_entries(&self.skills)
+                    .map(|(path, len, digest)| (Cow::Owned(path), len, digest)),
+            );
             fingerprint(entries)
         })
     }

@@ -26,7 +26,7 @@ pub(crate) enum Outcome {
     /// this generation at all.
     Gone,
     File {
-        /// The bytes' digest, for a file that is not an object (an object's is taken lazily).
+        /// The bytes' digest, for a file that is not an object (an object keeps its own).
         digest: Option<[u8; 32]>,
         len: u64,
         result: Result<Object, Vec<Diagnostic>>,
@@ -87,8 +87,13 @@ pub(crate) fn read_one(
                     )),
                 };
                 match made {
+                    // Taken while the bytes are at hand, by every reader at once: a server's
+                    // first report of the layer then finds its fingerprint nearly made.
                     Ok(object) => Outcome::File {
-                        digest: None,
+                        digest: {
+                            object.digest();
+                            None
+                        },
                         len,
                         result: Ok(object),
                     },

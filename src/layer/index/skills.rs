@@ -182,6 +182,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                     source_class: source.source_class.clone(),
                     bytes: f.bytes.len() as u64,
                 },
+                digest: Default::default(),
             }));
         }
     }
