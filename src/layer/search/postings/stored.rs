@@ -1,5 +1,5 @@
 //! A server's postings kept on disk between runs, so that the next start answers its first
-//! search from them instead of reading every object (see adr-0100).
+//! search from them instead of reading every object (see adr-0099).
 //!
 //! One file, written whole and renamed into place. Little-endian throughout:
 //!
