@@ -24,7 +24,7 @@ kit_repo() {
   if [ ! -d "$repo/.ai" ]; then
     rm -rf "$repo" && mkdir -p "$repo" && git -C "$repo" init -q
     "$bin" init --repo "$repo" >/dev/null
-    mkdir -p "$repo/.ai/repo/knowledge/curated" && cp "$layer"/*.md "$repo/.ai/repo/knowledge/curated/"
+    mkdir -p "$repo/.ai/repo/knowledge/curated" && find "$layer" -maxdepth 1 -name "*.md" -print0 | xargs -0 cp -t "$repo/.ai/repo/knowledge/curated/"
     git -C "$repo" add -A && git -C "$repo" -c user.email=b@x -c user.name=b commit -qm layer
   fi
 }
