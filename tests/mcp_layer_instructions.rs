@@ -171,6 +171,32 @@ fn a_rule_whose_statement_alone_is_too_long_is_named_with_a_pointer() {
     assert!(text.contains("[gate@1] Never merge a red build."), "{text}");
 }
 
+/// Where no listing tool is served (`--toolsets core`), what was left out is pointed to among the
+/// resources by its URIs, never by a filter resources/list does not take.
+#[test]
+fn with_no_listing_tool_the_left_out_rules_are_pointed_to_by_their_uris() {
+    let f = Fixture::new();
+    let long = "Keep this rule in mind whenever you change anything at all. ".repeat(2);
+    for i in 0..60 {
+        f.write(
+            &format!(".ai/repo/rules/wide-{i:03}.md"),
+            rule(&format!("wide-{i:03}"), "blocking", long.trim()),
+        );
+    }
+    f.commit("many blocking rules");
+    let mut mcp = McpServer::start_with(f.root(), &["--toolsets", "core"], &[]);
+    let init = mcp.initialize();
+    let text = init["instructions"].as_str().expect("instructions");
+    assert!(length(text) <= CUT, "{}", length(text));
+    assert!(
+        text.contains(
+            "resources/list lists them as majordomus://rule/ and majordomus://skill/ URIs"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("with kind rule or skill"), "{text}");
+}
+
 /// The cut is not the manifest's to raise: a manifest asking for longer instructions stops the
 /// server with one line naming the key it knows.
 #[test]

@@ -162,11 +162,18 @@ fn derive_items(index: &Index) -> Items {
 fn left_out(
     rules: (usize, usize),
     skills: (usize, usize),
-    list: &str,
+    list: Option<&str>,
     applicable: Option<&str>,
 ) -> String {
+    // resources/list takes no filter: where no listing tool is served, the text names the URIs
+    // the left-out objects carry among its resources instead of a filter it does not have.
+    let how = match list {
+        Some(tool) => format!("{tool} with kind rule or skill lists them"),
+        None => "resources/list lists them as majordomus://rule/ and majordomus://skill/ URIs"
+            .to_owned(),
+    };
     let mut text = format!(
-        " Left out for length: {} of {} blocking rules and {} of {} skills; {list} with kind rule or skill lists them",
+        " Left out for length: {} of {} blocking rules and {} of {} skills; {how}",
         rules.1 - rules.0,
         rules.1,
         skills.1 - skills.0,
@@ -191,7 +198,7 @@ pub fn append(ctx: &Context, head: &mut String) {
             .filter(|(_, d)| ctx.projects_tool(d))
             .and_then(|(_, d)| d.tool)
     };
-    let list = tool("objects.list").unwrap_or("resources/list");
+    let list = tool("objects.list");
     let applicable = tool("objects.applicable");
     let items = ctx.per_generation(index.generation, || derive_items(&index));
     let (rules, skills) = (&items.0, &items.1);
