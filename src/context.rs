@@ -397,23 +397,30 @@ impl Context {
                 // A serving process (on the board, or watching) watches from before its first
                 // build, so that its first request waits for no check of the whole layer.
                 let watched = join_board || self.shared.options.watch.is_some();
+                // A server's first reports of the repository need git's state and the layer's
+                // fingerprint, which take a third and a tenth of a second at 100,000 files:
+                // where git tracks many files, it is asked while the first generation is built,
+                // and the fingerprint is taken as soon as it is, before the postings and git's
+                // next ask compete for the cores, so neither makes the first request wait (ADR
+                // 0101). What this worktree changed, which the board's first answers show, is
+                // asked on the board's joining for the same reason.
+                let ask_ahead = watched
+                    && crate::layer::tracked_files(&root).is_some_and(|n| n >= ASK_GIT_AHEAD_FROM);
                 let meanwhile: Option<Box<dyn FnOnce()>> = join_board.then(|| {
                     let ctx = self.clone();
                     let board_root = root.clone();
-                    Box::new(move || ctx.join_board(&board_root)) as Box<dyn FnOnce()>
+                    Box::new(move || {
+                        ctx.join_board(&board_root);
+                        if ask_ahead {
+                            ctx.ask_changes_ahead(&board_root);
+                        }
+                    }) as Box<dyn FnOnce()>
                 });
                 // A server reads the whole layer, whatever a command would need.
                 let only = (!watched)
                     .then_some(self.shared.options.only_kinds)
                     .flatten();
-                // A server's first reports of the repository need git's state and the layer's
-                // fingerprint, which take a third and a tenth of a second at 100,000 files:
-                // where git tracks many files, it is asked while the first generation is built, and the fingerprint is
-                // taken as soon as it is, before the postings and git's next ask compete for
-                // the cores, so neither makes the first request wait (ADR 0101).
-                if watched
-                    && crate::layer::tracked_files(&root).is_some_and(|n| n >= ASK_GIT_AHEAD_FROM)
-                {
+                if ask_ahead {
                     crate::git::ask_ahead(&root, FIRST_GENERATION);
                 }
                 let live = LiveIndex::open(&root, discovery, meanwhile, watched, only)?;
@@ -483,6 +490,14 @@ impl Context {
         if let Some(dir) = crate::board::executions_dir(root) {
             let header = crate::journal::log::Header::of(board.me(), board.worktree());
             self.shared.executor.journal().attach(dir, header);
+        }
+    }
+
+    /// Starts asking git what this process's worktree changed, when it is on the board.
+    fn ask_changes_ahead(&self, root: &std::path::Path) {
+        let board = self.shared.peers.shared_board(root);
+        if board.read().state == crate::board::State::Joined {
+            crate::board::changes::ask_ahead(board.worktree().to_string());
         }
     }
 

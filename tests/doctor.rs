@@ -397,6 +397,41 @@ fn a_layer_with_errors_fails_the_layer_check_and_strict_exits_10_after_the_text_
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+#[test]
+fn a_plain_doctor_reads_what_instructions_are_made_of_and_strict_reads_every_file() {
+    // What each client loads and what it costs is the same whether the rest is read or not.
+    let fixture = agent_files();
+    let home = tempfile::tempdir().unwrap();
+    let plain = report(fixture.root(), home.path());
+    let whole = doctor(fixture.root(), home.path(), &["--strict"]);
+    let whole: Value = serde_json::from_str(&stdout(&whole)).expect("doctor prints JSON");
+    assert_eq!(plain["clients"], whole["clients"]);
+    assert!(plain["clients"].as_array().is_some_and(|c| c.len() == 5));
+    let seen = check(&plain, "layer")["seen"].as_str().expect("seen");
+    assert!(
+        seen.contains("not read (`--strict` reads and checks every file)"),
+        "{seen}"
+    );
+
+    // An ADR no client's instructions are made of, broken: only a whole read finds it.
+    fixture.write(
+        ".ai/repo/adrs/adr-0002-broken.md",
+        "---\nid: [unclosed\n---\nbody\n",
+    );
+    let plain = report(fixture.root(), home.path());
+    let layer = check(&plain, "layer");
+    assert_ne!(layer["status"], "fail", "{layer:#}");
+
+    let out = doctor(fixture.root(), home.path(), &["--strict"]);
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    let strict: Value = serde_json::from_str(&stdout(&out)).expect("doctor prints JSON");
+    let layer = check(&strict, "layer");
+    assert_eq!(layer["status"], "fail", "{layer:#}");
+    let seen = layer["seen"].as_str().expect("seen");
+    assert!(!seen.contains("not read"), "{seen}");
+    assert!(seen.contains("adr-0002-broken.md"), "{seen}");
+}
+
 /// What a finished `doctor` printed, how long it took, and the most memory it held (KiB).
 struct Measured {
     stdout: String,

@@ -249,11 +249,25 @@ fn ask(root: &Path) -> (Option<String>, Changes) {
 }
 
 /// What the worktree whose root is `worktree` changed: reused while its HEAD and index are as
-/// they were and the answer is younger than `FRESH_FOR`.
+/// they were and the answer is younger than `FRESH_FOR`. One ask per worktree at a time: a
+/// caller that comes while git is being asked waits for that answer instead of asking again.
 pub fn of_worktree(worktree: &str) -> Arc<WorktreeChanges> {
     type Recent = HashMap<String, (Stamp, Instant, Arc<WorktreeChanges>)>;
     static RECENT: OnceLock<Mutex<Recent>> = OnceLock::new();
+    static ASKING: OnceLock<Mutex<HashMap<String, Arc<Mutex<()>>>>> = OnceLock::new();
     let recent = RECENT.get_or_init(|| Mutex::new(HashMap::new()));
+    let asking = {
+        let mut asking = ASKING
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Worktrees come and go; a board names few at once.
+        if asking.len() > 256 {
+            asking.clear();
+        }
+        Arc::clone(asking.entry(worktree.to_string()).or_default())
+    };
+    let _one_ask = asking.lock().unwrap_or_else(|e| e.into_inner());
     let root = Path::new(worktree);
     let now = stamp(root);
     if let Some((was, at, answer)) = recent
@@ -272,7 +286,6 @@ pub fn of_worktree(worktree: &str) -> Arc<WorktreeChanges> {
         changes,
     });
     let mut recent = recent.lock().unwrap_or_else(|e| e.into_inner());
-    // Worktrees come and go; a board names few at once.
     if recent.len() > 256 {
         recent.clear();
     }
@@ -281,6 +294,17 @@ pub fn of_worktree(worktree: &str) -> Arc<WorktreeChanges> {
         (now, Instant::now(), Arc::clone(&answer)),
     );
     answer
+}
+
+/// Asks git what `worktree` changed on a thread of its own, so that a first `peers.list` or
+/// claim that comes while it runs waits only for the rest of it: a server does this as it
+/// joins the board, where `git status` over many tracked files takes a third of a second.
+pub fn ask_ahead(worktree: String) {
+    let _ = std::thread::Builder::new()
+        .name("changes-ahead".into())
+        .spawn(move || {
+            of_worktree(&worktree);
+        });
 }
 
 /// What each of `worktrees` changed, in the order given (each once), leaving out a path that
@@ -344,6 +368,42 @@ impl Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn callers_that_come_while_git_is_asked_wait_for_that_answer() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path().to_path_buf();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "a").expect("written");
+        let worktree = root.to_string_lossy().into_owned();
+        let start = std::sync::Barrier::new(4);
+        let answers: Vec<Arc<WorktreeChanges>> = std::thread::scope(|scope| {
+            let asking: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        of_worktree(&worktree)
+                    })
+                })
+                .collect();
+            asking
+                .into_iter()
+                .map(|h| h.join().expect("answered"))
+                .collect()
+        });
+        // One ask answered all four: each holds the very answer the first made.
+        assert!(answers.iter().all(|a| Arc::ptr_eq(a, &answers[0])));
+        assert_eq!(answers[0].changes.paths, vec!["a.txt".to_string()]);
+    }
 
     #[test]
     fn a_claims_globs_hold_the_paths_a_reader_expects() {

@@ -811,8 +811,10 @@ fn layer_instructions(ctx: &Context) -> String {
     let builtin_resources = projected.iter().filter(|d| d.resource.is_some()).count();
     // Counted as `resources/list` lists them: the builtin ones, every object, every skill file.
     let (objects, skill_files, state) = match ctx.index() {
+        // A one-shot build of some kinds (doctor's) counts the files it left unread as the
+        // objects a server would make of them.
         Ok(index) => (
-            index.objects.len(),
+            index.objects.len() + index.left_unread,
             index.skills.iter().map(|s| s.files.len()).sum::<usize>(),
             // What `repository.info` says: a generation kept after its repository moved, or
             // after the last rebuild failed, is stale whatever its own state.

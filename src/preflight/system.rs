@@ -107,9 +107,17 @@ fn layer(index: &crate::layer::Index) -> PreflightCheck {
         .filter(|d| d.severity == Severity::Warning)
         .count();
     let objects = index.objects.len();
+    // A plain `doctor` reads what clients' instructions are made of and counts the rest.
+    let read = match index.left_unread {
+        0 => format!("{objects} object{}", plural(objects)),
+        unread => format!(
+            "{objects} object{} of the rules, instructions and skills read, {unread} other file{} not read (`--strict` reads and checks every file)",
+            plural(objects),
+            plural(unread)
+        ),
+    };
     let mut seen = format!(
-        "{objects} object{}; {} error{}, {warnings} warning{}",
-        plural(objects),
+        "{read}; {} error{}, {warnings} warning{}",
         errors.len(),
         plural(errors.len()),
         plural(warnings)

@@ -89,6 +89,9 @@ pub struct Index {
     stored: OnceLock<Arc<Stored>>,
     /// Every skill's files, sorted by skill name.
     pub skills: Vec<skills::Skill>,
+    /// Files claimed as kinds a one-shot build was not asked for, left unread (see
+    /// [`build_only`]); 0 for a whole build.
+    pub left_unread: usize,
     /// The skills' text files as searched objects, made on first search.
     skill_search: OnceLock<Vec<Object>>,
 }
@@ -633,17 +636,20 @@ pub(crate) fn build_from(
             })
         }
     };
+    let mut left_unread = 0;
     let plan = match listing {
         Ok(plan) => plan,
         Err(listing) => {
             let mut plan = plan_from(listing, &sources)?;
             if let Some(kinds) = only {
+                let claimed = plan.claims.len();
                 let wanted = |class: usize| kinds.contains(&sources.classes[class].kind.as_str());
                 plan.claims.retain(|c| wanted(c.class));
                 plan.non_utf8.retain(|(_, class)| wanted(*class));
                 if !kinds.contains(&skills::SKILL_KIND) {
                     plan.skill_files = Default::default();
                 }
+                left_unread = claimed - plan.claims.len();
             }
             std::sync::Arc::new(plan)
         }
@@ -798,6 +804,7 @@ pub(crate) fn build_from(
         search_due: OnceLock::new(),
         stored: OnceLock::new(),
         skills,
+        left_unread,
         skill_search: OnceLock::new(),
         scopes: OnceLock::new(),
     })
