@@ -87,6 +87,7 @@ fn main() {
     let Some(generated) = generated else { return };
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()));
     write_if_changed(&out.join("registry.rs"), &generated.rust);
+    write_if_changed(&out.join("handlers.rs"), &generated.handlers);
     write_if_changed(&out.join("tools_list.json"), &generated.tools_list);
     write_if_changed(
         &out.join("tools_list_read_only.json"),

@@ -688,14 +688,6 @@ impl Host for Context {
         Context::pinned_generation(self)
     }
 
-    fn run(
-        &self,
-        descriptor: &Descriptor,
-        input: Value,
-    ) -> Result<crate::registry::rt::Output, CapabilityError> {
-        (descriptor.handler)(self, input)
-    }
-
     fn current_generation(&self) -> u64 {
         self.layer_if_open()
             .map_or(0, |live| live.current().generation)

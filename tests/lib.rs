@@ -22,6 +22,16 @@ mod fixture_generated {
     use majordomus::registry::rt;
     include!("snapshots/fixture_registry.rs.txt");
 }
+/// The fixture's generated handler table, compiled against the fixture's handlers.
+#[cfg(not(feature = "bless-snapshots"))]
+#[allow(clippy::all)]
+mod fixture_table {
+    use crate::fixture_generated::types;
+    use majordomus::capabilities::{invoke, Handler};
+    use majordomus::registry::rt::Output;
+    use majordomus::{CapabilityError, Context};
+    include!("snapshots/fixture_handlers.rs.txt");
+}
 #[cfg(not(feature = "bless-snapshots"))]
 #[path = "fixture_handlers.rs"]
 mod capabilities;

@@ -382,6 +382,7 @@ fn generated_code_is_included_where_architecture_md_says() {
     found.sort();
     let mut expected: Vec<(String, String)> = [
         ("src/registry/mod.rs", "registry.rs"),
+        ("src/capabilities/mod.rs", "handlers.rs"),
         ("src/registry/mod.rs", "builtin_schemas.rs"),
         ("src/registry/mod.rs", "surface.json"),
         ("src/registry/codegen/rust.rs", "tools_list.json"),

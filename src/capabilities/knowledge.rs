@@ -34,8 +34,10 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
     }
     let index = ctx.index()?;
     let relative = format!("{CURATED_DIR}/{}.md", input.id);
-    crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR).map_err(super::place_error)?;
-    let target = place_in_layer(&index.root, &relative).map_err(super::place_error)?;
+    crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR)
+        .map_err(crate::error::CapabilityError::from)?;
+    let target =
+        place_in_layer(&index.root, &relative).map_err(crate::error::CapabilityError::from)?;
     let recorded_at = crate::rfc3339::now()[..10].to_string();
     let mut front = Map::new();
     front.insert("id".into(), json!(input.id));

@@ -90,9 +90,9 @@ fn land(
     }
     let relative = issue.object.provenance.path.clone();
     crate::write::ensure_dir_in_layer(&index.root, crate::plan::new_issue::ISSUES_DIR)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let bytes = issue.object.content.as_bytes();
     match crate::write::write_atomic(&target, bytes, crate::write::Existing::Refuse) {
         Ok(()) => {}

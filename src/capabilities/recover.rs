@@ -90,7 +90,7 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
             let removed_now = crate::write::remove_in_layer(&index.root, &orphan.path)
-                .map_err(super::place_error)?;
+                .map_err(crate::error::CapabilityError::from)?;
             if !removed_now {
                 continue;
             }

@@ -1,6 +1,7 @@
 //! The compiled registry: the one place that includes the Rust `build.rs` generated (from
 //! `registry/`, and the builtin kinds' schemas from `share/schemas/`), and lookups over it. Everything a projection knows about a capability comes from here.
 
+pub mod command_line;
 pub mod lang;
 pub mod rt;
 

@@ -144,7 +144,7 @@ pub(super) fn transition(
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
     let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let at = crate::rfc3339::now();
     stamp_unless_edited(&index.root, &target, &relative, stamp, &at)?;
     ctx.count_write();
@@ -264,7 +264,7 @@ fn stamp_unless_edited(
             let stamped = with_stamp(now, key, at).ok_or_else(already)?;
             match stamped.strip_prefix(now) {
                 // A new line (after a newline of its own when the text lacked a last one).
-                Some(tail) => Ok(Some(tail.to_string())),
+                Some(tail) => Ok::<_, CapabilityError>(Some(tail.to_string())),
                 // An empty key filled, or line endings rewritten: not an append.
                 None => {
                     filled = Some((now.to_string(), stamped));
@@ -272,7 +272,7 @@ fn stamp_unless_edited(
                 }
             }
         })
-        .map_err(crate::capabilities::place_error)??;
+        .map_err(crate::error::CapabilityError::from)??;
         if appended.is_some() {
             // Appended through a handle to the file as it was opened; a rename since took the
             // line with the replaced file, and the stamp is made again on what replaced it.
