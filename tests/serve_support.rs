@@ -660,7 +660,13 @@ pub fn listen(served: &Served) -> (TcpStream, u16, String, Duration) {
     let mut seen = Vec::new();
     let mut byte = [0u8; 1];
     while !seen.ends_with(b"\r\n\r\n") {
-        let n = stream.read(&mut byte).expect("an answer");
+        // A signal another test's child sent this process may interrupt the read; it is retried.
+        let n = loop {
+            match stream.read(&mut byte) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                read => break read.expect("an answer"),
+            }
+        };
         assert_eq!(n, 1, "closed: {}", String::from_utf8_lossy(&seen));
         seen.push(byte[0]);
     }
