@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::call::Call;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::registry::rt::Output;
@@ -29,6 +30,7 @@ pub mod server;
 pub mod surface;
 
 /// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.
+/// The shim takes the whole context; the handler it calls sees only its [`Call`].
 pub type Handler = fn(&Context, Value) -> Result<Output, CapabilityError>;
 
 // The shims and `HANDLERS`, generated from the registry beside the descriptors they pair with.
@@ -41,11 +43,12 @@ mod table {
 
 pub use table::HANDLERS;
 
-/// Runs a typed handler on a JSON input the executor has already validated.
+/// Runs a typed handler on a JSON input the executor has already validated, giving it the
+/// handler's view of the context.
 pub fn invoke<I, O>(
     ctx: &Context,
     input: Value,
-    handler: fn(&Context, I) -> Result<O, CapabilityError>,
+    handler: fn(&Call, I) -> Result<O, CapabilityError>,
 ) -> Result<Output, CapabilityError>
 where
     I: DeserializeOwned,
@@ -53,7 +56,7 @@ where
 {
     let typed: I = serde_json::from_value(input)
         .map_err(|e| CapabilityError::invalid_input(format!("the input does not fit: {e}")))?;
-    Ok(Box::new(handler(ctx, typed)?))
+    Ok(Box::new(handler(&Call::new(ctx), typed)?))
 }
 
 // The executor runs a handler through its host; the table lives here, beside the handlers, so

@@ -3,7 +3,7 @@
 
 use super::graph;
 use super::ledger::append_ledger;
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::graph::ISSUE_KIND;
 use crate::plan::new_issue;
@@ -14,7 +14,7 @@ const MAX_DEPENDS_ON: usize = 64;
 const MAX_PATHS: usize = 64;
 const MAX_LABELS: usize = 32;
 
-pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
+pub(super) fn create(ctx: &Call, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
     let lists = [
         (
             "depends_on",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::ledger::{append_ledger, reconcile_ledger};
 use super::{caller, depends_on, named, release_paths, transition_of, Holdings};
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
 use crate::plan::graph::{status_of, status_word, Status, ISSUE_KIND};
@@ -42,7 +42,7 @@ fn with_stamp(text: &str, key: &str, at: &str) -> Option<String> {
 }
 
 pub(super) fn transition(
-    ctx: &Context,
+    ctx: &Call,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
     // Who moves the issue is known before anything is written: a stateless request over HTTP
@@ -188,7 +188,7 @@ pub(super) fn transition(
 
 /// The live claim on `issue` of a peer other than this caller, when there is one.
 fn held_by_another(
-    ctx: &Context,
+    ctx: &Call,
     root: &std::path::Path,
     issue: &str,
 ) -> Result<Option<Claim>, CapabilityError> {
