@@ -628,7 +628,7 @@ pub fn poll<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>)
 /// A modern `subscriptions/listen`: its connection, status, head and the first of its body (a
 /// stream's acknowledgement or a refusal's JSON), and how long the head took to arrive.
 pub fn listen(served: &Served) -> (TcpStream, u16, String, Duration) {
-    let modern = majordomus::mcp::protocol::MODERN_VERSIONS[0];
+    let modern = majordomus_registry_lang::protocol::MODERN_VERSIONS[0];
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
         "params": {

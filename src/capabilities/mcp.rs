@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::call::Call;
 use crate::context::Transport;
 use crate::error::CapabilityError;
-use crate::mcp::{bill, protocol};
+use crate::mcp::bill;
 use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
@@ -34,6 +34,7 @@ use crate::registry::types::{
 use crate::registry::{self};
 use crate::standing::{self, providers, Client};
 use crate::toolsets;
+use majordomus_registry_lang::protocol;
 
 pub fn projection(ctx: &Call, input: ProjectionInput) -> Result<ProjectionOutput, CapabilityError> {
     let projected: Vec<_> = registry::all()

@@ -14,13 +14,13 @@ use super::era::{self, Era, Meta, Opened};
 use super::frame::{tool_result, Body, Frame, RpcError, Text};
 use super::message;
 use super::paging;
-use super::protocol::{self, NOTIFICATIONS};
 use crate::board::peers::PeerId;
 use crate::call::Call;
 use crate::context::{Context, ToolsList, Transport};
 use crate::error::CapabilityError;
 use crate::registry::{self, rt::Effect};
 use crate::resolve;
+use majordomus_registry_lang::protocol::{self, NOTIFICATIONS};
 
 /// One client's conversation: which peer it is on the board, and what it negotiated.
 #[derive(Debug)]

@@ -182,7 +182,9 @@ pub(crate) fn era_of<'a>(
     });
     match seen {
         Some(p) => (
-            if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
+            if majordomus_registry_lang::protocol::MODERN_VERSIONS
+                .contains(&p.protocol_version.as_str())
+            {
                 "modern"
             } else {
                 "legacy"

@@ -2,7 +2,8 @@
 //! `registry/`, and the builtin kinds' schemas from `share/schemas/`), and lookups over it. Everything a projection knows about a capability comes from here.
 
 pub mod command_line;
-pub mod lang;
+// The declaration language's run-time half, from its crate (adr-0102).
+pub use majordomus_registry_lang as lang;
 pub mod rt;
 
 #[allow(

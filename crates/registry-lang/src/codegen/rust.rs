@@ -12,22 +12,21 @@ use quote::{format_ident, quote};
 use super::naming::{pascal, type_ident};
 use super::types::{doc_attr, Types};
 use super::{compact, HEADER};
-use crate::lang::capability::Capability;
-use crate::lang::load::Registry;
-use crate::lang::publish::Refs;
-use crate::lang::{Effect, Kind, Method, Violation};
+use crate::capability::Capability;
+use crate::load::Registry;
+use crate::publish::Refs;
+use crate::{Effect, Kind, Method, Violation};
 
 /// `registry.rs` and `handlers.rs`.
 pub(super) fn rust_source(registry: &Registry) -> Result<(String, String), Vec<Violation>> {
     let mut types = Types {
-        registry,
         items: Vec::new(),
         taken: BTreeMap::new(),
         violations: Vec::new(),
         string_enums: Vec::new(),
     };
     for (name, schema) in &registry.schemas {
-        let file = format!("{}/{name}.yaml", crate::lang::naming::SCHEMA_DIR);
+        let file = format!("{}/{name}.yaml", crate::naming::SCHEMA_DIR);
         let ty = types.ty(schema, name, &file, "");
         // A named schema that is not an object or enum still needs its name.
         if !types.taken.contains_key(name) {
@@ -244,7 +243,7 @@ fn descriptor(c: &Capability, registry: &Registry) -> TokenStream {
 /// every generated enum of its words, and from an enum declared inline to a named schema's enum
 /// of the same words. A word enum's variants are the words in Pascal case, as generated ones are.
 fn bridges(registry: &Registry, enums: &[(String, Vec<String>)]) -> Vec<TokenStream> {
-    use crate::lang::{Determinism, Effect, Kind, Method};
+    use crate::{Determinism, Effect, Kind, Method};
     let set = |words: &[String]| words.iter().cloned().collect::<BTreeSet<String>>();
     let word_enums: [(&str, Vec<String>); 4] = [
         (
@@ -310,7 +309,7 @@ fn bridges(registry: &Registry, enums: &[(String, Vec<String>)]) -> Vec<TokenStr
 fn published_schemas_read_back(c: &Capability, registry: &Registry, out: &mut Vec<Violation>) {
     for (field, schema) in [("input", &c.input), ("output", &c.output)] {
         let published = schema.to_json(Refs::Inline(&registry.schemas));
-        if let Err(problems) = crate::lang::schema_from_json(&published) {
+        if let Err(problems) = crate::schema_from_json(&published) {
             for p in problems {
                 out.push(Violation::new(
                     c.file.clone(),

@@ -1,11 +1,11 @@
-//! The generator: turns a validated `lang::load::Registry` into the Rust tables and types the crate
+//! The generator: turns a validated `load::Registry` into the Rust tables and types the binary
 //! includes, the exact bytes of the MCP `tools/list` array, and the OpenAPI 3.1 document, one
 //! module per artefact (`rust` with `types` and `naming`, `tools_list`, `openapi`), and the Rust
 //! that builds the builtin kinds' schemas (`schemas`).
 //!
-//! Compiled only by `build.rs` and by the test crate (both through `#[path]`, next to the whole
-//! declaration language as `crate::lang`); the binary never links it. Everything it emits is deterministic: capabilities
-//! come sorted by id, maps are ordered, and the Rust is formatted by `prettyplease`.
+//! Behind the `codegen` feature: `build.rs` and the tests link it, the binary never does.
+//! Everything it emits is deterministic: capabilities come sorted by id, maps are ordered, and the
+//! Rust is formatted by `prettyplease`.
 
 mod naming;
 mod openapi;
@@ -16,14 +16,13 @@ mod types;
 
 use serde_json::Value;
 
-use crate::lang::load::Registry;
-use crate::lang::Violation;
+use crate::load::Registry;
+use crate::Violation;
 
 pub use openapi::route_error_codes;
 pub use schemas::builtin_schemas;
 pub use tools_list::tool_entry;
-// The test crate serialises the run-time table as tools/list serves it; build.rs has no use for it.
-#[allow(unused_imports)]
+// The tests serialise the run-time table as tools/list serves it; build.rs has no use for it.
 pub use tools_list::served_entry;
 
 use openapi::openapi;
