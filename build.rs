@@ -1,41 +1,25 @@
 //! Compiles the capability registry: reads `registry/**.yaml`, refuses it with every violation
-//! when it breaks a rule of the declaration language (`src/registry/lang/`), pairs each
-//! declaration with its handler in `src/capabilities/`, and writes what the generator makes of it
-//! into `OUT_DIR`: the Rust tables, the `tools/list` bytes, the OpenAPI document, the public
-//! surface, and the builtin kinds (`share/kinds.yaml` as JSON, `share/schemas/` as Rust). It
-//! collects, generates and writes; the rules live in `lang/`, the generator in `codegen/`.
+//! when it breaks a rule of the declaration language, pairs each declaration with its handler in
+//! `src/capabilities/`, and writes what the generator makes of it into `OUT_DIR`: the Rust tables,
+//! the `tools/list` bytes, the OpenAPI document, the public surface, and the builtin kinds
+//! (`share/kinds.yaml` as JSON, `share/schemas/` as Rust). It collects, generates and writes; the
+//! rules and the generator live in the `majordomus-registry-lang` crate (`crates/registry-lang/`,
+//! a build-dependency with its `codegen` feature).
 
-#[path = "src/registry/lang/full.rs"]
-// Not every caller uses every item of the run-time half the crate also compiles.
-#[allow(dead_code, unused_imports)]
-mod lang;
-
-#[path = "src/registry/codegen/mod.rs"]
-#[allow(dead_code)]
-mod codegen;
-
-#[path = "src/registry/surface.rs"]
-mod surface;
-
-// The MCP constants the surface publishes per era: plain data, compiled here as the crate does.
-#[path = "src/mcp/protocol.rs"]
-#[allow(dead_code)]
-mod protocol;
-
+use majordomus_registry_lang as lang;
+use majordomus_registry_lang::{codegen, protocol, surface};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
-    // Exactly what this script reads. A path that does not exist would make cargo rerun on every
+    // Exactly what this script reads, and the language crate it compiles in (a build-dependency,
+    // named as a path in Cargo.toml). A path that does not exist would make cargo rerun on every
     // build, so only existing ones are named.
     for watched in [
         "build.rs",
         "registry",
-        "src/registry/lang",
-        "src/registry/codegen",
-        "src/registry/surface.rs",
-        "src/mcp/protocol.rs",
+        "crates/registry-lang",
         "src/capabilities",
         "share/kinds.yaml",
         "share/schemas",
@@ -87,6 +71,7 @@ fn main() {
     let Some(generated) = generated else { return };
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()));
     write_if_changed(&out.join("registry.rs"), &generated.rust);
+    write_if_changed(&out.join("handlers.rs"), &generated.handlers);
     write_if_changed(&out.join("tools_list.json"), &generated.tools_list);
     write_if_changed(
         &out.join("tools_list_read_only.json"),

@@ -14,7 +14,7 @@ test:
 # Formatting and lints, as CI runs them
 lint:
     cargo fmt --all --check
-    cargo clippy --all-targets -- -D warnings
+    cargo clippy --workspace --all-targets -- -D warnings
 
 # Everything CI checks
 check: lint test

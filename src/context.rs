@@ -1,7 +1,7 @@
-//! `Context`: what a handler may reach — the executor (to call another capability), the layer's
-//! live index, the peer board, and the mode this process serves in. One `Shared` per process;
-//! a `Context` is a cheap handle on it that may also name the calling peer. A handler never
-//! learns which transport called it.
+//! `Context`: what the transports hold — the executor (to run a capability), the layer's live
+//! index, the peer board, and the mode this process serves in. One `Shared` per process; a
+//! `Context` is a cheap handle on it that may also name the calling peer. A handler sees it only
+//! through `call::Call`, which names no transport and none of this plumbing.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -701,14 +701,6 @@ impl Host for Context {
 
     fn pinned_generation(&self) -> u64 {
         Context::pinned_generation(self)
-    }
-
-    fn run(
-        &self,
-        descriptor: &Descriptor,
-        input: Value,
-    ) -> Result<crate::registry::rt::Output, CapabilityError> {
-        (descriptor.handler)(self, input)
     }
 
     fn current_generation(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! `CapabilityError`: the one error every handler returns and every transport reads, with one
 //! stable code word per variant. Transports map the word, never the message.
 
-use crate::registry::lang::ERROR_CODES;
+use majordomus_registry_lang::ERROR_CODES;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CapabilityError {
@@ -125,7 +125,7 @@ impl CapabilityError {
 
     /// The CLI exit code.
     pub fn exit_code(&self) -> u8 {
-        crate::registry::lang::words::EXIT_CODES
+        majordomus_registry_lang::words::EXIT_CODES
             .iter()
             .find(|(code, _)| *code == self.code())
             .map(|(_, exit)| *exit)

@@ -15,15 +15,20 @@ use crate::error::CapabilityError;
 use crate::journal::{self, Caller, Ended, Journal};
 use crate::registry::{self, lang, rt::Descriptor, rt::Kind, rt::Output};
 
+/// How a host runs the handler of the capability at an index of the registry's table. Apart from
+/// [`Host`] because the table of handlers is not the context's to name: it lives with the handlers.
+pub trait Dispatch {
+    /// Runs the handler at `index` on a validated input; its typed answer is not yet serialised.
+    fn run(&self, index: usize, input: Value) -> Result<Output, CapabilityError>;
+}
+
 /// What the executor needs of the context it runs a capability in (the `Context` is the one
 /// host): one generation pinned for a whole execution, and the call of a handler.
-pub trait Host: Sized {
+pub trait Host: Sized + Dispatch {
     /// The same context with every read of the index pinned to one generation.
     fn pinned(&self) -> Self;
     /// The generation a pinned context has read (0 before its first read).
     fn pinned_generation(&self) -> u64;
-    /// Runs `descriptor`'s handler on a validated input; its typed answer is not yet serialised.
-    fn run(&self, descriptor: &Descriptor, input: Value) -> Result<Output, CapabilityError>;
     /// The generation current now, without opening anything (0 before the layer is open).
     fn current_generation(&self) -> u64;
     /// The session an execution runs for, if it runs for one.
@@ -269,7 +274,7 @@ impl Executor {
 
         let Some(cache) = &self.caches[index] else {
             stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-            return Shared::made(ctx.run(descriptor, input)?, form).map(Arc::new);
+            return Shared::made(ctx.run(index, input)?, form).map(Arc::new);
         };
         // The generation is read once: the key names the generation the handler then reads
         // (pinned for the whole execution), so an answer is never filed under another one.
@@ -284,7 +289,7 @@ impl Executor {
         }
         stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         stats.handler_invocations.fetch_add(1, Ordering::Relaxed);
-        let answer = Arc::new(Shared::made(ctx.run(descriptor, input)?, form)?);
+        let answer = Arc::new(Shared::made(ctx.run(index, input)?, form)?);
         let evicted = lock(cache).put(key(ctx.pinned_generation()), Arc::clone(&answer));
         drop(evicted);
         Ok(answer)

@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod bounded_read;
+pub mod call;
 pub mod capabilities;
 pub mod cli;
 pub mod cockpit;

@@ -267,7 +267,7 @@ fn skill_file_entry<'a>(
 }
 
 /// The `resources/list` of one index generation, cut into pages of at most
-/// [`PAGE_SIZE`](crate::mcp::protocol::PAGE_SIZE) entries: builtin resources first, then layer
+/// [`PAGE_SIZE`](majordomus_registry_lang::protocol::PAGE_SIZE) entries: builtin resources first, then layer
 /// objects, each group in id order. Never an empty page: a listing of nothing is one page of
 /// nothing.
 #[derive(Debug)]
@@ -315,7 +315,7 @@ pub fn list_pages(ctx: &Context) -> Result<Arc<Pages>, CapabilityError> {
 }
 
 fn paginate(ctx: &Context, index: &Index) -> Result<Pages, CapabilityError> {
-    let page_size = crate::mcp::protocol::PAGE_SIZE;
+    let page_size = majordomus_registry_lang::protocol::PAGE_SIZE;
     let fresh = || Writer {
         out: Vec::with_capacity(64 + page_size.min(index.objects.len() + 8) * 300),
         entries: 0,

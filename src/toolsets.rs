@@ -21,14 +21,14 @@ pub const ALL: &str = "all";
 pub const AGENT: &str = "agent";
 
 /// The capabilities of [`AGENT`], by id.
-pub use crate::mcp::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
+pub use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
 
 /// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
 /// the paths it is about to touch, and the listing of every capability (which names the rest).
 pub const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
-pub use crate::mcp::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
+pub use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

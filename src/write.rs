@@ -149,6 +149,17 @@ pub enum PlaceError {
     Io { path: String, message: String },
 }
 
+/// A refused place is the caller's refusal (outside `.ai/`, through a symlink); an I/O failure on
+/// the way is internal.
+impl From<PlaceError> for crate::error::CapabilityError {
+    fn from(e: PlaceError) -> Self {
+        match e {
+            PlaceError::Io { .. } => crate::error::CapabilityError::internal(e.to_string()),
+            _ => crate::error::CapabilityError::refused(e.to_string()),
+        }
+    }
+}
+
 /// What an I/O failure says about a repository file: its kind (`permission denied`), without
 /// the operating system's wording, code or any absolute path.
 pub fn io_message(e: &io::Error) -> String {

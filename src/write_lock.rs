@@ -232,8 +232,8 @@ fn lock_checkout(root: &Path, wait: &WriteWait) -> Result<File, CapabilityError>
         }
         other => CapabilityError::refused(other.to_string()),
     })?;
-    let path =
-        crate::write::place_in_layer(root, LOCK_PATH).map_err(crate::capabilities::place_error)?;
+    let path = crate::write::place_in_layer(root, LOCK_PATH)
+        .map_err(crate::error::CapabilityError::from)?;
     let mut file = crate::write::open_lock_file(&path)
         .map_err(|e| CapabilityError::io("open", LOCK_PATH, &e))?;
     let regular = file.metadata().is_ok_and(|m| m.is_file());

@@ -528,7 +528,7 @@ fn the_mcp_page_lists_every_tool_with_its_effect_in_words() {
 
 #[test]
 fn the_mcp_page_shows_each_era_with_what_it_serves_and_does_not() {
-    use majordomus::mcp::protocol;
+    use majordomus_registry_lang::protocol;
     let cockpit = Cockpit::new();
     let html = cockpit.ok("/mcp");
     let section = html

@@ -2,12 +2,13 @@
 //! crate exactly as the real registry's code compiles inside the binary.
 
 pub mod demo {
-    use majordomus::{CapabilityError, Context};
+    use majordomus::call::Call;
+    use majordomus::CapabilityError;
 
     use crate::fixture_generated::types::demo::{EchoInput, EchoOutput, StampInput, StampOutput};
     use crate::fixture_generated::types::{DemoStampInputTarget, Item};
 
-    pub fn echo(_ctx: &Context, input: EchoInput) -> Result<EchoOutput, CapabilityError> {
+    pub fn echo(_ctx: &Call, input: EchoInput) -> Result<EchoOutput, CapabilityError> {
         let word = if input.shout {
             input.word.to_uppercase()
         } else {
@@ -20,7 +21,7 @@ pub mod demo {
         })
     }
 
-    pub fn stamp(_ctx: &Context, input: StampInput) -> Result<StampOutput, CapabilityError> {
+    pub fn stamp(_ctx: &Call, input: StampInput) -> Result<StampOutput, CapabilityError> {
         let name = match input.target {
             DemoStampInputTarget::File { path } => path,
             DemoStampInputTarget::Issue { id } => id,

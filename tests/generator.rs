@@ -83,7 +83,9 @@ fn assert_snapshot(name: &str, actual: &str) {
 
 #[test]
 fn generated_rust_matches_its_snapshot() {
-    assert_snapshot("fixture_registry.rs.txt", &generate_fixture().rust);
+    let generated = generate_fixture();
+    assert_snapshot("fixture_registry.rs.txt", &generated.rust);
+    assert_snapshot("fixture_handlers.rs.txt", &generated.handlers);
 }
 
 #[test]
@@ -120,16 +122,33 @@ fn file_order_does_not_change_the_output() {
 
 #[test]
 fn generated_rust_is_headed_and_formatted() {
-    let rust = generate_fixture().rust;
+    let generated = generate_fixture();
+    for rust in [&generated.rust, &generated.handlers] {
+        assert!(
+            rust.starts_with(codegen::HEADER),
+            "the @generated header comes first"
+        );
+        let file = syn::parse_file(rust).expect("the generated Rust parses");
+        assert_eq!(
+            prettyplease::unparse(&file),
+            rust.trim_start_matches(codegen::HEADER),
+            "the generated Rust is prettyplease-formatted"
+        );
+    }
+}
+
+#[test]
+fn the_declarations_never_name_their_handlers() {
+    let generated = generate_fixture();
     assert!(
-        rust.starts_with(codegen::HEADER),
-        "the @generated header comes first"
+        !generated.rust.contains("capabilities::"),
+        "registry.rs names a handler"
     );
-    let file = syn::parse_file(&rust).expect("the generated Rust parses");
-    assert_eq!(
-        prettyplease::unparse(&file),
-        rust.trim_start_matches(codegen::HEADER),
-        "the generated Rust is prettyplease-formatted"
+    assert!(
+        generated
+            .handlers
+            .contains("crate::capabilities::demo::echo"),
+        "handlers.rs pairs each declaration with its handler"
     );
 }
 
@@ -231,6 +250,7 @@ mod compiled {
 
     use crate::fixture_generated::types::{DemoEchoInput, DemoStampInput, DemoStampInputTarget};
     use crate::fixture_generated::CAPABILITIES;
+    use crate::fixture_table::HANDLERS;
 
     #[test]
     fn declared_defaults_fill_an_empty_input() {
@@ -263,8 +283,13 @@ mod compiled {
     #[test]
     fn the_fixture_table_dispatches_to_its_handlers() {
         let ctx = majordomus::Context::new();
-        let echo = &CAPABILITIES[0];
-        let answer = (echo.handler)(&ctx, json!({ "word": "hi", "times": 2 })).expect("echoes");
+        assert_eq!(CAPABILITIES[0].id, "demo.echo");
+        assert_eq!(
+            HANDLERS.len(),
+            CAPABILITIES.len(),
+            "one handler per declaration"
+        );
+        let answer = HANDLERS[0](&ctx, json!({ "word": "hi", "times": 2 })).expect("echoes");
         // The typed answer reads the same as text and as a value.
         assert_eq!(
             answer.to_value().expect("a value")["words"],

@@ -3,14 +3,10 @@
 
 mod support;
 
-// The declaration language and the generator, compiled here as build.rs compiles them.
-#[path = "../src/registry/codegen/mod.rs"]
-#[allow(dead_code)]
-mod codegen;
-#[path = "../src/registry/lang/full.rs"]
-// Not every caller uses every item of the run-time half the crate also compiles.
-#[allow(dead_code, unused_imports)]
-mod lang;
+// The declaration language, the generator and the surface generator, through the language
+// crate's public API (with `codegen`, as build.rs links it), under the names the modules use.
+use majordomus_registry_lang as lang;
+use majordomus_registry_lang::{codegen, surface as surface_gen};
 
 /// The generator over a fixture registry: snapshots and determinism.
 mod generator;
@@ -21,6 +17,16 @@ mod generator;
 mod fixture_generated {
     use majordomus::registry::rt;
     include!("snapshots/fixture_registry.rs.txt");
+}
+/// The fixture's generated handler table, compiled against the fixture's handlers.
+#[cfg(not(feature = "bless-snapshots"))]
+#[allow(clippy::all)]
+mod fixture_table {
+    use crate::fixture_generated::types;
+    use majordomus::capabilities::{invoke, Handler};
+    use majordomus::registry::rt::Output;
+    use majordomus::{CapabilityError, Context};
+    include!("snapshots/fixture_handlers.rs.txt");
 }
 #[cfg(not(feature = "bless-snapshots"))]
 #[path = "fixture_handlers.rs"]
@@ -173,10 +179,6 @@ mod surface_diff;
 
 /// `majordomus surface`, `surface diff` and `surface check` through the real binary.
 mod surface;
-
-// The surface generator, compiled here as build.rs compiles it.
-#[path = "../src/registry/surface.rs"]
-mod surface_gen;
 
 /// What a cold start keeps while it does less before its first answer.
 mod builtin_kinds_start;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::serve_support::tool_of;
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 /// The next frame that is not a notification, as written.
 fn answer_line(server: &mut McpServer) -> String {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::serve_support::Served;
 use crate::support::{decode_entities, Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 fn rule(id: &str, class: &str, statement: &str) -> String {
     format!(

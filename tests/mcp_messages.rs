@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::serve_support::{fixture_repo, Reply, Served};
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 const MODERN: &str = "2026-07-28";
 

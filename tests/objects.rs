@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use crate::support::{run, stderr, stdout, this_checkout, McpServer};
-use majordomus::mcp::protocol;
 use majordomus::registry::{self, rt::Determinism};
+use majordomus_registry_lang::protocol;
 
 /// The tool that reads one URI.
 fn get_tool() -> &'static str {

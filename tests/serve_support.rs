@@ -628,7 +628,7 @@ pub fn poll<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>)
 /// A modern `subscriptions/listen`: its connection, status, head and the first of its body (a
 /// stream's acknowledgement or a refusal's JSON), and how long the head took to arrive.
 pub fn listen(served: &Served) -> (TcpStream, u16, String, Duration) {
-    let modern = majordomus::mcp::protocol::MODERN_VERSIONS[0];
+    let modern = majordomus_registry_lang::protocol::MODERN_VERSIONS[0];
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
         "params": {
@@ -660,7 +660,13 @@ pub fn listen(served: &Served) -> (TcpStream, u16, String, Duration) {
     let mut seen = Vec::new();
     let mut byte = [0u8; 1];
     while !seen.ends_with(b"\r\n\r\n") {
-        let n = stream.read(&mut byte).expect("an answer");
+        // A signal another test's child sent this process may interrupt the read; it is retried.
+        let n = loop {
+            match stream.read(&mut byte) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                read => break read.expect("an answer"),
+            }
+        };
         assert_eq!(n, 1, "closed: {}", String::from_utf8_lossy(&seen));
         seen.push(byte[0]);
     }

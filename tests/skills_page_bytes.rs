@@ -6,8 +6,8 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
 use majordomus::mcp::skills::PAGE_BYTES;
+use majordomus_registry_lang::protocol;
 
 /// Files a skill of the fixture has besides its `SKILL.md`, each with a long name.
 const FILES: usize = 19;

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use crate::support::{eventually, Fixture, McpServer, PATIENCE};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 const MODERN: &str = "2026-07-28";
 

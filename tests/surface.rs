@@ -107,7 +107,7 @@ fn the_surface_is_canonical_and_covers_every_part() {
 #[test]
 fn generating_the_surface_again_gives_the_embedded_bytes_whatever_the_file_order() {
     use crate::lang::load;
-    use majordomus::mcp::protocol as p;
+    use majordomus_registry_lang::protocol as p;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     fn walk(root: &Path, dir: &Path, out: &mut Vec<load::SourceFile>) {

@@ -40,7 +40,7 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn every_rust_file_opens_with_a_module_comment() {
     let root = this_checkout();
     let mut files = vec![root.join("build.rs")];
-    for dir in ["src", "tests", "benches", "fuzz"] {
+    for dir in ["src", "tests", "benches", "fuzz", "crates"] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() >= 30, "only {} Rust files found", files.len());
@@ -58,12 +58,23 @@ fn every_rust_file_opens_with_a_module_comment() {
     );
 }
 
-/// The module path of a Rust file under `src/` or `tests/` (`src/layer/plain_yaml.rs` →
-/// `layer::plain_yaml`, `src/http/mod.rs` → `http`).
+/// The module path of a Rust file under `src/`, `tests/` or a workspace crate's `src/`
+/// (`src/layer/plain_yaml.rs` → `layer::plain_yaml`, `src/http/mod.rs` → `http`,
+/// `crates/registry-lang/src/codegen/rust.rs` → `codegen::rust`).
 pub(crate) fn module_path(root: &Path, file: &Path) -> Vec<String> {
+    let in_crate = file
+        .strip_prefix(root.join("crates"))
+        .ok()
+        .and_then(|rest| rest.components().next())
+        .map(|name| root.join("crates").join(name).join("src"));
     let relative = file
         .strip_prefix(root.join("src"))
         .or_else(|_| file.strip_prefix(root.join("tests")))
+        .or_else(|e| {
+            in_crate
+                .as_ref()
+                .map_or(Err(e), |src| file.strip_prefix(src))
+        })
         .unwrap_or(file);
     let mut parts: Vec<String> = relative
         .with_extension("")
@@ -123,7 +134,7 @@ fn every_path_architecture_md_cites_names_what_the_sources_define() {
     let root = this_checkout();
     let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let mut paths = Vec::new();
-    for dir in ["src", "tests"] {
+    for dir in ["src", "tests", "crates"] {
         rust_files(&root.join(dir), &mut paths);
     }
     let files: Vec<(Vec<String>, String)> = paths
@@ -219,7 +230,7 @@ fn architecture_md_is_short_and_every_test_it_cites_exists() {
         "ARCHITECTURE.md is {lines} lines, past {ARCHITECTURE_MAX_LINES}: move the history to an ADR"
     );
     let mut paths = Vec::new();
-    for dir in ["src", "tests"] {
+    for dir in ["src", "tests", "crates"] {
         rust_files(&root.join(dir), &mut paths);
     }
     let files: Vec<(Vec<String>, String)> = paths
@@ -299,8 +310,9 @@ fn architecture_md_is_short_and_every_test_it_cites_exists() {
 }
 
 /// `build.rs` reruns exactly when something it reads changes: every file it reads (`root.join`)
-/// or compiles in (`#[path]`) lies under a path it watches, and every path it watches holds
-/// something it reads, so it neither misses an edit nor reruns for one it never looks at.
+/// or compiles in (a path build-dependency in `Cargo.toml`; a `#[path]` module, should one come
+/// back) lies under a path it watches, and every path it watches holds something it reads, so it
+/// neither misses an edit nor reruns for one it never looks at.
 #[test]
 fn build_rs_watches_exactly_what_it_reads() {
     let root = this_checkout();
@@ -323,6 +335,22 @@ fn build_rs_watches_exactly_what_it_reads() {
             .captures_iter(&source)
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str())),
     );
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let build_dependencies = manifest
+        .split("\n[build-dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("Cargo.toml has a [build-dependencies] table");
+    let path_dependency = Regex::new(r#"\bpath = "([^"]+)""#).expect("a valid pattern");
+    let compiled_in: Vec<&str> = path_dependency
+        .captures_iter(build_dependencies)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    assert!(
+        !compiled_in.is_empty(),
+        "build.rs compiles the declaration language in as a path build-dependency"
+    );
+    read.extend(compiled_in);
     let covers = |w: &str, r: &str| r == w || r.starts_with(&format!("{w}/"));
     let unwatched: Vec<&&str> = read
         .iter()
@@ -333,7 +361,7 @@ fn build_rs_watches_exactly_what_it_reads() {
         .filter(|w| !read.iter().any(|r| covers(w, r)))
         .collect();
     assert!(
-        read.len() >= 8 && watched.len() >= 5,
+        read.len() >= 6 && watched.len() >= 5,
         "read {read:?}, watched {watched:?}"
     );
     assert!(
@@ -352,6 +380,45 @@ fn build_rs_watches_exactly_what_it_reads() {
     }
 }
 
+/// The declaration language is one leaf crate that `build.rs` and the binary compile from the same
+/// sources: its manifest names no other crate of the workspace, no `#[path]` anywhere reaches into
+/// it (a second compilation of its files would drift from the first), and nothing in it silences
+/// dead code wholesale, so an item only one compilation used would show.
+#[test]
+fn the_declaration_language_is_a_leaf_crate_compiled_once() {
+    let root = this_checkout();
+    let manifest = std::fs::read_to_string(root.join("crates/registry-lang/Cargo.toml"))
+        .expect("crates/registry-lang/Cargo.toml");
+    assert!(
+        !manifest.contains("path ="),
+        "the language crate depends on a crate of the workspace"
+    );
+    let mut files = vec![root.join("build.rs")];
+    for dir in ["src", "tests", "benches", "crates"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let path_attribute = Regex::new(r#"#\[path = "([^"]+)"\]"#).expect("a valid pattern");
+    let mut offenders = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        let relative = file.strip_prefix(root).unwrap_or(file);
+        for capture in path_attribute.captures_iter(&source) {
+            if capture[1].contains("crates/") || capture[1].contains("registry") {
+                offenders.push(format!(
+                    "{}: #[path = {:?}]",
+                    relative.display(),
+                    &capture[1]
+                ));
+            }
+        }
+        if relative.starts_with("crates") && source.contains("allow(dead_code") {
+            offenders.push(format!("{}: allow(dead_code)", relative.display()));
+        }
+    }
+    assert!(files.len() >= 30, "only {} files were read", files.len());
+    assert!(offenders.is_empty(), "{offenders:?}");
+}
+
 /// Generated code enters the crate where ARCHITECTURE.md says and nowhere else: `registry/mod.rs`
 /// includes the Rust tables, the builtin schemas and the surface; the generated tables (written
 /// by `codegen/rust.rs`) include the `tools/list` and OpenAPI bytes; the layer's kinds module
@@ -361,6 +428,7 @@ fn generated_code_is_included_where_architecture_md_says() {
     let root = this_checkout();
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("crates"), &mut files);
     let included = Regex::new(r#"include(_str)?!\(concat!\(env!\("OUT_DIR"\),\s*"/([^"]+)"\)\)"#)
         .expect("a valid pattern");
     let mut found: Vec<(String, String)> = Vec::new();
@@ -382,11 +450,18 @@ fn generated_code_is_included_where_architecture_md_says() {
     found.sort();
     let mut expected: Vec<(String, String)> = [
         ("src/registry/mod.rs", "registry.rs"),
+        ("src/capabilities/mod.rs", "handlers.rs"),
         ("src/registry/mod.rs", "builtin_schemas.rs"),
         ("src/registry/mod.rs", "surface.json"),
-        ("src/registry/codegen/rust.rs", "tools_list.json"),
-        ("src/registry/codegen/rust.rs", "tools_list_read_only.json"),
-        ("src/registry/codegen/rust.rs", "openapi.json"),
+        (
+            "crates/registry-lang/src/codegen/rust.rs",
+            "tools_list.json",
+        ),
+        (
+            "crates/registry-lang/src/codegen/rust.rs",
+            "tools_list_read_only.json",
+        ),
+        ("crates/registry-lang/src/codegen/rust.rs", "openapi.json"),
         ("the layer's kinds.rs", "kinds.json"),
     ]
     .iter()
@@ -564,6 +639,7 @@ fn no_file_cites_a_spec_section_or_an_issue_number() {
     ];
     for dir in [
         "src",
+        "crates",
         "tests",
         "benches",
         "scripts",

@@ -2,8 +2,8 @@
 //! each answer conforming to the output schema it announces, the bill `mcp.projection` states
 //! against the bytes served, and toolsets chosen by flag or manifest on both eras and over HTTP.
 
-use majordomus::mcp::protocol;
 use majordomus::registry::{self, rt::Effect};
+use majordomus_registry_lang::protocol;
 use serde_json::{json, Value};
 
 use crate::serve_support::Served;

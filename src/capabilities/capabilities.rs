@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::lang::cli::{cli_args, CliAction, CliValue};
 use crate::registry::rt::Descriptor;
@@ -20,7 +20,7 @@ use crate::registry::types::{
 };
 use crate::registry::{self};
 
-pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Call, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let text = input.text.as_deref().map(str::to_lowercase);
     let all = registry::all();
     // A read-only process serves no writer: it lists none either.
@@ -108,7 +108,7 @@ fn exposed(d: &Descriptor, exposure: Exposure) -> bool {
     }
 }
 
-pub fn describe(_ctx: &Context, input: DescribeInput) -> Result<DescribeOutput, CapabilityError> {
+pub fn describe(_ctx: &Call, input: DescribeInput) -> Result<DescribeOutput, CapabilityError> {
     let (_, d) = registry::by_id(&input.id).ok_or_else(|| {
         CapabilityError::not_found(format!(
             "no capability `{}` (see `majordomus capabilities list`)",
@@ -203,7 +203,7 @@ fn as_object(value: Value) -> Map<String, Value> {
 }
 
 pub fn projections(
-    ctx: &Context,
+    ctx: &Call,
     _input: ProjectionsInput,
 ) -> Result<ProjectionsOutput, CapabilityError> {
     let rows: Vec<Row> = registry::all()

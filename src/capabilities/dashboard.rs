@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::journal::query::Filter;
 use crate::layer::Severity;
@@ -32,7 +32,7 @@ const NAMED: usize = 10;
 const RECENT: usize = 10;
 const MAX_FINDINGS: usize = 100;
 
-pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, CapabilityError> {
+pub fn overview(ctx: &Call, _input: OverviewInput) -> Result<OverviewOutput, CapabilityError> {
     let repository = super::repository::info(ctx, crate::registry::types::RepositoryInfoInput {})?;
     let health = super::health::checked(ctx);
     // A plan or a board that cannot be read leaves its part out, never the overview.
@@ -157,7 +157,7 @@ pub fn overview(ctx: &Context, _input: OverviewInput) -> Result<OverviewOutput, 
 /// it), `blocked` waits on an open issue, and the rest (claimed, or abandoned by an agent that
 /// is gone) are counted `active`, where the board shows them.
 fn board_columns(
-    ctx: &Context,
+    ctx: &Call,
     statuses: &std::collections::BTreeMap<String, i64>,
 ) -> std::collections::BTreeMap<String, i64> {
     let mut columns = statuses.clone();
@@ -182,7 +182,7 @@ fn board_columns(
     columns
 }
 
-fn plan_page(ctx: &Context, input: serde_json::Value) -> Option<IssuesOutput> {
+fn plan_page(ctx: &Call, input: serde_json::Value) -> Option<IssuesOutput> {
     serde_json::from_value(input)
         .ok()
         .and_then(|input| super::plan::issues(ctx, input).ok())
@@ -190,7 +190,7 @@ fn plan_page(ctx: &Context, input: serde_json::Value) -> Option<IssuesOutput> {
 
 /// What the plan asks of someone: issues abandoned by an agent that died holding them (or whose
 /// lease ran out), issues on a dependency cycle, and issues that wait on others.
-fn plan_findings(ctx: &Context, plan: &IssuesOutput, findings: &mut Vec<Finding>) {
+fn plan_findings(ctx: &Call, plan: &IssuesOutput, findings: &mut Vec<Finding>) {
     let abandoned = plan_page(ctx, json!({ "claim": "abandoned", "limit": MAX_FINDINGS }));
     for issue in abandoned.iter().flat_map(|p| &p.issues) {
         let agent = issue.claimant.as_ref();
@@ -258,7 +258,7 @@ fn plan_findings(ctx: &Context, plan: &IssuesOutput, findings: &mut Vec<Finding>
 }
 
 /// Claims that end within [`EXPIRING_WITHIN_S`], unless renewed.
-fn expiring_claims(ctx: &Context, findings: &mut Vec<Finding>) {
+fn expiring_claims(ctx: &Call, findings: &mut Vec<Finding>) {
     let Ok(index) = ctx.index() else { return };
     let now = crate::board::claims::now();
     let mut expiring: Vec<_> = ctx
@@ -298,7 +298,7 @@ fn expiring_claims(ctx: &Context, findings: &mut Vec<Finding>) {
 }
 
 /// Claims refused in the last hour: who wanted what another agent holds.
-fn refusals(ctx: &Context, findings: &mut Vec<Finding>) {
+fn refusals(ctx: &Call, findings: &mut Vec<Finding>) {
     let since = crate::journal::now_us().saturating_sub(REFUSALS_WITHIN_US);
     let refusals = Filter::new(
         None,

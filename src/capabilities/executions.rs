@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::journal::{self, log, query};
 use crate::registry::types::executions::{ListInput, ListOutput};
@@ -12,7 +12,7 @@ use crate::registry::types::{
     ExecutionsListOutputBound, ExecutionsListOutputProcessesItem, ExecutionsListOutputSkippedItem,
 };
 
-pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Call, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let since_us = input.since.as_deref().map(micros_of).transpose()?;
     let until_us = input.until.as_deref().map(micros_of).transpose()?;
     let filter = query::Filter::new(
@@ -31,7 +31,7 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
 
 /// The executions `filter` keeps, newest first, from this process and the board.
 pub(crate) fn read(
-    ctx: &Context,
+    ctx: &Call,
     filter: &query::Filter,
     limit: usize,
 ) -> Result<query::Listing, CapabilityError> {
@@ -41,7 +41,7 @@ pub(crate) fn read(
     let dir = crate::board::executions_dir(&index.root);
     Ok(query::list(
         query::Me {
-            journal: ctx.executor().journal(),
+            journal: ctx.journal(),
             pid: me.pid,
             stem: me.stem(),
             worktree: board.worktree(),

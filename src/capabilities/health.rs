@@ -2,7 +2,7 @@
 //! answers too.
 
 use crate::board::State;
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::layer::IndexState;
 use crate::registry::types::health::ReportInput;
@@ -11,13 +11,13 @@ use crate::registry::types::{
     HealthReportChecksItemStatus as Status, HealthReportStatus,
 };
 
-pub fn report(ctx: &Context, _input: ReportInput) -> Result<HealthReport, CapabilityError> {
+pub fn report(ctx: &Call, _input: ReportInput) -> Result<HealthReport, CapabilityError> {
     Ok(checked(ctx))
 }
 
 /// The report: what `health.report` answers and `/healthz` derives from. Reads memory only once
 /// the layer is open: no file, no board directory, no git.
-pub(crate) fn checked(ctx: &Context) -> HealthReport {
+pub(crate) fn checked(ctx: &Call) -> HealthReport {
     let mut checks = Vec::new();
     let check = |name, status, detail: String| Check {
         name,
@@ -104,7 +104,7 @@ pub(crate) fn checked(ctx: &Context) -> HealthReport {
                 ),
             ),
         });
-        let journal = ctx.executor().journal();
+        let journal = ctx.journal();
         let unlogged = journal.unlogged();
         let (failing, unwritten) = journal.append_failures();
         checks.push(match (journal.log_file(), state) {

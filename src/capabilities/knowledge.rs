@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::types::knowledge::{RecordInput, RecordOutput};
 use crate::write::{place_in_layer, write_atomic, Existing};
@@ -11,7 +11,7 @@ use crate::write::{place_in_layer, write_atomic, Existing};
 /// Where curated knowledge lives; the default sources index it as kind `knowledge`.
 const CURATED_DIR: &str = ".ai/repo/knowledge/curated";
 
-pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, CapabilityError> {
+pub fn record(ctx: &Call, input: RecordInput) -> Result<RecordOutput, CapabilityError> {
     // The id names the file, and a name is served wherever its file is.
     for (field, text) in [
         ("id", &input.id),
@@ -34,8 +34,10 @@ pub fn record(ctx: &Context, input: RecordInput) -> Result<RecordOutput, Capabil
     }
     let index = ctx.index()?;
     let relative = format!("{CURATED_DIR}/{}.md", input.id);
-    crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR).map_err(super::place_error)?;
-    let target = place_in_layer(&index.root, &relative).map_err(super::place_error)?;
+    crate::write::ensure_dir_in_layer(&index.root, CURATED_DIR)
+        .map_err(crate::error::CapabilityError::from)?;
+    let target =
+        place_in_layer(&index.root, &relative).map_err(crate::error::CapabilityError::from)?;
     let recorded_at = crate::rfc3339::now()[..10].to_string();
     let mut front = Map::new();
     front.insert("id".into(), json!(input.id));

@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::context::{Context, Transport};
+use crate::call::Call;
+use crate::context::Transport;
 use crate::error::CapabilityError;
-use crate::mcp::{bill, protocol};
+use crate::mcp::bill;
 use crate::registry::rt::Effect;
 use crate::registry::types::mcp::{ProjectionInput, ProjectionOutput};
 use crate::registry::types::{
@@ -33,11 +34,9 @@ use crate::registry::types::{
 use crate::registry::{self};
 use crate::standing::{self, providers, Client};
 use crate::toolsets;
+use majordomus_registry_lang::protocol;
 
-pub fn projection(
-    ctx: &Context,
-    input: ProjectionInput,
-) -> Result<ProjectionOutput, CapabilityError> {
+pub fn projection(ctx: &Call, input: ProjectionInput) -> Result<ProjectionOutput, CapabilityError> {
     let projected: Vec<_> = registry::all()
         .iter()
         .filter(|d| ctx.projects_tool(d))
@@ -192,7 +191,7 @@ pub fn projection(
 }
 
 /// The selected toolsets, why, and every toolset this server could be started with.
-fn toolsets_view(ctx: &Context, listed: usize) -> ToolsetsView {
+fn toolsets_view(ctx: &Call, listed: usize) -> ToolsetsView {
     let selection = ctx.toolsets();
     let tool_of = |id: &str| {
         registry::by_id(id)
@@ -235,7 +234,7 @@ fn cost(bytes: usize) -> ContextCost {
 }
 
 /// What the listing costs a client's context, per era and per tool.
-fn bill_view(ctx: &Context, per_tool: bool) -> BillView {
+fn bill_view(ctx: &Call, per_tool: bool) -> BillView {
     let instructions = crate::mcp::layer_instructions::by_era(ctx);
     let instructions_of = |era: &str| {
         instructions
@@ -419,7 +418,7 @@ fn untracked_by_git(root: &std::path::Path, path: &str) -> bool {
 /// One transport and the sessions attached over it: every session is a legacy one (the modern
 /// era is stateless).
 fn transport(
-    ctx: &Context,
+    ctx: &Call,
     which: Transport,
     how: &str,
     everyone: Option<&crate::board::BoardView>,
@@ -444,7 +443,7 @@ fn transport(
 }
 
 /// The listeners attached over `which` now, from the fan-out itself.
-fn live_view(ctx: &Context, which: Transport) -> TransportLive {
+fn live_view(ctx: &Call, which: Transport) -> TransportLive {
     use crate::listeners::Role;
     let listeners = ctx.listeners();
     let sessions = listeners.count(which, |r| *r == Role::Session);

@@ -1,6 +1,16 @@
 //! Handlers: one module per registry namespace, one `pub fn` per declared capability (`build.rs`
-//! refuses a declaration without its handler and a `pub fn` without its declaration). Helpers in
-//! these modules stay private.
+//! refuses a declaration without its handler and a `pub fn` without its declaration), and the
+//! generated table of their shims, through which a context runs them. Helpers in these modules
+//! stay private.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::call::Call;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::registry::rt::Output;
 
 #[allow(clippy::module_inception)]
 pub mod capabilities;
@@ -19,14 +29,46 @@ pub mod repository;
 pub mod server;
 pub mod surface;
 
-/// A writer's refused place: outside `.ai/` or through a symlink is the caller's refusal; an
-/// I/O failure on the way is internal.
-pub(crate) fn place_error(e: crate::write::PlaceError) -> crate::error::CapabilityError {
-    match e {
-        crate::write::PlaceError::Io { .. } => {
-            crate::error::CapabilityError::internal(e.to_string())
+/// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.
+/// The shim takes the whole context; the handler it calls sees only its [`Call`].
+pub type Handler = fn(&Context, Value) -> Result<Output, CapabilityError>;
+
+// The shims and `HANDLERS`, generated from the registry beside the descriptors they pair with.
+#[allow(clippy::all, clippy::pedantic, non_camel_case_types)]
+mod table {
+    use super::{invoke, CapabilityError, Context, Handler, Output};
+    use crate::registry::types;
+    include!(concat!(env!("OUT_DIR"), "/handlers.rs"));
+}
+
+pub use table::HANDLERS;
+
+/// Runs a typed handler on a JSON input the executor has already validated, giving it the
+/// handler's view of the context.
+pub fn invoke<I, O>(
+    ctx: &Context,
+    input: Value,
+    handler: fn(&Call, I) -> Result<O, CapabilityError>,
+) -> Result<Output, CapabilityError>
+where
+    I: DeserializeOwned,
+    O: Serialize + 'static,
+{
+    let typed: I = serde_json::from_value(input)
+        .map_err(|e| CapabilityError::invalid_input(format!("the input does not fit: {e}")))?;
+    Ok(Box::new(handler(&Call::new(ctx), typed)?))
+}
+
+// The executor runs a handler through its host; the table lives here, beside the handlers, so
+// the context that hosts an execution never names them.
+impl crate::executor::Dispatch for Context {
+    fn run(&self, index: usize, input: Value) -> Result<Output, CapabilityError> {
+        match HANDLERS.get(index) {
+            Some(handler) => handler(self, input),
+            None => Err(CapabilityError::internal(format!(
+                "no handler at index {index} of the registry's table"
+            ))),
         }
-        _ => crate::error::CapabilityError::refused(e.to_string()),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::layer::spelling::Case;
 use crate::layer::{Field, Object, Request, Scope};
@@ -130,7 +130,7 @@ fn check_kind(
     )))
 }
 
-pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Call, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let index = ctx.index()?;
     let kinds = index.counts_by_kind();
     if let Some(kind) = &input.kind {
@@ -208,8 +208,8 @@ pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityErr
     })
 }
 
-pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError> {
-    let resolution = resolve::resolve(ctx, &input.uri)?;
+pub fn get(ctx: &Call, input: GetInput) -> Result<GetOutput, CapabilityError> {
+    let resolution = ctx.resolve(&input.uri)?;
     Ok(match &resolution {
         Resolution::Builtin {
             descriptor,
@@ -298,7 +298,7 @@ pub fn get(ctx: &Context, input: GetInput) -> Result<GetOutput, CapabilityError>
     })
 }
 
-pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, CapabilityError> {
+pub fn search(ctx: &Call, input: SearchInput) -> Result<SearchOutput, CapabilityError> {
     let index = ctx.index()?;
     if let Some(kind) = &input.kind {
         check_kind(&index.counts_by_kind(), kind)?;
@@ -339,10 +339,7 @@ pub fn search(ctx: &Context, input: SearchInput) -> Result<SearchOutput, Capabil
 /// The most paths one `objects.applicable` call may ask about.
 const MAX_APPLICABLE_PATHS: usize = 100;
 
-pub fn applicable(
-    ctx: &Context,
-    input: ApplicableInput,
-) -> Result<ApplicableOutput, CapabilityError> {
+pub fn applicable(ctx: &Call, input: ApplicableInput) -> Result<ApplicableOutput, CapabilityError> {
     if input.paths.is_empty() || input.paths.len() > MAX_APPLICABLE_PATHS {
         return Err(CapabilityError::invalid_input(format!(
             "`paths`: give 1 to {MAX_APPLICABLE_PATHS} paths, not {}",

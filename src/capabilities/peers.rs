@@ -7,7 +7,8 @@ mod messages;
 
 use crate::board::peers::Peer as BoardPeer;
 use crate::board::{self, BoardView};
-use crate::context::{Context, Transport};
+use crate::call::Call;
+use crate::context::Transport;
 use crate::error::CapabilityError;
 use crate::layer::spelling;
 use crate::registry::types::peers::{
@@ -54,7 +55,7 @@ fn view(p: &BoardPeer) -> Peer {
 }
 
 /// This process's sessions and the board's, read now.
-pub(crate) fn everyone(ctx: &Context) -> Result<BoardView, CapabilityError> {
+pub(crate) fn everyone(ctx: &Call) -> Result<BoardView, CapabilityError> {
     let root = ctx.root()?;
     Ok(board::view(ctx.peers(), &root))
 }
@@ -83,7 +84,7 @@ fn board_of(v: &BoardView) -> PeersListOutputBoard {
     }
 }
 
-pub fn list(ctx: &Context, input: ListInput) -> Result<ListOutput, CapabilityError> {
+pub fn list(ctx: &Call, input: ListInput) -> Result<ListOutput, CapabilityError> {
     let everyone = everyone(ctx)?;
     let mut peers: Vec<Peer> = everyone.peers.iter().map(view).collect();
     let board = shared_board(ctx)?;
@@ -156,7 +157,7 @@ fn check_paths(paths: &[String], case: spelling::Case) -> Result<Vec<String>, Ca
     spelling::paths("paths", paths, case).map_err(|e| CapabilityError::invalid_input(e.to_string()))
 }
 
-pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, CapabilityError> {
+pub fn announce(ctx: &Call, input: AnnounceInput) -> Result<AnnounceOutput, CapabilityError> {
     let Some(id) = ctx.caller() else {
         ctx.agent()?;
         return Err(CapabilityError::refused(
@@ -211,7 +212,7 @@ pub fn announce(ctx: &Context, input: AnnounceInput) -> Result<AnnounceOutput, C
 }
 
 /// The repository's board as this process opened it.
-fn shared_board(ctx: &Context) -> Result<&board::Board, CapabilityError> {
+fn shared_board<'a>(ctx: &Call<'a>) -> Result<&'a board::Board, CapabilityError> {
     let root = ctx.root()?;
     Ok(ctx.peers().shared_board(&root))
 }
@@ -252,7 +253,7 @@ fn claim_view(held: &board::claims::Held) -> Claim {
 
 /// A claim of the calling agent (`session` 0: of this process itself) as its holder.
 fn own_holder(
-    ctx: &Context,
+    ctx: &Call,
     board: &board::Board,
     claim: board::record::ClaimRecord,
 ) -> board::claims::Held {
@@ -299,7 +300,7 @@ fn claim_error(e: board::claims::ClaimError) -> CapabilityError {
     }
 }
 
-pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+pub fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
     refuse_credentials("globs", &input.globs)?;
     for (field, text) in [("reason", &input.reason), ("issue", &input.issue)] {
         text.as_deref()
@@ -362,7 +363,7 @@ pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Capability
     })
 }
 
-pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
+pub fn release(ctx: &Call, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
     let board = shared_board(ctx)?;
     let released = board
         .release(ctx.agent()?, input.globs.as_deref())
@@ -377,7 +378,7 @@ pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, Capa
 }
 
 /// What governs `globs` (checked by the claim), as the claim's answer shows it.
-fn context_view(ctx: &Context, globs: &[String]) -> Result<ClaimContextView, CapabilityError> {
+fn context_view(ctx: &Call, globs: &[String]) -> Result<ClaimContextView, CapabilityError> {
     use crate::registry::types::{
         ClaimReason, ClaimReasonReason, PeersClaimOutputContextDecisionsItem as DecisionView,
         PeersClaimOutputContextInstructionsItem as InstructionsView,
@@ -442,7 +443,7 @@ fn context_view(ctx: &Context, globs: &[String]) -> Result<ClaimContextView, Cap
 /// The most paths one check names.
 pub const MAX_CHECKED_PATHS: usize = 1000;
 
-pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, CapabilityError> {
+pub fn check(ctx: &Call, input: CheckInput) -> Result<CheckOutput, CapabilityError> {
     if input.paths.is_empty() || input.paths.len() > MAX_CHECKED_PATHS {
         return Err(CapabilityError::invalid_input(format!(
             "`paths`: give 1 to {MAX_CHECKED_PATHS} paths, not {}",
@@ -473,19 +474,19 @@ pub fn check(ctx: &Context, input: CheckInput) -> Result<CheckOutput, Capability
     })
 }
 
-pub fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityError> {
+pub fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, CapabilityError> {
     messages::send(ctx, input)
 }
 
-pub fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
+pub fn inbox(ctx: &Call, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     messages::inbox(ctx, input)
 }
 
-pub fn messages(ctx: &Context, input: MessagesInput) -> Result<MessagesOutput, CapabilityError> {
+pub fn messages(ctx: &Call, input: MessagesInput) -> Result<MessagesOutput, CapabilityError> {
     messages::every_message(ctx, input)
 }
 
-pub fn mark_read(ctx: &Context, input: MarkReadInput) -> Result<MarkReadOutput, CapabilityError> {
+pub fn mark_read(ctx: &Call, input: MarkReadInput) -> Result<MarkReadOutput, CapabilityError> {
     messages::mark_read(ctx, input)
 }
 

@@ -1,19 +1,18 @@
 //! Handlers of the `perf` namespace: this process's execution counters, as the executor keeps
 //! them.
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::types::perf::{CountersInput, CountersOutput};
 use crate::registry::types::PerfCountersOutputCapabilitiesItem as Row;
 use crate::registry::{self};
 
-pub fn counters(ctx: &Context, _input: CountersInput) -> Result<CountersOutput, CapabilityError> {
-    let executor = ctx.executor();
-    let totals = executor.totals();
+pub fn counters(ctx: &Call, _input: CountersInput) -> Result<CountersOutput, CapabilityError> {
+    let totals = ctx.totals();
     let capabilities = registry::all()
         .iter()
         .enumerate()
-        .map(|(i, d)| (d, executor.counters_at(i)))
+        .map(|(i, d)| (d, ctx.counters_at(i)))
         .filter(|(_, c)| c.executions > 0)
         .map(|(d, c)| Row {
             id: d.id.to_string(),

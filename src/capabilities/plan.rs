@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
 use crate::plan::graph::{Graph, Issue, Status};
@@ -29,7 +29,7 @@ use crate::registry::types::{
 
 /// The plan of the index now (built once per generation), with the issues the board carries
 /// whose file is not in this work tree yet.
-fn graph(ctx: &Context) -> Result<(Arc<crate::layer::Index>, Arc<Graph>), CapabilityError> {
+fn graph(ctx: &Call) -> Result<(Arc<crate::layer::Index>, Arc<Graph>), CapabilityError> {
     let index = ctx.index()?;
     let graph = ctx.per_generation(index.generation, || Graph::of(&index));
     let carried: Vec<crate::layer::Object> = ctx
@@ -76,11 +76,7 @@ fn carried_object(
 /// Writes the file of an issue known here only from the board into this work tree, with the
 /// bytes its maker wrote (so the two adds of one file merge cleanly); a file already there is
 /// left as it is. Whether it wrote one.
-fn land(
-    ctx: &Context,
-    index: &crate::layer::Index,
-    issue: &Issue,
-) -> Result<bool, CapabilityError> {
+fn land(ctx: &Call, index: &crate::layer::Index, issue: &Issue) -> Result<bool, CapabilityError> {
     let in_tree = index
         .objects
         .iter()
@@ -90,9 +86,9 @@ fn land(
     }
     let relative = issue.object.provenance.path.clone();
     crate::write::ensure_dir_in_layer(&index.root, crate::plan::new_issue::ISSUES_DIR)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let bytes = issue.object.content.as_bytes();
     match crate::write::write_atomic(&target, bytes, crate::write::Existing::Refuse) {
         Ok(()) => {}
@@ -110,7 +106,7 @@ struct Holdings {
 }
 
 impl Holdings {
-    fn read(ctx: &Context, root: &std::path::Path) -> Result<Holdings, CapabilityError> {
+    fn read(ctx: &Call, root: &std::path::Path) -> Result<Holdings, CapabilityError> {
         let Some(dir) = claims::dir_of(&crate::board::locate(root)) else {
             return Ok(Holdings {
                 claims: HashMap::new(),
@@ -122,7 +118,7 @@ impl Holdings {
 
     /// Adds the issues agents of other clones hold (through the board shared on the remote),
     /// each live: an issue held there is not ready here.
-    fn with_remote(mut self, ctx: &Context, root: &std::path::Path) -> Holdings {
+    fn with_remote(mut self, ctx: &Call, root: &std::path::Path) -> Holdings {
         for held in ctx.peers().shared_board(root).remote_issues() {
             let h = &held.holder;
             let Some(issue) = h.claim.issue.clone() else {
@@ -154,7 +150,7 @@ impl Holdings {
     /// attached and its lease runs; in another, that process runs and its record on the board
     /// lists the agent with its lease running. So an HTTP agent whose lease ran out has
     /// abandoned its issues for every process at once, not only for the one that served it.
-    fn judge(ctx: &Context, all: HashMap<String, Arc<Claim>>) -> Holdings {
+    fn judge(ctx: &Call, all: HashMap<String, Arc<Claim>>) -> Holdings {
         let me = crate::board::process::Identity::me();
         let attached = |s: u64| ctx.peers().get(s).is_some();
         let now = crate::board::claims::now();
@@ -234,7 +230,7 @@ fn named(c: &Claim) -> String {
     )
 }
 
-fn task(ctx: &Context, index: &crate::layer::Index, issue: &Issue) -> PlanTask {
+fn task(ctx: &Call, index: &crate::layer::Index, issue: &Issue) -> PlanTask {
     let (rules, rules_total) = governing_rules(ctx, index, &issue.paths);
     PlanTask {
         id: issue.id().to_string(),
@@ -255,7 +251,7 @@ pub(super) const RULES_PER_ISSUE: usize = 10;
 
 /// The first ids of `rule_ids`, and how many there are.
 pub(super) fn governing_rules(
-    ctx: &Context,
+    ctx: &Call,
     index: &crate::layer::Index,
     globs: &[String],
 ) -> (Vec<String>, i64) {
@@ -317,7 +313,7 @@ impl Rules {
 /// The ids of the active rules that govern `globs`, blocking first: those without a scope, and
 /// those whose `applies_to` can match a path one of `globs` matches (the board's overlap test).
 /// What an agent reads before it takes the work; `objects.applicable` says why.
-fn rule_ids(ctx: &Context, index: &crate::layer::Index, globs: &[String]) -> Vec<String> {
+fn rule_ids(ctx: &Call, index: &crate::layer::Index, globs: &[String]) -> Vec<String> {
     if globs.is_empty() {
         return Vec::new();
     }
@@ -338,26 +334,23 @@ fn rule_ids(ctx: &Context, index: &crate::layer::Index, globs: &[String]) -> Vec
 
 // The handlers live in their own modules; the registry finds each by its `pub fn` here.
 
-pub fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
+pub fn create(ctx: &Call, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
     create::create(ctx, input)
 }
 
-pub fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+pub fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
     claim::claim(ctx, input)
 }
 
-pub fn release(ctx: &Context, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
+pub fn release(ctx: &Call, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
     claim::release(ctx, input)
 }
 
-pub fn transition(
-    ctx: &Context,
-    input: TransitionInput,
-) -> Result<TransitionOutput, CapabilityError> {
+pub fn transition(ctx: &Call, input: TransitionInput) -> Result<TransitionOutput, CapabilityError> {
     transition::transition(ctx, input)
 }
 
-pub fn issues(ctx: &Context, input: IssuesInput) -> Result<IssuesOutput, CapabilityError> {
+pub fn issues(ctx: &Call, input: IssuesInput) -> Result<IssuesOutput, CapabilityError> {
     let (index, graph) = graph(ctx)?;
     let holdings = Holdings::read(ctx, &index.root)?;
     let offset = usize::try_from(input.offset).unwrap_or(0);
@@ -441,7 +434,7 @@ fn view(
     }
 }
 
-pub fn ready(ctx: &Context, input: ReadyInput) -> Result<ReadyOutput, CapabilityError> {
+pub fn ready(ctx: &Call, input: ReadyInput) -> Result<ReadyOutput, CapabilityError> {
     let (index, graph) = graph(ctx)?;
     let holdings = Holdings::read(ctx, &index.root)?;
     let limit = usize::try_from(input.limit).unwrap_or(1).max(1);
@@ -495,7 +488,7 @@ fn quoted(ids: &[String]) -> String {
 /// The agent a plan call acts for: its number, client name and handle. The process itself
 /// (session 0: a command of the CLI, the HTTP API, the Cockpit) is named as such; a stateless
 /// request over HTTP that named no agent is refused ([`Context::agent`]).
-fn caller(ctx: &Context) -> Result<(u64, String, String), CapabilityError> {
+fn caller(ctx: &Call) -> Result<(u64, String, String), CapabilityError> {
     let id = ctx.agent()?;
     let pid = std::process::id();
     Ok(match ctx.peers().get(id).filter(|_| id != 0) {
@@ -516,7 +509,7 @@ fn caller(ctx: &Context) -> Result<(u64, String, String), CapabilityError> {
 
 /// Ends the path claims `session` took with `issue`. Best effort: a record that cannot be
 /// written leaves them until they expire or this process ends.
-fn release_paths(ctx: &Context, root: &std::path::Path, session: u64, issue: &str) {
+fn release_paths(ctx: &Call, root: &std::path::Path, session: u64, issue: &str) {
     if let Err(e) = ctx.peers().shared_board(root).release_issue(session, issue) {
         tracing::warn!("the paths of `{issue}` were not released: {e}");
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::types::recover::{OrphansInput, OrphansOutput};
 use crate::registry::types::RecoverOrphansOutputFoundItem as Orphan;
@@ -51,7 +51,7 @@ fn walk(root: &Path, dir: &Path, now: SystemTime, older_than: u64, out: &mut Vec
     }
 }
 
-pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, CapabilityError> {
+pub fn orphans(ctx: &Call, input: OrphansInput) -> Result<OrphansOutput, CapabilityError> {
     if input.older_than_seconds < 1 {
         return Err(CapabilityError::invalid_input(
             "`older_than_seconds`: must be at least 1",
@@ -90,7 +90,7 @@ pub fn orphans(ctx: &Context, input: OrphansInput) -> Result<OrphansOutput, Capa
         for orphan in &found {
             // Checked again at the last moment: still a regular file inside `.ai/`.
             let removed_now = crate::write::remove_in_layer(&index.root, &orphan.path)
-                .map_err(super::place_error)?;
+                .map_err(crate::error::CapabilityError::from)?;
             if !removed_now {
                 continue;
             }

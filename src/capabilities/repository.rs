@@ -3,7 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::git;
 use crate::layer::{Discovery, IndexState};
@@ -17,7 +17,7 @@ use crate::registry::types::{
 };
 use crate::registry::{self};
 
-pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityError> {
+pub fn info(ctx: &Call, _input: InfoInput) -> Result<InfoOutput, CapabilityError> {
     let index = ctx.index()?;
     let git = git::state(&index.root, index.generation);
     let stale = ctx.layer_if_open().and_then(|live| live.stale());
@@ -85,7 +85,7 @@ pub fn info(ctx: &Context, _input: InfoInput) -> Result<InfoOutput, CapabilityEr
 
 /// Where the agents' board is, and how the shared one stands (its view refreshed when older
 /// than its cadence, so the age said is the age of what claims are decided against).
-fn board_view(ctx: &Context, root: &std::path::Path) -> BoardView {
+fn board_view(ctx: &Call, root: &std::path::Path) -> BoardView {
     let board = ctx.peers().shared_board(root);
     let Some(remote) = board.remote() else {
         return BoardView {
@@ -120,7 +120,7 @@ fn board_view(ctx: &Context, root: &std::path::Path) -> BoardView {
 /// The objects per kind of one generation, kept for it.
 struct ObjectsPerKind(std::collections::BTreeMap<String, usize>);
 
-pub fn identity(ctx: &Context, _input: IdentityInput) -> Result<IdentityOutput, CapabilityError> {
+pub fn identity(ctx: &Call, _input: IdentityInput) -> Result<IdentityOutput, CapabilityError> {
     let index = ctx.index()?;
     let git = git::state(&index.root, index.generation);
     // The root commit is shared by every clone and says nothing about where this one lives;

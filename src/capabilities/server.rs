@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::context::{Context, Transport};
+use crate::call::Call;
+use crate::context::Transport;
 use crate::error::CapabilityError;
 use crate::layer::IndexState;
 use crate::listeners::Role;
@@ -22,7 +23,7 @@ const CHECK_INTERVAL_MS: i64 = 500;
 /// The most failed executions the status names.
 const RECENT_ERRORS: usize = 10;
 
-pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, CapabilityError> {
+pub fn status(ctx: &Call, _input: StatusInput) -> Result<StatusOutput, CapabilityError> {
     // Opens the layer in a one-shot command; a layer that cannot be read is its own refusal.
     ctx.index()?;
     let (started_at, uptime) = ctx.started();
@@ -82,7 +83,7 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
             ))
         }
     };
-    let journal = ctx.executor().journal();
+    let journal = ctx.journal();
     let recent_errors = journal
         .entries()
         .iter()
@@ -150,7 +151,7 @@ pub fn status(ctx: &Context, _input: StatusInput) -> Result<StatusOutput, Capabi
             last_error: watcher.1.last_error().map(|e| e.to_string()),
         },
         executions: ServerStatusOutputExecutions {
-            total: ctx.executor().totals().executions as i64,
+            total: ctx.totals().executions as i64,
             log: journal
                 .log_file()
                 .and_then(|f| Some(format!("executions/{}", f.file_name()?.to_string_lossy()))),

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::types::surface::{ChangesInput, ChangesOutput};
 use crate::surface::{self, revision, Report};
@@ -18,7 +18,7 @@ use crate::surface::{self, revision, Report};
 /// miss together wait for one instead of each starting its own.
 static LAST: Mutex<Option<(PathBuf, Option<String>, ChangesOutput)>> = Mutex::new(None);
 
-pub fn changes(ctx: &Context, _input: ChangesInput) -> Result<ChangesOutput, CapabilityError> {
+pub fn changes(ctx: &Call, _input: ChangesInput) -> Result<ChangesOutput, CapabilityError> {
     let index = ctx.index()?;
     let head = crate::git::state(&index.root, index.generation).head;
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());

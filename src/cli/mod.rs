@@ -5,7 +5,6 @@
 
 mod doctor;
 mod init;
-pub mod line;
 mod manpages;
 mod mcp;
 mod paths;

@@ -94,11 +94,6 @@ fn build(word: &'static str, node: &Node) -> Command {
     cmd
 }
 
-/// A property name as its flag: `older_than_seconds` → `older-than-seconds`.
-pub(super) fn kebab(name: &str) -> String {
-    lang::cli::kebab(name)
-}
-
 /// The clap arguments of one capability: `lang::cli::cli_args` (which the surface publishes too)
 /// turned into clap's vocabulary, and nothing added.
 pub(super) fn args_of(d: &Descriptor) -> Vec<Arg> {

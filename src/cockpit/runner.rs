@@ -6,10 +6,10 @@ use minijinja::{context, Value as Jinja};
 use serde_json::{json, Value};
 
 use super::{not_found, pairs, run, Failure, Rendered, Request};
-use crate::cli::line::shell_quote;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::http::binding;
+use crate::registry::command_line::shell_quote;
 use crate::registry::lang::Type;
 use crate::registry::rt::{Descriptor, Effect, Kind, Method};
 use crate::registry::{self};
@@ -169,7 +169,7 @@ fn equivalents(d: &Descriptor, input: &Value, host: &str) -> Value {
         ),
     });
     // The CLI line comes from the CLI's own derivation, so it is one the CLI accepts.
-    let cli = crate::cli::line::command_line(d, input);
+    let cli = crate::registry::command_line::command_line(d, input);
     let mcp = d.tool.map(|tool| {
         json!({ "method": "tools/call", "params": { "name": tool, "arguments": input } })
             .to_string()

@@ -349,7 +349,7 @@ async fn root(headers: HeaderMap) -> Response {
 /// `/healthz`: the report `health.report` answers (read from memory, no blocking work), `503`
 /// when a check fails, so a probe sees what a person reading the report sees.
 async fn healthz(State(state): State<AppState>) -> Response {
-    let report = crate::capabilities::health::checked(&state.ctx);
+    let report = crate::capabilities::health::checked(&crate::call::Call::new(&state.ctx));
     let failing = report.status == crate::registry::types::HealthReportStatus::Failing;
     let text = serde_json::to_string(&report).unwrap_or_default();
     let status = if failing {

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::call::Call;
 
 /// How [`tokens`] estimates, as `mcp.projection` states it.
 pub const METHOD: &str = "tokens = bytes / 4.5, rounded up: the ratio of a BPE tokenizer of the \
@@ -20,7 +20,7 @@ pub fn tokens(bytes: usize) -> usize {
 
 /// The bytes of the `tools/list` result a legacy session receives: the served array inside
 /// `{"tools":…}`.
-pub fn legacy_tools_list(ctx: &Context) -> usize {
+pub fn legacy_tools_list(ctx: &Call) -> usize {
     legacy_tools_list_of(ctx.tools_list_json().as_str())
 }
 
@@ -37,7 +37,7 @@ pub fn modern_tools_list_of(served: &str) -> usize {
 
 /// The bytes of the `tools/list` result a modern request receives: the legacy result with the
 /// modern era's fields (result type, caching hint, the server's identity) written first.
-pub fn modern_tools_list(ctx: &Context) -> usize {
+pub fn modern_tools_list(ctx: &Call) -> usize {
     legacy_tools_list(ctx) + super::era::result_fields(Some(super::caching::COMPILED), true).len()
 }
 
@@ -53,7 +53,7 @@ fn for_a_model(entry: &Value) -> Value {
 
 /// The bytes of the listed tools as a client passes them to its model: every tool's name,
 /// description and input schema, as compact JSON, in one array.
-pub fn model_tools(ctx: &Context) -> usize {
+pub fn model_tools(ctx: &Call) -> usize {
     model_tools_of(ctx.tools_list_json().as_str())
 }
 
@@ -78,7 +78,7 @@ pub struct ToolBytes {
 }
 
 /// Every listed tool's bytes, in the order `tools/list` lists them.
-pub fn tools(ctx: &Context) -> Vec<ToolBytes> {
+pub fn tools(ctx: &Call) -> Vec<ToolBytes> {
     let served = ctx.tools_list_json();
     let listed: Vec<&serde_json::value::RawValue> =
         serde_json::from_str(served.as_str()).unwrap_or_default();
@@ -115,7 +115,8 @@ mod tests {
 
     #[test]
     fn the_parts_of_every_tool_are_inside_its_entry() {
-        let ctx = Context::default();
+        let context = crate::context::Context::default();
+        let ctx = Call::new(&context);
         let tools = tools(&ctx);
         assert!(tools.len() >= 10, "{}", tools.len());
         for t in &tools {
@@ -167,7 +168,7 @@ pub struct ClientBill {
 /// The bill of a client whose entry passes `entry_toolsets` (if any), that keeps `cut`
 /// characters of `text`, the instructions of its era.
 pub fn for_client(
-    ctx: &Context,
+    ctx: &Call,
     entry_toolsets: Option<&str>,
     text: &str,
     cut: Option<usize>,

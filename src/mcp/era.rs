@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::caching::CacheHint;
 use super::frame::RpcError;
-use super::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
+use majordomus_registry_lang::protocol::{self, MODERN_METHODS, MODERN_VERSIONS};
 
 /// How a conversation told the dispatcher its era, before any message is looked at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

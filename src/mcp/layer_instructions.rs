@@ -8,13 +8,13 @@
 //! shown whole or not at all, never cut inside a sentence. Advisory rules are a tool call away
 //! and stay out.
 
-use crate::context::Context;
+use crate::call::Call;
 use crate::layer::Index;
 use crate::registry;
 
 /// The instructions each era carries as a client receives them (legacy: the `initialize` result,
 /// modern: `server/discover`'s), eras carrying the same text grouped: `(eras, text)`.
-pub fn by_era(ctx: &Context) -> Vec<(Vec<&'static str>, String)> {
+pub fn by_era(ctx: &Call) -> Vec<(Vec<&'static str>, String)> {
     let legacy = super::server::instructions(ctx);
     let modern = match super::era::discover(super::server::instructions(ctx)).remove("instructions")
     {
@@ -189,7 +189,7 @@ fn left_out(
 /// Appends the layer's part to `head` (the instructions' first sentences), keeping the whole
 /// within [`MAX_INSTRUCTIONS`]: each section's items in order while they fit whole, and the
 /// sentence saying what was left out when anything was.
-pub fn append(ctx: &Context, head: &mut String) {
+pub fn append(ctx: &Call, head: &mut String) {
     let Ok(index) = ctx.index() else {
         return;
     };

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::era::kind_of;
 use super::frame::RpcError;
-use super::protocol;
+use majordomus_registry_lang::protocol;
 
 /// A message this server can take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! The MCP projection: the protocol constants, the dispatcher shared by every transport, and the
-//! stdio transport. It is the only module that knows MCP.
+//! The MCP projection: the dispatcher shared by every transport and the stdio transport. It is the
+//! only module that knows MCP; its plain-data constants live in `majordomus_registry_lang::protocol`.
 
 pub mod bill;
 pub mod caching;
@@ -9,7 +9,6 @@ pub mod frame;
 pub mod layer_instructions;
 pub mod message;
 pub mod paging;
-pub mod protocol;
 pub mod server;
 pub mod skills;
 pub mod stdio;

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use super::frame::RpcError;
-use super::protocol;
+use majordomus_registry_lang::protocol;
 
 /// This process's mark on its cursors.
 fn salt() -> u64 {

@@ -14,12 +14,13 @@ use super::era::{self, Era, Meta, Opened};
 use super::frame::{tool_result, Body, Frame, RpcError, Text};
 use super::message;
 use super::paging;
-use super::protocol::{self, NOTIFICATIONS};
 use crate::board::peers::PeerId;
+use crate::call::Call;
 use crate::context::{Context, ToolsList, Transport};
 use crate::error::CapabilityError;
 use crate::registry::{self, rt::Effect};
 use crate::resolve;
+use majordomus_registry_lang::protocol::{self, NOTIFICATIONS};
 
 /// One client's conversation: which peer it is on the board, and what it negotiated.
 #[derive(Debug)]
@@ -324,7 +325,7 @@ impl Server {
             "initialize" => self.initialize(session, &params),
             // The instructions count the layer's objects: as fresh as the repository.
             "server/discover" => Ok(Body::owned(
-                Value::Object(era::discover(instructions(&self.ctx))).to_string(),
+                Value::Object(era::discover(instructions(&Call::new(&self.ctx)))).to_string(),
             )
             .hinted(caching::REPOSITORY)),
             "ping" => Ok(Body::around("", Text::Static("{}"), "")),
@@ -439,7 +440,7 @@ impl Server {
                 "title": "majordomus — this repository's AI layer",
                 "version": env!("CARGO_PKG_VERSION"),
             },
-            "instructions": instructions(&self.ctx),
+            "instructions": instructions(&Call::new(&self.ctx)),
         });
         Ok(Body::owned(result.to_string()))
     }
@@ -788,7 +789,7 @@ impl<'a> Request<'a> {
 
 /// The `initialize` instructions: where there is no layer, first what is missing and what to
 /// run, so that a client shows the reason rather than a tool's refusal only.
-pub fn instructions(ctx: &Context) -> String {
+pub fn instructions(ctx: &Call) -> String {
     let text = layer_instructions(ctx);
     match ctx.layer() {
         Err(crate::layer::LayerError::NoLayer { .. }) => format!(
@@ -801,7 +802,7 @@ pub fn instructions(ctx: &Context) -> String {
 /// The instructions derived from the registry, the index and the mode on every call: what the
 /// layer is, the first calls to make, the URI scheme, which tools write, which are listed; then
 /// the layer's own part (`layer_instructions`), all within the cut a client makes.
-fn layer_instructions(ctx: &Context) -> String {
+fn layer_instructions(ctx: &Call) -> String {
     let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
     let tools: Vec<&str> = projected
         .iter()

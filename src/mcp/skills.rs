@@ -6,10 +6,10 @@ use serde_json::{json, Map, Value};
 
 use super::frame::RpcError;
 use super::paging;
-use super::protocol;
 use crate::context::Context;
 use crate::layer::{Skill, SKILL_SCHEME};
 use crate::resolve;
+use majordomus_registry_lang::protocol;
 
 /// The extension's name under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/skills";

@@ -17,11 +17,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::frame::Frame;
-use super::protocol::{self, MAX_MESSAGE_BYTES};
 use super::server::{Server, Session};
 use super::subscriptions;
 use crate::context::Transport;
 use crate::listeners::Listener;
+use majordomus_registry_lang::protocol::{self, MAX_MESSAGE_BYTES};
 
 /// One line read under the size bound.
 enum Line {

@@ -9,11 +9,11 @@ use serde_json::{json, Map, Value};
 
 use super::era::{self, Era};
 use super::frame::RpcError;
-use super::protocol;
 use crate::context::{Context, Transport};
 use crate::error::CapabilityError;
 use crate::listeners::{Filter, Listener, Listeners, Note, Role, Wake, MAX_SUBSCRIPTIONS};
 use crate::resolve::{self, Resolution};
+use majordomus_registry_lang::protocol;
 
 /// The `_meta` key naming the listen a notification belongs to.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

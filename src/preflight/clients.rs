@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::agents::{self, AgentFiles, ClientSettings};
 use super::{check, home, read_settings, shown, Read};
 use crate::bounded_read::Refusal;
-use crate::context::Context;
+use crate::call::Call;
 use crate::mcp::bill;
 use crate::registry::types::{
     ClientPreflight, ClientPreflightApproval as Approval,
@@ -21,7 +21,7 @@ use crate::registry::types::{
 };
 use crate::standing::{self, providers, Client};
 
-pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPreflight>) {
+pub(super) fn clients(ctx: &Call) -> (Vec<PreflightCheck>, Vec<ClientPreflight>) {
     let Ok(index) = ctx.index() else {
         return (Vec::new(), Vec::new());
     };
@@ -164,7 +164,7 @@ pub(super) fn clients(ctx: &Context) -> (Vec<PreflightCheck>, Vec<ClientPrefligh
 }
 
 /// The live sessions on the board, newest first: a client's newest decides its era.
-pub(crate) fn live_sessions(ctx: &Context, root: &Path) -> Vec<crate::board::peers::Peer> {
+pub(crate) fn live_sessions(ctx: &Call, root: &Path) -> Vec<crate::board::peers::Peer> {
     let mut sessions = crate::board::view(ctx.peers(), root).peers;
     sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
     sessions
@@ -182,7 +182,9 @@ pub(crate) fn era_of<'a>(
     });
     match seen {
         Some(p) => (
-            if crate::mcp::protocol::MODERN_VERSIONS.contains(&p.protocol_version.as_str()) {
+            if majordomus_registry_lang::protocol::MODERN_VERSIONS
+                .contains(&p.protocol_version.as_str())
+            {
                 "modern"
             } else {
                 "legacy"

@@ -14,7 +14,7 @@ pub mod text;
 use std::path::{Path, PathBuf};
 
 use crate::bounded_read::{self, bound, Links, Refusal};
-use crate::context::Context;
+use crate::call::Call;
 use crate::registry::types::environment::PreflightOutput;
 use crate::registry::types::{
     EnvironmentPreflightOutputCounts as Counts, EnvironmentPreflightOutputStatus as Overall,
@@ -22,7 +22,7 @@ use crate::registry::types::{
 };
 
 /// The whole report. Every check answers, whatever another one found.
-pub fn report(ctx: &Context) -> PreflightOutput {
+pub fn report(ctx: &Call) -> PreflightOutput {
     let mut checks = system::checks(ctx);
     let (client_checks, clients) = clients::clients(ctx);
     checks.extend(client_checks);

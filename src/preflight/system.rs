@@ -5,18 +5,18 @@ use std::path::Path;
 
 use super::{check, shown};
 use crate::board;
-use crate::context::Context;
+use crate::call::Call;
 use crate::layer::Severity;
 use crate::registry::types::{PreflightCheck, PreflightCheckStatus as Status};
 
 /// The port `majordomus serve` binds unless told another.
 const SERVE_PORT: u16 = 8741;
 
-pub(super) fn checks(ctx: &Context) -> Vec<PreflightCheck> {
+pub(super) fn checks(ctx: &Call) -> Vec<PreflightCheck> {
     let index = ctx.index();
     let root = match &index {
         Ok(index) => index.root.clone(),
-        Err(_) => ctx.options().start.clone(),
+        Err(_) => ctx.started_in().to_path_buf(),
     };
     let mut checks = vec![git(&root)];
     match &index {
@@ -173,7 +173,7 @@ fn watcher(index: &crate::layer::Index) -> PreflightCheck {
     }
 }
 
-fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
+fn board_check(ctx: &Call, root: &Path) -> PreflightCheck {
     const TITLE: &str = "The board of peers";
     let dir = match board::locate(root) {
         board::Location::Off => {
@@ -241,7 +241,7 @@ fn board_check(ctx: &Context, root: &Path) -> PreflightCheck {
 
 /// Whether the board is this machine's only or shared on a remote, and whether that remote
 /// answers now (one fetch), with the age of the view and what of it could not be read.
-fn shared_board(ctx: &Context, root: &Path) -> PreflightCheck {
+fn shared_board(ctx: &Call, root: &Path) -> PreflightCheck {
     const TITLE: &str = "The board beyond this machine";
     let board = ctx.peers().shared_board(root);
     let Some(remote) = board.remote() else {
@@ -406,7 +406,7 @@ fn disk(root: &Path) -> PreflightCheck {
     }
 }
 
-fn port(ctx: &Context) -> PreflightCheck {
+fn port(ctx: &Call) -> PreflightCheck {
     const TITLE: &str = "The serve port";
     // Asked of a server (its Cockpit's doctor page), the port is the one it serves, in use by
     // itself: what it says is where it listens, not whether the default port is free.

@@ -152,7 +152,7 @@ fn section(d: &Descriptor, scratch: &Scratch) -> String {
             out.push_str(&format!("\n**{}**\n\n", cell(example.name)));
             let input: Value = serde_json::from_str(example.input).unwrap_or(Value::Null);
             if d.cli.is_some() {
-                if let Some(line) = crate::cli::line::command_line(d, &input) {
+                if let Some(line) = crate::registry::command_line::command_line(d, &input) {
                     out.push_str(&fence("sh", &line));
                 }
                 out.push_str("\nThe same input as JSON (MCP arguments, HTTP query or body):\n\n");

@@ -1,7 +1,9 @@
 //! The compiled registry: the one place that includes the Rust `build.rs` generated (from
 //! `registry/`, and the builtin kinds' schemas from `share/schemas/`), and lookups over it. Everything a projection knows about a capability comes from here.
 
-pub mod lang;
+pub mod command_line;
+// The declaration language's run-time half, from its crate (adr-0102).
+pub use majordomus_registry_lang as lang;
 pub mod rt;
 
 #[allow(

@@ -1,18 +1,14 @@
-//! The run-time vocabulary of the generated tables: what a `Descriptor` holds and how a generated
-//! handler shim turns JSON into a typed call. Generated code uses only what this module exports.
+//! The run-time vocabulary of the generated tables: what a `Descriptor` holds and what a handler's
+//! typed answer offers its caller. Generated code uses only what this module exports; the handler
+//! shims live with the handlers (`crate::capabilities`), not here.
 
 use std::sync::OnceLock;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
 pub use super::lang::{Determinism, Effect, Hints, Kind, Method, Schema};
-pub use crate::context::Context;
 pub use crate::error::CapabilityError;
-
-/// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.
-pub type Handler = fn(&Context, Value) -> Result<Output, CapabilityError>;
 
 /// A handler's typed answer, not yet serialised: written straight to compact JSON text for a
 /// caller that writes it out (MCP `tools/call`, HTTP), made into a `Value` for one that reads it.
@@ -72,7 +68,6 @@ pub struct Descriptor {
     pub tags: &'static [&'static str],
     /// The declaring file, relative to the crate root.
     pub source: &'static str,
-    pub handler: Handler,
     /// `input_schema` parsed into the subset model, on first use.
     pub input_parsed: Parsed,
     /// `output_schema` parsed into the subset model, on first use.
@@ -164,19 +159,4 @@ impl Descriptor {
     pub fn cli_words(&self) -> Option<String> {
         self.cli.map(|w| w.join(" "))
     }
-}
-
-/// Runs a typed handler on a JSON input the executor has already validated.
-pub fn invoke<I, O>(
-    ctx: &Context,
-    input: Value,
-    handler: fn(&Context, I) -> Result<O, CapabilityError>,
-) -> Result<Output, CapabilityError>
-where
-    I: DeserializeOwned,
-    O: Serialize + 'static,
-{
-    let typed: I = serde_json::from_value(input)
-        .map_err(|e| CapabilityError::invalid_input(format!("the input does not fit: {e}")))?;
-    Ok(Box::new(handler(ctx, typed)?))
 }

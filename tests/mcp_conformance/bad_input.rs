@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::support::Fixture;
-use majordomus::mcp::protocol;
 use majordomus::registry;
+use majordomus_registry_lang::protocol;
 
 use super::secrets::{added_shapes, assert_no_secret, planted_environment};
 use super::surfaces::Recorded;

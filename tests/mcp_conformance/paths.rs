@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::support::Fixture;
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 use super::http_client::HttpMcp;
 use super::secrets::around;

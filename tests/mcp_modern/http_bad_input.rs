@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::serve_support::{fixture_repo, fixture_repo_with, tool_of, Served};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 use super::http::{headers, http_refusal, request};
 use super::{modern, MODERN};

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use crate::serve_support::{tool_of, Served};
 use crate::support::Fixture;
 use majordomus::context::{Context, Options};
-use majordomus::mcp::protocol;
 use majordomus::resolve::{self, INLINE_BYTES};
+use majordomus_registry_lang::protocol;
 
 use super::http::{headers, request};
 use super::modern;

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 /// Over Streamable HTTP: a modern POST is served statelessly; the helpers of its rows.
 mod http;

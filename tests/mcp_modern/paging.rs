@@ -8,8 +8,8 @@ use serde_json::json;
 
 use crate::serve_support::{poll, tool_of};
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
 use majordomus::registry;
+use majordomus_registry_lang::protocol;
 
 use super::{many_objects, modern, stdio_refusal, walk};
 

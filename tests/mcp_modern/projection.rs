@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use crate::serve_support::tool_of;
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 use super::modern;
 

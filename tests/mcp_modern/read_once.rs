@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::serve_support::{fixture_repo, tool_of, Served};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 use super::http::headers;
 use super::{meta, MODERN};

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::serve_support::tool_of;
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
 use majordomus::registry;
+use majordomus_registry_lang::protocol;
 
 use super::{assert_modern_result, hint, modern, MODERN};
 

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol;
+use majordomus_registry_lang::protocol;
 
 use super::{modern, stdio_refusal};
 

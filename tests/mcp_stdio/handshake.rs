@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol::VERSIONS;
 use majordomus::registry::rt::Effect;
+use majordomus_registry_lang::protocol::VERSIONS;
 
 use super::{meta, tool_of};
 

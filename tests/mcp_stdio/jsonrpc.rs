@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol::{self};
+use majordomus_registry_lang::protocol::{self};
 
 use super::{error_code, raw_members};
 

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::support::{eventually, Fixture, McpServer, PATIENCE};
-use majordomus::mcp::protocol::{self};
+use majordomus_registry_lang::protocol::{self};
 
 use super::{call_every_read_tool, error_code, tool_of};
 

@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol::{self, METHODS, NOT_SERVED, VERSIONS};
 use majordomus::registry::{self, rt::Effect};
+use majordomus_registry_lang::protocol::{self, METHODS, NOT_SERVED, VERSIONS};
 
 use super::{error_code, meta, raw_members, tool_of};
 

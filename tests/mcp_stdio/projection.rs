@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::support::{this_checkout, Fixture, McpServer};
-use majordomus::mcp::protocol::{METHODS, VERSIONS};
 use majordomus::registry::rt::Effect;
+use majordomus_registry_lang::protocol::{METHODS, VERSIONS};
 
 use super::{meta, tool_of};
 

@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol::{self};
 use majordomus::registry::{self};
+use majordomus_registry_lang::protocol::{self};
 
 use super::{error_code, meta, tool_of};
 

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::support::{Fixture, McpServer};
-use majordomus::mcp::protocol::{self, VERSIONS};
+use majordomus_registry_lang::protocol::{self, VERSIONS};
 
 use super::{error_code, meta, read_tools, sweep_inputs, tool_of};
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::Context;
+use super::Call;
 use crate::board::changes::{self, Held, WorktreeChanges};
 use crate::board::{self, BoardView};
 use crate::error::CapabilityError;
@@ -15,7 +15,7 @@ pub const MAX_SHOWN: usize = 100;
 
 /// Every worktree on the board, this process's first, with what git shows it changed.
 pub fn on_board(
-    ctx: &Context,
+    ctx: &Call,
     everyone: &BoardView,
 ) -> Result<Vec<Arc<WorktreeChanges>>, CapabilityError> {
     let root = ctx.root()?;
@@ -50,7 +50,7 @@ pub fn view(w: &WorktreeChanges, paths: &[String], total: usize, cut: bool) -> W
 /// A worktree whose list is summarised is named even when none of the paths it kept is held:
 /// what it did not keep may be.
 pub fn touching(
-    ctx: &Context,
+    ctx: &Call,
     board: &board::Board,
     globs: &[String],
 ) -> Result<Vec<WorktreeView>, CapabilityError> {

@@ -8,7 +8,7 @@ use crate::board::across::{Faraway, Outgoing};
 use crate::board::inbox::{self, Addressed, MessageRecord, Recipient as To, Sender};
 use crate::board::process::Identity;
 use crate::board::BoardView;
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::registry::types::peers::{
     InboxInput, InboxOutput, MarkReadInput, MarkReadOutput, MessagesInput, MessagesOutput,
@@ -32,7 +32,7 @@ const THE_PROCESS: &str = crate::board::claims::PROCESS_CLIENT;
 
 /// The caller's unread messages: what every `peers.*` answer carries, so an agent learns of mail
 /// in the answers it already reads. 0 off the board, and for a caller that named no agent.
-pub(super) fn unread(ctx: &Context) -> i64 {
+pub(super) fn unread(ctx: &Call) -> i64 {
     let Ok(agent) = ctx.agent() else {
         return 0;
     };
@@ -65,7 +65,7 @@ struct Addressee {
     client: String,
 }
 
-pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, CapabilityError> {
+pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, CapabilityError> {
     let all = input.all == Some(true);
     let named =
         usize::from(input.to.is_some()) + usize::from(input.globs.is_some()) + usize::from(all);
@@ -272,7 +272,7 @@ pub(super) fn send(ctx: &Context, input: SendInput) -> Result<SendOutput, Capabi
 /// files the message when it next looks and numbers it then, so a recipient is answered with
 /// the key its inbox will show, and no number.
 fn send_far(
-    ctx: &Context,
+    ctx: &Call,
     board: &crate::board::Board,
     me: u64,
     far: Vec<Faraway>,
@@ -370,7 +370,7 @@ fn message_view(m: inbox::Message) -> Message {
 /// The most text (subjects and bodies) one inbox page holds beyond its first message.
 pub const PAGE_BODY_BYTES: usize = 12 * 1024;
 
-pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
+pub(super) fn inbox(ctx: &Call, input: InboxInput) -> Result<InboxOutput, CapabilityError> {
     let board = shared_board(ctx)?;
     let found = board.inbox(ctx.agent()?);
     let unread_only = input.unread_only;
@@ -416,7 +416,7 @@ pub(super) fn inbox(ctx: &Context, input: InboxInput) -> Result<InboxOutput, Cap
 }
 
 pub(super) fn mark_read(
-    ctx: &Context,
+    ctx: &Call,
     input: MarkReadInput,
 ) -> Result<MarkReadOutput, CapabilityError> {
     let board = shared_board(ctx)?;
@@ -437,7 +437,7 @@ pub(super) fn mark_read(
 /// Every message the board's inboxes hold, newest first; one entry per message however many
 /// agents it was filed for.
 pub(super) fn every_message(
-    ctx: &Context,
+    ctx: &Call,
     input: MessagesInput,
 ) -> Result<MessagesOutput, CapabilityError> {
     let board = shared_board(ctx)?;

@@ -5,7 +5,7 @@ use super::create::cycle_text;
 use super::{
     caller, claim_error, claimant, graph, land, named, quoted, release_paths, unknown, Holdings,
 };
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
 use crate::plan::graph::Status;
@@ -14,7 +14,7 @@ use crate::registry::types::{
     PlanClaimOutputGovernsItem as Governs, PlanClaimOutputHoldersItem as Holder, PlanClaimant,
 };
 
-pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
     let (index, graph) = graph(ctx)?;
     let issue = graph
         .get(&input.issue)
@@ -203,7 +203,7 @@ pub(super) fn claim(ctx: &Context, input: ClaimInput) -> Result<ClaimOutput, Cap
 /// A refusal: the holders in the way, and no claimant, so nothing in it reads as a grant. The
 /// rules come as `plan.ready` gave them: the agent still decides whether to wait for the issue.
 fn refused(
-    ctx: &Context,
+    ctx: &Call,
     index: &crate::layer::Index,
     issue: &crate::plan::graph::Issue,
     holders: Vec<Holder>,
@@ -304,10 +304,7 @@ fn governs(index: &crate::layer::Index, globs: &[String]) -> Vec<Governs> {
     out
 }
 
-pub(super) fn release(
-    ctx: &Context,
-    input: ReleaseInput,
-) -> Result<ReleaseOutput, CapabilityError> {
+pub(super) fn release(ctx: &Call, input: ReleaseInput) -> Result<ReleaseOutput, CapabilityError> {
     let (index, graph) = graph(ctx)?;
     if graph.get(&input.issue).is_none() {
         return Err(unknown(&input.issue));

@@ -3,7 +3,7 @@
 
 use super::graph;
 use super::ledger::append_ledger;
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::graph::ISSUE_KIND;
 use crate::plan::new_issue;
@@ -14,7 +14,7 @@ const MAX_DEPENDS_ON: usize = 64;
 const MAX_PATHS: usize = 64;
 const MAX_LABELS: usize = 32;
 
-pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
+pub(super) fn create(ctx: &Call, input: CreateInput) -> Result<CreateOutput, CapabilityError> {
     let lists = [
         (
             "depends_on",
@@ -79,7 +79,7 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
         }
     }
     crate::write::ensure_dir_in_layer(&index.root, new_issue::ISSUES_DIR)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let created_at = crate::rfc3339::now();
     // A suffix already taken in this checkout is drawn again; across worktrees the suffix's
     // randomness alone keeps ids apart.
@@ -90,7 +90,7 @@ pub(super) fn create(ctx: &Context, input: CreateInput) -> Result<CreateOutput, 
             .map_err(|e| CapabilityError::internal(format!("no random suffix: {e}")))?;
         let relative = format!("{}/{id}.yaml", new_issue::ISSUES_DIR);
         let target = crate::write::place_in_layer(&index.root, &relative)
-            .map_err(crate::capabilities::place_error)?;
+            .map_err(crate::error::CapabilityError::from)?;
         let text = new_issue::text(&new_issue::Fields {
             id: &id,
             title: &input.title,

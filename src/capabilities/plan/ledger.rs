@@ -60,5 +60,5 @@ pub(super) fn reconcile_ledger(index: &crate::layer::Index, now: (&str, &str)) {
 
 pub(super) fn append_ledger(root: &std::path::Path, event: &Value) -> Result<(), CapabilityError> {
     crate::write::append_line_in_layer(root, LEDGER, format!("{event}\n").as_bytes())
-        .map_err(crate::capabilities::place_error)
+        .map_err(crate::error::CapabilityError::from)
 }

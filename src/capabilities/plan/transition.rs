@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::ledger::{append_ledger, reconcile_ledger};
 use super::{caller, depends_on, named, release_paths, transition_of, Holdings};
-use crate::context::Context;
+use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
 use crate::plan::graph::{status_of, status_word, Status, ISSUE_KIND};
@@ -42,7 +42,7 @@ fn with_stamp(text: &str, key: &str, at: &str) -> Option<String> {
 }
 
 pub(super) fn transition(
-    ctx: &Context,
+    ctx: &Call,
     input: TransitionInput,
 ) -> Result<TransitionOutput, CapabilityError> {
     // Who moves the issue is known before anything is written: a stateless request over HTTP
@@ -144,7 +144,7 @@ pub(super) fn transition(
     // The path comes from the index, never from the input.
     let relative = issue.provenance.path.clone();
     let target = crate::write::place_in_layer(&index.root, &relative)
-        .map_err(crate::capabilities::place_error)?;
+        .map_err(crate::error::CapabilityError::from)?;
     let at = crate::rfc3339::now();
     stamp_unless_edited(&index.root, &target, &relative, stamp, &at)?;
     ctx.count_write();
@@ -188,7 +188,7 @@ pub(super) fn transition(
 
 /// The live claim on `issue` of a peer other than this caller, when there is one.
 fn held_by_another(
-    ctx: &Context,
+    ctx: &Call,
     root: &std::path::Path,
     issue: &str,
 ) -> Result<Option<Claim>, CapabilityError> {
@@ -264,7 +264,7 @@ fn stamp_unless_edited(
             let stamped = with_stamp(now, key, at).ok_or_else(already)?;
             match stamped.strip_prefix(now) {
                 // A new line (after a newline of its own when the text lacked a last one).
-                Some(tail) => Ok(Some(tail.to_string())),
+                Some(tail) => Ok::<_, CapabilityError>(Some(tail.to_string())),
                 // An empty key filled, or line endings rewritten: not an append.
                 None => {
                     filled = Some((now.to_string(), stamped));
@@ -272,7 +272,7 @@ fn stamp_unless_edited(
                 }
             }
         })
-        .map_err(crate::capabilities::place_error)??;
+        .map_err(crate::error::CapabilityError::from)??;
         if appended.is_some() {
             // Appended through a handle to the file as it was opened; a rename since took the
             // line with the replaced file, and the stamp is made again on what replaced it.

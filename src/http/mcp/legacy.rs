@@ -14,7 +14,8 @@ use super::modern::Next;
 use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::context::Transport;
 use crate::http::AppState;
-use crate::mcp::{message, protocol, Server, Session};
+use crate::mcp::{message, Server, Session};
+use majordomus_registry_lang::protocol;
 
 /// What an `initialize` refused at the sessions cap is told to wait, in seconds (`Retry-After`).
 pub const SESSIONS_RETRY_AFTER: u64 = 1;

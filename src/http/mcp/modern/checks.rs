@@ -18,8 +18,8 @@ use crate::mcp::envelope::{self, Envelope};
 use crate::mcp::era::{self, Meta};
 use crate::mcp::frame::RpcError;
 use crate::mcp::message::{self, Shape};
-use crate::mcp::protocol::{self, MODERN_METHODS};
 use crate::registry::{self, rt::Effect};
+use majordomus_registry_lang::protocol::{self, MODERN_METHODS};
 
 /// A JSON-RPC error answering the request `id` with an HTTP status.
 fn refuse(

@@ -20,9 +20,9 @@ use crate::mcp::envelope::Envelope;
 use crate::mcp::era::{self, Opened};
 use crate::mcp::frame::Frame;
 use crate::mcp::message::Shape;
-use crate::mcp::protocol::MODERN_VERSIONS;
 use crate::mcp::server::answers_inline;
 use crate::mcp::{Server, Session};
+use majordomus_registry_lang::protocol::MODERN_VERSIONS;
 
 mod checks;
 use checks::{check, Parts};

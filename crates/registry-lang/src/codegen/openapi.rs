@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use serde_json::{json, Map, Value};
 
 use super::naming::pascal;
-use crate::lang::load::Registry;
-use crate::lang::publish::Refs;
-use crate::lang::{Kind, Method, Type, ERROR_CODES};
+use crate::load::Registry;
+use crate::publish::Refs;
+use crate::{Kind, Method, Type, ERROR_CODES};
 
 /// The error codes a route of this kind and method may answer with, as the OpenAPI document and
 /// the surface publish them: a POST's body may be over the bound.

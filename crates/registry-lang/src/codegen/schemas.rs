@@ -2,7 +2,7 @@
 //! one: `builtin_schema(kind)`, a `match` on the kind's name, formatted by `prettyplease` under
 //! [`SCHEMAS_HEADER`]. A start builds the schema a file of a kind needs instead of parsing JSON.
 
-use crate::lang::{Additional, Schema};
+use crate::{Additional, Schema};
 
 /// The first line of the generated `builtin_schemas.rs`.
 pub const SCHEMAS_HEADER: &str =

@@ -1,6 +1,8 @@
-//! `registry.rs`, the Rust the crate includes: the types (from `types`), one handler shim and
-//! one `rt::Descriptor` per capability, the `From` bridges between enums of the same words, and
-//! the constants naming the other artefacts; formatted by `prettyplease` under [`HEADER`].
+//! The Rust the crate includes, formatted by `prettyplease` under [`HEADER`]: `registry.rs` (the
+//! types from `types`, one `rt::Descriptor` per capability, the `From` bridges between enums of
+//! the same words, and the constants naming the other artefacts), which the registry includes;
+//! and `handlers.rs` (one handler shim per capability and the table of them, indexed like the
+//! descriptors), which the capabilities include, so the declarations never name their handlers.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,21 +12,21 @@ use quote::{format_ident, quote};
 use super::naming::{pascal, type_ident};
 use super::types::{doc_attr, Types};
 use super::{compact, HEADER};
-use crate::lang::capability::Capability;
-use crate::lang::load::Registry;
-use crate::lang::publish::Refs;
-use crate::lang::{Effect, Kind, Method, Violation};
+use crate::capability::Capability;
+use crate::load::Registry;
+use crate::publish::Refs;
+use crate::{Effect, Kind, Method, Violation};
 
-pub(super) fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>> {
+/// `registry.rs` and `handlers.rs`.
+pub(super) fn rust_source(registry: &Registry) -> Result<(String, String), Vec<Violation>> {
     let mut types = Types {
-        registry,
         items: Vec::new(),
         taken: BTreeMap::new(),
         violations: Vec::new(),
         string_enums: Vec::new(),
     };
     for (name, schema) in &registry.schemas {
-        let file = format!("{}/{name}.yaml", crate::lang::naming::SCHEMA_DIR);
+        let file = format!("{}/{name}.yaml", crate::naming::SCHEMA_DIR);
         let ty = types.ty(schema, name, &file, "");
         // A named schema that is not an object or enum still needs its name.
         if !types.taken.contains_key(name) {
@@ -38,6 +40,7 @@ pub(super) fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>>
     let mut namespaces: BTreeMap<&str, Vec<TokenStream>> = BTreeMap::new();
     let mut descriptors = Vec::new();
     let mut handlers = Vec::new();
+    let mut handler_idents = Vec::new();
     let mut derived = Vec::new();
     for (index, c) in registry.capabilities.iter().enumerate() {
         let base = pascal(&format!("{}_{}", c.namespace, c.name));
@@ -61,14 +64,15 @@ pub(super) fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>>
         let ns = format_ident!("{}", c.namespace);
         let name = format_ident!("{}", c.name);
         handlers.push(quote! {
-            pub(super) fn #fn_ident(ctx: &super::rt::Context, input: ::serde_json::Value) -> ::std::result::Result<super::rt::Output, super::rt::CapabilityError> {
-                super::rt::invoke::<#input_ty, #output_ty>(ctx, input, crate::capabilities::#ns::#name)
+            fn #fn_ident(ctx: &Context, input: ::serde_json::Value) -> ::std::result::Result<Output, CapabilityError> {
+                invoke::<#input_ty, #output_ty>(ctx, input, crate::capabilities::#ns::#name)
             }
         });
+        handler_idents.push(fn_ident);
         derived.push(quote! {
             #index => Some((schemars::schema_for!(#input_ty), schemars::schema_for!(#output_ty))),
         });
-        descriptors.push(descriptor(c, registry, &fn_ident));
+        descriptors.push(descriptor(c, registry));
     }
     if !types.violations.is_empty() {
         return Err(types.violations);
@@ -88,11 +92,6 @@ pub(super) fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>>
         pub mod types {
             #(#items)*
             #(#ns_mods)*
-        }
-
-        mod handlers {
-            use super::types::*;
-            #(#handlers)*
         }
 
         /// Every declared capability, sorted by id.
@@ -118,20 +117,29 @@ pub(super) fn rust_source(registry: &Registry) -> Result<String, Vec<Violation>>
             }
         }
     };
-    let file: syn::File = match syn::parse2(tokens) {
-        Ok(f) => f,
-        Err(e) => {
-            return Err(vec![Violation::new(
-                "build.rs",
-                String::new(),
-                format!("generated code does not parse (a generator bug): {e}"),
-            )])
-        }
+    let table = quote! {
+        use types::*;
+
+        #(#handlers)*
+
+        /// Each declared capability's handler shim, at its descriptor's index.
+        pub static HANDLERS: [Handler; #count] = [#(#handler_idents),*];
     };
-    Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
+    Ok((formatted(tokens)?, formatted(table)?))
 }
 
-fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident) -> TokenStream {
+fn formatted(tokens: TokenStream) -> Result<String, Vec<Violation>> {
+    match syn::parse2::<syn::File>(tokens) {
+        Ok(file) => Ok(format!("{HEADER}{}", prettyplease::unparse(&file))),
+        Err(e) => Err(vec![Violation::new(
+            "build.rs",
+            String::new(),
+            format!("generated code does not parse (a generator bug): {e}"),
+        )]),
+    }
+}
+
+fn descriptor(c: &Capability, registry: &Registry) -> TokenStream {
     let id = &c.id;
     let namespace = &c.namespace;
     let name = &c.name;
@@ -224,7 +232,6 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
             cache_entries: #cache,
             tags: &[#(#tags),*],
             source: #source,
-            handler: handlers::#handler,
             input_parsed: rt::Parsed::new(),
             output_parsed: rt::Parsed::new(),
         }
@@ -236,7 +243,7 @@ fn descriptor(c: &Capability, registry: &Registry, handler: &proc_macro2::Ident)
 /// every generated enum of its words, and from an enum declared inline to a named schema's enum
 /// of the same words. A word enum's variants are the words in Pascal case, as generated ones are.
 fn bridges(registry: &Registry, enums: &[(String, Vec<String>)]) -> Vec<TokenStream> {
-    use crate::lang::{Determinism, Effect, Kind, Method};
+    use crate::{Determinism, Effect, Kind, Method};
     let set = |words: &[String]| words.iter().cloned().collect::<BTreeSet<String>>();
     let word_enums: [(&str, Vec<String>); 4] = [
         (
@@ -302,7 +309,7 @@ fn bridges(registry: &Registry, enums: &[(String, Vec<String>)]) -> Vec<TokenStr
 fn published_schemas_read_back(c: &Capability, registry: &Registry, out: &mut Vec<Violation>) {
     for (field, schema) in [("input", &c.input), ("output", &c.output)] {
         let published = schema.to_json(Refs::Inline(&registry.schemas));
-        if let Err(problems) = crate::lang::schema_from_json(&published) {
+        if let Err(problems) = crate::schema_from_json(&published) {
             for p in problems {
                 out.push(Violation::new(
                     c.file.clone(),

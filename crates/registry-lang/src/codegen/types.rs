@@ -9,11 +9,9 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use super::naming::{field_ident, pascal, type_ident};
-use crate::lang::load::Registry;
-use crate::lang::{Additional, Schema, Type, Violation};
+use crate::{Additional, Schema, Type, Violation};
 
-pub(super) struct Types<'a> {
-    pub(super) registry: &'a Registry,
+pub(super) struct Types {
     pub(super) items: Vec<TokenStream>,
     /// Type name → the file that made it, to refuse two schemas generating one name.
     pub(super) taken: BTreeMap<String, String>,
@@ -22,7 +20,7 @@ pub(super) struct Types<'a> {
     pub(super) string_enums: Vec<(String, Vec<String>)>,
 }
 
-impl Types<'_> {
+impl Types {
     fn claim(&mut self, name: &str, file: &str, field: &str) -> bool {
         if let Some(first) = self.taken.get(name) {
             self.violations.push(Violation::new(file.to_string(), field.to_string(), format!(
@@ -226,7 +224,7 @@ impl Types<'_> {
     fn tagged_enum(
         &mut self,
         schema: &Schema,
-        one_of: &crate::lang::OneOf,
+        one_of: &crate::OneOf,
         name: &str,
         file: &str,
         field: &str,

@@ -3,24 +3,24 @@
 //! route, CLI command with its arguments, error code and MCP method per era — sorted at every
 //! level, so two builds of the same sources give the same bytes.
 //!
-//! Compiled only by `build.rs` and by the test crate (through `#[path]`, beside `crate::lang` and
-//! `crate::codegen`); the binary embeds what this produced. The CLI part comes from
-//! `lang::cli::cli_args`, the function the run-time clap tree is built from.
+//! Behind the `codegen` feature, beside the generator: `build.rs` and the tests link it; the binary
+//! embeds what this produced. The CLI part comes from `cli::cli_args`, the function the run-time
+//! clap tree is built from.
 
 use serde_json::{json, Map, Value};
 
+use crate::cli::cli_args;
 use crate::codegen::{route_error_codes, tool_entry};
-use crate::lang::cli::cli_args;
-use crate::lang::load::Registry;
-use crate::lang::naming::FIXED_COMMANDS;
-use crate::lang::publish::Refs;
-use crate::lang::words::EXIT_CODES;
-use crate::lang::{schema_from_json, Method, ERROR_CODES};
+use crate::load::Registry;
+use crate::naming::FIXED_COMMANDS;
+use crate::publish::Refs;
+use crate::words::EXIT_CODES;
+use crate::{schema_from_json, Method, ERROR_CODES};
 
 /// The format word of the surface; `surface diff` refuses any other.
 pub const FORMAT: &str = "majordomus-surface/1";
 
-/// One era of the MCP protocol, as `src/mcp/protocol.rs` serves it.
+/// One era of the MCP protocol, as `protocol` lists it for the dispatcher.
 pub struct Era<'a> {
     pub name: &'a str,
     pub versions: &'a [&'a str],

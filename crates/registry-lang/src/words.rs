@@ -53,7 +53,6 @@ macro_rules! word_enum {
             }
 
             /// Every word, comma-separated, for messages.
-            #[allow(dead_code)]
             pub fn words() -> String {
                 Self::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
             }

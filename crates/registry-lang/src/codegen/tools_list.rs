@@ -10,10 +10,10 @@
 use serde_json::{json, Map, Value};
 
 use super::compact;
-use crate::lang::capability::Capability;
-use crate::lang::load::Registry;
-use crate::lang::publish::Refs;
-use crate::lang::Effect;
+use crate::capability::Capability;
+use crate::load::Registry;
+use crate::publish::Refs;
+use crate::Effect;
 
 /// One tool as declared, its schemas whole with every `$ref` inlined: what the surface records.
 /// The hints are the effect's classification, all four explicit; the effect itself travels in

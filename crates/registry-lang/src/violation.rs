@@ -119,8 +119,8 @@ impl Sink<'_> {
     }
 
     /// Like `push`, where the position is known already (a YAML syntax error says where).
-    // Only the loader half, which the crate does not compile, knows positions this early.
-    #[allow(dead_code)]
+    // Only the loader half knows positions this early.
+    #[cfg(feature = "codegen")]
     pub(crate) fn push_at(
         &mut self,
         field: &str,

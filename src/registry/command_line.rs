@@ -1,12 +1,14 @@
-//! The command line that asks the CLI for a given input: the inverse of `tree::input_from`,
-//! built from the same derivation as the clap arguments (`tree::args_of`), so a line shown
-//! elsewhere (the Cockpit's runner) is one the CLI accepts and reads back as that input.
+//! The command line that asks the CLI for a given input: the inverse of the CLI's reading of its
+//! arguments, built from the same derivation as its clap arguments (`lang::cli::cli_args`), so a
+//! line shown elsewhere (the Cockpit's runner, the reference) is one the CLI accepts and reads
+//! back as that input. A derivation of the table, kept here so the projections that show a line
+//! need not name the CLI.
 
 use serde_json::Value;
 
-use super::tree::kebab;
-use crate::registry::lang::schema::Type;
-use crate::registry::rt::Descriptor;
+use super::lang::cli::kebab;
+use super::lang::schema::Type;
+use super::rt::Descriptor;
 
 /// Quotes `text` for a POSIX shell: unchanged when it is made of characters no shell treats
 /// specially, otherwise in single quotes.
