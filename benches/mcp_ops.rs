@@ -28,14 +28,8 @@ fn median_us(samples: usize, mut call: impl FnMut()) -> f64 {
     times[times.len() / 2]
 }
 
-fn main() {
-    let objects: usize = std::env::var("MAJORDOMUS_BENCH_OBJECTS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let root = dir.path();
-    majordomus::init::init(root).expect("a fresh layer");
+/// `objects` knowledge notes under `root`'s layer, one in 997 holding the searched needle.
+fn write_notes(root: &std::path::Path, objects: usize) {
     let curated = root.join(".ai/repo/knowledge/curated");
     std::fs::create_dir_all(&curated).expect("the knowledge directory");
     let filler =
@@ -52,6 +46,44 @@ fn main() {
         );
         std::fs::write(curated.join(format!("note-{i:05}.md")), text).expect("a note");
     }
+}
+
+/// The median time of a whole `resources/list` walk by cursor, and how many pages it took.
+fn walk_resources(server: &Server, session: &mut Session, meta: &str) -> (f64, usize) {
+    let mut pages = 0;
+    let walk = median_us(21, || {
+        let mut cursor: Option<String> = None;
+        pages = 0;
+        loop {
+            let params = cursor.map_or(String::new(), |c| format!(r#","cursor":"{c}""#));
+            let message = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{{{meta}{params}}}}}"#
+            );
+            let frame = server
+                .handle(session, message.as_bytes())
+                .unwrap_or_default();
+            pages += 1;
+            cursor = frame
+                .split_once(r#""nextCursor":""#)
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(c, _)| c.to_string());
+            if cursor.is_none() {
+                break;
+            }
+        }
+    });
+    (walk, pages)
+}
+
+fn main() {
+    let objects: usize = std::env::var("MAJORDOMUS_BENCH_OBJECTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let root = dir.path();
+    majordomus::init::init(root).expect("a fresh layer");
+    write_notes(root, objects);
     let start = Instant::now();
     let ctx = Context::open(Options {
         start: root.to_path_buf(),
@@ -119,28 +151,7 @@ fn main() {
         println!("{name:<20} {us:>12.1} {bytes:>12}");
     }
     // A whole `resources/list` walk by cursor (every page of the generation).
-    let mut pages = 0;
-    let walk = median_us(21, || {
-        let mut cursor: Option<String> = None;
-        pages = 0;
-        loop {
-            let params = cursor.map_or(String::new(), |c| format!(r#","cursor":"{c}""#));
-            let message = format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{{{meta}{params}}}}}"#
-            );
-            let frame = server
-                .handle(&mut session, message.as_bytes())
-                .unwrap_or_default();
-            pages += 1;
-            cursor = frame
-                .split_once(r#""nextCursor":""#)
-                .and_then(|(_, rest)| rest.split_once('"'))
-                .map(|(c, _)| c.to_string());
-            if cursor.is_none() {
-                break;
-            }
-        }
-    });
+    let (walk, pages) = walk_resources(&server, &mut session, meta);
     println!(
         "{:<20} {walk:>12.1} {:>12}",
         "modern res/list walk",

@@ -2,6 +2,12 @@
 //! stable code word per variant. Transports map the word, never the message.
 
 use majordomus_registry_lang::ERROR_CODES;
+use rustix::io::Errno;
+
+/// The storage failures a retry can get past: a full disk, a spent quota, a read-only mount.
+const ENOSPC: i32 = Errno::NOSPC.raw_os_error();
+const EDQUOT: i32 = Errno::DQUOT.raw_os_error();
+const EROFS: i32 = Errno::ROFS.raw_os_error();
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CapabilityError {
@@ -73,10 +79,7 @@ impl CapabilityError {
     /// full or read-only file system is `unavailable`, so the caller knows a retry can work.
     pub fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
         let message = format!("cannot {doing} `{relative}`: {}", e.kind());
-        let storage = matches!(
-            e.raw_os_error(),
-            Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS)
-        );
+        let storage = matches!(e.raw_os_error(), Some(ENOSPC | EDQUOT | EROFS));
         if storage {
             Self::Unavailable {
                 message: format!(
@@ -182,7 +185,7 @@ fn cut(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::CapabilityError;
+    use super::{CapabilityError, Errno, EDQUOT, ENOSPC, EROFS};
 
     #[test]
     fn a_long_value_is_echoed_by_its_start_and_length_and_a_long_message_is_cut() {
@@ -203,14 +206,14 @@ mod tests {
 
     #[test]
     fn a_full_or_read_only_storage_is_unavailable_and_other_io_is_internal() {
-        for errno in [libc::ENOSPC, libc::EDQUOT, libc::EROFS] {
+        for errno in [ENOSPC, EDQUOT, EROFS] {
             let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
             assert_eq!(e.code(), "unavailable", "{e}");
             assert_eq!(e.http_status(), 503);
             assert!(e.message().starts_with("cannot write `x`: "), "{e}");
             assert!(e.message().ends_with("and retry"), "{e}");
         }
-        for errno in [libc::EACCES, libc::EIO] {
+        for errno in [Errno::ACCESS.raw_os_error(), Errno::IO.raw_os_error()] {
             let e = CapabilityError::io("write", "x", &std::io::Error::from_raw_os_error(errno));
             assert_eq!(e.code(), "internal", "{e}");
         }

@@ -13,6 +13,8 @@ fn main() -> std::process::ExitCode {
 /// Untouched headroom is address space, not resident memory.
 fn grow_the_heap_in_large_steps() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // `mallopt` is glibc's own allocator tuning, not a system call, so rustix (which wraps the
+    // kernel's interface) has no equivalent: this is the one call left to libc.
     // SAFETY: `mallopt` only records a tuning value; it is called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 16 << 20);

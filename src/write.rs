@@ -7,6 +7,15 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+use rustix::fs::OFlags;
+
+/// `flags` as `OpenOptionsExt::custom_flags` takes them.
+#[cfg(unix)]
+fn open_flags(flags: OFlags) -> i32 {
+    flags.bits() as i32
+}
+
 /// The suffix of a temporary file an atomic write leaves when interrupted.
 pub const TEMP_SUFFIX: &str = ".mj-tmp";
 
@@ -318,11 +327,13 @@ fn open_for_append(root: &Path, relative: &str, create: bool) -> Result<File, Pl
     {
         use std::os::unix::fs::OpenOptionsExt;
         // No link followed; a FIFO opens without waiting for a reader (and is then refused).
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        options.custom_flags(open_flags(
+            OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        ));
     }
     let file = options.open(&target).map_err(|e| {
         #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
+        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
             return PlaceError::Symlink {
                 path: relative.to_string(),
             };
@@ -401,7 +412,7 @@ pub fn open_lock_file(path: &Path) -> io::Result<File> {
     {
         use std::os::unix::fs::OpenOptionsExt;
         options
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(open_flags(OFlags::NOFOLLOW | OFlags::CLOEXEC))
             .mode(0o644);
     }
     options.open(path)
@@ -424,7 +435,7 @@ pub fn board_lock_file(path: &Path) -> io::Result<File> {
         .create(true)
         .truncate(false)
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(open_flags(OFlags::NOFOLLOW | OFlags::NONBLOCK))
         .open(path)
 }
 
@@ -436,7 +447,7 @@ pub fn board_record(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> 
         .write(true)
         .create(true)
         .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(open_flags(OFlags::NOFOLLOW | OFlags::NONBLOCK))
         .open(temp)
         .and_then(|mut file| file.write_all(bytes))
         .and_then(|()| fs::rename(temp, target));
@@ -454,7 +465,7 @@ pub fn board_message(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()>
     let result = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(open_flags(OFlags::NOFOLLOW | OFlags::NONBLOCK))
         .open(temp)
         .and_then(|mut file| file.write_all(bytes))
         .and_then(|()| fs::hard_link(temp, target));
@@ -496,7 +507,9 @@ impl BoardLog {
             .create(true)
             .truncate(true)
             .write(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_APPEND | libc::O_CLOEXEC)
+            .custom_flags(open_flags(
+                OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::APPEND | OFlags::CLOEXEC,
+            ))
             .mode(0o644)
             .open(path)?;
         file.write_all(header)?;

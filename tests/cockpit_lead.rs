@@ -68,7 +68,26 @@ fn agent_href(handle: &str) -> String {
 fn a_lead_sees_what_agents_left_hold_did_and_said() {
     let fixture = Fixture::with_plan();
     let root = fixture.root().to_path_buf();
-    let mut doomed = McpServer::start(&root);
+    let (mut holder, mut asker, holder_handle) = agents_work_and_one_dies(&root);
+    let ctx = Context::open(Options {
+        start: root.clone(),
+        discovery: Discovery::Filesystem,
+        ..Options::default()
+    });
+    the_overview_names_what_is_wrong(&ctx);
+    the_plan_is_what_plan_ready_says(&ctx);
+    the_issue_pages_say_where_the_work_stands(&ctx, &holder_handle);
+    the_askers_page_says_what_it_was_refused(&ctx, &holder_handle);
+    messages_are_text_and_executions_are_agents(&ctx, &holder_handle);
+    asker.kill();
+    holder.kill();
+}
+
+/// Three agents on the board: one claims and starts the base issue and then dies, one holds
+/// `src/**` (and is refused the next issue), one is refused a path and is sent a hostile
+/// message. The two alive are returned, with the holder's handle.
+fn agents_work_and_one_dies(root: &std::path::Path) -> (McpServer, McpServer, String) {
+    let mut doomed = McpServer::start(root);
     doomed.initialize_as("doomed");
     let claimed = doomed.call_ok(tool_of("plan.claim"), json!({ "issue": "base" }));
     assert_eq!(claimed["granted"], true, "{claimed}");
@@ -76,7 +95,7 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         tool_of("plan.transition"),
         json!({ "issue": "base", "transition": "start" }),
     );
-    let mut holder = McpServer::start(&root);
+    let mut holder = McpServer::start(root);
     holder.initialize_as("holder");
     let held = holder.call_ok(tool_of("peers.claim"), json!({ "globs": ["src/**"] }));
     let holder_handle = held["claim"]["handle"]
@@ -86,7 +105,7 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
     // A claim of an issue that waits on another is not granted; its execution names the issue.
     let early = holder.call(tool_of("plan.claim"), json!({ "issue": "next" }));
     assert!(early.is_object(), "{early}");
-    let mut asker = McpServer::start(&root);
+    let mut asker = McpServer::start(root);
     asker.initialize_as("<b>asker</b>");
     let refused = asker.call_ok(tool_of("peers.claim"), json!({ "globs": ["src/a.rs"] }));
     assert_eq!(refused["granted"], false, "{refused}");
@@ -104,16 +123,14 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
     );
     doomed.kill();
 
-    let ctx = Context::open(Options {
-        start: root.clone(),
-        discovery: Discovery::Filesystem,
-        ..Options::default()
-    });
+    (holder, asker, holder_handle)
+}
 
-    // The overview: the abandoned issue (naming its agent, linked), the refusal and the
-    // blocked issue are findings; all is not well.
+/// The overview: the abandoned issue (naming its agent, linked), the refusal and the blocked
+/// issue are findings; all is not well.
+fn the_overview_names_what_is_wrong(ctx: &Context) {
     let overview = eventually(Duration::from_secs(15), "the abandoned issue", || {
-        let html = ok(&ctx, "");
+        let html = ok(ctx, "");
         html.contains("issue_<wbr>abandoned").then_some(html)
     });
     assert!(!overview.contains("Nothing to act on"), "{overview}");
@@ -138,13 +155,15 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         "the finding links the agent that died: {overview}"
     );
     assert!(!overview.contains("<b>asker</b>"), "client text is text");
+}
 
-    // The plan: nothing is ready (the base is abandoned, the next waits on it), as plan.ready says.
+/// The plan: nothing is ready (the base is abandoned, the next waits on it), as plan.ready says.
+fn the_plan_is_what_plan_ready_says(ctx: &Context) {
     let ready = ctx
         .execute("plan.ready", json!({}))
         .expect("plan.ready answers");
     assert_eq!(ready["total"], 0, "{ready}");
-    let plan = ok(&ctx, "/plan");
+    let plan = ok(ctx, "/plan");
     assert!(
         column(&plan, "ready").contains("Ready <small>(0)</small>"),
         "{plan}"
@@ -168,9 +187,11 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         ),
         "the text alternative lists the edge: {plan}"
     );
+}
 
-    // The issue's page: where its work stands.
-    let base = ok(&ctx, "/object?uri=majordomus%3A%2F%2Fissue%2Fbase");
+/// The issue's page: where its work stands.
+fn the_issue_pages_say_where_the_work_stands(ctx: &Context, holder_handle: &str) {
+    let base = ok(ctx, "/object?uri=majordomus%3A%2F%2Fissue%2Fbase");
     assert!(base.contains("<h2>The work</h2>"), "{base}");
     assert!(
         base.contains("<span class=\"badge active\">active</span>"),
@@ -190,21 +211,23 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         Duration::from_secs(15),
         "the next issue's executions",
         || {
-            let html = ok(&ctx, "/object?uri=majordomus%3A%2F%2Fissue%2Fnext");
+            let html = ok(ctx, "/object?uri=majordomus%3A%2F%2Fissue%2Fnext");
             html.contains("<code>plan.<wbr>claim</code>")
                 .then_some(html)
         },
     );
     assert!(
-        decoded(&next).contains(&agent_href(&holder_handle)),
+        decoded(&next).contains(&agent_href(holder_handle)),
         "the execution names its agent: {next}"
     );
     assert!(
         next.contains("<span class=\"badge warning\">blocked</span>"),
         "{next}"
     );
+}
 
-    // The asker's page: what it was refused, and by whom.
+/// The asker's page: what it was refused, and by whom.
+fn the_askers_page_says_what_it_was_refused(ctx: &Context, holder_handle: &str) {
     let asker_handle = {
         let listed = ctx
             .execute(
@@ -217,11 +240,11 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
             .expect("the refused agent")
             .to_string()
     };
-    let asker_page = ok(&ctx, &agent_href(&asker_handle)["/cockpit".len()..]);
+    let asker_page = ok(ctx, &agent_href(&asker_handle)["/cockpit".len()..]);
     assert!(asker_page.contains("<h2>Refused</h2>"), "{asker_page}");
     assert!(decoded(&asker_page).contains("src/a.rs"), "{asker_page}");
     assert!(
-        asker_page.contains(&holder_handle),
+        asker_page.contains(holder_handle),
         "who held it: {asker_page}"
     );
     assert!(
@@ -229,18 +252,20 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         "{asker_page}"
     );
     // As an HTTP agent passes its handle back, its key after a dot: the same page, the key unseen.
-    let keyed = ok(&ctx, &format!("/agent?handle={asker_handle}.k3y0f7h3ag3nt"));
+    let keyed = ok(ctx, &format!("/agent?handle={asker_handle}.k3y0f7h3ag3nt"));
     assert!(keyed.contains("<h2>Refused</h2>"), "{keyed}");
     assert!(
         !keyed.contains("k3y0f7h3ag3nt"),
         "the key is echoed: {keyed}"
     );
-    let (status, _) = get(&ctx, "/agent?handle=nobody-at-all");
+    let (status, _) = get(ctx, "/agent?handle=nobody-at-all");
     assert_eq!(status, 404);
+}
 
-    // Messages: subject and body as text, the controls made visible, sender and recipients
-    // linked to their pages.
-    let messages = ok(&ctx, "/messages");
+/// Messages: subject and body as text, the controls made visible, sender and recipients
+/// linked to their pages. Executions: agents' calls by default, the Cockpit's own one click away.
+fn messages_are_text_and_executions_are_agents(ctx: &Context, holder_handle: &str) {
+    let messages = ok(ctx, "/messages");
     assert!(!messages.contains("<script>alert"), "{messages}");
     assert!(
         messages.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
@@ -253,15 +278,15 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
     assert!(!messages.contains('\u{1b}'), "no raw control character");
     assert!(messages.contains("dir=\"auto\""), "{messages}");
     assert!(
-        decoded(&messages).contains(&agent_href(&holder_handle)),
+        decoded(&messages).contains(&agent_href(holder_handle)),
         "the sender is linked: {messages}"
     );
 
     // Executions: agents' calls by default; the Cockpit's own reads one click away.
-    let agents_only = ok(&ctx, "/executions?limit=1000");
+    let agents_only = ok(ctx, "/executions?limit=1000");
     assert!(agents_only.contains("Show them too"), "{agents_only}");
     assert!(!agents_only.contains("no agent <small>"), "{agents_only}");
-    let everything = ok(&ctx, "/executions?all=true&limit=1000");
+    let everything = ok(ctx, "/executions?all=true&limit=1000");
     assert!(everything.contains("no agent <small>"), "{everything}");
     assert!(
         everything.contains("Only the calls agents made"),
@@ -280,8 +305,6 @@ fn a_lead_sees_what_agents_left_hold_did_and_said() {
         !peers.is_empty() && peers.iter().all(|p| p.is_object()),
         "the overview's recent calls are agents': {recent}"
     );
-    asker.kill();
-    holder.kill();
 }
 
 #[test]

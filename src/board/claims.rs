@@ -8,8 +8,8 @@
 //! The API any capability calls: [`Board::claim`], [`Board::release`], [`Board::holders_of`]
 //! and [`Board::live_claims`]. Knows nothing of MCP or of any surface.
 
+use rustix::fs::{flock, FlockOperation};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -215,8 +215,7 @@ impl ClaimsLock {
                     reason: super::io_reason(&e),
                 })
             })?;
-            // SAFETY: flock on a descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            if flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
                 let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
                     (Ok(held), Ok(there)) => held.ino() == there.ino() && held.dev() == there.dev(),
                     _ => false,
@@ -243,8 +242,8 @@ pub(super) fn remove_lock_if_alone(dir: &Path) {
     let Ok(file) = super::process::open_to_read(&path) else {
         return;
     };
-    // SAFETY: flock on a descriptor this function owns; closing it lets the lock go.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    // Closing `file` lets the lock go.
+    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
         return;
     }
     let alone = std::fs::read_dir(dir).is_ok_and(|entries| {

@@ -12,8 +12,8 @@
 //! [`Board::unread`], [`Board::unread_counts`], [`Board::messages_of`] and [`Board::mark_read`]
 //! are what capabilities call.
 
+use rustix::fs::{flock, FlockOperation};
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -246,8 +246,7 @@ impl InboxLock {
         let started = Instant::now();
         let mut pause = Duration::from_micros(100);
         loop {
-            // SAFETY: flock on a descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            if flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
                 return Ok(InboxLock { _file: file });
             }
             if started.elapsed() > LOCK_WAIT {

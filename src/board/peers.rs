@@ -77,8 +77,7 @@ fn now() -> u64 {
 /// between the two; its plain parent where `/proc` does not say.
 pub fn client_pid() -> Option<u32> {
     super::process::client_of(std::process::id()).or_else(|| {
-        // SAFETY: getppid has no preconditions and cannot fail.
-        let ppid = unsafe { libc::getppid() };
+        let ppid = rustix::process::getppid()?.as_raw_pid();
         u32::try_from(ppid).ok().filter(|p| *p > 1)
     })
 }

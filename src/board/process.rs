@@ -4,7 +4,11 @@
 //! process so one `poll` tells which of them exited. Knows nothing of records or of sessions.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::fs::{flock, FlockOperation};
+use rustix::process::Pid;
 use std::path::Path;
 
 /// A process, named so that a pid the kernel hands out again is another process.
@@ -159,8 +163,12 @@ pub fn is_running(id: &Identity) -> bool {
     match start_time(id.pid) {
         Some(start) => start == id.start,
         None if Path::new("/proc/self/stat").exists() => false,
-        // SAFETY: kill with signal 0 sends nothing; it only asks whether the pid exists.
-        None => i32::try_from(id.pid).is_ok_and(|pid| unsafe { libc::kill(pid, 0) } == 0),
+        // Signal 0 sends nothing; it only asks whether the pid exists. Pid 0 would name our own
+        // process group, never a recorded process.
+        None => i32::try_from(id.pid)
+            .ok()
+            .and_then(Pid::from_raw)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok()),
     }
 }
 
@@ -175,10 +183,7 @@ impl LifeLock {
     /// Creates `path` if needed and locks it exclusively, never waiting.
     pub fn take(path: &Path) -> std::io::Result<LifeLock> {
         let file = crate::write::board_lock_file(path)?;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        flock(&file, FlockOperation::NonBlockingLockExclusive)?;
         Ok(LifeLock { _file: file })
     }
 }
@@ -189,8 +194,8 @@ pub fn is_held(path: &Path) -> bool {
     let Ok(file) = open_to_read(path) else {
         return false;
     };
-    // SAFETY: flock on a descriptor this function owns; closing it drops a lock it took.
-    let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    // Closing `file` drops a lock this probe took.
+    let free = flock(&file, FlockOperation::NonBlockingLockShared).is_ok();
     !free
 }
 
@@ -211,13 +216,10 @@ impl Watch {
     pub fn open(pid: u32) -> Watch {
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-            if fd >= 0 {
-                // SAFETY: the descriptor was just returned to this process and nothing else owns it.
-                return Watch {
-                    fd: Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }),
-                };
+            let opened = Pid::from_raw(pid as i32)
+                .map(|pid| rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()));
+            if let Some(Ok(fd)) = opened {
+                return Watch { fd: Some(fd) };
             }
         }
         let _ = pid;
@@ -229,25 +231,24 @@ impl Watch {
     }
 }
 
+/// A `poll` timeout that only looks.
+const NO_WAIT: rustix::event::Timespec = rustix::event::Timespec {
+    tv_sec: 0,
+    tv_nsec: 0,
+};
+
 /// Which of `watches` name a process that has exited, in one `poll` for all those with a pidfd;
 /// the others are asked through `is_running`.
 pub fn exited(watches: &[(&Watch, &Identity)]) -> Vec<bool> {
-    let mut polled: Vec<libc::pollfd> = watches
+    let mut polled: Vec<PollFd<'_>> = watches
         .iter()
         .filter_map(|(w, _)| w.fd.as_ref())
-        .map(|fd| libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|fd| PollFd::new(fd, PollFlags::IN))
         .collect();
-    if !polled.is_empty() {
-        // SAFETY: `polled` is a valid array of `len` pollfd structures; a 0 timeout never waits.
-        let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 0) };
-        if n < 0 {
-            for p in &mut polled {
-                p.revents = 0;
-            }
+    // A zero timeout never waits.
+    if !polled.is_empty() && rustix::event::poll(&mut polled, Some(&NO_WAIT)).is_err() {
+        for p in &mut polled {
+            p.clear_revents();
         }
     }
     let mut next = polled.iter();
@@ -256,7 +257,8 @@ pub fn exited(watches: &[(&Watch, &Identity)]) -> Vec<bool> {
         .map(|(w, id)| {
             if w.has_fd() {
                 next.next().is_some_and(|p| {
-                    p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+                    p.revents()
+                        .intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR)
                 })
             } else {
                 !is_running(id)
@@ -288,8 +290,7 @@ mod tests {
     #[test]
     fn this_process_has_the_parent_the_system_names() {
         let me = std::process::id();
-        // SAFETY: getppid takes nothing and cannot fail.
-        let parent = unsafe { libc::getppid() } as u32;
+        let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_pid() as u32);
         assert_eq!(parent_of(me), Some(parent));
         assert_eq!(parent_of(u32::MAX), None);
         let args = arguments(me).expect("this process's arguments");

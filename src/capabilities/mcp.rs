@@ -158,23 +158,7 @@ pub fn projection(ctx: &Call, input: ProjectionInput) -> Result<ProjectionOutput
                 everyone.as_ref(),
             ),
         ],
-        serving: Serving {
-            methods: protocol::METHODS.iter().map(|m| m.to_string()).collect(),
-            notifications: protocol::NOTIFICATIONS
-                .iter()
-                .map(|m| m.to_string())
-                .collect(),
-            not_served: protocol::NOT_SERVED
-                .iter()
-                .map(|(method, why)| NotServed {
-                    method: method.to_string(),
-                    why: why.to_string(),
-                })
-                .collect(),
-            tools: protocol::METHODS.contains(&"tools/list"),
-            resources: protocol::METHODS.contains(&"resources/list"),
-            prompts: protocol::METHODS.contains(&"prompts/list"),
-        },
+        serving: serving_view(),
         tools: input.detail.then_some(tools),
         toolsets: toolsets_view(ctx, projected.len()),
         bill: bill_view(ctx, input.detail),
@@ -188,6 +172,27 @@ pub fn projection(ctx: &Call, input: ProjectionInput) -> Result<ProjectionOutput
         clients,
         findings,
     })
+}
+
+/// The methods and notifications served, and those that are not with why.
+fn serving_view() -> Serving {
+    Serving {
+        methods: protocol::METHODS.iter().map(|m| m.to_string()).collect(),
+        notifications: protocol::NOTIFICATIONS
+            .iter()
+            .map(|m| m.to_string())
+            .collect(),
+        not_served: protocol::NOT_SERVED
+            .iter()
+            .map(|(method, why)| NotServed {
+                method: method.to_string(),
+                why: why.to_string(),
+            })
+            .collect(),
+        tools: protocol::METHODS.contains(&"tools/list"),
+        resources: protocol::METHODS.contains(&"resources/list"),
+        prompts: protocol::METHODS.contains(&"prompts/list"),
+    }
 }
 
 /// The selected toolsets, why, and every toolset this server could be started with.

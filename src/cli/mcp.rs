@@ -118,17 +118,32 @@ fn counted(count: &Value, one: &str, many: &str) -> String {
     }
 }
 
+/// The projection as text, one section after another.
 fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
     let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!(
-        "{} {} — the MCP projection",
-        p["server"]["name"].as_str().unwrap_or_default(),
-        p["server"]["version"].as_str().unwrap_or_default()
-    ));
+    render_protocol(&mut out, p);
+    render_tools(&mut out, p);
+    render_bill(&mut out, p);
+    render_clients(&mut out, p);
+    render_findings(&mut out, p, diagnostics, state);
+    out
+}
+
+fn line(out: &mut String, s: String) {
+    out.push_str(&s);
+    out.push('\n');
+}
+
+/// The server, its protocol versions and eras, instructions, transports and methods.
+fn render_protocol(out: &mut String, p: &Value) {
+    line(
+        out,
+        format!(
+            "{} {} — the MCP projection",
+            p["server"]["name"].as_str().unwrap_or_default(),
+            p["server"]["version"].as_str().unwrap_or_default()
+        ),
+    );
     // Every era's versions, the modern one first: what a client may name.
     let versions: Vec<Value> = p["eras"]
         .as_array()
@@ -136,76 +151,98 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         .flatten()
         .flat_map(|e| e["versions"].as_array().cloned().unwrap_or_default())
         .collect();
-    line(format!(
-        "protocol versions: {}",
-        words(&Value::Array(versions))
-    ));
-    line(format!(
-        "read-only: {}",
-        if p["read_only"] == json!(true) {
-            "yes"
-        } else {
-            "no"
-        }
-    ));
-    line("eras:".into());
-    for e in p["eras"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {} ({}{}) — opened by {}",
-            e["name"].as_str().unwrap_or_default(),
-            words(&e["versions"]),
-            if e["stateless"] == json!(true) {
-                ", stateless"
+    line(
+        out,
+        format!("protocol versions: {}", words(&Value::Array(versions))),
+    );
+    line(
+        out,
+        format!(
+            "read-only: {}",
+            if p["read_only"] == json!(true) {
+                "yes"
             } else {
-                ""
-            },
-            e["opened_by"].as_str().unwrap_or_default()
-        ));
-        line(format!("    serves: {}", words(&e["methods"])));
+                "no"
+            }
+        ),
+    );
+    line(out, "eras:".into());
+    for e in p["eras"].as_array().into_iter().flatten() {
+        line(
+            out,
+            format!(
+                "  {} ({}{}) — opened by {}",
+                e["name"].as_str().unwrap_or_default(),
+                words(&e["versions"]),
+                if e["stateless"] == json!(true) {
+                    ", stateless"
+                } else {
+                    ""
+                },
+                e["opened_by"].as_str().unwrap_or_default()
+            ),
+        );
+        line(out, format!("    serves: {}", words(&e["methods"])));
         let not_served: Vec<&str> = e["not_served"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|n| n["method"].as_str())
             .collect();
-        line(format!("    not served: {}", not_served.join(", ")));
+        line(out, format!("    not served: {}", not_served.join(", ")));
     }
     for i in p["instructions"].as_array().into_iter().flatten() {
-        line(format!(
-            "instructions ({}, {} bytes):",
-            words(&i["eras"]),
-            i["bytes"]
-        ));
-        line(format!("  {}", i["text"].as_str().unwrap_or_default()));
-    }
-    line("transports:".into());
-    for t in p["transports"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {:<6} {}, {} modern (stateless) — {}",
-            t["name"].as_str().unwrap_or_default(),
-            counted(
-                &t["sessions_by_era"]["legacy"],
-                "legacy session",
-                "legacy sessions"
+        line(
+            out,
+            format!(
+                "instructions ({}, {} bytes):",
+                words(&i["eras"]),
+                i["bytes"]
             ),
-            t["sessions_by_era"]["modern"],
-            t["how"].as_str().unwrap_or_default()
-        ));
+        );
+        line(out, format!("  {}", i["text"].as_str().unwrap_or_default()));
     }
-    line(format!(
-        "methods served (legacy): {}",
-        words(&p["serving"]["methods"])
-    ));
-    line("not served (legacy):".into());
+    line(out, "transports:".into());
+    for t in p["transports"].as_array().into_iter().flatten() {
+        line(
+            out,
+            format!(
+                "  {:<6} {}, {} modern (stateless) — {}",
+                t["name"].as_str().unwrap_or_default(),
+                counted(
+                    &t["sessions_by_era"]["legacy"],
+                    "legacy session",
+                    "legacy sessions"
+                ),
+                t["sessions_by_era"]["modern"],
+                t["how"].as_str().unwrap_or_default()
+            ),
+        );
+    }
+    line(
+        out,
+        format!(
+            "methods served (legacy): {}",
+            words(&p["serving"]["methods"])
+        ),
+    );
+    line(out, "not served (legacy):".into());
     for n in p["serving"]["not_served"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {} — {}",
-            n["method"].as_str().unwrap_or_default(),
-            n["why"].as_str().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {} — {}",
+                n["method"].as_str().unwrap_or_default(),
+                n["why"].as_str().unwrap_or_default()
+            ),
+        );
     }
+}
+
+/// The tools with their hints, and the toolsets they are listed by.
+fn render_tools(out: &mut String, p: &Value) {
     let tools = p["tools"].as_array().cloned().unwrap_or_default();
-    line(format!("tools ({}):", tools.len()));
+    line(out, format!("tools ({}):", tools.len()));
     for t in &tools {
         let h = &t["hints"];
         let flags: Vec<&str> = [
@@ -218,103 +255,138 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
         .filter(|(_, key)| h[*key] == json!(true))
         .map(|(label, _)| *label)
         .collect();
-        line(format!(
-            "  {:<30} {:<20} {:<24} {}",
-            t["name"].as_str().unwrap_or_default(),
-            t["effect"].as_str().unwrap_or_default(),
-            flags.join(" "),
-            t["capability"].as_str().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {:<30} {:<20} {:<24} {}",
+                t["name"].as_str().unwrap_or_default(),
+                t["effect"].as_str().unwrap_or_default(),
+                flags.join(" "),
+                t["capability"].as_str().unwrap_or_default()
+            ),
+        );
     }
     let sets = &p["toolsets"];
-    line(format!(
-        "toolsets: {} — {} of {} tools listed: {}",
-        words(&sets["selected"]),
-        sets["listed"],
-        sets["declared"],
-        sets["why"].as_str().unwrap_or_default()
-    ));
+    line(
+        out,
+        format!(
+            "toolsets: {} — {} of {} tools listed: {}",
+            words(&sets["selected"]),
+            sets["listed"],
+            sets["declared"],
+            sets["why"].as_str().unwrap_or_default()
+        ),
+    );
     for set in sets["available"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {:<12} {:>8} — {}",
-            set["name"].as_str().unwrap_or_default(),
-            counted(
-                &json!(set["tools"].as_array().map_or(0, Vec::len)),
-                "tool",
-                "tools"
+        line(
+            out,
+            format!(
+                "  {:<12} {:>8} — {}",
+                set["name"].as_str().unwrap_or_default(),
+                counted(
+                    &json!(set["tools"].as_array().map_or(0, Vec::len)),
+                    "tool",
+                    "tools"
+                ),
+                set["about"].as_str().unwrap_or_default()
             ),
-            set["about"].as_str().unwrap_or_default()
-        ));
+        );
     }
+}
+
+/// What a client pays in bytes and tokens before its first call.
+fn render_bill(out: &mut String, p: &Value) {
     let bill = &p["bill"];
     let model = &bill["model"];
-    line(format!(
+    line(out, format!(
         "what a client passes its model: tools {} B / {} tok (name, description, input schema), instructions {} B / {} tok (as Claude Code cuts them)",
         model["tools"]["bytes"].as_i64().unwrap_or_default(),
         model["tools"]["tokens"].as_i64().unwrap_or_default(),
         model["instructions"]["bytes"].as_i64().unwrap_or_default(),
         model["instructions"]["tokens"].as_i64().unwrap_or_default()
     ));
-    line("what it receives on the wire before its first call (bytes / estimated tokens):".into());
+    line(
+        out,
+        "what it receives on the wire before its first call (bytes / estimated tokens):".into(),
+    );
     for e in bill["eras"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {:<6} tools/list {:>6} B / {:>5} tok   instructions {:>5} B / {:>4} tok",
-            e["era"].as_str().unwrap_or_default(),
-            e["tools_list"]["bytes"].as_i64().unwrap_or_default(),
-            e["tools_list"]["tokens"].as_i64().unwrap_or_default(),
-            e["instructions"]["bytes"].as_i64().unwrap_or_default(),
-            e["instructions"]["tokens"].as_i64().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {:<6} tools/list {:>6} B / {:>5} tok   instructions {:>5} B / {:>4} tok",
+                e["era"].as_str().unwrap_or_default(),
+                e["tools_list"]["bytes"].as_i64().unwrap_or_default(),
+                e["tools_list"]["tokens"].as_i64().unwrap_or_default(),
+                e["instructions"]["bytes"].as_i64().unwrap_or_default(),
+                e["instructions"]["tokens"].as_i64().unwrap_or_default()
+            ),
+        );
     }
-    line(format!(
-        "  {:<30} {:>6} {:>5}  {:>6} {:>5} {:>6} {:>6} {:>6}",
-        "per tool", "bytes", "tok", "model", "name", "descr", "input", "output"
-    ));
-    for t in bill["tools"].as_array().into_iter().flatten() {
-        line(format!(
+    line(
+        out,
+        format!(
             "  {:<30} {:>6} {:>5}  {:>6} {:>5} {:>6} {:>6} {:>6}",
-            t["tool"].as_str().unwrap_or_default(),
-            t["whole"]["bytes"].as_i64().unwrap_or_default(),
-            t["whole"]["tokens"].as_i64().unwrap_or_default(),
-            t["model"]["bytes"].as_i64().unwrap_or_default(),
-            t["name"]["bytes"].as_i64().unwrap_or_default(),
-            t["description"]["bytes"].as_i64().unwrap_or_default(),
-            t["input_schema"]["bytes"].as_i64().unwrap_or_default(),
-            t["output_schema"]["bytes"].as_i64().unwrap_or_default()
-        ));
+            "per tool", "bytes", "tok", "model", "name", "descr", "input", "output"
+        ),
+    );
+    for t in bill["tools"].as_array().into_iter().flatten() {
+        line(
+            out,
+            format!(
+                "  {:<30} {:>6} {:>5}  {:>6} {:>5} {:>6} {:>6} {:>6}",
+                t["tool"].as_str().unwrap_or_default(),
+                t["whole"]["bytes"].as_i64().unwrap_or_default(),
+                t["whole"]["tokens"].as_i64().unwrap_or_default(),
+                t["model"]["bytes"].as_i64().unwrap_or_default(),
+                t["name"]["bytes"].as_i64().unwrap_or_default(),
+                t["description"]["bytes"].as_i64().unwrap_or_default(),
+                t["input_schema"]["bytes"].as_i64().unwrap_or_default(),
+                t["output_schema"]["bytes"].as_i64().unwrap_or_default()
+            ),
+        );
     }
-    line(format!(
-        "  tokens: {}",
-        bill["method"].as_str().unwrap_or_default()
-    ));
-    line(format!("writers: {}", words(&p["writers"])));
+    line(
+        out,
+        format!("  tokens: {}", bill["method"].as_str().unwrap_or_default()),
+    );
+}
+
+/// Writers, resources and the clients this repository is wired for.
+fn render_clients(out: &mut String, p: &Value) {
+    line(out, format!("writers: {}", words(&p["writers"])));
     let builtin: Vec<String> = p["resources"]["builtin"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|r| r["uri"].as_str().map(str::to_string))
         .collect();
-    line(format!(
-        "resources: {} builtin ({}), {}, template {}",
-        builtin.len(),
-        builtin.join(", "),
-        counted(&p["resources"]["objects"], "layer object", "layer objects"),
-        p["resources"]["template"].as_str().unwrap_or_default()
-    ));
-    line("clients:".into());
+    line(
+        out,
+        format!(
+            "resources: {} builtin ({}), {}, template {}",
+            builtin.len(),
+            builtin.join(", "),
+            counted(&p["resources"]["objects"], "layer object", "layer objects"),
+            p["resources"]["template"].as_str().unwrap_or_default()
+        ),
+    );
+    line(out, "clients:".into());
     for c in p["clients"].as_array().into_iter().flatten() {
-        line(format!(
-            "  {:<12} {:<24} {}, {} era ({})",
-            c["name"].as_str().unwrap_or_default(),
-            c["config"].as_str().unwrap_or_default(),
-            c["standing"].as_str().unwrap_or_default(),
-            c["era"].as_str().unwrap_or_default(),
-            c["era_from"].as_str().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {:<12} {:<24} {}, {} era ({})",
+                c["name"].as_str().unwrap_or_default(),
+                c["config"].as_str().unwrap_or_default(),
+                c["standing"].as_str().unwrap_or_default(),
+                c["era"].as_str().unwrap_or_default(),
+                c["era_from"].as_str().unwrap_or_default()
+            ),
+        );
         let m = &c["model"];
         if m.is_object() {
             let tokens = |k: &str| m[k]["tokens"].as_i64().unwrap_or_default();
-            line(format!(
+            line(out, format!(
                 "    passes its model ~{} tokens: toolset {} ({} bytes of names, descriptions and input schemas), instructions {} bytes{}",
                 tokens("tools") + tokens("instructions"),
                 words(&m["toolsets"]),
@@ -326,32 +398,44 @@ fn render_text(p: &Value, diagnostics: &Value, state: IndexState) -> String {
             ));
         }
     }
+}
+
+/// The findings and the index's diagnostics.
+fn render_findings(out: &mut String, p: &Value, diagnostics: &Value, state: IndexState) {
     let findings = p["findings"].as_array().cloned().unwrap_or_default();
-    line(format!("findings ({}):", findings.len()));
+    line(out, format!("findings ({}):", findings.len()));
     for f in &findings {
-        line(format!(
-            "  {}: {}",
-            f["code"].as_str().unwrap_or_default(),
-            f["message"].as_str().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {}: {}",
+                f["code"].as_str().unwrap_or_default(),
+                f["message"].as_str().unwrap_or_default()
+            ),
+        );
         for r in f["remedy"].as_str().unwrap_or_default().lines() {
-            line(format!("    {r}"));
+            line(out, format!("    {r}"));
         }
     }
     let diagnostics = diagnostics.as_array().cloned().unwrap_or_default();
-    line(format!(
-        "index: {} ({})",
-        state.as_str(),
-        counted(&json!(diagnostics.len()), "diagnostic", "diagnostics")
-    ));
+    line(
+        out,
+        format!(
+            "index: {} ({})",
+            state.as_str(),
+            counted(&json!(diagnostics.len()), "diagnostic", "diagnostics")
+        ),
+    );
     for d in &diagnostics {
-        line(format!(
-            "  {} {} {}: {}",
-            d["severity"].as_str().unwrap_or_default(),
-            d["code"].as_str().unwrap_or_default(),
-            d["path"].as_str().unwrap_or("-"),
-            d["message"].as_str().unwrap_or_default()
-        ));
+        line(
+            out,
+            format!(
+                "  {} {} {}: {}",
+                d["severity"].as_str().unwrap_or_default(),
+                d["code"].as_str().unwrap_or_default(),
+                d["path"].as_str().unwrap_or("-"),
+                d["message"].as_str().unwrap_or_default()
+            ),
+        );
     }
-    out
 }

@@ -33,22 +33,13 @@ pub fn connection_limit() -> usize {
 /// Raises the soft `RLIMIT_NOFILE` towards the hard one: desktops often start processes at
 /// 1,024, which a few hundred idle clients would otherwise use up.
 fn raise_open_files_limit() {
-    #[cfg(unix)]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit and setrlimit read or write one `rlimit` we own.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                let wanted = limit.rlim_max.min(65_536);
-                if limit.rlim_cur < wanted {
-                    limit.rlim_cur = wanted;
-                    let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-                }
-            }
-        }
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    // No hard limit (`None`) is unlimited, as `RLIM_INFINITY` is the largest value.
+    let wanted = limit.maximum.unwrap_or(u64::MAX).min(65_536);
+    if limit.current.unwrap_or(u64::MAX) < wanted {
+        limit.current = Some(wanted);
+        let _ = setrlimit(Resource::Nofile, limit);
     }
 }
 
@@ -58,23 +49,11 @@ fn limit_for(open_files: u64) -> usize {
     usize::try_from(limit).map_or(MAX_CONNECTIONS, |l| l.min(MAX_CONNECTIONS))
 }
 
-/// The soft `RLIMIT_NOFILE` of this process (1024 when it cannot be read).
+/// The soft `RLIMIT_NOFILE` of this process (`u64::MAX` where it is unlimited).
 fn open_files_limit() -> u64 {
-    #[cfg(unix)]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one `rlimit` through a pointer to a live, owned value.
-        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-        if read == 0 {
-            // `rlim_t` is `u64` on Linux, not on every Unix.
-            #[allow(clippy::unnecessary_cast)]
-            return limit.rlim_cur as u64;
-        }
-    }
-    1024
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX)
 }
 
 /// The listener, the connection slots, the open connections and the state of the current burst

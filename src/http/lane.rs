@@ -143,16 +143,12 @@ fn serve(jobs: &Mutex<Receiver<Job>>) {
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: gettid and setpriority take plain integers and touch no memory of ours; on
-        // Linux `PRIO_PROCESS` with a thread id names that one thread.
-        let lowered = unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, LANE_NICE)
-        };
-        if lowered != 0 {
+        // On Linux `PRIO_PROCESS` with a thread id names that one thread.
+        let tid = rustix::thread::gettid();
+        if let Err(e) = rustix::process::setpriority_process(Some(tid), LANE_NICE) {
             tracing::debug!(
                 "the large-page lane keeps the usual priority: {}",
-                std::io::Error::last_os_error()
+                std::io::Error::from(e)
             );
         }
     }

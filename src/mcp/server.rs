@@ -273,35 +273,15 @@ impl Server {
         };
         let Some(id) = id else {
             // A notification is never answered, whatever it is.
-            if method == "notifications/cancelled" {
-                // Ends a listen (stdio); a cancelled request that already answered is no-op.
-                let request = params.as_ref().and_then(|p| p.get("requestId"));
-                let ended = request.is_some_and(|id| session.live.cancel(id));
-                tracing::debug!(method, ended, "notification");
-            } else if NOTIFICATIONS.contains(&method) {
-                tracing::debug!(method, "notification");
-            } else {
-                tracing::debug!(method, "ignored an unknown notification");
-            }
+            take_notification(session, method, params.as_ref());
             return None;
         };
         let era = match era::classify(method, &meta, session.opened) {
             Ok(era) => era,
             Err(e) => return Some(Frame::error(&id, &e)),
         };
-        let methods = era.methods();
-        if !methods.contains(&method) {
-            let era_name = if era.is_modern() { "modern" } else { "legacy" };
-            return Some(Frame::error(
-                &id,
-                &RpcError::new(
-                    protocol::METHOD_NOT_FOUND,
-                    format!(
-                        "method `{method}` is not served on the {era_name} era (served: {})",
-                        methods.join(", ")
-                    ),
-                ),
-            ));
+        if let Some(refusal) = not_served_on(era, method) {
+            return Some(Frame::error(&id, &refusal));
         }
         if session.inline && !answers_inline(method) {
             session.would_block = true;
@@ -880,4 +860,34 @@ fn layer_instructions(ctx: &Call) -> String {
     }
     super::layer_instructions::append(ctx, &mut text);
     text
+}
+
+/// Acts on a notification (only `notifications/cancelled` does anything: it ends a listen on
+/// stdio; a cancelled request that already answered is a no-op) and logs it.
+fn take_notification(session: &mut Session, method: &str, params: Option<&Value>) {
+    if method == "notifications/cancelled" {
+        let request = params.and_then(|p| p.get("requestId"));
+        let ended = request.is_some_and(|id| session.live.cancel(id));
+        tracing::debug!(method, ended, "notification");
+    } else if NOTIFICATIONS.contains(&method) {
+        tracing::debug!(method, "notification");
+    } else {
+        tracing::debug!(method, "ignored an unknown notification");
+    }
+}
+
+/// The refusal of a `method` the `era` does not serve, naming the ones it does.
+fn not_served_on(era: Era, method: &str) -> Option<RpcError> {
+    let methods = era.methods();
+    if methods.contains(&method) {
+        return None;
+    }
+    let era_name = if era.is_modern() { "modern" } else { "legacy" };
+    Some(RpcError::new(
+        protocol::METHOD_NOT_FOUND,
+        format!(
+            "method `{method}` is not served on the {era_name} era (served: {})",
+            methods.join(", ")
+        ),
+    ))
 }

@@ -486,16 +486,19 @@ const SPIN_FOR_NEXT_MESSAGE: Duration = Duration::from_micros(100);
 fn wait_briefly_for_input(window: Duration) {
     use std::time::Instant;
     let deadline = Instant::now() + window;
-    let mut stdin = libc::pollfd {
-        fd: libc::STDIN_FILENO,
-        events: libc::POLLIN,
-        revents: 0,
+    let stdin = std::io::stdin();
+    let mut polled = [rustix::event::PollFd::new(
+        &stdin,
+        rustix::event::PollFlags::IN,
+    )];
+    let no_wait = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
     loop {
-        stdin.revents = 0;
-        // SAFETY: one valid pollfd, a count of one, a zero timeout: poll only writes `revents`.
-        let ready = unsafe { libc::poll(&mut stdin, 1, 0) };
-        if ready != 0 || Instant::now() >= deadline {
+        // A zero timeout only looks; a failed poll, like a readable stdin, ends the wait.
+        let ready = rustix::event::poll(&mut polled, Some(&no_wait));
+        if ready != Ok(0) || Instant::now() >= deadline {
             return;
         }
         // Yield, not spin: the client this answer woke is often queued on this very core (the

@@ -308,29 +308,14 @@ fn shared_board(ctx: &Call, root: &Path) -> PreflightCheck {
 
 fn descriptors() -> PreflightCheck {
     const TITLE: &str = "Open-file limit";
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given and nothing else.
-    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
-    if !read {
-        return check(
-            "descriptors",
-            TITLE,
-            Status::Warn,
-            "the limit could not be read".into(),
-            None,
-        );
-    }
-    let soft = limit.rlim_cur;
-    let seen = format!(
-        "{soft} descriptors per process (hard limit {})",
-        limit.rlim_max
-    );
+    // Reading the limit cannot fail; no limit (`None`) is `RLIM_INFINITY`, the largest value.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let hard = limit.maximum.unwrap_or(u64::MAX);
+    let soft = limit.current.unwrap_or(u64::MAX);
+    let seen = format!("{soft} descriptors per process (hard limit {hard})");
     let remedy = Some(format!(
         "raise it in the shell that starts the agents, e.g. `ulimit -n {}`: `majordomus serve` holds one per connection",
-        limit.rlim_max.clamp(1024, 65536)
+        hard.clamp(1024, 65536)
     ));
     match soft {
         s if s < 64 => check("descriptors", TITLE, Status::Fail, seen, remedy),

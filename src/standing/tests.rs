@@ -72,13 +72,13 @@ impl Repo {
     }
 }
 
-#[test]
-fn every_shape_of_entry_has_its_standing_in_every_format() {
+/// An entry's description, its fields and the standing it has.
+type Case<'a> = (&'a str, Vec<(&'a str, Value)>, Standing);
+
+/// The entries that start this server, however they reach it.
+fn wired_entries(root: &str) -> Vec<Case<'static>> {
     use Standing::*;
-    let repo = Repo::new();
-    let root = repo.dir.path().display().to_string();
-    type Fields<'a> = Vec<(&'a str, Value)>;
-    let cases: Vec<(&str, Fields, Standing)> = vec![
+    vec![
         (
             "installed by name",
             vec![("command", json!("majordomus")), ("args", json!(["mcp"]))],
@@ -111,6 +111,56 @@ fn every_shape_of_entry_has_its_standing_in_every_format() {
             ],
             Wired,
         ),
+        (
+            "the launcher by absolute path",
+            vec![("command", json!(format!("{root}/scripts/majordomus-mcp")))],
+            Wired,
+        ),
+        (
+            "the launcher from the top level",
+            vec![
+                ("command", json!("sh")),
+                (
+                    "args",
+                    json!([
+                        "-c",
+                        "exec \"$(git rev-parse --show-toplevel)/scripts/majordomus-mcp\""
+                    ]),
+                ),
+            ],
+            Wired,
+        ),
+        (
+            "a shell running the binary",
+            vec![
+                ("command", json!("bash")),
+                ("args", json!(["-c", "majordomus mcp"])),
+            ],
+            Wired,
+        ),
+        (
+            "cargo run",
+            vec![
+                ("command", json!("cargo")),
+                ("args", json!(["run", "--release", "--quiet", "--", "mcp"])),
+            ],
+            Wired,
+        ),
+        (
+            "env then the binary",
+            vec![
+                ("command", json!("env")),
+                ("args", json!(["MAJORDOMUS_LOG=info", "majordomus", "mcp"])),
+            ],
+            Wired,
+        ),
+    ]
+}
+
+/// The entries meant for this server that cannot start it, each for another reason.
+fn broken_entries(root: &str) -> Vec<Case<'static>> {
+    use Standing::*;
+    vec![
         (
             "npm's runner without mcp",
             vec![
@@ -154,47 +204,12 @@ fn every_shape_of_entry_has_its_standing_in_every_format() {
             Broken,
         ),
         (
-            "the launcher by absolute path",
-            vec![("command", json!(format!("{root}/scripts/majordomus-mcp")))],
-            Wired,
-        ),
-        (
-            "the launcher from the top level",
-            vec![
-                ("command", json!("sh")),
-                (
-                    "args",
-                    json!([
-                        "-c",
-                        "exec \"$(git rev-parse --show-toplevel)/scripts/majordomus-mcp\""
-                    ]),
-                ),
-            ],
-            Wired,
-        ),
-        (
             "a shell running a relative launcher",
             vec![
                 ("command", json!("sh")),
                 ("args", json!(["-c", "exec scripts/majordomus-mcp"])),
             ],
             Broken,
-        ),
-        (
-            "a shell running the binary",
-            vec![
-                ("command", json!("bash")),
-                ("args", json!(["-c", "majordomus mcp"])),
-            ],
-            Wired,
-        ),
-        (
-            "cargo run",
-            vec![
-                ("command", json!("cargo")),
-                ("args", json!(["run", "--release", "--quiet", "--", "mcp"])),
-            ],
-            Wired,
         ),
         (
             "cargo run, relative manifest",
@@ -220,14 +235,6 @@ fn every_shape_of_entry_has_its_standing_in_every_format() {
                 ("args", json!(["run", "--", "serve"])),
             ],
             Broken,
-        ),
-        (
-            "env then the binary",
-            vec![
-                ("command", json!("env")),
-                ("args", json!(["MAJORDOMUS_LOG=info", "majordomus", "mcp"])),
-            ],
-            Wired,
         ),
         (
             "not on PATH",
@@ -265,15 +272,26 @@ fn every_shape_of_entry_has_its_standing_in_every_format() {
             ],
             Broken,
         ),
-        (
+    ]
+}
+
+#[test]
+fn every_shape_of_entry_has_its_standing_in_every_format() {
+    use Standing::*;
+    let repo = Repo::new();
+    let root = repo.dir.path().display().to_string();
+    let cases: Vec<Case> = [wired_entries(&root), broken_entries(&root)]
+        .into_iter()
+        .flatten()
+        .chain([(
             "another server",
             vec![
                 ("command", json!("other-server")),
                 ("args", json!(["--stdio"])),
             ],
             Foreign,
-        ),
-    ];
+        )])
+        .collect();
     let lookup = repo.lookup();
     for config in CONFIGS {
         for (what, fields, expected) in &cases {

@@ -65,7 +65,9 @@ struct Addressee {
     client: String,
 }
 
-pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, CapabilityError> {
+/// The body of a message that names exactly one kind of addressee, fits an inbox and carries no
+/// credential.
+fn checked_message(input: &SendInput) -> Result<String, CapabilityError> {
     let all = input.all == Some(true);
     let named =
         usize::from(input.to.is_some()) + usize::from(input.globs.is_some()) + usize::from(all);
@@ -74,7 +76,7 @@ pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, Capabilit
             "name exactly one of `to` (a peer), `globs` (the holders of claims overlapping them) or `all: true`; {named} were given"
         )));
     }
-    let body = input.body.unwrap_or_default();
+    let body = input.body.clone().unwrap_or_default();
     if body.len() > inbox::MAX_BODY_BYTES {
         return Err(CapabilityError::invalid_input(format!(
             "`body` is {} bytes; a message's body holds at most {}",
@@ -84,6 +86,72 @@ pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, Capabilit
     }
     refuse_credential("subject", &input.subject)?;
     refuse_credential("body", &body)?;
+    Ok(body)
+}
+
+/// The agent of another clone holding a claim, where `held` came through the shared board.
+fn faraway_holder(held: &crate::board::claims::Held) -> Option<Faraway> {
+    let holder = &held.holder;
+    let origin = holder.origin.as_ref()?;
+    Some(Faraway {
+        clone: origin.clone.clone(),
+        machine: origin.machine.clone(),
+        pid: holder.pid,
+        session: holder.claim.session,
+        handle: held.handle.clone(),
+        client: holder.client.clone(),
+        worktree: holder.worktree.clone(),
+        attached_at: 0,
+        branch: origin.branch.clone(),
+        about: None,
+        paths: Vec::new(),
+    })
+}
+
+/// Files the message in each addressee's inbox on this machine: who has it, and who could not.
+fn deliver(
+    board: &crate::board::Board,
+    from: &Sender,
+    addressees: Vec<Addressee>,
+    addressed: &Addressed,
+    subject: &str,
+    body: &str,
+) -> (Vec<Recipient>, Vec<Undelivered>) {
+    let mut recipients = Vec::new();
+    let mut undelivered = Vec::new();
+    for a in addressees {
+        let message = MessageRecord::new(
+            from.clone(),
+            a.to.session,
+            addressed.clone(),
+            subject.to_string(),
+            body.to_string(),
+        );
+        match board.deliver(&a.to, &message) {
+            Ok((number, dropped)) => recipients.push(Recipient {
+                pid: i64::from(a.to.process.pid),
+                id: a.to.session as i64,
+                handle: a.handle,
+                worktree: a.worktree,
+                this_process: a.this_process,
+                message: Some(number as i64),
+                key: message.key.clone().unwrap_or_default(),
+                dropped: dropped as i64,
+                client_supplied: RecipientClientSupplied { client: a.client },
+            }),
+            Err(e) => undelivered.push(Undelivered {
+                pid: i64::from(a.to.process.pid),
+                id: a.to.session as i64,
+                code: e.code().to_string(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    (recipients, undelivered)
+}
+
+pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, CapabilityError> {
+    let body = checked_message(&input)?;
     let me = ctx.agent()?;
     let board = shared_board(ctx)?;
     // The holders are found, and the message addressed, by the globs' one spelling.
@@ -160,20 +228,7 @@ pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, Capabilit
             if is_me || already {
                 continue;
             }
-            if let Some(origin) = &holder.origin {
-                let f = Faraway {
-                    clone: origin.clone.clone(),
-                    machine: origin.machine.clone(),
-                    pid: holder.pid,
-                    session,
-                    handle: held.handle.clone(),
-                    client: holder.client.clone(),
-                    worktree: holder.worktree.clone(),
-                    attached_at: 0,
-                    branch: origin.branch.clone(),
-                    about: None,
-                    paths: Vec::new(),
-                };
+            if let Some(f) = faraway_holder(&held) {
                 if !far.contains(&f) {
                     far.push(f);
                 }
@@ -225,36 +280,8 @@ pub(super) fn send(ctx: &Call, input: SendInput) -> Result<SendOutput, Capabilit
             .and_then(|id| ctx.peers().get(id))
             .map_or_else(|| THE_PROCESS.to_string(), |p| p.client_name),
     };
-    let mut recipients = Vec::new();
-    let mut undelivered = Vec::new();
-    for a in addressees {
-        let message = MessageRecord::new(
-            from.clone(),
-            a.to.session,
-            addressed.clone(),
-            input.subject.clone(),
-            body.clone(),
-        );
-        match board.deliver(&a.to, &message) {
-            Ok((number, dropped)) => recipients.push(Recipient {
-                pid: i64::from(a.to.process.pid),
-                id: a.to.session as i64,
-                handle: a.handle,
-                worktree: a.worktree,
-                this_process: a.this_process,
-                message: Some(number as i64),
-                key: message.key.clone().unwrap_or_default(),
-                dropped: dropped as i64,
-                client_supplied: RecipientClientSupplied { client: a.client },
-            }),
-            Err(e) => undelivered.push(Undelivered {
-                pid: i64::from(a.to.process.pid),
-                id: a.to.session as i64,
-                code: e.code().to_string(),
-                reason: e.to_string(),
-            }),
-        }
-    }
+    let (mut recipients, mut undelivered) =
+        deliver(board, &from, addressees, &addressed, &input.subject, &body);
     if !far.is_empty() {
         let sent = send_far(ctx, board, me, far, Some(far_all), &input.subject, &body)?;
         recipients.extend(sent.recipients);

@@ -8,20 +8,14 @@ use super::{
 use crate::call::Call;
 use crate::error::CapabilityError;
 use crate::plan::claims::{self, Claim};
-use crate::plan::graph::Status;
+use crate::plan::graph::{Graph, Issue, Status};
 use crate::registry::types::plan::{ClaimInput, ClaimOutput, ReleaseInput, ReleaseOutput};
 use crate::registry::types::{
     PlanClaimOutputGovernsItem as Governs, PlanClaimOutputHoldersItem as Holder, PlanClaimant,
 };
 
-pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
-    let (index, graph) = graph(ctx)?;
-    let issue = graph
-        .get(&input.issue)
-        .ok_or_else(|| unknown(&input.issue))?;
-    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
-        return Err(claim_error(claims::ClaimError::Off));
-    };
+/// Refuses an issue behind a dependency cycle, done, or waiting on issues not yet done.
+fn claimable(graph: &Graph, issue: &Issue) -> Result<(), CapabilityError> {
     if let Some(cycle) = graph.cycle_behind(issue.id()) {
         return Err(CapabilityError::refused(format!(
             "`{}` waits on the dependency cycle {}",
@@ -45,15 +39,19 @@ pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, Capabi
         }
         _ => {}
     }
-    let me = crate::board::process::Identity::me();
-    let (session, client, handle) = caller(ctx)?;
-    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
-    // Other clones are asked below, on a fresh fetch: a refusal is never answered from an old
-    // view of them.
-    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    Ok(())
+}
+
+/// The live claims of others on `issue` itself or on paths overlapping its own.
+fn holders_in_the_way(
+    holdings: &Holdings,
+    issue: &Issue,
+    me: &crate::board::process::Identity,
+    session: u64,
+) -> Vec<Holder> {
     let mut holders = Vec::new();
     for (other, (c, live)) in &holdings.claims {
-        if !*live || c.is_of(&me, session) {
+        if !*live || c.is_of(me, session) {
             continue;
         }
         if other == issue.id() {
@@ -83,22 +81,42 @@ pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, Capabi
             });
         }
     }
+    holders
+}
+
+/// Journals a claim refused by the holders already in the way.
+fn journal_refusal(paths: &[String], holders: &[Holder]) {
+    crate::journal::refused(
+        paths,
+        holders.iter().map(|h| {
+            format!(
+                "{} ({}, pid {}, {}) holds `{}`",
+                h.claimant.handle, h.claimant.client, h.claimant.pid, h.claimant.worktree, h.issue
+            )
+        }),
+    );
+}
+
+pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityError> {
+    let (index, graph) = graph(ctx)?;
+    let issue = graph
+        .get(&input.issue)
+        .ok_or_else(|| unknown(&input.issue))?;
+    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+        return Err(claim_error(claims::ClaimError::Off));
+    };
+    claimable(&graph, issue)?;
+    let me = crate::board::process::Identity::me();
+    let (session, client, handle) = caller(ctx)?;
+    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    // Other clones are asked below, on a fresh fetch: a refusal is never answered from an old
+    // view of them.
+    let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
+    let mut holders = holders_in_the_way(&holdings, issue, &me, session);
     if !holders.is_empty() {
         drop(granting);
         holders.sort_by(|a, b| a.issue.cmp(&b.issue));
-        crate::journal::refused(
-            &issue.paths,
-            holders.iter().map(|h| {
-                format!(
-                    "{} ({}, pid {}, {}) holds `{}`",
-                    h.claimant.handle,
-                    h.claimant.client,
-                    h.claimant.pid,
-                    h.claimant.worktree,
-                    h.issue
-                )
-            }),
-        );
+        journal_refusal(&issue.paths, &holders);
         return Ok(refused(ctx, &index, issue, holders));
     }
     // The issue's paths are taken as a claim on the peer board, the one place path claims are

@@ -601,25 +601,14 @@ pub(crate) fn build_with(
     build_from(root, discovery, generation, listing, None, None)
 }
 
-/// The build itself, from a listing; with `reuse`, an edit generation that takes every file
-/// whose stamp did not move from the previous generation instead of reading it; with `only`,
-/// of the files claimed as those kinds alone (see [`build_only`]).
-pub(crate) fn build_from(
+/// The plan of the build: the one given, or made from the listing (of the files claimed as
+/// `only` those kinds, where given).
+fn plan_of(
     root: &Path,
-    discovery: Discovery,
-    generation: u64,
     listing: ListingFrom,
-    reuse: Option<&Reuse<'_>>,
+    sources: &Sources,
     only: Option<&[&str]>,
-) -> Result<Index, LayerError> {
-    let started = std::time::Instant::now();
-    let started_at = reuse.map_or_else(std::time::SystemTime::now, Reuse::examined_at);
-    // The configuration is stamped as it is before it is read: an edit made during the build
-    // moves the next stamp.
-    let configuration = examine_configuration(root);
-    let (manifest, manifest_bytes) = read_manifest(root)?;
-    let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
-    let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
+) -> Result<(std::sync::Arc<Plan>, usize), LayerError> {
     let listing = match listing {
         ListingFrom::Planned(plan) => Ok(plan),
         ListingFrom::Discovery(pending) => {
@@ -640,7 +629,7 @@ pub(crate) fn build_from(
     let plan = match listing {
         Ok(plan) => plan,
         Err(listing) => {
-            let mut plan = plan_from(listing, &sources)?;
+            let mut plan = plan_from(listing, sources)?;
             if let Some(kinds) = only {
                 let claimed = plan.claims.len();
                 let wanted = |class: usize| kinds.contains(&sources.classes[class].kind.as_str());
@@ -654,6 +643,85 @@ pub(crate) fn build_from(
             std::sync::Arc::new(plan)
         }
     };
+    Ok((plan, left_unread))
+}
+
+/// The entries of the configuration files, which are never objects.
+fn configuration_entries(
+    manifest: &[u8],
+    sources: Option<&[u8]>,
+    kinds: Option<&[u8]>,
+) -> Vec<(String, u64, [u8; 32])> {
+    let mut settled = Vec::new();
+    for (path, bytes) in [
+        (MANIFEST_PATH, Some(manifest)),
+        (SOURCES_PATH, sources),
+        (REPOSITORY_KINDS_PATH, kinds),
+    ] {
+        if let Some(bytes) = bytes {
+            settled.push((
+                path.to_string(),
+                bytes.len() as u64,
+                Sha256::digest(bytes).into(),
+            ));
+        }
+    }
+    settled
+}
+
+/// An error for each required source that matched no file (`matched` counts per class).
+fn required_sources_empty(
+    sources: &Sources,
+    matched: &[usize],
+    declared: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (class, count) in sources.classes.iter().zip(matched) {
+        if class.required && *count == 0 {
+            diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                code: codes::REQUIRED_SOURCE_EMPTY,
+                path: declared.then(|| SOURCES_PATH.to_string()),
+                message: format!(
+                    "the required source `{}` (`{}` files at `{}`) matches no file",
+                    class.id, class.kind, class.pathspec
+                ),
+            });
+        }
+    }
+}
+
+/// A diagnostic is served whole, its path too: a name holding a credential is said redacted
+/// here, once, whichever check named it.
+fn redact_diagnostics(diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics.iter_mut() {
+        redact_in_place(&mut d.message);
+        if let Some(path) = &mut d.path {
+            redact_in_place(path);
+        }
+    }
+}
+
+/// The build itself, from a listing; with `reuse`, an edit generation that takes every file
+/// whose stamp did not move from the previous generation instead of reading it; with `only`,
+/// of the files claimed as those kinds alone (see [`build_only`]).
+pub(crate) fn build_from(
+    root: &Path,
+    discovery: Discovery,
+    generation: u64,
+    listing: ListingFrom,
+    reuse: Option<&Reuse<'_>>,
+    only: Option<&[&str]>,
+) -> Result<Index, LayerError> {
+    let started = std::time::Instant::now();
+    let started_at = reuse.map_or_else(std::time::SystemTime::now, Reuse::examined_at);
+    // The configuration is stamped as it is before it is read: an edit made during the build
+    // moves the next stamp.
+    let configuration = examine_configuration(root);
+    let (manifest, manifest_bytes) = read_manifest(root)?;
+    let (kinds, kinds_bytes) = Kinds::for_repository(root)?;
+    let (sources, sources_bytes) = Sources::for_repository(root, &kinds)?;
+    let (plan, left_unread) = plan_of(root, listing, &sources, only)?;
     let planned_at = started.elapsed();
     let (reads, fresh) = match reuse {
         Some(reuse) => {
@@ -672,20 +740,11 @@ pub(crate) fn build_from(
     let stamps: Vec<Option<FileStamp>> = reads.iter().flatten().map(|r| r.1).collect();
 
     // Entries of files that will not be objects; objects' own are taken lazily.
-    let mut settled: Vec<(String, u64, [u8; 32])> = Vec::new();
-    for (path, bytes) in [
-        (MANIFEST_PATH, Some(&manifest_bytes)),
-        (SOURCES_PATH, sources_bytes.as_ref()),
-        (REPOSITORY_KINDS_PATH, kinds_bytes.as_ref()),
-    ] {
-        if let Some(bytes) = bytes {
-            settled.push((
-                path.to_string(),
-                bytes.len() as u64,
-                Sha256::digest(bytes).into(),
-            ));
-        }
-    }
+    let mut settled = configuration_entries(
+        &manifest_bytes,
+        sources_bytes.as_deref(),
+        kinds_bytes.as_deref(),
+    );
 
     let mut diagnostics = plan.listing_diagnostics.clone();
     let mut objects = Vec::with_capacity(plan.claims.len());
@@ -741,33 +800,19 @@ pub(crate) fn build_from(
             "the path is not valid UTF-8, so it cannot name an object; rename the file",
         ));
     }
-    for (class, count) in sources.classes.iter().zip(&matched) {
-        if class.required && *count == 0 {
-            diagnostics.push(Diagnostic {
-                severity: Severity::Error,
-                code: codes::REQUIRED_SOURCE_EMPTY,
-                path: sources_bytes.as_ref().map(|_| SOURCES_PATH.to_string()),
-                message: format!(
-                    "the required source `{}` (`{}` files at `{}`) matches no file",
-                    class.id, class.kind, class.pathspec
-                ),
-            });
-        }
-    }
+    required_sources_empty(
+        &sources,
+        &matched,
+        sources_bytes.is_some(),
+        &mut diagnostics,
+    );
 
     let objects = exclude_duplicates(objects, &mut diagnostics, &mut settled);
     let mut objects = objects;
     let (skills, opened) = skills::collect(root, &plan.skill_files, &mut objects, &mut diagnostics);
     let stamp = stamp_with(root, &plan, &configuration, |i| stamps[i], &opened);
     diagnostics.extend(skills::unknown_key_warnings(&objects, &kinds));
-    // A diagnostic is served whole, its path too: a name holding a credential is said redacted
-    // here, once, whichever check named it.
-    for d in &mut diagnostics {
-        redact_in_place(&mut d.message);
-        if let Some(path) = &mut d.path {
-            redact_in_place(path);
-        }
-    }
+    redact_diagnostics(&mut diagnostics);
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
 
     tracing::debug!(

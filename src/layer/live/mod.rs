@@ -559,23 +559,7 @@ impl LiveIndex {
                         pending = true;
                         touched = None;
                     }
-                    wait = if restarted {
-                        Duration::ZERO
-                    } else if pending {
-                        not_before.saturating_duration_since(Instant::now())
-                    } else if watching
-                        .current
-                        .as_ref()
-                        .is_some_and(Notifications::covers_everything)
-                    {
-                        NOTIFIED_IDLE
-                    } else if watching.current.is_some() {
-                        interval
-                            .max(NOTIFIED_POLL)
-                            .max(live.full_check_cost() * IDLE_COST_RATIO)
-                    } else {
-                        interval.max(live.full_check_cost() * POLLED_COST_RATIO)
-                    };
+                    wait = live.next_wait(&watching, interval, restarted, pending, not_before);
                     // What a test waits for to know the watcher is idle, and for how long.
                     tracing::debug!(
                         notified = watching.current.is_some(),
@@ -594,6 +578,36 @@ impl LiveIndex {
             }
         };
         Ok(handle)
+    }
+
+    /// How long the watcher waits before it looks again: not at all after its notifications
+    /// restarted, until the pending change's turn, long where the file system reports every
+    /// change, and otherwise in proportion to what a full check costs.
+    fn next_wait(
+        &self,
+        watching: &Watching,
+        interval: Duration,
+        restarted: bool,
+        pending: bool,
+        not_before: Instant,
+    ) -> Duration {
+        if restarted {
+            Duration::ZERO
+        } else if pending {
+            not_before.saturating_duration_since(Instant::now())
+        } else if watching
+            .current
+            .as_ref()
+            .is_some_and(Notifications::covers_everything)
+        {
+            NOTIFIED_IDLE
+        } else if watching.current.is_some() {
+            interval
+                .max(NOTIFIED_POLL)
+                .max(self.full_check_cost() * IDLE_COST_RATIO)
+        } else {
+            interval.max(self.full_check_cost() * POLLED_COST_RATIO)
+        }
     }
 
     /// Keeps `watching` on what the current generation needs: started on the first

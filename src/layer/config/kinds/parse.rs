@@ -65,21 +65,95 @@ fn is_kind_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+/// The value of `key` in `def`, where it must be a non-empty string.
+fn word_of<'a>(
+    def: &'a serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, String> {
+    match def.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.as_str())),
+        Some(other) => Err(format!(
+            "`{key}` must be a non-empty string, not {}",
+            describe_json(other)
+        )),
+    }
+}
+
+/// The kind's `identity`: the field names that identify one of its objects.
+fn identity_of(def: &serde_json::Map<String, Value>) -> Result<Vec<String>, String> {
+    Ok(match def.get("identity") {
+        None => Vec::new(),
+        Some(Value::Array(fields)) => fields
+            .iter()
+            .map(|f| {
+                f.as_str()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .ok_or_else(|| "`identity` must list field names".to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("`identity` must be a list of field names".to_string()),
+    })
+}
+
+/// The kind's `schema` as read in the supported subset: a closed object, self-contained, whose
+/// patterns (of a repository kind) all compile.
+fn declared_schema(schema_json: &Value, origin: Origin) -> Result<Schema, String> {
+    // A builtin schema's patterns were read against the dialect by the tests
+    // (`builtin_patterns_all_compile`), not again at every start.
+    let parse = match origin {
+        Origin::Builtin => lang::schema::embedded_schema_from_json,
+        Origin::Repository => lang::schema_from_json,
+    };
+    let declared = parse(schema_json).map_err(|violations| {
+        let list: Vec<String> = violations
+            .iter()
+            .map(|v| {
+                if v.field.is_empty() {
+                    v.message.clone()
+                } else {
+                    format!("`{}` {}", v.field, v.message)
+                }
+            })
+            .collect();
+        format!(
+            "`schema` is outside the supported subset: {}",
+            list.join("; ")
+        )
+    })?;
+    if declared.ty != Some(Type::Object) || declared.additional != Additional::Forbidden {
+        return Err(
+            "`schema` must be `type: object` with `additionalProperties: false`".to_string(),
+        );
+    }
+    let mut references = BTreeSet::new();
+    declared.references(&mut references);
+    if let Some(r) = references.first() {
+        return Err(format!(
+            "`schema` refers to `{r}`; kind schemas are self-contained (no `$ref`)"
+        ));
+    }
+    // A builtin kind's patterns are known to compile (`builtin_patterns_all_compile`): they are
+    // compiled when a file first needs them, not at every start.
+    let checked = origin == Origin::Repository;
+    if let Some((at, error)) = checked
+        .then(|| uncompilable_pattern(&declared, ""))
+        .flatten()
+    {
+        return Err(format!(
+            "`schema` has a `pattern` at `{at}` that cannot be compiled ({error}); a constraint is never skipped, so write one the `regex` crate compiles"
+        ));
+    }
+    Ok(declared)
+}
+
 pub(super) fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind, String> {
     let Value::Object(def) = def else {
         return Err(format!("must be a mapping, not {}", describe_json(def)));
     };
     unknown_keys(def, KIND_KEYS, "")?;
-    let word = |key: &str| -> Result<Option<&str>, String> {
-        match def.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.as_str())),
-            Some(other) => Err(format!(
-                "`{key}` must be a non-empty string, not {}",
-                describe_json(other)
-            )),
-        }
-    };
+    let word = |key: &str| word_of(def, key);
     let format = match word("format")? {
         Some("markdown") => KindFormat::Markdown,
         Some("yaml") => KindFormat::Yaml,
@@ -102,19 +176,7 @@ pub(super) fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind
         (_, None) => FrontMatter::Optional,
         (_, Some(_)) => return Err("`front_matter` applies to markdown kinds only".to_string()),
     };
-    let identity = match def.get("identity") {
-        None => Vec::new(),
-        Some(Value::Array(fields)) => fields
-            .iter()
-            .map(|f| {
-                f.as_str()
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .ok_or_else(|| "`identity` must list field names".to_string())
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        Some(_) => return Err("`identity` must be a list of field names".to_string()),
-    };
+    let identity = identity_of(def)?;
     let identity_matches = match word("identity_matches")? {
         None => None,
         Some("file_stem") => Some(IdentityMatch::FileStem),
@@ -176,51 +238,7 @@ pub(super) fn parse_kind(name: &str, def: &Value, origin: Origin) -> Result<Kind
                     .to_string(),
             ),
         };
-    // A builtin schema's patterns were read against the dialect by the tests
-    // (`builtin_patterns_all_compile`), not again at every start.
-    let parse = match origin {
-        Origin::Builtin => lang::schema::embedded_schema_from_json,
-        Origin::Repository => lang::schema_from_json,
-    };
-    let declared = parse(&schema_json).map_err(|violations| {
-        let list: Vec<String> = violations
-            .iter()
-            .map(|v| {
-                if v.field.is_empty() {
-                    v.message.clone()
-                } else {
-                    format!("`{}` {}", v.field, v.message)
-                }
-            })
-            .collect();
-        format!(
-            "`schema` is outside the supported subset: {}",
-            list.join("; ")
-        )
-    })?;
-    if declared.ty != Some(Type::Object) || declared.additional != Additional::Forbidden {
-        return Err(
-            "`schema` must be `type: object` with `additionalProperties: false`".to_string(),
-        );
-    }
-    let mut references = BTreeSet::new();
-    declared.references(&mut references);
-    if let Some(r) = references.first() {
-        return Err(format!(
-            "`schema` refers to `{r}`; kind schemas are self-contained (no `$ref`)"
-        ));
-    }
-    // A builtin kind's patterns are known to compile (`builtin_patterns_all_compile`): they are
-    // compiled when a file first needs them, not at every start.
-    let checked = origin == Origin::Repository;
-    if let Some((at, error)) = checked
-        .then(|| uncompilable_pattern(&declared, ""))
-        .flatten()
-    {
-        return Err(format!(
-            "`schema` has a `pattern` at `{at}` that cannot be compiled ({error}); a constraint is never skipped, so write one the `regex` crate compiles"
-        ));
-    }
+    let declared = declared_schema(&schema_json, origin)?;
     if format == KindFormat::Text && !identity.is_empty() {
         return Err("a `text` kind has no metadata, so its identity must be empty".to_string());
     }
