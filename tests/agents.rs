@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::refusal;
+use crate::support::tool_of;
 use crate::support::{eventually, run_in, stdout, Fixture, McpServer};
 
 const MODERN: &str = "2026-07-28";
@@ -83,15 +85,6 @@ fn http_ok(served: &Served, tool: &str, arguments: Value) -> Value {
     result["structuredContent"].clone()
 }
 
-/// The text of a tool's error result, which must be one.
-fn refusal(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "a refusal: {result}");
-    result["content"][0]["text"]
-        .as_str()
-        .expect("text")
-        .to_string()
-}
-
 /// A new HTTP agent's handle.
 fn announce(served: &Served, intent: &str) -> String {
     let answer = http_ok(
@@ -161,7 +154,7 @@ fn a_stdio_process_is_one_agent_on_the_modern_era_named_by_its_requests_else_its
     assert_eq!(mail["messages"][0]["client_supplied"]["subject"], "hello");
 
     // A handle is for the stateless era over HTTP: a stdio process is refused one, naming it.
-    let text = refusal(&alpha.call(tool_of("peers.release"), json!({ "agent": handle })));
+    let (_, text) = refusal(&alpha.call(tool_of("peers.release"), json!({ "agent": handle })));
     assert!(text.contains("`agent`"), "{text}");
     let still = anonymous.ok(tool_of("peers.claim"), json!({ "globs": ["src/a.rs"] }));
     assert_eq!(still["granted"], false, "nothing was released: {still}");
@@ -177,7 +170,7 @@ fn two_http_agents_exclude_each_other_and_keep_their_own_claims_and_mail() {
         json!({ "globs": ["src/**"] }),
         &[],
     );
-    let text = refusal(&anonymous);
+    let (_, text) = refusal(&anonymous);
     assert!(
         text.contains("majordomus_announce") && text.contains("Majordomus-Agent"),
         "a mesh call without an agent says how to get one: {text}"
@@ -260,7 +253,7 @@ fn two_http_agents_exclude_each_other_and_keep_their_own_claims_and_mail() {
         ),
     ];
     for (input, code) in cases {
-        let text = refusal(&http_call(
+        let (_, text) = refusal(&http_call(
             &served,
             tool_of("peers.claim"),
             input.clone(),
@@ -271,7 +264,7 @@ fn two_http_agents_exclude_each_other_and_keep_their_own_claims_and_mail() {
             "{input}: {text}"
         );
     }
-    let header = refusal(&http_call(
+    let (_, header) = refusal(&http_call(
         &served,
         tool_of("peers.inbox"),
         json!({}),
@@ -289,7 +282,7 @@ fn two_http_agents_exclude_each_other_and_keep_their_own_claims_and_mail() {
             }),
         )
         .json();
-    let text = refusal(&legacy["result"]);
+    let (_, text) = refusal(&legacy["result"]);
     assert!(text.contains("legacy session"), "{text}");
     let claims = http_ok(&served, tool_of("peers.list"), json!({ "claims": true }));
     let globs: Vec<&Value> = claims["claims"]
@@ -368,7 +361,7 @@ fn an_http_agents_claims_end_with_its_lease_for_every_process() {
     assert_eq!(cli["issues"][0]["abandoned"], true, "the CLI agrees: {cli}");
     let served_view = http_ok(&served, tool_of("plan.issues"), json!({}));
     assert_eq!(served_view["issues"][0]["abandoned"], true, "{served_view}");
-    let expired = refusal(&http_call(
+    let (_, expired) = refusal(&http_call(
         &served,
         tool_of("peers.inbox"),
         json!({ "agent": handle }),

@@ -573,7 +573,7 @@ fn a_rule_with_a_typo_is_named_beside_what_applies_and_the_rules_listed() {
     fixture.write(".ai/repo/rules/rust-files.md", SCOPED_RULE);
     let mut whole = McpServer::start(fixture.root());
     whole.initialize();
-    let tool = crate::serve_support::tool_of("objects.applicable");
+    let tool = crate::support::tool_of("objects.applicable");
     let answer = whole.call_ok(tool, json!({ "paths": ["src/main.rs"] }));
     assert!(answer.get("not_served").is_none(), "{answer}");
     whole.close();
@@ -605,7 +605,7 @@ fn a_rule_with_a_typo_is_named_beside_what_applies_and_the_rules_listed() {
         "the typo is named: {answer}"
     );
     let listed = server.call_ok(
-        crate::serve_support::tool_of("objects.list"),
+        crate::support::tool_of("objects.list"),
         json!({ "kind": "rule" }),
     );
     assert_eq!(
@@ -648,7 +648,7 @@ fn the_cli_reads_only_the_rules_and_agent_files_to_say_what_applies() {
 
     let mut server = McpServer::start(fixture.root());
     server.initialize();
-    let tool = crate::serve_support::tool_of("objects.applicable");
+    let tool = crate::support::tool_of("objects.applicable");
     let served = server.call_ok(tool, json!({ "paths": ["src/main.rs"] }));
     assert_eq!(served["rules"], answer["rules"], "a server says the same");
     server.close();

@@ -46,20 +46,7 @@ impl Cockpit {
 
     /// GET `/cockpit<target>`, where `target` is a path with an optional query.
     fn get(&self, target: &str) -> Page {
-        let (path, query) = match target.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (target, None),
-        };
-        cockpit::render(
-            &self.ctx,
-            &Request {
-                path,
-                query,
-                form: None,
-                post: false,
-                host: "127.0.0.1:8741",
-            },
-        )
+        crate::support::cockpit_get(&self.ctx, target)
     }
 
     /// POST the url-encoded `form` to `/cockpit<path>`.

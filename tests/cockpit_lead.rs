@@ -8,30 +8,16 @@
 
 use std::time::Duration;
 
-use majordomus::cockpit::{self, Request};
 use majordomus::context::Options;
 use majordomus::layer::Discovery;
 use majordomus::Context;
 use serde_json::{json, Value};
 
-use crate::serve_support::tool_of;
-use crate::support::{decode_entities, eventually, Fixture, McpServer};
+use crate::support::tool_of;
+use crate::support::{cockpit_get, decode_entities, eventually, Fixture, McpServer};
 
 fn get(ctx: &Context, target: &str) -> (u16, String) {
-    let (path, query) = match target.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (target, None),
-    };
-    let page = cockpit::render(
-        ctx,
-        &Request {
-            path,
-            query,
-            form: None,
-            post: false,
-            host: "127.0.0.1:8741",
-        },
-    );
+    let page = cockpit_get(ctx, target);
     (page.status, page.html)
 }
 

@@ -6,22 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::objects_listed;
 use crate::support::{run_in, stderr, stdout, Fixture, McpServer};
-
-/// The URIs `objects list` answers with in `root`, under `args` (a `--discovery`, or none).
-fn listed(root: &Path, args: &[&str]) -> Vec<String> {
-    let mut all = args.to_vec();
-    all.extend(["objects", "list", "--limit", "500"]);
-    let out = run_in(root, &all);
-    assert!(out.status.success(), "objects list: {}", stderr(&out));
-    let answer: Value = serde_json::from_str(&stdout(&out)).expect("objects list answers JSON");
-    answer["objects"]
-        .as_array()
-        .expect("a list of objects")
-        .iter()
-        .map(|o| o["uri"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
 
 /// Everything the CLI and MCP give about `root`: the listing, the hits of a search for
 /// `needle`, and MCP's `resources/list`.
@@ -41,7 +27,7 @@ fn everything_served(root: &Path, args: &[&str], needle: &str) -> String {
     server.close();
     format!(
         "{}\n{}\n{}",
-        listed(root, args).join("\n"),
+        objects_listed(root, args).join("\n"),
         search["hits"],
         uris.join("\n")
     )
@@ -85,9 +71,8 @@ fn an_untracked_note_outside_the_layer_is_served_on_no_surface() {
     }
     // Once committed it is the repository's, and served.
     repo.commit("the notes, on purpose");
-    assert!(
-        listed(repo.root(), &[]).contains(&"majordomus://document/docs/private-notes.md".into())
-    );
+    assert!(objects_listed(repo.root(), &[])
+        .contains(&"majordomus://document/docs/private-notes.md".into()));
 }
 
 /// Under `.ai/` every candidate a source claims is an object, tracked or not.
@@ -105,7 +90,7 @@ fn a_rule_being_written_is_served_before_it_is_committed() {
     );
     for args in [&[][..], &["--discovery", "vcs"]] {
         assert!(
-            listed(repo.root(), args).contains(&"majordomus://rule/wip@1".to_string()),
+            objects_listed(repo.root(), args).contains(&"majordomus://rule/wip@1".to_string()),
             "{args:?}"
         );
     }
@@ -167,7 +152,7 @@ fn filesystem_discovery_honours_the_ignore_files() {
     repo.write("docs/excluded.md", "# Excluded\n");
     let kept = std::fs::read_to_string(repo.root().join(".git/info/exclude")).unwrap_or_default();
     repo.write(".git/info/exclude", format!("{kept}docs/excluded.md\n"));
-    let walked = listed(repo.root(), &["--discovery", "filesystem"]);
+    let walked = objects_listed(repo.root(), &["--discovery", "filesystem"]);
     assert!(walked.contains(&"majordomus://document/docs/kept.md".to_string()));
     assert!(!walked.iter().any(|u| u.contains("drafts")), "{walked:?}");
     assert!(!walked.iter().any(|u| u.contains("excluded")), "{walked:?}");
@@ -178,7 +163,7 @@ fn filesystem_discovery_honours_the_ignore_files() {
     plain.write("docs/kept.md", "# Kept\n");
     plain.write(".gitignore", "/docs/private/\n");
     plain.write("docs/private/notes.md", "# Notes\n");
-    let walked = listed(plain.root(), &[]);
+    let walked = objects_listed(plain.root(), &[]);
     assert!(walked.contains(&"majordomus://document/docs/kept.md".to_string()));
     assert!(!walked.iter().any(|u| u.contains("private")), "{walked:?}");
 }

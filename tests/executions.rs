@@ -9,14 +9,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use sha2::Digest;
 
-use crate::serve_support::tool_of;
+use crate::support::session;
+use crate::support::tool_of;
 use crate::support::{run_in, within, Fixture, McpServer, PATIENCE};
-
-fn session(repo: &Path, client: &str) -> McpServer {
-    let mut server = McpServer::start(repo);
-    server.initialize_as(client);
-    server
-}
 
 fn list(server: &mut McpServer, input: Value) -> Value {
     server.call_ok(tool_of("executions.list"), input)

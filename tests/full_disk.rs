@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::tool_of;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 
 /// A tmpfs of `size` mounted at a fresh directory, unmounted when dropped.

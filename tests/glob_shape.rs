@@ -6,31 +6,7 @@
 use majordomus::layer::{check_path, glob, GlobShape};
 use proptest::prelude::*;
 
-/// Names the globs and paths are made of: plain ones, dotted ones, the empty name (`a//b`), a
-/// newline, a space, and letters beyond ASCII.
-const NAMES: &[&str] = &[
-    "src",
-    "a",
-    "db",
-    "x.rs",
-    ".rs",
-    "a.ts",
-    "rs",
-    "mod.rs",
-    "",
-    ".",
-    "é.rs",
-    "a\nb.rs",
-    "a b",
-    "x.test.ts",
-    "ts",
-];
-
-/// Pieces a glob is made of, wildcards among them, so the generated globs are of every shape.
-const PIECES: &[&str] = &[
-    "src", "a", "/", "/", "**", "*", ".rs", ".ts", "x.rs", "?", "{a,b}", "[ab]", "é", ".", "rs",
-    "\\*",
-];
+use crate::support::glob_alphabet::{path, NAMES, PIECES};
 
 fn agrees(pattern: &str, path: &str) -> Result<bool, String> {
     let Some(shape) = GlobShape::of(pattern) else {
@@ -47,13 +23,6 @@ fn agrees(pattern: &str, path: &str) -> Result<bool, String> {
         ));
     }
     Ok(ours)
-}
-
-/// A path as `objects.applicable` passes it on: checked, repository-relative.
-fn path() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(NAMES), 1..5)
-        .prop_map(|names| names.join("/"))
-        .prop_filter("a path the handler accepts", |p| check_path(p).is_ok())
 }
 
 /// A glob of one of the common shapes, written over the names.

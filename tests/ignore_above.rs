@@ -4,31 +4,11 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::support::{git_in, run_in, stderr, stdout};
+use crate::support::{git_in, objects_listed, run_in, stderr};
 
 /// The URIs `objects list` answers with in `dir`, under `--discovery discovery`.
 fn listed(dir: &Path, discovery: &str) -> Vec<String> {
-    let out = run_in(
-        dir,
-        &[
-            "--discovery",
-            discovery,
-            "objects",
-            "list",
-            "--limit",
-            "500",
-        ],
-    );
-    assert!(out.status.success(), "objects list: {}", stderr(&out));
-    let answer: Value = serde_json::from_str(&stdout(&out)).expect("objects list answers JSON");
-    answer["objects"]
-        .as_array()
-        .expect("a list of objects")
-        .iter()
-        .map(|o| o["uri"].as_str().unwrap_or_default().to_string())
-        .collect()
+    objects_listed(dir, &["--discovery", discovery])
 }
 
 fn write(path: &Path, content: &str) {

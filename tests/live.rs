@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{poll, tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::eventually;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 
 const MODERN: &str = "2026-07-28";
@@ -174,7 +176,7 @@ fn a_generation_that_changes_nothing_visible_notifies_nothing() {
         .open(fixture.root().join(RULE))
         .and_then(|f| f.set_modified(modified + Duration::from_secs(1)))
         .expect("the rewrite's modification time is set");
-    poll(PATIENCE, "a generation is built for the rewrite", || {
+    eventually(PATIENCE, "a generation is built for the rewrite", || {
         (generations(&mut server) > before).then_some(())
     });
     assert!(
@@ -630,7 +632,7 @@ fn a_silent_listener_never_holds_back_a_reading_one_and_its_queue_collapses_with
         }
         assert_eq!(heard, edited.iter().cloned().collect(), "round {round}");
     }
-    let live = poll(PATIENCE, "the queues settle", || {
+    let live = eventually(PATIENCE, "the queues settle", || {
         let live = http_live(&served, &reading);
         (live["collapsed"].as_i64() > Some(0)).then_some(live)
     });
@@ -685,7 +687,7 @@ fn bad_streams_are_refused_clearly_and_a_client_gone_mid_stream_stops_no_one() {
         drop(gone);
     }
     let mut n = 0;
-    poll(PATIENCE, "the departed listens are let go", || {
+    eventually(PATIENCE, "the departed listens are let go", || {
         n += 1;
         knowledge(&fixture, &format!("poke-{n}"));
         assert_eq!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::support::this_checkout;
+use crate::support::{files_under, this_checkout};
 use majordomus::registry;
 
 /// Tool-shaped names prose may use although no capability projects them, and why.
@@ -41,23 +41,6 @@ fn is_image(path: &Path) -> bool {
         .is_some_and(|e| ["png", "jpg", "jpeg", "gif", "webp"].contains(&e))
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.expect("a directory entry").path();
-        if path.ends_with(".ai/local") {
-            continue;
-        }
-        if path.is_dir() {
-            walk(&path, out);
-        } else if !is_image(&path) {
-            out.push(path);
-        }
-    }
-}
-
 /// Every file of prose, sorted.
 fn prose_files() -> Vec<PathBuf> {
     let root = this_checkout();
@@ -67,7 +50,12 @@ fn prose_files() -> Vec<PathBuf> {
         .filter(|p| p.is_file())
         .collect();
     for dir in DIRECTORIES {
-        walk(&root.join(dir), &mut files);
+        let local = |d: &Path| d.ends_with(".ai/local");
+        files.extend(
+            files_under(&root.join(dir), local)
+                .into_iter()
+                .filter(|p| !is_image(p)),
+        );
     }
     files.sort();
     files

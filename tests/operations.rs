@@ -5,7 +5,9 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{poll, route_of, tool_of, Served};
+use crate::serve_support::{route_of, Served};
+use crate::support::eventually;
+use crate::support::tool_of;
 use crate::support::{decode_entities, Fixture, McpServer, PATIENCE};
 
 fn check_names(report: &Value) -> Vec<String> {
@@ -37,7 +39,7 @@ fn healthz_answers_the_health_report_and_follows_the_layer() {
         ".ai/manifest.yaml",
         "schema: ai-repository/v1\nnot_a_key: 1\n",
     );
-    let degraded = poll(PATIENCE, "the report turns degraded", || {
+    let degraded = eventually(PATIENCE, "the report turns degraded", || {
         let report = served.get("/healthz");
         (report.json()["status"] == "degraded").then_some(report)
     });
@@ -182,7 +184,7 @@ fn the_executions_page_draws_calls_by_client_and_links_each_object_read() {
 
     // The other process's log takes its executions in batches: the read and the refusal may
     // reach it apart.
-    let page = poll(
+    let page = eventually(
         PATIENCE,
         "the other process's read and refusal reach the page",
         || {

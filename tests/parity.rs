@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::cli::cli_args;
-use crate::serve_support::{fixture_repo_with, poll, query_of, Served};
+use crate::serve_support::{fixture_repo_with, query_of, Served};
+use crate::support::eventually;
 use crate::support::{bin, stderr, stdout};
 use majordomus::registry::{
     self,
@@ -314,7 +315,7 @@ fn a_process_that_has_served_writes_and_edits_answers_as_a_fresh_one() {
         .expect("the CLI runs");
     let fresh = fingerprint(&info.stdout);
     let route = crate::serve_support::route_of("repository.info");
-    poll(
+    eventually(
         Duration::from_secs(20),
         "the served index sees the edits",
         || (fingerprint(&served.get(route).body) == fresh).then_some(()),

@@ -9,15 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::session;
+use crate::support::tool_of;
 use crate::support::{git_in, run_in, Fixture, McpServer};
-
-/// `majordomus mcp` on `repo`, initialized as `client`.
-fn session(repo: &Path, client: &str) -> McpServer {
-    let mut server = McpServer::start(repo);
-    server.initialize_as(client);
-    server
-}
 
 fn list(server: &mut McpServer) -> Value {
     server.call_ok(tool_of("peers.list"), json!({}))

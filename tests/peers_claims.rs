@@ -3,20 +3,16 @@
 //! peers in 6 processes racing for one path get exactly one grant each round, and bad input or
 //! forged records on the board are refused or ignored with a reason, never granted twice.
 
-use std::path::Path;
 use std::sync::Barrier;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{poll, tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::eventually;
+use crate::support::session;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
-
-fn session(repo: &Path, client: &str) -> McpServer {
-    let mut server = McpServer::start(repo);
-    server.initialize_as(client);
-    server
-}
 
 fn claim(server: &mut McpServer, arguments: Value) -> Value {
     server.call_ok(tool_of("peers.claim"), arguments)
@@ -97,7 +93,7 @@ fn a_sigkilled_holders_claims_are_gone_within_five_seconds() {
         false
     );
     doomed.kill();
-    let granted = poll(
+    let granted = eventually(
         Duration::from_secs(5),
         "the dead holder's claim ends",
         || {
@@ -234,7 +230,7 @@ fn bad_claims_are_refused_naming_the_field_and_forged_records_grant_nothing() {
         .spawn()
         .expect("flock runs");
     let mut lock_holder = KillOnDrop(lock_holder);
-    poll(Duration::from_secs(10), "flock holds the lock", || {
+    eventually(Duration::from_secs(10), "flock holds the lock", || {
         let file = std::fs::File::open(&taken).expect("the lock file");
         // SAFETY: flock on a descriptor this test owns; closing it drops a lock it took.
         let free = unsafe {

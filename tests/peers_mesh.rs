@@ -7,14 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::serve_support::tool_of;
-use crate::support::{run_in, stderr, stdout, Fixture, McpServer, StandIn};
-
-fn session(repo: &Path, client: &str) -> McpServer {
-    let mut server = McpServer::start(repo);
-    server.initialize_as(client);
-    server
-}
+use crate::support::session;
+use crate::support::tool_of;
+use crate::support::{run_in, stderr, stdout, Fixture, StandIn};
 
 /// A git repository with agent files for `src/db/` and `web/`, a rule scoped to `src/**/*.rs`
 /// beside the scaffold's unscoped one, and two decisions: one naming `src/db/schema.rs`, one

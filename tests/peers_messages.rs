@@ -10,16 +10,12 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{poll, tool_of};
+use crate::support::eventually;
+use crate::support::session;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 
 const INBOX_URI: &str = "majordomus://peers/inbox";
-
-fn session(repo: &Path, client: &str) -> McpServer {
-    let mut server = McpServer::start(repo);
-    server.initialize_as(client);
-    server
-}
 
 /// `{pid, id}` of the peer named `client`, as `server`'s peers.list names it.
 fn address_of(server: &mut McpServer, client: &str) -> Value {
@@ -61,15 +57,8 @@ fn recipients(answer: &Value) -> Vec<String> {
 }
 
 fn refused(server: &mut McpServer, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool_of(tool), arguments.clone());
-    assert_eq!(
-        result["isError"], true,
-        "{arguments} must be refused: {result}"
-    );
-    result["content"][0]["text"]
-        .as_str()
-        .expect("text")
-        .to_string()
+    let (_, text) = crate::support::refusal(&server.call(tool_of(tool), arguments));
+    text
 }
 
 fn inbox_dirs(board: &Path) -> Vec<String> {
@@ -279,7 +268,7 @@ fn an_inbox_lives_on_the_board_and_is_gone_with_its_process() {
     let doomed_pid = doomed.pid();
     doomed.kill();
     leaving.close();
-    poll(
+    eventually(
         Duration::from_secs(5),
         "the dead and the gone leave no inbox",
         || {

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::refusal;
+use crate::support::tool_of;
 use crate::support::{git_in, Fixture, McpServer};
 
 const ISSUES: &str = ".ai/repo/project/issues";
@@ -31,20 +33,6 @@ fn issue_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn refusal(result: &Value) -> (String, String) {
-    assert_eq!(result["isError"], true, "expected a refusal: {result}");
-    (
-        result["_meta"]["majordomus"]["error"]["code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 #[test]
@@ -777,7 +765,7 @@ fn the_plan_is_paged_ready_work_names_its_rules_and_times_are_rfc_3339() {
 
 /// Asks `server` for the ready queue until `id` is in it, within `deadline`.
 fn until_ready(server: &mut McpServer, id: &str, deadline: Duration) -> Value {
-    crate::serve_support::poll(deadline, "the new issue is in the queue", || {
+    crate::support::eventually(deadline, "the new issue is in the queue", || {
         let ready = server.call_ok("majordomus_plan_ready", json!({}));
         ready["ready"]
             .as_array()

@@ -8,7 +8,7 @@ use std::path::Path;
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
 
-use crate::support::{git_in, run_in, stderr, stdout, this_checkout};
+use crate::support::{files_under, git_in, run_in, stderr, stdout, this_checkout};
 
 const DOCUMENTS: &[&str] = &["capabilities.md", "layer.md"];
 
@@ -467,35 +467,31 @@ fn every_readme_section_a_message_names_is_a_heading() {
         .map(|l| l.trim_start_matches('#').trim())
         .collect();
     let mut named = Vec::new();
-    let mut stack = vec![this_checkout().join("src")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("a source");
-                let mut at = 0;
-                while let Some(found) = text[at..].find("(README: ") {
-                    let start = at + found + "(README: ".len();
-                    // The heading runs to the parenthesis that closes the pointer.
-                    let mut depth = 1;
-                    let end = text[start..]
-                        .char_indices()
-                        .find(|(_, c)| {
-                            match c {
-                                '(' => depth += 1,
-                                ')' => depth -= 1,
-                                _ => {}
-                            }
-                            depth == 0
-                        })
-                        .map(|(i, _)| start + i)
-                        .expect("a closing parenthesis");
-                    named.push((path.display().to_string(), text[start..end].to_string()));
-                    at = end;
-                }
-            }
+    let sources = files_under(&this_checkout().join("src"), |_| false);
+    for path in sources
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+    {
+        let text = std::fs::read_to_string(path).expect("a source");
+        let mut at = 0;
+        while let Some(found) = text[at..].find("(README: ") {
+            let start = at + found + "(README: ".len();
+            // The heading runs to the parenthesis that closes the pointer.
+            let mut depth = 1;
+            let end = text[start..]
+                .char_indices()
+                .find(|(_, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map(|(i, _)| start + i)
+                .expect("a closing parenthesis");
+            named.push((path.display().to_string(), text[start..end].to_string()));
+            at = end;
         }
     }
     assert!(!named.is_empty(), "a message names a README section");

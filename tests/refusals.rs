@@ -9,7 +9,8 @@ use std::io::Write;
 
 use majordomus::http::{MAX_IN_FLIGHT, MAX_PAGES_IN_FLIGHT};
 
-use crate::serve_support::{poll, Served};
+use crate::serve_support::Served;
+use crate::support::eventually;
 use crate::support::{Fixture, PATIENCE};
 
 /// The Cockpit's heading for `busy`.
@@ -51,7 +52,7 @@ fn past_the_in_flight_bound_a_request_is_refused_busy_and_the_probe_and_the_cock
     // interleaving (each of them is refused and held, well under the hold's own bound).
     let stalled = stall(&served, "/mcp", MAX_IN_FLIGHT + 16);
     // Every stalled request holds its permit once the guard has seen it.
-    let refused = poll(PATIENCE, "the in-flight bound is reached", || {
+    let refused = eventually(PATIENCE, "the in-flight bound is reached", || {
         let reply = served.get("/api/v1");
         (reply.status == 503).then_some(reply)
     });
@@ -67,7 +68,7 @@ fn past_the_in_flight_bound_a_request_is_refused_busy_and_the_probe_and_the_cock
     let page = served.get("/cockpit");
     assert_eq!(page.status, 200, "{}", page.text());
     drop(stalled);
-    poll(PATIENCE, "the stalled requests are let go", || {
+    eventually(PATIENCE, "the stalled requests are let go", || {
         (served.get("/api/v1").status == 200).then_some(())
     });
 }
@@ -77,7 +78,7 @@ fn past_the_in_flight_bound_a_request_is_refused_busy_and_a_cockpit_page_with_th
     let fixture = Fixture::new();
     let served = Served::start(fixture.root());
     let stalled = stall(&served, "/cockpit/", MAX_PAGES_IN_FLIGHT + 16);
-    let page = poll(PATIENCE, "the Cockpit's bound is reached", || {
+    let page = eventually(PATIENCE, "the Cockpit's bound is reached", || {
         let reply = served.get("/cockpit");
         (reply.status == 503).then_some(reply)
     });
@@ -105,7 +106,7 @@ fn past_the_in_flight_bound_a_request_is_refused_busy_and_a_cockpit_page_with_th
     assert_eq!(api.status, 200, "the API has its own bound: {}", api.text());
     assert_eq!(served.get("/healthz").status, 200);
     drop(stalled);
-    poll(PATIENCE, "the stalled pages are let go", || {
+    eventually(PATIENCE, "the stalled pages are let go", || {
         (served.get("/cockpit").status == 200).then_some(())
     });
 }

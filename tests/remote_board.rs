@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{poll, tool_of};
+use crate::support::eventually;
+use crate::support::tool_of;
 use crate::support::{git_in, run_in, stderr, stdout, Fixture, McpServer};
 
 /// A bare repository seeded with a layer whose manifest shares the board on `origin`, served
@@ -107,7 +108,7 @@ impl GitServer {
             url: format!("git://127.0.0.1:{port}/remote.git"),
             daemon: Some(daemon),
         };
-        poll(Duration::from_secs(10), "git daemon accepts", || {
+        eventually(Duration::from_secs(10), "git daemon accepts", || {
             TcpStream::connect(("127.0.0.1", port)).ok()
         });
         server
@@ -278,7 +279,7 @@ fn a_conflict_across_clones_names_the_holder_and_the_hooks_and_messages_cross_to
         json!({ "globs": ["src/**"], "subject": "may I have src/api?", "body": "soon" }),
     );
     assert_eq!(sent["recipients"][0]["handle"], holder["handle"], "{sent}");
-    let mail = poll(
+    let mail = eventually(
         Duration::from_secs(10),
         "the message crosses clones",
         || {
@@ -356,7 +357,7 @@ fn a_vanished_clones_claims_free_within_its_lease() {
     assert_eq!(refused["granted"], false, "{refused}");
     doomed.kill();
     let started = std::time::Instant::now();
-    poll(
+    eventually(
         Duration::from_secs(20),
         "the vanished clone's claim lapses",
         || (claim(&mut waiting, &["src/a.rs"])["granted"] == true).then_some(()),
@@ -550,7 +551,7 @@ fn an_issue_made_on_one_clone_is_taken_once_on_another(server: &GitServer) {
     let id = made["id"].as_str().expect("an id").to_string();
     let file = format!(".ai/repo/project/issues/{id}.yaml");
     for taker in [&mut beta, &mut gamma] {
-        poll(
+        eventually(
             Duration::from_secs(15),
             "the issue reaches the clone",
             || {
@@ -687,7 +688,7 @@ fn agents_of_another_clone_show_as_they_are_and_a_message_to_one_is_named_alike_
             .find(|p| p["machine"].is_string() && p["transport"] == transport)
             .cloned()
     };
-    let list = poll(
+    let list = eventually(
         Duration::from_secs(15),
         "both agents of a are listed",
         || {
@@ -734,7 +735,7 @@ fn agents_of_another_clone_show_as_they_are_and_a_message_to_one_is_named_alike_
     );
     let key = recipient["key"].as_str().expect("a key").to_string();
     assert!(!key.is_empty());
-    let inbox = poll(Duration::from_secs(15), "the message reaches alpha", || {
+    let inbox = eventually(Duration::from_secs(15), "the message reaches alpha", || {
         let inbox = alpha.call_ok(tool_of("peers.inbox"), json!({}));
         (inbox["messages"].as_array().is_some_and(|m| !m.is_empty())).then_some(inbox)
     });

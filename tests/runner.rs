@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::serve_support::{fixture_repo_with, poll, route_of, Served};
+use crate::serve_support::{fixture_repo_with, route_of, Served};
+use crate::support::eventually;
 use crate::support::{bin, git_in, GIT_ENV};
 use majordomus::registry::{
     self,
@@ -260,7 +261,7 @@ fn reset(repo: &Path, served: &Served) {
         .expect("the CLI runs");
     let committed = fingerprint(&fresh.stdout);
     let route = route_of("repository.info");
-    poll(Duration::from_secs(20), "the server sees the reset", || {
+    eventually(Duration::from_secs(20), "the server sees the reset", || {
         (fingerprint(&served.get(route).body) == committed).then_some(())
     });
 }

@@ -9,17 +9,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::serve_support::tool_of;
+use crate::support::refusal;
+use crate::support::tool_of;
 use crate::support::{eventually, git_in, run_in, stderr, stdout, Fixture, McpServer, StandIn};
-
-/// The text of an `isError` result.
-fn refusal(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "refused: {result}");
-    result["content"][0]["text"]
-        .as_str()
-        .expect("the refusal's text")
-        .to_string()
-}
 
 /// The PreToolUse JSON Claude Code hands a hook for a `Write` of `file`.
 fn pre_tool_use(file: &Path, cwd: &Path) -> Vec<u8> {
@@ -226,15 +218,15 @@ fn every_spelling_of_a_path_meets_the_same_claim_and_a_bad_one_is_named() {
         ),
         (json!([]), "`globs`: must hold at least 1"),
     ] {
-        let text = refusal(&beta.call(tool_of("peers.claim"), json!({ "globs": globs })));
+        let (_, text) = refusal(&beta.call(tool_of("peers.claim"), json!({ "globs": globs })));
         assert!(text.contains(says), "{globs}: {text}");
     }
-    let text = refusal(&beta.call(
+    let (_, text) = refusal(&beta.call(
         tool_of("plan.create"),
         json!({ "title": "Escape", "paths": ["docs/**", "../**"] }),
     ));
     assert!(text.contains("`paths[1]` (`../**`) leaves"), "{text}");
-    let text = refusal(&beta.call(tool_of("peers.check"), json!({ "paths": ["/etc/hosts"] })));
+    let (_, text) = refusal(&beta.call(tool_of("peers.check"), json!({ "paths": ["/etc/hosts"] })));
     assert!(
         text.contains("`paths[0]` (`/etc/hosts`) is absolute"),
         "{text}"
@@ -292,7 +284,7 @@ fn a_colon_is_an_ordinary_character_of_a_path() {
         json!(["notes/10:30/a.md", "C:x"]),
         "{applicable}"
     );
-    let text = refusal(&beta.call(
+    let (_, text) = refusal(&beta.call(
         tool_of("objects.applicable"),
         json!({ "paths": ["/notes/a.md"] }),
     ));

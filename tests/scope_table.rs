@@ -6,33 +6,7 @@
 use majordomus::layer::{check_path, glob, make_object, Kinds, Object, Page, Scope, ScopeTable};
 use proptest::prelude::*;
 
-/// Names the globs and paths are made of, as in `glob_shape.rs`: plain, dotted, empty, odd.
-const NAMES: &[&str] = &[
-    "src",
-    "a",
-    "db",
-    "x.rs",
-    ".rs",
-    "a.ts",
-    "rs",
-    "mod.rs",
-    "",
-    ".",
-    "é.rs",
-    "a b",
-    "x.test.ts",
-];
-
-/// Pieces of a glob of any shape, wildcards and classes among them.
-const PIECES: &[&str] = &[
-    "src", "a", "/", "/", "**", "*", ".rs", ".ts", "x.rs", "?", "{a,b}", "[ab]", "é", ".", "db",
-];
-
-fn path() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(NAMES), 1..5)
-        .prop_map(|names| names.join("/"))
-        .prop_filter("a path the handler accepts", |p| check_path(p).is_ok())
-}
+use crate::support::glob_alphabet::{path, NAMES, PIECES};
 
 /// A glob of a common shape, or of any shape at all.
 fn a_glob() -> impl Strategy<Value = String> {

@@ -586,13 +586,6 @@ pub fn route_of(id: &str) -> &'static str {
         .path
 }
 
-/// The MCP tool that exposes capability `id`.
-pub fn tool_of(id: &str) -> &'static str {
-    majordomus::registry::by_id(id)
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or_else(|| panic!("`{id}` has an MCP tool"))
-}
-
 /// An example input as a query string: every property a parameter, arrays repeated.
 pub fn query_of(input: &Value) -> String {
     let mut pairs: Vec<(String, String)> = Vec::new();
@@ -617,12 +610,6 @@ pub fn query_of(input: &Value) -> String {
             serde_urlencoded::to_string(&pairs).expect("URL-encodable pairs")
         )
     }
-}
-
-/// Asks `probe` until it returns `Some`, or fails the test after `deadline`: see
-/// [`crate::support::eventually`].
-pub fn poll<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>) -> T {
-    eventually(deadline, what, probe)
 }
 
 /// A modern `subscriptions/listen`: its connection, status, head and the first of its body (a

@@ -155,18 +155,9 @@ fn objects_list_and_the_cockpits_skill_page_show_every_file_as_skills_get_lists_
 
 /// The `skills/get` entry of `pdf-tools`: each file's URI and digest.
 fn files_of(server: &mut crate::support::McpServer) -> Vec<(String, String)> {
-    let got = server.result("skills/get", json!({ "uri": "skill://pdf-tools/SKILL.md" }));
-    got["skill"]["resources"]
-        .as_array()
-        .expect("resources")
-        .iter()
-        .map(|r| {
-            (
-                r["uri"].as_str().unwrap_or_default().to_string(),
-                r["digest"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+    crate::support::skill_resources(
+        &server.result("skills/get", json!({ "uri": "skill://pdf-tools/SKILL.md" })),
+    )
 }
 
 /// Asks until `ready` holds of the entry, failing after the suite's patience.

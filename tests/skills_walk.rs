@@ -3,26 +3,13 @@
 //! nested repository there is not entered, so none of its files is served; a file an
 //! `info/exclude` rule ignores is never part of a skill.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use sha2::Digest;
 
+use crate::support::skill_resources;
 use crate::support::{git_in, Fixture};
 
 const DIR: &str = ".ai/repo/skills/pdf-tools";
-
-fn resources(skill: &Value) -> Vec<(String, String)> {
-    skill["skill"]["resources"]
-        .as_array()
-        .expect("resources")
-        .iter()
-        .map(|r| {
-            (
-                r["uri"].as_str().unwrap_or_default().to_string(),
-                r["digest"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn untracked_files_are_a_skills_files_and_a_nested_repository_is_not_entered() {
@@ -49,7 +36,7 @@ fn untracked_files_are_a_skills_files_and_a_nested_repository_is_not_entered() {
     let mut server = crate::support::McpServer::start(fixture.root());
     server.initialize();
     let skill = server.result("skills/get", json!({ "uri": "skill://pdf-tools/SKILL.md" }));
-    let listed = resources(&skill);
+    let listed = skill_resources(&skill);
     let uris: Vec<&str> = listed.iter().map(|(u, _)| u.as_str()).collect();
     assert_eq!(
         uris,

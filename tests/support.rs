@@ -217,6 +217,110 @@ impl Fixture {
     }
 }
 
+/// Every file under `dir` (links not followed), sorted, not descending into a directory
+/// `skip_dir` names. An unreadable directory holds nothing: a caller counts what it read.
+pub fn files_under(dir: &Path, skip_dir: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                if !skip_dir(&path) {
+                    stack.push(path);
+                }
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A tool call's refusal: its error code and its text, which starts with the code. A refusal
+/// carries no structured content, only the error in `_meta`.
+pub fn refusal(result: &Value) -> (String, String) {
+    assert_eq!(result["isError"], true, "expected a refusal: {result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    let code = result["_meta"]["majordomus"]["error"]["code"]
+        .as_str()
+        .expect("`_meta.majordomus.error.code`")
+        .to_string();
+    let text = result["content"][0]["text"]
+        .as_str()
+        .expect("a text content")
+        .to_string();
+    assert!(text.starts_with(&format!("{code}: ")), "{text}");
+    (code, text)
+}
+
+/// GET `/cockpit<target>` rendered by the library as `serve` renders it, where `target` is a
+/// path with an optional query.
+pub fn cockpit_get(ctx: &majordomus::Context, target: &str) -> majordomus::cockpit::Page {
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
+    };
+    majordomus::cockpit::render(
+        ctx,
+        &majordomus::cockpit::Request {
+            path,
+            query,
+            form: None,
+            post: false,
+            host: "127.0.0.1:8741",
+        },
+    )
+}
+
+/// The URIs `objects list` answers with in `root`, the global `args` (`--discovery …`) first.
+pub fn objects_listed(root: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = args.to_vec();
+    all.extend(["objects", "list", "--limit", "500"]);
+    let out = run_in(root, &all);
+    assert!(out.status.success(), "objects list: {}", stderr(&out));
+    let answer: Value = serde_json::from_str(&stdout(&out)).expect("objects list answers JSON");
+    answer["objects"]
+        .as_array()
+        .expect("a list of objects")
+        .iter()
+        .map(|o| o["uri"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The files of a `skills/get` answer: each one's URI and digest.
+pub fn skill_resources(skill: &Value) -> Vec<(String, String)> {
+    skill["skill"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| {
+            (
+                r["uri"].as_str().unwrap_or_default().to_string(),
+                r["digest"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The MCP tool that exposes capability `id`.
+pub fn tool_of(id: &str) -> &'static str {
+    majordomus::registry::by_id(id)
+        .and_then(|(_, d)| d.tool)
+        .unwrap_or_else(|| panic!("`{id}` has an MCP tool"))
+}
+
+/// An MCP session of `client` on `repo`: the binary started and initialized.
+pub fn session(repo: &Path, client: &str) -> McpServer {
+    let mut server = McpServer::start(repo);
+    server.initialize_as(client);
+    server
+}
+
 /// Asks `probe` until it answers `Some`, and fails the test naming `what` once `deadline` has
 /// passed: see [`within`].
 pub fn eventually<T>(deadline: Duration, what: &str, probe: impl FnMut() -> Option<T>) -> T {
@@ -829,5 +933,45 @@ impl StandIn {
             stdout: read("out"),
             stderr: read("err"),
         }
+    }
+}
+
+/// The alphabet the glob property tests write globs and paths in, one for every such test so
+/// that what one exercises the others do too.
+pub mod glob_alphabet {
+    use majordomus::layer::check_path;
+    use proptest::prelude::*;
+
+    /// Names the globs and paths are made of: plain ones, dotted ones, the empty name (`a//b`),
+    /// a newline, a space, and letters beyond ASCII.
+    pub const NAMES: &[&str] = &[
+        "src",
+        "a",
+        "db",
+        "x.rs",
+        ".rs",
+        "a.ts",
+        "rs",
+        "mod.rs",
+        "",
+        ".",
+        "é.rs",
+        "a\nb.rs",
+        "a b",
+        "x.test.ts",
+        "ts",
+    ];
+
+    /// Pieces a glob of any shape is made of, wildcards and classes among them.
+    pub const PIECES: &[&str] = &[
+        "src", "a", "/", "/", "**", "*", ".rs", ".ts", "x.rs", "?", "{a,b}", "[ab]", "é", ".",
+        "rs", "db", "\\*",
+    ];
+
+    /// A path as `objects.applicable` passes it on: checked, repository-relative.
+    pub fn path() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(NAMES), 1..5)
+            .prop_map(|names| names.join("/"))
+            .prop_filter("a path the handler accepts", |p| check_path(p).is_ok())
     }
 }

@@ -8,32 +8,27 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::support::this_checkout;
+use crate::support::{files_under, this_checkout};
 
+/// The Rust files under `dir`, but build output, installed packages and test data.
 pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+    const NOT_CODE: &[&str] = &[
+        "target",
+        "node_modules",
+        "fixtures",
+        "snapshots",
+        "corpus",
+        "artifacts",
+    ];
+    let skip = |d: &Path| {
+        d.file_name()
+            .is_some_and(|n| NOT_CODE.iter().any(|c| n == *c))
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if ![
-                "target",
-                "node_modules",
-                "fixtures",
-                "snapshots",
-                "corpus",
-                "artifacts",
-            ]
-            .contains(&name.as_str())
-            {
-                rust_files(&path, out);
-            }
-        } else if name.ends_with(".rs") {
-            out.push(path);
-        }
-    }
+    out.extend(
+        files_under(dir, skip)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "rs")),
+    );
 }
 
 #[test]
@@ -611,19 +606,11 @@ fn only_write_rs_writes_files() {
 
 /// Every file under `dir`, whatever its kind, but build output and installed packages.
 fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+    let skip = |d: &Path| {
+        d.file_name()
+            .is_some_and(|n| n == "target" || n == "node_modules")
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            if !["target", "node_modules"].contains(&&*entry.file_name().to_string_lossy()) {
-                every_file(&path, out);
-            }
-        } else {
-            out.push(path);
-        }
-    }
+    out.extend(files_under(dir, skip));
 }
 
 /// The repository holds neither the specification nor the issue tracker, so a comment that cites a

@@ -7,6 +7,7 @@ use majordomus_registry_lang::protocol;
 use serde_json::{json, Value};
 
 use crate::serve_support::Served;
+use crate::support::tool_of;
 use crate::support::{run_in, stderr, Fixture, McpServer};
 
 fn modern(mut params: Value) -> Value {
@@ -25,12 +26,6 @@ fn names(tools: &Value) -> Vec<String> {
         .iter()
         .map(|t| t["name"].as_str().expect("a name").to_string())
         .collect()
-}
-
-fn tool_of(id: &str) -> &'static str {
-    registry::by_id(id)
-        .and_then(|(_, d)| d.tool)
-        .expect("a tool")
 }
 
 /// The `result` text of one request's answer line, exactly as served.

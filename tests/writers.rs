@@ -6,7 +6,8 @@ use std::fs;
 
 use serde_json::{json, Value};
 
-use crate::support::{Fixture, McpServer};
+use crate::support::tool_of;
+use crate::support::{files_under, Fixture, McpServer};
 use majordomus::registry::{self, rt::Effect};
 
 /// The writers, from the declarations.
@@ -38,27 +39,20 @@ fn text(result: &Value) -> String {
 
 /// Every file under the repository except `.git/`, with its bytes.
 fn files(fixture: &Fixture) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).expect("listable").flatten() {
-            let path = entry.path();
-            if path.file_name().is_some_and(|n| n == ".git") {
-                continue;
-            }
-            let meta = fs::symlink_metadata(&path).expect("stat");
-            if meta.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path
-                    .strip_prefix(root)
-                    .expect("inside")
-                    .display()
-                    .to_string();
-                out.push((rel, fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(fixture.root(), fixture.root(), &mut out);
+    let root = fixture.root();
+    let git = |p: &std::path::Path| p.file_name().is_some_and(|n| n == ".git");
+    let mut out: Vec<(String, Vec<u8>)> = files_under(root, git)
+        .into_iter()
+        .filter(|p| !git(p))
+        .map(|path| {
+            let rel = path
+                .strip_prefix(root)
+                .expect("inside")
+                .display()
+                .to_string();
+            (rel, fs::read(&path).unwrap_or_default())
+        })
+        .collect();
     out.sort();
     out
 }
@@ -680,7 +674,7 @@ fn the_ledger_is_never_appended_through_a_hard_link_or_a_symlink() {
 /// error number.
 #[test]
 fn a_writers_io_failure_names_the_file_relative_to_the_repository_and_nothing_of_the_os() {
-    use crate::serve_support::{fixture_repo_with, route_of, tool_of, Served};
+    use crate::serve_support::{fixture_repo_with, route_of, Served};
     let target = ".ai/repo/project/issues/base.yaml";
     // Lines ending in CR LF are rewritten (in LF) through a temporary file; a stamp on a file
     // of plain lines would be appended in place.

@@ -4,7 +4,8 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::serve_support::{fixture_repo, poll, read_reply, route_of, Served};
+use crate::serve_support::{fixture_repo, read_reply, route_of, Served};
+use crate::support::eventually;
 use majordomus::http::{HEADER_TIMEOUT, MAX_IN_FLIGHT};
 
 #[test]
@@ -29,7 +30,7 @@ fn past_the_in_flight_bound_a_request_is_busy_with_retry_after() {
             stream
         })
         .collect();
-    let answered = poll(Duration::from_secs(10), "an answer past the bound", || {
+    let answered = eventually(Duration::from_secs(10), "an answer past the bound", || {
         slow.iter().position(|stream| {
             let mut first = [0u8; 1];
             matches!(stream.peek(&mut first), Ok(n) if n > 0)
@@ -54,7 +55,7 @@ fn past_the_in_flight_bound_a_request_is_busy_with_retry_after() {
         "the probe is never busy"
     );
     drop(slow);
-    poll(
+    eventually(
         Duration::from_secs(5),
         "serving again once the slow clients left",
         || (served.get("/api/v1").status == 200).then_some(()),

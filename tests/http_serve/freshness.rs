@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::serve_support::{fixture_repo, poll, route_of, Served};
+use crate::serve_support::{fixture_repo, route_of, Served};
+use crate::support::eventually;
 
 use super::{EXAMPLE_RULE, EXAMPLE_RULE_PATH};
 
@@ -53,7 +54,7 @@ fn a_running_server_sees_edits_new_files_and_removals() {
     let old_title = "title: Describe every change in its commit message";
     assert!(text.contains(old_title), "{text}");
     std::fs::write(&path, text.replace(old_title, "title: A retitled rule")).expect("edited");
-    poll(deadline, "the new title", || {
+    eventually(deadline, "the new title", || {
         (served.get(&object).json()["title"] == "A retitled rule").then_some(())
     });
 
@@ -72,13 +73,13 @@ fn a_running_server_sees_edits_new_files_and_removals() {
         "---\nid: fresh-rule\nversion: 1\nkind: rule\ntitle: Fresh\ndescription: New.\nstatement: Be new.\nstatus: active\nclass: advisory\n---\n\nBody.\n",
     )
     .expect("a new rule");
-    poll(deadline, "the new rule listed", || {
+    eventually(deadline, "the new rule listed", || {
         has_new_rule().then_some(())
     });
 
     // And its removal.
     std::fs::remove_file(&new_rule).expect("removed");
-    poll(deadline, "the removed rule gone", || {
+    eventually(deadline, "the removed rule gone", || {
         (!has_new_rule()).then_some(())
     });
 
@@ -138,13 +139,13 @@ fn nested_agent_files_stay_watched_and_an_edit_is_seen_by_the_next_request() {
     repo.write("pkg/b/deep/AGENTS.md", "# Deep B\n\nNew.\n");
     repo.git(&["add", "pkg/b/deep/AGENTS.md"]);
     let deep = "majordomus://instructions/pkg/b/deep/AGENTS.md";
-    poll(Duration::from_secs(1), "the new nested AGENTS.md", || {
+    eventually(Duration::from_secs(1), "the new nested AGENTS.md", || {
         (title_of(&served, deep) == "Deep B").then_some(())
     });
     // Its directory, made after the start, is watched like the others: without a watch of its
     // own the edit would wait for the 10 s check.
     repo.write("pkg/b/deep/AGENTS.md", "# Deep B, edited\n\nNew.\n");
-    poll(
+    eventually(
         Duration::from_secs(1),
         "the edit in the new directory",
         || (title_of(&served, deep) == "Deep B, edited").then_some(()),

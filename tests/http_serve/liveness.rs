@@ -195,7 +195,7 @@ fn a_repository_moved_away_under_the_server_is_reported_stale_never_ok() {
 
     std::fs::remove_dir(repo.path()).expect("the other directory is removed");
     std::fs::rename(&moved, repo.path()).expect("the repository is moved back");
-    crate::serve_support::poll(crate::support::PATIENCE, "ok once moved back", || {
+    crate::support::eventually(crate::support::PATIENCE, "ok once moved back", || {
         let (state, _, probe, _) = standing(&served);
         (state == "ok" && probe == 200).then_some(())
     });

@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{fixture_repo, route_of, tool_of, Served};
+use crate::serve_support::{fixture_repo, route_of, Served};
+use crate::support::tool_of;
 use majordomus::registry::{self};
 
 use super::{EXAMPLE_RULE, EXAMPLE_RULE_PATH};
@@ -231,7 +232,7 @@ fn an_idle_http_session_leaves_the_board_unless_it_holds_a_claim_and_comes_back_
     both.sort();
     assert_eq!(both, ["holds-a-claim", "lists-and-leaves"]);
     // Idle longer than the holder (whose last request came first), the lister leaves the board.
-    crate::serve_support::poll(
+    crate::support::eventually(
         std::time::Duration::from_secs(90),
         "the idle session leaves the board",
         || (listed() == ["holds-a-claim"]).then_some(()),

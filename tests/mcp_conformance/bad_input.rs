@@ -16,22 +16,7 @@ use super::surfaces::Recorded;
 use super::untouched::listing;
 use super::{route_of, tool_of};
 use crate::serve_support::Served;
-
-/// The refusal code of an `isError` result, after checking its shape.
-pub(super) fn refusal(result: &Value) -> (String, String) {
-    assert_eq!(result["isError"], true, "expected a refusal: {result}");
-    assert!(result.get("structuredContent").is_none(), "{result}");
-    let code = result["_meta"]["majordomus"]["error"]["code"]
-        .as_str()
-        .expect("`_meta.majordomus.error.code`")
-        .to_string();
-    let text = result["content"][0]["text"]
-        .as_str()
-        .expect("a text content")
-        .to_string();
-    assert!(text.starts_with(&format!("{code}: ")), "{text}");
-    (code, text)
-}
+use crate::support::refusal;
 
 /// Every file of the repository outside `.git`, with its bytes.
 fn contents(root: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 
+use crate::support::tool_of;
 use majordomus::registry::{self, rt::Descriptor, rt::Effect};
 
 /// The bad-input cases of execution and the writers that `executor`, `mcp_stdio` and `writers` leave.
@@ -24,13 +25,6 @@ mod secrets;
 mod surfaces;
 /// Reads mutate nothing: the tree, the index, every size and mtime stay.
 mod untouched;
-
-/// The tool a capability projects, by id.
-fn tool_of(id: &str) -> &'static str {
-    registry::by_id(id)
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or_else(|| panic!("`{id}` is declared with a tool"))
-}
 
 /// The route a capability projects, by id.
 fn route_of(id: &str) -> &'static str {

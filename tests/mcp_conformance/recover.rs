@@ -8,9 +8,9 @@ use serde_json::json;
 
 use crate::support::Fixture;
 
-use super::bad_input::refusal;
 use super::surfaces::Recorded;
 use super::tool_of;
+use crate::support::refusal;
 
 #[cfg(unix)]
 #[test]

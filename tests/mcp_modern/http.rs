@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{fixture_repo, tool_of, Reply, Served};
+use crate::serve_support::{fixture_repo, Reply, Served};
+use crate::support::tool_of;
 
 use super::{assert_modern_result, modern, MODERN};
 

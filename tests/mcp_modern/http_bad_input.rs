@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{fixture_repo, fixture_repo_with, tool_of, Served};
+use crate::serve_support::{fixture_repo, fixture_repo_with, Served};
+use crate::support::tool_of;
 use majordomus_registry_lang::protocol;
 
 use super::http::{headers, http_refusal, request};

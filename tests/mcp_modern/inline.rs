@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{tool_of, Served};
+use crate::serve_support::Served;
+use crate::support::tool_of;
 use crate::support::Fixture;
 use majordomus::context::{Context, Options};
 use majordomus::resolve::{self, INLINE_BYTES};

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::serve_support::{poll, tool_of};
+use crate::support::eventually;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 use majordomus::registry;
 use majordomus_registry_lang::protocol;
@@ -109,7 +110,7 @@ fn a_cursor_from_another_generation_is_invalid_params_and_listing_again_works() 
         ".ai/repo/knowledge/curated/one-more.md",
         "---\nid: one-more\ntitle: One more\n---\n\nA change.\n",
     );
-    poll(
+    eventually(
         Duration::from_secs(20),
         "the watcher sees the new object",
         || {

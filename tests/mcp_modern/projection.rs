@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::tool_of;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 use majordomus_registry_lang::protocol;
 

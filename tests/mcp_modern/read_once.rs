@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::serve_support::{fixture_repo, tool_of, Served};
+use crate::serve_support::{fixture_repo, Served};
+use crate::support::tool_of;
 use majordomus_registry_lang::protocol;
 
 use super::http::headers;

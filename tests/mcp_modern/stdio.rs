@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::serve_support::tool_of;
+use crate::support::tool_of;
 use crate::support::{Fixture, McpServer};
 use majordomus::registry;
 use majordomus_registry_lang::protocol;

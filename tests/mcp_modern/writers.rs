@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::busy::{plan_of, ForeignWriter};
-use crate::serve_support::{route_of, tool_of, Served};
+use crate::serve_support::{route_of, Served};
+use crate::support::tool_of;
 use crate::support::PATIENCE;
 
 use super::http::{headers, request};

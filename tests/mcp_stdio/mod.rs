@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use crate::support::tool_of;
 use crate::support::McpServer;
 use majordomus::registry::{self, rt::Effect};
 
@@ -31,13 +32,6 @@ mod resources;
 mod tools;
 /// Reads change nothing: a whole session of reads leaves every path as it was.
 mod untouched;
-
-/// The tool a capability projects, by id.
-fn tool_of(id: &str) -> &'static str {
-    registry::by_id(id)
-        .and_then(|(_, d)| d.tool)
-        .unwrap_or_else(|| panic!("`{id}` is declared with a tool"))
-}
 
 /// A tool's `_meta.majordomus` field.
 fn meta<'a>(tool: &'a Value, field: &str) -> &'a str {
