@@ -101,7 +101,9 @@ fi
 
 # --- The tool is served --------------------------------------------------------------------------
 bin="$CARGO_TARGET_DIR/debug/majordomus"
-if "$bin" mcp --inspect --toolsets all | grep -q '"majordomus_scratch_echo"'; then
+# A pipe into `grep -q` would stop reading at the first match and fail the writer with SIGPIPE
+# under pipefail, so each grep below reads its whole input.
+if "$bin" mcp --inspect --toolsets all | grep '"majordomus_scratch_echo"' >/dev/null; then
   ok "majordomus mcp --inspect --toolsets all lists majordomus_scratch_echo"
 else
   bad "majordomus mcp --inspect --toolsets all does not list majordomus_scratch_echo"
@@ -112,7 +114,7 @@ if grep -q '"echo": "hello"' <<<"$answer"; then
 else
   bad "majordomus scratch echo hello answered: $answer"
 fi
-if "$bin" openapi | grep -q '"/api/v1/scratch/echo"'; then
+if "$bin" openapi | grep '"/api/v1/scratch/echo"' >/dev/null; then
   ok "majordomus openapi has GET /api/v1/scratch/echo"
 else
   bad "majordomus openapi lacks /api/v1/scratch/echo"
@@ -144,7 +146,7 @@ fi
 for pair in README.md:majordomus_scratch_echo docs/reference/capabilities.md:scratch.echo \
   surface.json:majordomus_scratch_echo tests/snapshots/tools_list_bill.txt:majordomus_scratch_echo; do
   f=${pair%%:*} name=${pair#*:}
-  if git diff -- "$f" | grep -qF "$name"; then
+  if git diff -- "$f" | grep -F "$name" >/dev/null; then
     ok "$f names $name"
   else
     bad "$f does not name $name"
@@ -157,7 +159,7 @@ if [ "$version_after" = "$major.$minor.$((patch + 1))" ]; then
 else
   bad "the version went $version_before → $version_after; an addition needs $major.$minor.$((patch + 1))"
 fi
-if grep -A1 -x 'name = "majordomus"' Cargo.lock | grep -qx "version = \"$version_after\""; then
+if grep -A1 -x 'name = "majordomus"' Cargo.lock | grep -x "version = \"$version_after\"" >/dev/null; then
   ok "Cargo.lock carries $version_after"
 else
   bad "Cargo.lock does not carry $version_after"
