@@ -690,6 +690,7 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
             in_flight_bound: MAX_IN_FLIGHT,
             http_sessions: probed.upgrade().map_or(0, |s| s.sessions.len()),
         }));
+    let shutdown = shutdown_signal();
     crate::logging::say(&format!(
         "majordomus serving {root} on {base}\n  cockpit  {base}/cockpit\n  openapi  {base}/openapi.json\n  mcp      {base}/mcp"
     ));
@@ -712,7 +713,6 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let mut connections = tokio::task::JoinSet::new();
     let open = idle::Connections::default();
     let mut acceptor = accept::Acceptor::new(listener, accept::connection_limit(), open.clone());
-    let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -770,25 +770,33 @@ async fn serve_async(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGINT or SIGTERM, listened for from the call on (not from the first poll): a signal that
+/// comes as soon as the server says it is serving stops it cleanly instead of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (term, interrupt) {
+                (Ok(mut term), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
                 }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+                (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => {
+                    let _ = one.recv().await;
+                }
+                (Err(_), Err(_)) => std::future::pending().await,
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
