@@ -156,6 +156,9 @@ fn refresh_in_background(root: &Path, generation: u64) {
     let started = std::thread::Builder::new()
         .name("majordomus-git".to_string())
         .spawn(move || {
+            // Asked beside the first build, which a client is waiting for: git takes only
+            // what the build leaves of the cores.
+            let _ = crate::priority::behind_others(AHEAD_NICE);
             let _asking = lock(&ASKING);
             let state = ask(&asked_for);
             remember(&asked_for, generation, &state);
@@ -168,6 +171,9 @@ fn refresh_in_background(root: &Path, generation: u64) {
     }
 }
 
+/// The nice value of git asked ahead of any request (see [`ask_ahead`]).
+pub const AHEAD_NICE: i32 = 10;
+
 /// Starts asking git about `root` on a thread of its own, the answer kept as asked in
 /// `generation`: a server does while its first generation is built, so that its first report
 /// does not wait for `git status` over the whole work tree (a third of a second at 100,000
@@ -177,6 +183,9 @@ pub fn ask_ahead(root: &Path, generation: u64) {
     let started = std::thread::Builder::new()
         .name("majordomus-git".to_string())
         .spawn(move || {
+            // Asked beside the first build, which a client is waiting for: git takes only
+            // what the build leaves of the cores.
+            let _ = crate::priority::behind_others(AHEAD_NICE);
             let _asking = lock(&ASKING);
             if lock(recent())
                 .get(&asked_for)

@@ -23,6 +23,7 @@ pub mod logging;
 pub mod mcp;
 pub mod plan;
 pub mod preflight;
+pub mod priority;
 pub mod reference;
 pub mod registry;
 pub mod resolve;

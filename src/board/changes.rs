@@ -303,6 +303,8 @@ pub fn ask_ahead(worktree: String) {
     let _ = std::thread::Builder::new()
         .name("changes-ahead".into())
         .spawn(move || {
+            // Asked beside the first build, which a client is waiting for.
+            let _ = crate::priority::behind_others(crate::git::AHEAD_NICE);
             of_worktree(&worktree);
         });
 }

@@ -116,7 +116,9 @@ pub fn busy_message() -> String {
 }
 
 fn serve(jobs: &Mutex<Receiver<Job>>) {
-    lower_priority();
+    if let Err(e) = crate::priority::behind_others(LANE_NICE) {
+        tracing::debug!("the large-page lane keeps the usual priority: {e}");
+    }
     loop {
         let job = match jobs.lock().unwrap_or_else(|e| e.into_inner()).recv() {
             Ok(job) => job,
@@ -135,22 +137,6 @@ fn serve(jobs: &Mutex<Receiver<Job>>) {
                 failed()
             });
         let _ = reply.send(answer);
-    }
-}
-
-/// Puts this thread behind the others for the CPU; where that is refused, it says so and the
-/// lane runs at the usual priority.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // On Linux `PRIO_PROCESS` with a thread id names that one thread.
-        let tid = rustix::thread::gettid();
-        if let Err(e) = rustix::process::setpriority_process(Some(tid), LANE_NICE) {
-            tracing::debug!(
-                "the large-page lane keeps the usual priority: {}",
-                std::io::Error::from(e)
-            );
-        }
     }
 }
 
