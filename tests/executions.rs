@@ -286,3 +286,59 @@ fn bad_logs_on_the_board_are_skipped_naming_the_file_and_the_reason() {
     assert_eq!(from_cut[0]["reads"][0]["digest"], "sha256:11");
     server.call_ok(tool_of("repository.info"), json!({}));
 }
+
+/// What ended processes left is cleared by a server that starts, past the number kept, the oldest
+/// first; its own log and the newest ones stay. (The clearing is off a server's way to its first
+/// answer, so the test waits for it.)
+#[test]
+fn a_starting_server_clears_the_oldest_logs_of_ended_processes_past_the_number_kept() {
+    const LEFT: usize = 40;
+    const KEPT: usize = 32;
+    let fixture = Fixture::new();
+    let dir = executions_dir(fixture.root());
+    std::fs::create_dir_all(&dir).expect("executions dir");
+    // Processes that cannot be running: this boot never had them.
+    let ended: Vec<String> = (0..LEFT)
+        .map(|i| format!("{}-{}", 4_000_000 + i, i))
+        .collect();
+    for (i, stem) in ended.iter().enumerate() {
+        let header = json!({
+            "format": "majordomus-executions/1",
+            "pid": 4_000_000 + i,
+            "start": i,
+            "boot": "a boot long past",
+            "worktree": fixture.root().display().to_string(),
+        });
+        let path = dir.join(format!("{stem}.log"));
+        std::fs::write(&path, format!("{header}\n")).expect("write an ended log");
+        // Oldest first: the first written is an hour and `LEFT` minutes old, the last an hour
+        // and one minute; all younger than the day an ended log is kept.
+        let age = Duration::from_secs(3600 + 60 * (LEFT - i) as u64);
+        let mtime = std::time::SystemTime::now() - age;
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("age the log");
+    }
+    let mut server = session(fixture.root(), "sweeper");
+    server.call_ok(tool_of("repository.info"), json!({}));
+    let left = |stem: &String| dir.join(format!("{stem}.log")).exists();
+    crate::support::eventually(PATIENCE, "the oldest ended logs are cleared", || {
+        (ended.iter().filter(|s| left(s)).count() == KEPT).then_some(())
+    });
+    assert!(
+        ended[..LEFT - KEPT].iter().all(|s| !left(s)),
+        "the oldest go first"
+    );
+    assert!(ended[LEFT - KEPT..].iter().all(left), "the newest stay");
+    let own = std::fs::read_dir(&dir)
+        .expect("executions dir")
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".log") && !ended.iter().any(|s| name == format!("{s}.log"))
+        })
+        .count();
+    assert_eq!(own, 1, "the server's own log stays");
+}

@@ -58,11 +58,8 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
             state = index.state().as_str(),
             "serving MCP over stdio"
         );
-        // A server searches many times per generation: its postings are made from now on, on
-        // a thread of their own, so that its first search does not read every object.
-        if let Some(live) = ctx.layer_if_open() {
-            live.prepare_search_in_background();
-        }
+        // Its search postings are made from its first answer on (see `start_watching`), on a
+        // thread of their own: made before, they would take a core from `initialize`.
         ctx.watch_from_first_answer(WATCH_INTERVAL);
         let served = stdio::serve(&Server::new(ctx.clone()), || {
             ctx.watch_layer(WATCH_INTERVAL)

@@ -411,7 +411,6 @@ impl Journal {
                 return;
             }
         };
-        log::sweep_ended(&dir, &stem);
         let file = writer.path().to_path_buf();
         let shared = Arc::new(Shared {
             pending: Mutex::new(Pending::default()),
@@ -434,6 +433,10 @@ impl Journal {
             .name("majordomus-journal".into())
             .spawn(move || {
                 let _gone = Gone(&writer_shared);
+                // Clearing what ended processes left reads each one's header and asks whether
+                // it still runs: nothing this process answers depends on it, so it is done here
+                // rather than before a server's first answer.
+                log::sweep_ended(&dir, &stem);
                 write_until_closed(&mut writer, &writer_shared, &ring, earlier);
             });
         match spawned {

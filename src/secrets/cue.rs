@@ -50,7 +50,10 @@ impl Searcher {
                     .collect()
             })
             .collect();
+        // A contiguous NFA, not the DFA `auto` picks for so few words: the prefilter skips
+        // nearly every byte either way, and the DFA's build was 0.3 ms of every server's start.
         let words = AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostLongest)
             .build(&words)
             .expect("the credential table's anchors are short literals");
