@@ -457,7 +457,13 @@ impl Context {
     /// [`LiveIndex::settled`]), starting the watcher first when it waits for its first answer.
     fn settled(&self, live: &Arc<LiveIndex>) -> Arc<Index> {
         if let Some(interval) = self.shared.watch_later.get() {
-            self.watch(live, *interval);
+            // Watched from before its build, the first generation stands until a change is
+            // reported: a read before the first answer (the `initialize` instructions) starts
+            // the watcher and its postings only where there is one to check.
+            let started = self.shared.watch_started.is_completed();
+            if !started && (!live.notified() || live.reported_unchecked()) {
+                self.watch(live, *interval);
+            }
         }
         live.settled()
     }

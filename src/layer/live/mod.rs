@@ -330,14 +330,20 @@ impl LiveIndex {
     /// one read of the queue when nothing is pending; otherwise waits for the watcher's check
     /// (at most `SETTLE_PATIENCE`). Where the watcher polls, this is [`LiveIndex::current`].
     pub fn settled(&self) -> Arc<Index> {
+        if self.reported_unchecked() {
+            self.wait_for_check();
+        }
+        self.current()
+    }
+
+    /// Whether the file system reported a change the watcher has not checked yet (the events it
+    /// queued are taken first). Always false where changes are not notified.
+    pub fn reported_unchecked(&self) -> bool {
         let pending = lock(&self.pending).clone();
         if let Some(pending) = pending {
             pending.take();
         }
-        if self.notes.load(Ordering::Acquire) > self.notes_checked.load(Ordering::Acquire) {
-            self.wait_for_check();
-        }
-        self.current()
+        self.notes.load(Ordering::Acquire) > self.notes_checked.load(Ordering::Acquire)
     }
 
     fn wait_for_check(&self) {
