@@ -156,8 +156,7 @@ fn refresh_in_background(root: &Path, generation: u64) {
     let started = std::thread::Builder::new()
         .name("majordomus-git".to_string())
         .spawn(move || {
-            // Asked beside the first build, which a client is waiting for: git takes only
-            // what the build leaves of the cores.
+            // A refresh nothing waits for yet: git takes only what requests leave of the cores.
             let _ = crate::priority::behind_others(AHEAD_NICE);
             let _asking = lock(&ASKING);
             let state = ask(&asked_for);
