@@ -673,30 +673,6 @@ fn no_file_cites_a_spec_section_or_an_issue_number() {
 /// no longer hold the steps in view, and the function should be named steps instead.
 const LONGEST_FUNCTION: usize = 150;
 
-/// Functions over the limit not yet split, each with why it is still whole; each leaves this list
-/// when it is split. `(file, function, reason)`.
-const LONG_FUNCTIONS_NOT_YET_SPLIT: &[(&str, &str, &str)] = &[
-    (
-        "crates/registry-lang/src/validate.rs",
-        "validate",
-        "one match over the schema subset's keywords, which a split must keep in one order",
-    ),
-    (
-        "crates/registry-lang/src/capability.rs",
-        "parse_capability",
-        "reads a capability's keys in declaration order; to split by section",
-    ),
-    (
-        "crates/registry-lang/src/codegen/openapi.rs",
-        "openapi",
-        "builds the document's sections in one pass; to split by section",
-    ),
-    (
-        "crates/registry-lang/src/schema.rs",
-        "parse",
-        "one match over the schema subset's keywords; to split with validate",
-    ),
-];
 /// `source` with comments, strings and character literals blanked (newlines kept), so that the
 /// braces left are the code's own.
 fn code_only(source: &str) -> Vec<u8> {
@@ -847,27 +823,14 @@ fn no_function_is_longer_than_a_reader_can_follow() {
     }
     let mut read = 0;
     let mut offenders = Vec::new();
-    let mut moved_seen = Vec::new();
     for file in &files {
         let Ok(source) = std::fs::read_to_string(file) else {
             continue;
         };
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(file)
-            .display()
-            .to_string();
+        let shown = file.strip_prefix(root).unwrap_or(file).display();
         for (name, line, length) in function_lengths(&source) {
             read += 1;
-            if length <= LONGEST_FUNCTION {
-                continue;
-            }
-            let listed = LONG_FUNCTIONS_NOT_YET_SPLIT
-                .iter()
-                .any(|(f, n, _)| *f == shown && *n == name);
-            if listed {
-                moved_seen.push((shown.clone(), name));
-            } else {
+            if length > LONGEST_FUNCTION {
                 offenders.push(format!("{shown}:{line} `{name}` is {length} lines"));
             }
         }
@@ -877,13 +840,5 @@ fn no_function_is_longer_than_a_reader_can_follow() {
         offenders.is_empty(),
         "functions over {LONGEST_FUNCTION} lines; split them into named steps:\n{}",
         offenders.join("\n")
-    );
-    let stale: Vec<_> = LONG_FUNCTIONS_NOT_YET_SPLIT
-        .iter()
-        .filter(|(f, n, _)| !moved_seen.iter().any(|(sf, sn)| sf == f && sn == n))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "listed as long but no longer are (remove them from the list): {stale:?}"
     );
 }

@@ -124,7 +124,8 @@ fn unknown_keys(map: &Map<String, Value>, allowed: &[&str], field: &str, sink: &
 }
 
 /// Parses `registry/<namespace>/<name>.yaml`. Returns `None` when anything is wrong; every
-/// problem is in `out`.
+/// problem is in `out`. The keys are read in declaration order, one named step each, so the
+/// problems come out in that order.
 pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<Capability> {
     let before = out.len();
     let mut sink = Sink {
@@ -158,7 +159,47 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
     );
 
     let (namespace, name) = expected_id(&file.path);
-    if let Some(id) = &id {
+    check_id(id.as_deref(), &namespace, &name, &mut sink)?;
+    if let (Some(kind), Some(effect)) = (kind, effect) {
+        check_effect_fits_kind(kind, effect, &mut sink);
+    }
+
+    let expose = parse_expose(map.get("expose"), kind, &mut sink);
+    let input = map.get("input").map(|v| parse_input(v, &mut sink));
+    let output = map.get("output").map(|v| parse_output(v, &mut sink));
+    if let (Some(resource), Some(input)) = (&expose.resource, &input) {
+        check_resource_needs_no_input(resource, input, kind, &mut sink);
+    }
+    let examples = parse_examples(map.get("examples"), &mut sink);
+    let cache = parse_cache(map.get("cache"), kind, &mut sink);
+    let tags = parse_tags(map.get("tags"), &mut sink);
+
+    if out.len() > before {
+        return None;
+    }
+    Some(Capability {
+        id: id?,
+        namespace,
+        name,
+        file: file.path.clone(),
+        title: title?,
+        description: description?,
+        kind: kind?,
+        effect: effect?,
+        determinism: determinism?,
+        expose,
+        input: input?,
+        output: output?,
+        examples,
+        cache,
+        tags,
+    })
+}
+
+/// The id has the `<namespace>.<name>` shape and is the one the file's path declares, and the
+/// file does not lie among the named schemas.
+fn check_id(id: Option<&str>, namespace: &str, name: &str, sink: &mut Sink<'_>) -> Option<()> {
+    if let Some(id) = id {
         let id_re = regex::Regex::new(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$").ok()?;
         if !id_re.is_match(id) {
             sink.push(
@@ -182,74 +223,82 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
             "lies in registry/schemas/, which holds named schemas, not capabilities",
         );
     }
+    Some(())
+}
 
-    if let (Some(kind), Some(effect)) = (kind, effect) {
-        let agrees = match kind {
-            Kind::Query => effect == Effect::Read,
-            Kind::Command => effect != Effect::Read,
-        };
-        if !agrees {
-            let wants = match kind {
-                Kind::Query => "read",
-                Kind::Command => "process_state or repository_mutation",
-            };
-            sink.push(
-                "effect",
-                format!("\"{effect}\" disagrees with kind \"{kind}\": a {kind} has effect {wants}"),
-            );
-        }
-    }
-
-    let expose = parse_expose(map.get("expose"), kind, &mut sink);
-
-    let input = match map.get("input") {
-        Some(v) => {
-            let s = Schema::parse(v, "input", &mut sink);
-            if s.ty != Some(Type::Object) || s.additional != Additional::Forbidden {
-                sink.push(
-                    "input",
-                    "must be `type: object` with `additionalProperties: false` at its root",
-                );
-            }
-            check_positionals(&s, &mut sink);
-            Some(s)
-        }
-        None => None,
+/// A query reads; a command changes process state or the repository.
+fn check_effect_fits_kind(kind: Kind, effect: Effect, sink: &mut Sink<'_>) {
+    let agrees = match kind {
+        Kind::Query => effect == Effect::Read,
+        Kind::Command => effect != Effect::Read,
     };
-    let output = match map.get("output") {
-        Some(Value::String(name)) => Some(Schema {
+    if !agrees {
+        let wants = match kind {
+            Kind::Query => "read",
+            Kind::Command => "process_state or repository_mutation",
+        };
+        sink.push(
+            "effect",
+            format!("\"{effect}\" disagrees with kind \"{kind}\": a {kind} has effect {wants}"),
+        );
+    }
+}
+
+/// The input schema: a closed object at its root, with positionals a command line can take.
+fn parse_input(value: &Value, sink: &mut Sink<'_>) -> Schema {
+    let s = Schema::parse(value, "input", sink);
+    if s.ty != Some(Type::Object) || s.additional != Additional::Forbidden {
+        sink.push(
+            "input",
+            "must be `type: object` with `additionalProperties: false` at its root",
+        );
+    }
+    check_positionals(&s, sink);
+    s
+}
+
+/// The output schema: an object schema, or the name of one.
+fn parse_output(value: &Value, sink: &mut Sink<'_>) -> Schema {
+    if let Value::String(name) = value {
+        return Schema {
             reference: Some(name.clone()),
             ..Schema::default()
-        }),
-        Some(v) => {
-            let s = Schema::parse(v, "output", &mut sink);
-            if s.ty != Some(Type::Object) && s.reference.is_none() {
-                sink.push(
-                    "output",
-                    "must be an object schema or the name of one (an MCP tool's structured result is an object)",
-                );
-            }
-            Some(s)
-        }
-        None => None,
-    };
-
-    if let (Some(resource), Some(input)) = (&expose.resource, &input) {
-        // A resource on a command is refused on its own; saying it "exposes a query" would be false.
-        if !input.required.is_empty() && kind != Some(Kind::Command) {
-            sink.push(
-                "expose.mcp.resource",
-                format!(
-                    "\"{}\" exposes a query whose input requires {}; a resource read supplies no input",
-                    resource.uri,
-                    input.required.join(", ")
-                ),
-            );
-        }
+        };
     }
+    let s = Schema::parse(value, "output", sink);
+    if s.ty != Some(Type::Object) && s.reference.is_none() {
+        sink.push(
+            "output",
+            "must be an object schema or the name of one (an MCP tool's structured result is an object)",
+        );
+    }
+    s
+}
 
+/// A resource read supplies no input, so a query exposed as one may require none.
+fn check_resource_needs_no_input(
+    resource: &Resource,
+    input: &Schema,
+    kind: Option<Kind>,
+    sink: &mut Sink<'_>,
+) {
+    // A resource on a command is refused on its own; saying it "exposes a query" would be false.
+    if !input.required.is_empty() && kind != Some(Kind::Command) {
+        sink.push(
+            "expose.mcp.resource",
+            format!(
+                "\"{}\" exposes a query whose input requires {}; a resource read supplies no input",
+                resource.uri,
+                input.required.join(", ")
+            ),
+        );
+    }
+}
+
+/// The examples: each a mapping with a `name` and an `input`.
+fn parse_examples(value: Option<&Value>, sink: &mut Sink<'_>) -> Vec<Example> {
     let mut examples = Vec::new();
-    match map.get("examples") {
+    match value {
         None => {}
         Some(Value::Array(list)) => {
             for (i, ex) in list.iter().enumerate() {
@@ -258,7 +307,7 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
                     sink.push(&field, "must be a mapping with `name` and `input`");
                     continue;
                 };
-                unknown_keys(ex, &["name", "input"], &field, &mut sink);
+                unknown_keys(ex, &["name", "input"], &field, sink);
                 let name = ex.get("name").and_then(Value::as_str);
                 let input_value = ex.get("input");
                 if name.is_none() {
@@ -277,12 +326,16 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
         }
         Some(_) => sink.push("examples", "must be a list"),
     }
+    examples
+}
 
-    let cache = match map.get("cache") {
+/// The cache: `none` or a bounded number of entries, and never on a command.
+fn parse_cache(value: Option<&Value>, kind: Option<Kind>, sink: &mut Sink<'_>) -> Option<u32> {
+    let cache = match value {
         None => None,
         Some(Value::String(s)) if s == "none" => None,
         Some(Value::Object(c)) => {
-            unknown_keys(c, &["entries"], "cache", &mut sink);
+            unknown_keys(c, &["entries"], "cache", sink);
             match c.get("entries").and_then(Value::as_u64) {
                 Some(n) if (1..=65_536).contains(&n) => Some(n as u32),
                 _ => {
@@ -302,9 +355,13 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
             "is declared on a command; a command is never cached",
         );
     }
+    cache
+}
 
+/// The tags: a list of strings.
+fn parse_tags(value: Option<&Value>, sink: &mut Sink<'_>) -> Vec<String> {
     let mut tags = Vec::new();
-    match map.get("tags") {
+    match value {
         None => {}
         Some(Value::Array(list)) => {
             for t in list {
@@ -316,27 +373,7 @@ pub fn parse_capability(file: &SourceFile, out: &mut Vec<Violation>) -> Option<C
         }
         Some(_) => sink.push("tags", "must be a list of strings"),
     }
-
-    if out.len() > before {
-        return None;
-    }
-    Some(Capability {
-        id: id?,
-        namespace,
-        name,
-        file: file.path.clone(),
-        title: title?,
-        description: description?,
-        kind: kind?,
-        effect: effect?,
-        determinism: determinism?,
-        expose,
-        input: input?,
-        output: output?,
-        examples,
-        cache,
-        tags,
-    })
+    tags
 }
 
 fn check_positionals(input: &Schema, sink: &mut Sink<'_>) {

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::validate::validate;
 use super::violation::{join, Sink, Violation};
@@ -125,7 +125,8 @@ const SCHEMA_KEYS: &[&str] = &[
 ];
 
 impl Schema {
-    /// Parses a schema of the subset, reporting every problem under `field`.
+    /// Parses a schema of the subset, reporting every problem under `field`. The keywords are
+    /// read in one fixed order, a named step per group, so the problems come out in that order.
     pub(crate) fn parse(value: &Value, field: &str, sink: &mut Sink<'_>) -> Schema {
         let mut schema = Schema::default();
         let Some(map) = value.as_object() else {
@@ -143,9 +144,38 @@ impl Schema {
                 );
             }
         }
+        schema.parse_type_and_description(map, field, sink);
+        schema.parse_object_keywords(map, field, sink);
+        if let Some(items) = map.get("items") {
+            schema.items = Some(Box::new(Schema::parse(items, &join(field, "items"), sink)));
+        }
+        schema.parse_value_keywords(map, field, sink);
+        schema.parse_bounds(map, field, sink);
+        schema.parse_pattern(map, field, sink);
+        schema.parse_reference_and_cli(map, field, sink);
+        if let Some(variants) = map.get("oneOf") {
+            match required_sets(variants) {
+                Some(sets) => schema.one_required = Some(sets),
+                None => schema.one_of = parse_one_of(variants, &join(field, "oneOf"), sink),
+            }
+        }
+        if let Some(d) = map.get("default") {
+            schema.default = Some(d.clone());
+        }
+        schema.check_keywords_fit_type(field, sink);
+        schema
+    }
+
+    /// `type` and `description`.
+    fn parse_type_and_description(
+        &mut self,
+        map: &Map<String, Value>,
+        field: &str,
+        sink: &mut Sink<'_>,
+    ) {
         if let Some(ty) = map.get("type") {
             match ty.as_str().and_then(Type::parse) {
-                Some(t) => schema.ty = Some(t),
+                Some(t) => self.ty = Some(t),
                 None => sink.push(
                     &join(field, "type"),
                     format!(
@@ -156,17 +186,26 @@ impl Schema {
         }
         if let Some(d) = map.get("description") {
             match d.as_str() {
-                Some(s) => schema.description = Some(s.to_string()),
+                Some(s) => self.description = Some(s.to_string()),
                 None => sink.push(&join(field, "description"), "must be a string"),
             }
         }
+    }
+
+    /// An object's keywords: `properties`, then `required` (which names only those), then
+    /// `additionalProperties`.
+    fn parse_object_keywords(
+        &mut self,
+        map: &Map<String, Value>,
+        field: &str,
+        sink: &mut Sink<'_>,
+    ) {
         if let Some(props) = map.get("properties") {
             match props.as_object() {
                 Some(props) => {
                     for (name, sub) in props {
                         let sub_field = join(&join(field, "properties"), name);
-                        schema
-                            .properties
+                        self.properties
                             .push((name.clone(), Schema::parse(sub, &sub_field, sink)));
                     }
                 }
@@ -178,8 +217,8 @@ impl Schema {
                 Some(list) => {
                     for name in list {
                         match name.as_str() {
-                            Some(n) if schema.properties.iter().any(|(p, _)| p == n) => {
-                                schema.required.push(n.to_string())
+                            Some(n) if self.properties.iter().any(|(p, _)| p == n) => {
+                                self.required.push(n.to_string())
                             }
                             Some(n) => sink.push(
                                 &join(field, "required"),
@@ -194,10 +233,10 @@ impl Schema {
         }
         if let Some(extra) = map.get("additionalProperties") {
             match extra {
-                Value::Bool(false) => schema.additional = Additional::Forbidden,
+                Value::Bool(false) => self.additional = Additional::Forbidden,
                 Value::Object(_) => {
                     let sub = Schema::parse(extra, &join(field, "additionalProperties"), sink);
-                    schema.additional = Additional::Map(Box::new(sub));
+                    self.additional = Additional::Map(Box::new(sub));
                 }
                 _ => sink.push(
                     &join(field, "additionalProperties"),
@@ -205,9 +244,10 @@ impl Schema {
                 ),
             }
         }
-        if let Some(items) = map.get("items") {
-            schema.items = Some(Box::new(Schema::parse(items, &join(field, "items"), sink)));
-        }
+    }
+
+    /// The keywords that fix a value: `enum` and `const`.
+    fn parse_value_keywords(&mut self, map: &Map<String, Value>, field: &str, sink: &mut Sink<'_>) {
         if let Some(e) = map.get("enum") {
             match e.as_array() {
                 Some(list) if !list.is_empty() && list.iter().all(Value::is_string) => {
@@ -219,7 +259,7 @@ impl Schema {
                     if distinct.len() != words.len() {
                         sink.push(&join(field, "enum"), "lists a value twice");
                     }
-                    schema.enumeration = Some(words);
+                    self.enumeration = Some(words);
                 }
                 _ => sink.push(&join(field, "enum"), "must be a non-empty list of strings"),
             }
@@ -228,12 +268,16 @@ impl Schema {
             if c.is_object() || c.is_array() || c.is_null() {
                 sink.push(&join(field, "const"), "must be a string, number or boolean");
             } else {
-                schema.constant = Some(c.clone());
+                self.constant = Some(c.clone());
             }
         }
+    }
+
+    /// The bounds: a number's `minimum` and `maximum`, a string's length, an array's count.
+    fn parse_bounds(&mut self, map: &Map<String, Value>, field: &str, sink: &mut Sink<'_>) {
         for (key, slot) in [
-            ("minimum", &mut schema.minimum),
-            ("maximum", &mut schema.maximum),
+            ("minimum", &mut self.minimum),
+            ("maximum", &mut self.maximum),
         ] {
             if let Some(v) = map.get(key) {
                 match v {
@@ -243,10 +287,10 @@ impl Schema {
             }
         }
         for (key, slot) in [
-            ("minLength", &mut schema.min_length),
-            ("maxLength", &mut schema.max_length),
-            ("minItems", &mut schema.min_items),
-            ("maxItems", &mut schema.max_items),
+            ("minLength", &mut self.min_length),
+            ("maxLength", &mut self.max_length),
+            ("minItems", &mut self.min_items),
+            ("maxItems", &mut self.max_items),
         ] {
             if let Some(v) = map.get(key) {
                 match v.as_u64() {
@@ -255,46 +299,47 @@ impl Schema {
                 }
             }
         }
+    }
+
+    /// `pattern`, its syntax checked where the sink asks for it.
+    fn parse_pattern(&mut self, map: &Map<String, Value>, field: &str, sink: &mut Sink<'_>) {
         if let Some(p) = map.get("pattern") {
             match p.as_str() {
                 // Checking the syntax costs a fraction of a compile; the pattern is compiled
                 // once, on first use, by `validate`.
                 Some(p) => match sink.check_patterns.then(|| super::pattern::problem(p)) {
                     Some(Some(why)) => sink.push(&join(field, "pattern"), why),
-                    _ => schema.pattern = Some(p.to_string()),
+                    _ => self.pattern = Some(p.to_string()),
                 },
                 None => sink.push(&join(field, "pattern"), "must be a string"),
             }
         }
+    }
+
+    /// `$ref` and the CLI's extensions, `x-cli-positional` and `x-cli-path`.
+    fn parse_reference_and_cli(
+        &mut self,
+        map: &Map<String, Value>,
+        field: &str,
+        sink: &mut Sink<'_>,
+    ) {
         if let Some(r) = map.get("$ref") {
             match r.as_str() {
-                Some(name) => schema.reference = Some(name.to_string()),
+                Some(name) => self.reference = Some(name.to_string()),
                 None => sink.push(&join(field, "$ref"), "must name a schema"),
             }
         }
-        if let Some(p) = map.get("x-cli-positional") {
-            match p.as_bool() {
-                Some(b) => schema.cli_positional = b,
-                None => sink.push(&join(field, "x-cli-positional"), "must be true or false"),
+        for (key, slot) in [
+            ("x-cli-positional", &mut self.cli_positional),
+            ("x-cli-path", &mut self.cli_path),
+        ] {
+            if let Some(p) = map.get(key) {
+                match p.as_bool() {
+                    Some(b) => *slot = b,
+                    None => sink.push(&join(field, key), "must be true or false"),
+                }
             }
         }
-        if let Some(p) = map.get("x-cli-path") {
-            match p.as_bool() {
-                Some(b) => schema.cli_path = b,
-                None => sink.push(&join(field, "x-cli-path"), "must be true or false"),
-            }
-        }
-        if let Some(variants) = map.get("oneOf") {
-            match required_sets(variants) {
-                Some(sets) => schema.one_required = Some(sets),
-                None => schema.one_of = parse_one_of(variants, &join(field, "oneOf"), sink),
-            }
-        }
-        if let Some(d) = map.get("default") {
-            schema.default = Some(d.clone());
-        }
-        schema.check_keywords_fit_type(field, sink);
-        schema
     }
 
     /// Refuses keywords that make no sense for the declared type, so the generator never meets

@@ -6,9 +6,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
-use super::schema::{Additional, Schema, Type};
+use super::schema::{Additional, OneOf, Schema, Type};
 use super::violation::join;
 
 /// What kind of problem a value has against its schema.
@@ -45,6 +45,8 @@ impl fmt::Display for Problem {
 
 /// Checks `value` against `schema`, appending one sentence per problem to `errors`. `path` names
 /// the value (`""` for the root, `limit`, `paths[2]`); named schemas resolve through `named`.
+/// The checks run in the subset's order: a reference, the type, the constant, then the keywords
+/// of a string, a number, an array and an object; a wrong type or constant stops the rest.
 pub fn validate(
     schema: &Schema,
     value: &Value,
@@ -52,181 +54,21 @@ pub fn validate(
     named: &BTreeMap<String, Schema>,
     errors: &mut Vec<Problem>,
 ) {
-    let at = |path: &str| {
-        if path.is_empty() {
-            "the input".to_string()
-        } else {
-            format!("`{path}`")
-        }
-    };
     if let Some(r) = &schema.reference {
-        // Follow a chain of bare references to the schema it ends in. A chain that comes back on
-        // itself (refused by `load`, but examples are checked in the same run) would otherwise
-        // recurse without consuming any of the value.
-        let mut name = r;
-        for _ in 0..=named.len() {
-            match named.get(name) {
-                Some(s) => match &s.reference {
-                    Some(next) => name = next,
-                    None => {
-                        validate(s, value, path, named, errors);
-                        return;
-                    }
-                },
-                None => {
-                    errors.push(Problem::new(
-                        ProblemKind::Constraint,
-                        format!("{}: unknown schema `{name}`", at(path)),
-                    ));
-                    return;
-                }
-            }
-        }
-        errors.push(Problem::new(
-            ProblemKind::Constraint,
-            format!("{}: schema `{r}` refers back to itself", at(path)),
-        ));
+        validate_reference(r, value, path, named, errors);
         return;
     }
-    if let Some(ty) = schema.ty {
-        let fits = match ty {
-            Type::Object => value.is_object(),
-            Type::Array => value.is_array(),
-            Type::String => value.is_string(),
-            // JSON Schema's integer is a number without a fraction: `1.0` is one (`normalize`
-            // turns it into `1` before a typed handler sees it).
-            Type::Integer => value.as_number().is_some_and(is_integral),
-            Type::Number => value.is_number(),
-            Type::Boolean => value.is_boolean(),
-        };
-        if !fits {
-            errors.push(Problem::new(
-                ProblemKind::Type,
-                format!(
-                    "{}: expected {}, found {}",
-                    at(path),
-                    ty.as_str(),
-                    describe_value(value)
-                ),
-            ));
-            return;
-        }
-    }
-    if let Some(c) = &schema.constant {
-        if !same_value(value, c) {
-            errors.push(Problem::new(
-                ProblemKind::Constraint,
-                format!("{}: must be {c}", at(path)),
-            ));
-            return;
-        }
-    }
-    if let (Some(words), Some(s)) = (&schema.enumeration, value.as_str()) {
-        if !words.iter().any(|w| w == s) {
-            errors.push(Problem::new(
-                ProblemKind::Constraint,
-                format!(
-                    "{}: \"{}\" is not one of {}",
-                    at(path),
-                    truncate(s),
-                    words.join(", ")
-                ),
-            ));
-        }
+    if !type_fits(schema, value, path, errors) || !constant_fits(schema, value, path, errors) {
+        return;
     }
     if let Some(s) = value.as_str() {
-        let len = s.chars().count() as u64;
-        if let Some(min) = schema.min_length {
-            if len < min {
-                errors.push(Problem::new(
-                    ProblemKind::Constraint,
-                    format!("{}: must be at least {min} characters long", at(path)),
-                ));
-            }
-        }
-        if let Some(max) = schema.max_length {
-            if len > max {
-                errors.push(Problem::new(
-                    ProblemKind::Constraint,
-                    format!("{}: must be at most {max} characters long", at(path)),
-                ));
-            }
-        }
-        if let Some(p) = &schema.pattern {
-            if let Some(re) = compiled_pattern(p) {
-                if !re.is_match(s) {
-                    errors.push(Problem::new(
-                        ProblemKind::Constraint,
-                        format!("{}: must match the pattern {p}", at(path)),
-                    ));
-                }
-            }
-        }
+        check_string(schema, s, path, errors);
     }
     if let Some(n) = value.as_number() {
-        if let Some(min) = &schema.minimum {
-            if compare(n, min) == Ordering::Less {
-                errors.push(Problem::new(
-                    ProblemKind::Constraint,
-                    format!(
-                        "{}: {value} is below the minimum {}",
-                        at(path),
-                        schema
-                            .minimum
-                            .as_ref()
-                            .map(ToString::to_string)
-                            .unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = &schema.maximum {
-            if compare(n, max) == Ordering::Greater {
-                errors.push(Problem::new(
-                    ProblemKind::Constraint,
-                    format!(
-                        "{}: {value} is above the maximum {}",
-                        at(path),
-                        schema
-                            .maximum
-                            .as_ref()
-                            .map(ToString::to_string)
-                            .unwrap_or_default()
-                    ),
-                ));
-            }
-        }
+        check_number(schema, n, value, path, errors);
     }
     if let Some(list) = value.as_array() {
-        let count = list.len() as u64;
-        if let Some(min) = schema.min_items.filter(|min| count < *min) {
-            errors.push(Problem::new(
-                ProblemKind::Constraint,
-                format!(
-                    "{}: must hold at least {min} items, holds {count}",
-                    at(path)
-                ),
-            ));
-        }
-        if let Some(max) = schema.max_items.filter(|max| count > *max) {
-            errors.push(Problem::new(
-                ProblemKind::Constraint,
-                format!("{}: must hold at most {max} items, holds {count}", at(path)),
-            ));
-        }
-        if let Some(items) = &schema.items {
-            // One buffer for every item's name: a long array is not an allocation per item.
-            let mut at_item = String::with_capacity(path.len() + 8);
-            at_item.push_str(path);
-            at_item.push('[');
-            let base = at_item.len();
-            for (i, item) in list.iter().enumerate() {
-                at_item.truncate(base);
-                push_decimal(&mut at_item, i);
-                at_item.push(']');
-                validate(items, item, &at_item, named, errors);
-            }
-        }
+        check_array(schema, list, path, named, errors);
     }
     if schema.one_of.is_some() && !value.is_object() {
         // Every variant is an object, so nothing else is one of them.
@@ -242,94 +84,319 @@ pub fn validate(
     }
     if let Some(map) = value.as_object() {
         if let Some(one_of) = &schema.one_of {
-            let tag_value = map.get(&one_of.tag);
-            let variant = one_of.variants.iter().find(|v| {
-                v.properties
-                    .iter()
-                    .any(|(p, s)| *p == one_of.tag && s.constant.as_ref() == tag_value)
-            });
-            match variant {
-                Some(v) => validate(v, value, path, named, errors),
+            check_one_of(one_of, map, value, path, named, errors);
+            return;
+        }
+        check_object(schema, map, path, named, errors);
+    }
+}
+
+/// How a problem names the value at `path`: the input itself at the root.
+fn at(path: &str) -> String {
+    if path.is_empty() {
+        "the input".to_string()
+    } else {
+        format!("`{path}`")
+    }
+}
+
+/// Follows a chain of bare references from `reference` to the schema it ends in and checks
+/// `value` against that.
+fn validate_reference(
+    reference: &str,
+    value: &Value,
+    path: &str,
+    named: &BTreeMap<String, Schema>,
+    errors: &mut Vec<Problem>,
+) {
+    // A chain that comes back on itself (refused by `load`, but examples are checked in the same
+    // run) would otherwise recurse without consuming any of the value.
+    let mut name = reference;
+    for _ in 0..=named.len() {
+        match named.get(name) {
+            Some(s) => match &s.reference {
+                Some(next) => name = next,
                 None => {
-                    let words: Vec<String> = one_of
-                        .variants
-                        .iter()
-                        .filter_map(|v| {
-                            v.properties
-                                .iter()
-                                .find(|(p, _)| *p == one_of.tag)
-                                .and_then(|(_, s)| s.constant.as_ref())
-                                .map(ToString::to_string)
-                        })
-                        .collect();
+                    validate(s, value, path, named, errors);
+                    return;
+                }
+            },
+            None => {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: unknown schema `{name}`", at(path)),
+                ));
+                return;
+            }
+        }
+    }
+    errors.push(Problem::new(
+        ProblemKind::Constraint,
+        format!("{}: schema `{reference}` refers back to itself", at(path)),
+    ));
+}
+
+/// Whether `value` has the schema's type, if it names one; a problem where it has not.
+fn type_fits(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<Problem>) -> bool {
+    let Some(ty) = schema.ty else {
+        return true;
+    };
+    let fits = match ty {
+        Type::Object => value.is_object(),
+        Type::Array => value.is_array(),
+        Type::String => value.is_string(),
+        // JSON Schema's integer is a number without a fraction: `1.0` is one (`normalize`
+        // turns it into `1` before a typed handler sees it).
+        Type::Integer => value.as_number().is_some_and(is_integral),
+        Type::Number => value.is_number(),
+        Type::Boolean => value.is_boolean(),
+    };
+    if !fits {
+        errors.push(Problem::new(
+            ProblemKind::Type,
+            format!(
+                "{}: expected {}, found {}",
+                at(path),
+                ty.as_str(),
+                describe_value(value)
+            ),
+        ));
+    }
+    fits
+}
+
+/// Whether `value` is the schema's constant, if it names one; a problem where it is not.
+fn constant_fits(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<Problem>) -> bool {
+    match &schema.constant {
+        Some(c) if !same_value(value, c) => {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must be {c}", at(path)),
+            ));
+            false
+        }
+        _ => true,
+    }
+}
+
+/// A string's keywords: its enumeration, its length bounds and its pattern.
+fn check_string(schema: &Schema, s: &str, path: &str, errors: &mut Vec<Problem>) {
+    if let Some(words) = &schema.enumeration {
+        if !words.iter().any(|w| w == s) {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!(
+                    "{}: \"{}\" is not one of {}",
+                    at(path),
+                    truncate(s),
+                    words.join(", ")
+                ),
+            ));
+        }
+    }
+    let len = s.chars().count() as u64;
+    if let Some(min) = schema.min_length {
+        if len < min {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must be at least {min} characters long", at(path)),
+            ));
+        }
+    }
+    if let Some(max) = schema.max_length {
+        if len > max {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: must be at most {max} characters long", at(path)),
+            ));
+        }
+    }
+    if let Some(p) = &schema.pattern {
+        if let Some(re) = compiled_pattern(p) {
+            if !re.is_match(s) {
+                errors.push(Problem::new(
+                    ProblemKind::Constraint,
+                    format!("{}: must match the pattern {p}", at(path)),
+                ));
+            }
+        }
+    }
+}
+
+/// A number's bounds.
+fn check_number(schema: &Schema, n: &Number, value: &Value, path: &str, errors: &mut Vec<Problem>) {
+    if let Some(min) = &schema.minimum {
+        if compare(n, min) == Ordering::Less {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: {value} is below the minimum {min}", at(path)),
+            ));
+        }
+    }
+    if let Some(max) = &schema.maximum {
+        if compare(n, max) == Ordering::Greater {
+            errors.push(Problem::new(
+                ProblemKind::Constraint,
+                format!("{}: {value} is above the maximum {max}", at(path)),
+            ));
+        }
+    }
+}
+
+/// An array's bounds on its count, then each item against the items' schema.
+fn check_array(
+    schema: &Schema,
+    list: &[Value],
+    path: &str,
+    named: &BTreeMap<String, Schema>,
+    errors: &mut Vec<Problem>,
+) {
+    let count = list.len() as u64;
+    if let Some(min) = schema.min_items.filter(|min| count < *min) {
+        errors.push(Problem::new(
+            ProblemKind::Constraint,
+            format!(
+                "{}: must hold at least {min} items, holds {count}",
+                at(path)
+            ),
+        ));
+    }
+    if let Some(max) = schema.max_items.filter(|max| count > *max) {
+        errors.push(Problem::new(
+            ProblemKind::Constraint,
+            format!("{}: must hold at most {max} items, holds {count}", at(path)),
+        ));
+    }
+    if let Some(items) = &schema.items {
+        // One buffer for every item's name: a long array is not an allocation per item.
+        let mut at_item = String::with_capacity(path.len() + 8);
+        at_item.push_str(path);
+        at_item.push('[');
+        let base = at_item.len();
+        for (i, item) in list.iter().enumerate() {
+            at_item.truncate(base);
+            push_decimal(&mut at_item, i);
+            at_item.push(']');
+            validate(items, item, &at_item, named, errors);
+        }
+    }
+}
+
+/// A tagged union: the variant whose constant tag the object carries, or a problem naming the
+/// tags there are.
+fn check_one_of(
+    one_of: &OneOf,
+    map: &Map<String, Value>,
+    value: &Value,
+    path: &str,
+    named: &BTreeMap<String, Schema>,
+    errors: &mut Vec<Problem>,
+) {
+    let tag_value = map.get(&one_of.tag);
+    let variant = one_of.variants.iter().find(|v| {
+        v.properties
+            .iter()
+            .any(|(p, s)| *p == one_of.tag && s.constant.as_ref() == tag_value)
+    });
+    if let Some(v) = variant {
+        validate(v, value, path, named, errors);
+        return;
+    }
+    let words: Vec<String> = one_of
+        .variants
+        .iter()
+        .filter_map(|v| {
+            v.properties
+                .iter()
+                .find(|(p, _)| *p == one_of.tag)
+                .and_then(|(_, s)| s.constant.as_ref())
+                .map(ToString::to_string)
+        })
+        .collect();
+    errors.push(Problem::new(
+        ProblemKind::Constraint,
+        format!(
+            "{}: `{}` must be one of {}",
+            at(&join(path, &one_of.tag)),
+            one_of.tag,
+            words.join(", ")
+        ),
+    ));
+}
+
+/// An object's keywords: exactly one of the required sets, the required properties, then each
+/// property against its schema or the rule for properties the schema does not name.
+fn check_object(
+    schema: &Schema,
+    map: &Map<String, Value>,
+    path: &str,
+    named: &BTreeMap<String, Schema>,
+    errors: &mut Vec<Problem>,
+) {
+    if let Some(sets) = &schema.one_required {
+        check_one_required(sets, map, path, errors);
+    }
+    for name in &schema.required {
+        if !map.contains_key(name) {
+            errors.push(Problem::new(
+                ProblemKind::Missing,
+                format!("{}: is required", at(&join(path, name))),
+            ));
+        }
+    }
+    for (key, item) in map {
+        match schema.properties.iter().find(|(p, _)| p == key) {
+            // At the top the path is the key itself: no copy of it.
+            Some((_, sub)) if path.is_empty() => validate(sub, item, key, named, errors),
+            Some((_, sub)) => validate(sub, item, &join(path, key), named, errors),
+            None => match &schema.additional {
+                Additional::Forbidden => {
+                    let known: Vec<&str> =
+                        schema.properties.iter().map(|(p, _)| p.as_str()).collect();
                     errors.push(Problem::new(
-                        ProblemKind::Constraint,
+                        ProblemKind::Unknown,
                         format!(
-                            "{}: `{}` must be one of {}",
-                            at(&join(path, &one_of.tag)),
-                            one_of.tag,
-                            words.join(", ")
+                            "{}: is not a known property (known: {})",
+                            at(&join(path, key)),
+                            if known.is_empty() {
+                                "none".to_string()
+                            } else {
+                                known.join(", ")
+                            }
                         ),
                     ));
                 }
-            }
-            return;
+                Additional::Map(sub) => validate(sub, item, &join(path, key), named, errors),
+                Additional::Unspecified => {}
+            },
         }
-        if let Some(sets) = &schema.one_required {
-            let named = sets
-                .iter()
-                .filter(|s| s.iter().all(|n| map.contains_key(n)))
-                .count();
-            if named != 1 {
-                let words: Vec<String> = sets
-                    .iter()
-                    .map(|s| format!("`{}`", s.join("` + `")))
-                    .collect();
-                errors.push(Problem::new(
-                    ProblemKind::Constraint,
-                    format!(
-                        "{}: name exactly one of {}; {named} were given",
-                        at(path),
-                        words.join(", ")
-                    ),
-                ));
-            }
-        }
-        for name in &schema.required {
-            if !map.contains_key(name) {
-                errors.push(Problem::new(
-                    ProblemKind::Missing,
-                    format!("{}: is required", at(&join(path, name))),
-                ));
-            }
-        }
-        for (key, item) in map {
-            match schema.properties.iter().find(|(p, _)| p == key) {
-                // At the top the path is the key itself: no copy of it.
-                Some((_, sub)) if path.is_empty() => validate(sub, item, key, named, errors),
-                Some((_, sub)) => validate(sub, item, &join(path, key), named, errors),
-                None => match &schema.additional {
-                    Additional::Forbidden => {
-                        let known: Vec<&str> =
-                            schema.properties.iter().map(|(p, _)| p.as_str()).collect();
-                        errors.push(Problem::new(
-                            ProblemKind::Unknown,
-                            format!(
-                                "{}: is not a known property (known: {})",
-                                at(&join(path, key)),
-                                if known.is_empty() {
-                                    "none".to_string()
-                                } else {
-                                    known.join(", ")
-                                }
-                            ),
-                        ));
-                    }
-                    Additional::Map(sub) => validate(sub, item, &join(path, key), named, errors),
-                    Additional::Unspecified => {}
-                },
-            }
-        }
+    }
+}
+
+/// Exactly one of the sets of properties must be given whole.
+fn check_one_required(
+    sets: &[Vec<String>],
+    map: &Map<String, Value>,
+    path: &str,
+    errors: &mut Vec<Problem>,
+) {
+    let given = sets
+        .iter()
+        .filter(|s| s.iter().all(|n| map.contains_key(n)))
+        .count();
+    if given != 1 {
+        let words: Vec<String> = sets
+            .iter()
+            .map(|s| format!("`{}`", s.join("` + `")))
+            .collect();
+        errors.push(Problem::new(
+            ProblemKind::Constraint,
+            format!(
+                "{}: name exactly one of {}; {given} were given",
+                at(path),
+                words.join(", ")
+            ),
+        ));
     }
 }
 
