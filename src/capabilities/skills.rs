@@ -35,15 +35,18 @@ pub fn list(ctx: &Call, _input: ListInput) -> Result<ListOutput, CapabilityError
 
 pub fn files(ctx: &Call, input: FilesInput) -> Result<FilesOutput, CapabilityError> {
     let index = ctx.index()?;
-    let skill = index.skill(&input.name).ok_or_else(|| {
-        CapabilityError::not_found(format!(
-            "no skill `{}` here (see skills.list)",
-            cut_echo(&input.name)
-        ))
-    })?;
-    let files = skill
-        .files
+    let skills: Vec<&crate::layer::Skill> = match &input.name {
+        Some(name) => vec![index.skill(name).ok_or_else(|| {
+            CapabilityError::not_found(format!(
+                "no skill `{}` here (see skills.list)",
+                cut_echo(name)
+            ))
+        })?],
+        None => index.skills.iter().collect(),
+    };
+    let files = skills
         .iter()
+        .flat_map(|skill| &skill.files)
         .map(|f| File {
             path: f.path.clone(),
             uri: f.uri.clone(),
