@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::board::peers::{PeerId, Peers};
+use crate::board::BoardView;
 use crate::context::{Context, Load};
 use crate::error::CapabilityError;
 use crate::executor::Counters;
@@ -17,6 +18,7 @@ use crate::layer::{Index, LiveIndex};
 use crate::listeners::Listeners;
 use crate::registry::rt::Descriptor;
 use crate::toolsets::Selection;
+use crate::transport::Transport;
 use crate::write_lock::WriteGuard;
 
 /// A handler's view of one call's context.
@@ -105,9 +107,12 @@ impl<'a> Call<'a> {
         self.ctx.agent()
     }
 
-    /// This process's agents and the repository's board.
-    pub fn peers(&self) -> &'a Peers {
-        self.ctx.peers()
+    /// This process's agents and the repository's board, as a handler may see them: never
+    /// which transport an agent reached this process over (see [`Agents`]).
+    pub fn peers(&self) -> Agents<'a> {
+        Agents {
+            peers: self.ctx.peers(),
+        }
     }
 
     /// Whether this process serves `d` (its mode and toolsets allow it).
@@ -163,5 +168,109 @@ impl<'a> Call<'a> {
     /// The executor's counters over every capability.
     pub fn totals(&self) -> Counters {
         self.ctx.executor().totals()
+    }
+}
+
+/// What a handler sees of this process's agents and the repository's board. A handler looks an
+/// agent up by number for its handle and client ([`Agent`]), never for the transport it came
+/// over: no answer may depend on which transport carried its call (ADR 0111). The board's
+/// listing ([`Agents::view`]) and the per-transport counts are facts the board publishes about
+/// every agent, and are reported as such.
+#[derive(Clone, Copy)]
+pub struct Agents<'a> {
+    peers: &'a Peers,
+}
+
+/// One agent of this process, as a handler may know it: no transport.
+#[derive(Clone, Debug)]
+pub struct Agent {
+    pub handle: String,
+    pub client_name: String,
+    /// The secret an HTTP agent without a session passes back after its handle.
+    pub key: Option<String>,
+}
+
+impl<'a> Agents<'a> {
+    /// The agent `id` of this process, while it is attached.
+    pub fn get(&self, id: PeerId) -> Option<Agent> {
+        self.peers.get(id).map(|p| Agent {
+            handle: p.handle,
+            client_name: p.client_name,
+            key: p.key,
+        })
+    }
+
+    /// Whether `id` is attached to this process now.
+    pub fn is_attached(&self, id: PeerId) -> bool {
+        self.peers.get(id).is_some()
+    }
+
+    /// Whether `handle` names an agent of this process whose lease runs.
+    pub fn is_live_handle(&self, handle: &str) -> bool {
+        self.peers.is_live_handle(handle)
+    }
+
+    /// Records what `id` is working on; false when it is not attached.
+    pub fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> bool {
+        self.peers.announce(id, intent, paths).is_some()
+    }
+
+    /// The board of the repository at `root`.
+    pub fn shared_board(&self, root: &std::path::Path) -> &'a crate::board::Board {
+        self.peers.shared_board(root)
+    }
+
+    /// Every agent of the repository now, as the board publishes them.
+    pub fn view(&self, root: &std::path::Path) -> BoardView {
+        crate::board::view(self.peers, root)
+    }
+
+    /// Sessions of this process attached over `transport` now: a count to report.
+    pub fn count(&self, transport: Transport) -> usize {
+        self.peers.count(transport)
+    }
+
+    /// Sessions of this process per protocol version, to report.
+    pub fn by_protocol_version(&self) -> std::collections::BTreeMap<String, i64> {
+        let mut by = std::collections::BTreeMap::new();
+        for p in self.peers.list() {
+            *by.entry(p.protocol_version).or_insert(0) += 1;
+        }
+        by
+    }
+
+    /// A claim of the calling agent (`session` 0: of this process itself) as the board
+    /// publishes its holder — how it reaches this process among it, as every listing of the
+    /// board says of every holder; the handler that answers with it reads none of it.
+    pub fn own_holder(
+        &self,
+        board: &crate::board::Board,
+        claim: crate::board::record::ClaimRecord,
+    ) -> crate::board::claims::Held {
+        use crate::board::{claims, peers};
+        let session = self.peers.get(claim.session).filter(|_| claim.session != 0);
+        claims::Held {
+            handle: session.as_ref().map_or_else(
+                || peers::handle_of(board.me().pid, 0, 0),
+                |s| s.handle.clone(),
+            ),
+            transport: session.as_ref().map_or("process", |s| s.transport.as_str()),
+            holder: claims::Holder {
+                pid: board.me().pid,
+                worktree: board.worktree().to_string(),
+                this_process: true,
+                client: session
+                    .as_ref()
+                    .map_or_else(|| claims::PROCESS_CLIENT.into(), |s| s.client_name.clone()),
+                intent: session.and_then(|s| s.intent),
+                claim,
+                origin: None,
+            },
+        }
+    }
+
+    /// Sessions of this process, those whose lease ran out included.
+    pub fn total(&self) -> usize {
+        self.peers.list().len()
     }
 }

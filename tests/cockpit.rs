@@ -662,11 +662,11 @@ fn the_capabilities_answer_is_a_table_with_ids_as_links_and_effects_as_badges() 
 #[test]
 fn builtin_resources_read_from_their_schema() {
     let cockpit = Cockpit::new();
-    // The MCP projection holds lists of objects (its eras, its tools); the repository report
-    // of a fixture without diagnostics holds none.
+    // The MCP projection holds lists of objects (its eras, its tools); so does the repository
+    // report (its declared sources), even of a fixture without diagnostics.
     for (uri, tables) in [
         ("majordomus%3A%2F%2Fmcp", true),
-        ("majordomus%3A%2F%2Frepository", false),
+        ("majordomus%3A%2F%2Frepository", true),
     ] {
         let html = cockpit.ok(&format!("/object?uri={uri}"));
         assert!(

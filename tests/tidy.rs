@@ -842,3 +842,85 @@ fn no_function_is_longer_than_a_reader_can_follow() {
         offenders.join("\n")
     );
 }
+
+/// The code of every `.rs` file under `dirs` (comments, strings and test modules left out), by
+/// path.
+fn code_under(dirs: &[&str]) -> Vec<(String, String)> {
+    let root = this_checkout();
+    let mut files = Vec::new();
+    for dir in dirs {
+        let path = root.join(dir);
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+    }
+    files
+        .iter()
+        .map(|file| {
+            let source = std::fs::read_to_string(file).unwrap_or_default();
+            let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+            let code = String::from_utf8_lossy(&code_only(code)).into_owned();
+            (file.display().to_string(), code)
+        })
+        .collect()
+}
+
+/// The Cockpit's pages and the MCP skills extension read the layer only through capabilities
+/// (run by the executor), never the index itself: what a person or a client is shown is what a
+/// capability answers (ADR 0112).
+#[test]
+fn the_cockpit_and_the_skills_extension_read_no_index() {
+    let reads = Regex::new(r"\.(index|layer|layer_if_open|current)\(\)|\b(Index|LiveIndex)\b")
+        .expect("a valid pattern");
+    let files = code_under(&["src/cockpit", "src/mcp/skills.rs"]);
+    let mut offenders = Vec::new();
+    for (file, code) in &files {
+        for m in reads.find_iter(code) {
+            offenders.push(format!("{file}: {}", m.as_str()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "these read the index around the capabilities: {offenders:?}"
+    );
+    assert!(files.len() >= 10, "only {} files were read", files.len());
+}
+
+/// No handler can learn which transport an agent came over: `Call::peers` is the narrowed
+/// `Agents`, whose `Agent` has no transport, and no handler names the whole `Peers` or its
+/// `client_of` (ADR 0111).
+#[test]
+fn handlers_cannot_reach_an_agents_transport() {
+    let whole = Regex::new(r"\bPeers\b|\.client_of\(").expect("a valid pattern");
+    let files = code_under(&["src/capabilities"]);
+    let mut offenders = Vec::new();
+    for (file, code) in &files {
+        for m in whole.find_iter(code) {
+            offenders.push(format!("{file}: {}", m.as_str()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "handlers reach the whole board of sessions: {offenders:?}"
+    );
+    assert!(files.len() >= 20, "only {} files were read", files.len());
+    let call = code_under(&["src/call.rs"]);
+    let (_, call) = &call[0];
+    let agent = call
+        .split("pub struct Agent {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("call.rs defines `Agent`");
+    assert!(
+        !agent.contains("transport"),
+        "`Agent` must not carry the transport: {agent}"
+    );
+    assert!(
+        !Regex::new(r"pub fn peers\([^)]*\)\s*->\s*&")
+            .expect("a valid pattern")
+            .is_match(call),
+        "`Call::peers` must hand out the narrowed `Agents`, not the whole `Peers`"
+    );
+}

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod recover;
 pub mod repository;
 pub mod server;
+pub mod skills;
 pub mod surface;
 
 /// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.

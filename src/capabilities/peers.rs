@@ -57,7 +57,7 @@ fn view(p: &BoardPeer) -> Peer {
 /// This process's sessions and the board's, read now.
 pub(crate) fn everyone(ctx: &Call) -> Result<BoardView, CapabilityError> {
     let root = ctx.root()?;
-    Ok(board::view(ctx.peers(), &root))
+    Ok(ctx.peers().view(&root))
 }
 
 fn board_of(v: &BoardView) -> PeersListOutputBoard {
@@ -169,9 +169,11 @@ pub fn announce(ctx: &Call, input: AnnounceInput) -> Result<AnnounceOutput, Capa
     refuse_credentials("paths", &paths)?;
     let case = shared_board(ctx)?.case();
     let paths = check_paths(&paths, case)?;
-    ctx.peers()
-        .announce(id, &input.intent, &paths)
-        .ok_or_else(|| CapabilityError::refused("this session is no longer attached"))?;
+    if !ctx.peers().announce(id, &input.intent, &paths) {
+        return Err(CapabilityError::refused(
+            "this session is no longer attached",
+        ));
+    }
     let everyone = everyone(ctx)?;
     let is_me = |p: &BoardPeer| p.this_process && p.id == id;
     let me = everyone
@@ -251,37 +253,6 @@ fn claim_view(held: &board::claims::Held) -> Claim {
     }
 }
 
-/// A claim of the calling agent (`session` 0: of this process itself) as its holder.
-fn own_holder(
-    ctx: &Call,
-    board: &board::Board,
-    claim: board::record::ClaimRecord,
-) -> board::claims::Held {
-    let session = ctx
-        .peers()
-        .get(claim.session)
-        .filter(|_| claim.session != 0);
-    board::claims::Held {
-        handle: session.as_ref().map_or_else(
-            || board::peers::handle_of(board.me().pid, 0, 0),
-            |s| s.handle.clone(),
-        ),
-        transport: session.as_ref().map_or("process", |s| s.transport.as_str()),
-        holder: board::claims::Holder {
-            pid: board.me().pid,
-            worktree: board.worktree().to_string(),
-            this_process: true,
-            client: session.as_ref().map_or_else(
-                || board::claims::PROCESS_CLIENT.into(),
-                |s| s.client_name.clone(),
-            ),
-            intent: session.and_then(|s| s.intent),
-            claim,
-            origin: None,
-        },
-    }
-}
-
 /// A claim not decided: the caller's input is `invalid_input`; a board that cannot be read or
 /// written now (a full disk) is `unavailable` and a lock held past the wait is `busy`, both
 /// worth a retry; a board linked out of its place is `refused`.
@@ -334,7 +305,7 @@ pub fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityErr
         board::claims::Outcome::Granted { claim, renewed } => ClaimOutput {
             granted: true,
             renewed,
-            claim: Some(claim_view(&own_holder(ctx, board, claim))),
+            claim: Some(claim_view(&ctx.peers().own_holder(board, claim))),
             conflicts: Vec::new(),
             context,
             touched_by,
@@ -371,7 +342,7 @@ pub fn release(ctx: &Call, input: ReleaseInput) -> Result<ReleaseOutput, Capabil
     Ok(ReleaseOutput {
         released: released
             .into_iter()
-            .map(|c| claim_view(&own_holder(ctx, board, c)))
+            .map(|c| claim_view(&ctx.peers().own_holder(board, c)))
             .collect(),
         unread: messages::unread(ctx),
     })

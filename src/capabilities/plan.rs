@@ -152,7 +152,7 @@ impl Holdings {
     /// abandoned its issues for every process at once, not only for the one that served it.
     fn judge(ctx: &Call, all: HashMap<String, Arc<Claim>>) -> Holdings {
         let me = crate::board::process::Identity::me();
-        let attached = |s: u64| ctx.peers().get(s).is_some();
+        let attached = |s: u64| ctx.peers().is_attached(s);
         let now = crate::board::claims::now();
         let reading = ctx
             .index()

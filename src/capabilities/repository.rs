@@ -13,7 +13,7 @@ use crate::registry::types::{
     RepositoryInfoBoard as BoardView, RepositoryInfoBoardSharing as BoardSharing,
     RepositoryInfoBoardState as BoardState, RepositoryInfoCapabilities as CapabilitySummary,
     RepositoryInfoDiscovery, RepositoryInfoGit as GitView, RepositoryInfoIndex as IndexView,
-    RepositoryInfoIndexState,
+    RepositoryInfoIndexState, RepositoryInfoSourcesItem as Source,
 };
 use crate::registry::{self};
 
@@ -60,6 +60,15 @@ pub fn info(ctx: &Call, _input: InfoInput) -> Result<InfoOutput, CapabilityError
             .0
             .iter()
             .map(|(k, n)| (k.clone(), *n as i64))
+            .collect(),
+        sources: index
+            .sources
+            .classes
+            .iter()
+            .map(|c| Source {
+                kind: c.kind.clone(),
+                pathspec: c.pathspec.clone(),
+            })
             .collect(),
         diagnostics: index
             .diagnostics

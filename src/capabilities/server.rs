@@ -1,8 +1,6 @@
 //! Handlers of the `server` namespace: what this process is doing now, from the parts that
 //! keep it (peers, listeners, the front end's load, the live index, the journal).
 
-use std::collections::BTreeMap;
-
 use crate::call::Call;
 use crate::context::Transport;
 use crate::error::CapabilityError;
@@ -27,13 +25,8 @@ pub fn status(ctx: &Call, _input: StatusInput) -> Result<StatusOutput, Capabilit
     // Opens the layer in a one-shot command; a layer that cannot be read is its own refusal.
     ctx.index()?;
     let (started_at, uptime) = ctx.started();
-    let peers = ctx.peers().list();
-    let mut by_protocol_version = BTreeMap::new();
-    for p in &peers {
-        *by_protocol_version
-            .entry(p.protocol_version.clone())
-            .or_insert(0) += 1;
-    }
+    let peers = ctx.peers();
+    let by_protocol_version = peers.by_protocol_version();
     let listeners = ctx.listeners();
     let count = |which: &dyn Fn(&Role) -> bool| {
         [Transport::Stdio, Transport::Http]
@@ -102,15 +95,9 @@ pub fn status(ctx: &Call, _input: StatusInput) -> Result<StatusOutput, Capabilit
         started_at: crate::rfc3339::of_secs(seconds_of(started_at)),
         uptime_seconds: uptime.as_secs() as i64,
         sessions: ServerStatusOutputSessions {
-            total: peers.len() as i64,
-            stdio: peers
-                .iter()
-                .filter(|p| p.transport == Transport::Stdio)
-                .count() as i64,
-            http: peers
-                .iter()
-                .filter(|p| p.transport == Transport::Http)
-                .count() as i64,
+            total: peers.total() as i64,
+            stdio: peers.count(Transport::Stdio) as i64,
+            http: peers.count(Transport::Http) as i64,
             by_protocol_version,
         },
         listens: ServerStatusOutputListens {

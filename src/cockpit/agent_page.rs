@@ -40,10 +40,11 @@ pub(super) fn agent(ctx: &Context, params: &[(String, String)]) -> Rendered {
     let handle = handle_without_key(given);
     let board = run(ctx, "peers.list", json!({ "claims": true }))?;
     let is_it = |v: &&Value| v["handle"] == handle;
-    let index = ctx.index().ok();
+    let issues_known = std::cell::OnceCell::new();
     let known_issue = |id: &str| {
-        let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
-        index.as_ref().is_some_and(|i| i.get(&uri).is_some())
+        issues_known
+            .get_or_init(|| super::issue_ids(ctx))
+            .contains(id)
     };
     let peer = board["peers"]
         .as_array()

@@ -317,9 +317,10 @@ pub(super) fn page(ctx: &Context, template: &str, values: Jinja, status: u16) ->
     .iter()
     .map(|(label, href)| json!({ "label": label, "href": href, "current": *label == current }))
     .collect();
+    // The process's own root, as `repository.info` reports it, without reading the layer.
     let root = ctx
-        .index()
-        .map(|i| i.root.display().to_string())
+        .root()
+        .map(|root| root.display().to_string())
         .unwrap_or_default();
     let common = context! {
         assets => context! {

@@ -21,7 +21,7 @@ pub mod render_bound;
 mod runner;
 
 use minijinja::Value as Jinja;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
@@ -181,6 +181,42 @@ fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 fn run(ctx: &Context, id: &str, input: Value) -> Result<Value, Failure> {
     ctx.execute(id, input).map_err(Failure::from)
+}
+
+/// Every object summary of the layer (of `kind`, when given), through `objects.list`, page by
+/// page: how a page learns which objects exist without reading the index itself.
+fn all_objects(ctx: &Context, kind: Option<&str>) -> Vec<Value> {
+    const LIMIT: usize = 10_000;
+    let mut objects = Vec::new();
+    loop {
+        let mut input = json!({ "limit": LIMIT, "offset": objects.len() });
+        if let Some(kind) = kind {
+            input["kind"] = json!(kind);
+        }
+        let Ok(mut answer) = ctx.execute("objects.list", input) else {
+            break;
+        };
+        let page = match answer["objects"].take() {
+            Value::Array(page) => page,
+            _ => Vec::new(),
+        };
+        let done = page.len() < LIMIT;
+        objects.extend(page);
+        if done {
+            break;
+        }
+    }
+    objects
+}
+
+/// The ids of the plan's issues that are layer objects (`objects.list` of kind `issue`): a
+/// claim's issue is what its client wrote, linked only when the layer has it.
+fn issue_ids(ctx: &Context) -> std::collections::HashSet<String> {
+    let prefix = format!("{}issue/", crate::layer::URI_SCHEME);
+    all_objects(ctx, Some("issue"))
+        .iter()
+        .filter_map(|o| o["uri"].as_str()?.strip_prefix(&prefix).map(str::to_string))
+        .collect()
 }
 
 /// A page to render: its template, its values, and its status.

@@ -27,13 +27,14 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         })?),
         false => None,
     };
+    // The layer's objects, asked of `objects.list` once a page needs them (see `Known`).
+    let objects = std::cell::OnceCell::new();
     let rendered = (view["source"] == "declarative"
         && view["media_type"]
             .as_str()
             .is_some_and(|m| m.contains("markdown")))
     .then(|| {
         let from = view["provenance"]["path"].as_str().unwrap_or_default();
-        let objects = std::cell::OnceCell::new();
         let resolved = std::cell::Cell::new(0usize);
         let resolve = |link: &str| {
             if resolved.get() >= render_bound::MAX_RESOLVED_LINKS {
@@ -61,7 +62,8 @@ pub(super) fn object(ctx: &Context, params: &[(String, String)]) -> Rendered {
         .into_iter()
         .flatten()
         .map(|(k, v)| {
-            let mut shown = |item: &Value| metadata_value(ctx, kind, k, item, &mut lookups);
+            let mut shown =
+                |item: &Value| metadata_value(ctx, &objects, kind, k, item, &mut lookups);
             match v {
                 Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
                     json!({ "key": k, "list": items.iter().map(&mut shown).collect::<Vec<_>>() })
@@ -178,6 +180,7 @@ const MAX_METADATA_LOOKUPS: usize = 256;
 /// text, or compact JSON when it is not text.
 fn metadata_value(
     ctx: &Context,
+    objects: &std::cell::OnceCell<Known>,
     kind: &str,
     key: &str,
     value: &Value,
@@ -198,7 +201,7 @@ fn metadata_value(
     let known = *lookups < MAX_METADATA_LOOKUPS
         && !text.is_empty()
         && text.len() <= 512
-        && ctx.index().is_ok_and(|index| index.get(&uri).is_some());
+        && objects.get_or_init(|| Known::of(ctx)).uris.contains(&uri);
     *lookups += 1;
     if known {
         let query = serde_urlencoded::to_string([("uri", &uri)]).unwrap_or_default();
@@ -207,13 +210,39 @@ fn metadata_value(
     json!({ "text": text, "code": false, "time": super::answer::readable_time(text).is_some() })
 }
 
+/// The layer's objects as one page looks them up: asked of `objects.list` at most once per page
+/// and only when the page has a relative link or a front-matter value to resolve, so a page of
+/// many links costs one look-up per link (a list searched per link cost 24 s for 4 MB of
+/// links) and the page reads the layer only through a capability.
+struct Known {
+    /// Each object's path to its URI.
+    by_path: std::collections::HashMap<String, String>,
+    /// Every object's URI.
+    uris: std::collections::HashSet<String>,
+}
+
+impl Known {
+    fn of(ctx: &Context) -> Known {
+        let mut by_path = std::collections::HashMap::new();
+        let mut uris = std::collections::HashSet::new();
+        for o in super::all_objects(ctx, None) {
+            let Some(uri) = o["uri"].as_str() else {
+                continue;
+            };
+            if let Some(path) = o["path"].as_str() {
+                by_path.insert(path.to_string(), uri.to_string());
+            }
+            uris.insert(uri.to_string());
+        }
+        Known { by_path, uris }
+    }
+}
+
 /// The object page of the file a relative link in the document at `from` names, when the layer
-/// holds that file as an object. `objects` maps each object's path to its URI: asked for at
-/// most once per page and only when a document has a relative link, so a page of many links
-/// costs one look-up per link (a list searched per link cost 24 s for 4 MB of links).
+/// holds that file as an object.
 fn object_page_of(
     ctx: &Context,
-    objects: &std::cell::OnceCell<std::collections::HashMap<String, String>>,
+    objects: &std::cell::OnceCell<Known>,
     from: &str,
     link: &str,
 ) -> Option<String> {
@@ -232,49 +261,19 @@ fn object_page_of(
         }
     }
     let path = parts.join("/");
-    let objects = objects.get_or_init(|| {
-        all_objects(ctx)
-            .into_iter()
-            .filter_map(|o| {
-                Some((
-                    o["path"].as_str()?.to_string(),
-                    o["uri"].as_str()?.to_string(),
-                ))
-            })
-            .collect()
-    });
-    let uri = objects.get(&path)?;
+    let uri = objects.get_or_init(|| Known::of(ctx)).by_path.get(&path)?;
     let query = serde_urlencoded::to_string([("uri", uri)]).ok()?;
     Some(format!("/cockpit/object?{query}"))
 }
 
-/// Every object summary of the layer, through `objects.list`, page by page.
-fn all_objects(ctx: &Context) -> Vec<Value> {
-    const LIMIT: usize = 10_000;
-    let mut objects = Vec::new();
-    loop {
-        let input = json!({ "limit": LIMIT, "offset": objects.len() });
-        let Ok(mut answer) = ctx.execute("objects.list", input) else {
-            break;
-        };
-        let page = match answer["objects"].take() {
-            Value::Array(page) => page,
-            _ => Vec::new(),
-        };
-        let done = page.len() < LIMIT;
-        objects.extend(page);
-        if done {
-            break;
-        }
-    }
-    objects
-}
-
-/// Whether `request` asks for the object page of a large document, decided from the index's
-/// metadata alone (the object's size): nothing is read, copied or rendered. An object the index
-/// does not hold under that exact URI, or a layer not yet open, is not known to be large; such a
+/// Whether `request` asks for the object page of a large document, decided from the object's
+/// size alone, as `size_of` tells it: nothing is read, copied or rendered. This decides which
+/// lane a request waits in before any work, so it cannot be a capability's execution (that
+/// would copy the document and journal a read for every request queued); the transport that
+/// admits requests supplies the size from the index's metadata, and the Cockpit never reads the
+/// index itself (ADR 0112). An object `size_of` does not know is not known to be large; such a
 /// page still meets the large-render slots of `render_bound` once its size is known.
-pub fn is_large(ctx: &Context, request: &super::Request<'_>) -> bool {
+pub fn is_large(request: &super::Request<'_>, size_of: impl FnOnce(&str) -> Option<usize>) -> bool {
     if request.post || request.path.trim_end_matches('/') != "/object" {
         return false;
     }
@@ -282,10 +281,5 @@ pub fn is_large(ctx: &Context, request: &super::Request<'_>) -> bool {
     let Some(uri) = param(&params, "uri") else {
         return false;
     };
-    let Some(live) = ctx.layer_if_open() else {
-        return false;
-    };
-    live.current()
-        .get(uri)
-        .is_some_and(|o| o.content.len() >= render_bound::LARGE_DOCUMENT_BYTES)
+    size_of(uri).is_some_and(|size| size >= render_bound::LARGE_DOCUMENT_BYTES)
 }

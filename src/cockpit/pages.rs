@@ -262,8 +262,8 @@ const MAKERS: &[(&str, &str)] = &[("knowledge", "knowledge.record"), ("issue", "
 
 /// What the unfiltered objects page would list that a layer has none of yet, and how to make
 /// it: each declared kind without an object, the files that become such objects and the command
-/// that writes one. Read from the index's declared sources, so a layer that keeps its files
-/// elsewhere is told where it put them. (A kind with no object is not offered as a filter.)
+/// that writes one. Read from the declared sources `repository.info` reports, so a layer that
+/// keeps its files elsewhere is told where it put them. (A kind with no object is not offered as a filter.)
 fn absent_kinds(ctx: &Context, filters: &Value, list: &Value) -> Vec<Value> {
     let present = |kind: &str| list["kinds"][kind].as_i64().unwrap_or_default() > 0;
     let filtered = ["kind", "tag", "provider"]
@@ -272,17 +272,21 @@ fn absent_kinds(ctx: &Context, filters: &Value, list: &Value) -> Vec<Value> {
     if filtered {
         return Vec::new();
     }
-    let Ok(index) = ctx.index() else {
+    let Ok(info) = ctx.execute("repository.info", json!({})) else {
         return Vec::new();
     };
     let mut kinds: Vec<(String, Vec<String>)> = Vec::new();
-    for class in &index.sources.classes {
-        if present(&class.kind) {
+    for class in info["sources"].as_array().into_iter().flatten() {
+        let (Some(kind), Some(pathspec)) = (class["kind"].as_str(), class["pathspec"].as_str())
+        else {
+            continue;
+        };
+        if present(kind) {
             continue;
         }
-        match kinds.iter_mut().find(|(k, _)| *k == class.kind) {
-            Some((_, paths)) => paths.push(class.pathspec.clone()),
-            None => kinds.push((class.kind.clone(), vec![class.pathspec.clone()])),
+        match kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, paths)) => paths.push(pathspec.to_string()),
+            None => kinds.push((kind.to_string(), vec![pathspec.to_string()])),
         }
     }
     kinds

@@ -16,12 +16,13 @@ pub(super) fn peers(ctx: &Context) -> Rendered {
     let list = run(ctx, "peers.list", json!({ "claims": true }))?;
     let mut board = board(&list, crate::board::claims::now());
     // A claim's issue is what its client wrote: linked only when the plan has that issue.
-    let index = ctx.index().ok();
+    let issues_known = std::cell::OnceCell::new();
     for tree in board["worktrees"].as_array_mut().into_iter().flatten() {
         for claim in tree["claims"].as_array_mut().into_iter().flatten() {
             let known = claim["issue"].as_str().is_some_and(|id| {
-                let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
-                index.as_ref().is_some_and(|i| i.get(&uri).is_some())
+                issues_known
+                    .get_or_init(|| super::issue_ids(ctx))
+                    .contains(id)
             });
             if !known {
                 claim["issue_href"] = Value::Null;

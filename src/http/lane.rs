@@ -6,7 +6,9 @@
 //! rendered once per process: no file read, no render, no blocking thread. A refusal is held as
 //! every busy refusal is (`busy`), so a client that ignores `Retry-After` cannot spin on refusals. So the blocking pool
 //! stays for cheap work, and a cheap request neither queues behind a large render nor waits for
-//! a core while one runs. It knows which pages are large only through the Cockpit.
+//! a core while one runs. The Cockpit says which request asks for an object page; the size it is
+//! judged by is the index's metadata, which the HTTP transport reads as it admits the request
+//! (ADR 0112).
 
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};

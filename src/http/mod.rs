@@ -446,15 +446,19 @@ async fn cockpit_page(
         .unwrap_or("127.0.0.1:8741")
         .to_string();
     let post = method == axum::http::Method::POST;
-    // Decided before any work, from the index's metadata: a large page goes to its own lane.
+    // Decided before any work, from the index's metadata (the object's size, of a layer
+    // already open): a large page goes to its own lane.
     let large = crate::cockpit::is_large(
-        &state.ctx,
         &crate::cockpit::Request {
             path,
             query: uri.query(),
             form: None,
             post,
             host: &host,
+        },
+        |uri| {
+            let live = state.ctx.layer_if_open()?;
+            live.current().get(uri).map(|o| o.content.len())
         },
     );
     let path = path.to_string();

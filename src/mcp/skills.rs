@@ -1,13 +1,16 @@
 //! The MCP skills extension (`io.modelcontextprotocol/skills`): `skills/list`
 //! (paged like `resources/list`), `skills/get` and `resources/directory/read`, answered from one
 //! index generation's skills. Reading a skill's file is `resources/read` through `resolve`.
+//! What it lists it reads through capabilities (`skills.list`, `skills.files`) run by the one
+//! executor, never from the index itself: the extension owns only the protocol — paging,
+//! cursors, the wire's names and errors.
 
 use serde_json::{json, Map, Value};
 
 use super::frame::RpcError;
 use super::paging;
 use crate::context::Context;
-use crate::layer::{Skill, SKILL_SCHEME};
+use crate::layer::SKILL_SCHEME;
 use crate::resolve;
 use majordomus_registry_lang::protocol;
 
@@ -19,30 +22,12 @@ pub fn capability() -> Value {
     json!({ "directoryRead": true })
 }
 
-/// The `Skill` entry: its URI, its front matter as written, and every file once with the digest
-/// and size of exactly the bytes `resources/read` returns.
-pub fn entry(skill: &Skill, frontmatter: Map<String, Value>) -> Value {
-    let resources: Vec<Value> = skill
-        .resources()
-        .map(|r| json!({ "uri": r.uri, "digest": r.digest, "size": r.size }))
-        .collect();
-    json!({ "uri": skill.uri(), "frontmatter": frontmatter, "resources": resources })
-}
-
 fn internal(message: String) -> RpcError {
     RpcError::new(protocol::INTERNAL_ERROR, format!("internal: {message}"))
 }
 
-fn index(ctx: &Context) -> Result<std::sync::Arc<crate::layer::Index>, RpcError> {
-    ctx.index()
-        .map_err(|e| internal(format!("{}: {}", e.code(), e.message())))
-}
-
-fn frontmatter_of(index: &crate::layer::Index, skill: &Skill) -> Map<String, Value> {
-    index
-        .get(&skill.object_uri)
-        .map(|o| o.metadata.to_map())
-        .unwrap_or_default()
+fn internal_of(e: &crate::error::CapabilityError) -> RpcError {
+    internal(format!("{}: {}", e.code(), e.message()))
 }
 
 /// The most bytes of entries one `skills/list` page holds (its JSON array), beside
@@ -57,8 +42,8 @@ pub const PAGE_BYTES: usize = 256 * 1024;
 struct Entries {
     /// Each page's text is the JSON array of its entries.
     pages: std::sync::Arc<resolve::Pages>,
-    /// Where each skill's entry lies, in the index's skill order: its page and byte range.
-    spans: Vec<(usize, std::ops::Range<usize>)>,
+    /// Each skill's name, in name order, and where its entry lies: its page and byte range.
+    spans: Vec<(String, usize, std::ops::Range<usize>)>,
 }
 
 /// Closes the page being written, if it holds anything.
@@ -73,14 +58,34 @@ fn close(pages: &mut Vec<resolve::Page>, text: &mut String, entries: &mut usize)
     }
 }
 
-fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries> {
-    ctx.per_generation(index.generation, || {
+/// The entries of the generation `skills.list` answers from, made once per generation: the
+/// answer comes from the executor (its cache, after the first call of a generation), the pages
+/// from [`per_generation`](Context::per_generation), keyed by the generation the answer read.
+fn entries(ctx: &Context) -> Result<std::sync::Arc<Entries>, RpcError> {
+    let pinned = ctx.pinned();
+    let (at, _) = crate::registry::by_id(SKILLS_LIST)
+        .ok_or_else(|| internal(format!("no capability `{SKILLS_LIST}`")))?;
+    let answer = pinned
+        .execute_shared_at(at, json!({}))
+        .map_err(|e| internal_of(&e))?;
+    let generation = pinned.pinned_generation();
+    Ok(ctx.per_generation(generation, || {
+        let skills = answer.value()["skills"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let mut pages = Vec::new();
-        let mut spans = Vec::with_capacity(index.skills.len());
+        let mut spans = Vec::with_capacity(skills.len());
         let mut text = String::from("[");
         let mut on_page = 0;
-        for skill in &index.skills {
-            let written = entry(skill, frontmatter_of(index, skill)).to_string();
+        for skill in skills {
+            let name = skill["uri"]
+                .as_str()
+                .and_then(|u| u.strip_prefix(SKILL_SCHEME))
+                .and_then(|rest| rest.strip_suffix("/SKILL.md"))
+                .unwrap_or_default()
+                .to_string();
+            let written = skill.to_string();
             // `[`, the entries, a comma between two and `]`.
             let grown = text.len() + usize::from(on_page > 0) + written.len() + 1;
             if on_page == protocol::PAGE_SIZE || (on_page > 0 && grown > PAGE_BYTES) {
@@ -91,7 +96,7 @@ fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries
             }
             let start = text.len();
             text.push_str(&written);
-            spans.push((pages.len(), start..text.len()));
+            spans.push((name, pages.len(), start..text.len()));
             on_page += 1;
         }
         close(&mut pages, &mut text, &mut on_page);
@@ -104,14 +109,14 @@ fn entries(ctx: &Context, index: &crate::layer::Index) -> std::sync::Arc<Entries
             });
         }
         Entries {
-            pages: std::sync::Arc::new(resolve::Pages {
-                generation: index.generation,
-                pages,
-            }),
+            pages: std::sync::Arc::new(resolve::Pages { generation, pages }),
             spans,
         }
-    })
+    }))
 }
+
+/// The capability every skill's entry is read from.
+const SKILLS_LIST: &str = "skills.list";
 
 /// One page of `skills/list`: the generation's pages, which one, and what closes the result
 /// after the page's array (`}`, or the next page's cursor and `}`).
@@ -124,8 +129,7 @@ pub struct ListPage {
 /// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] entries and
 /// [`PAGE_BYTES`] a page; the result is `{"skills":` the page, then [`ListPage::after`].
 pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
-    let index = index(ctx)?;
-    let pages = std::sync::Arc::clone(&entries(ctx, &index).pages);
+    let pages = std::sync::Arc::clone(&entries(ctx)?.pages);
     let listing = paging::Listing::Skills;
     let cursor = params.get("cursor");
     let page = paging::page_of(listing, cursor, pages.generation, pages.pages.len())?;
@@ -158,7 +162,7 @@ fn unknown(uri: &str, why: &str) -> RpcError {
 /// `skills/get {uri}`: the entry of the skill `skill://<name>/SKILL.md` names.
 pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
     let uri = uri_param(params)?;
-    let index = index(ctx)?;
+    let entries = entries(ctx)?;
     let name = uri
         .strip_prefix(SKILL_SCHEME)
         .and_then(|rest| rest.strip_suffix("/SKILL.md"))
@@ -168,12 +172,11 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
                 "does not name a skill: a skill is named by `skill://<name>/SKILL.md`",
             )
         })?;
-    let position = index
-        .skills
-        .binary_search_by(|s| s.name.as_str().cmp(name))
+    let position = entries
+        .spans
+        .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
         .map_err(|_| unknown(uri, "names no skill here (see skills/list)"))?;
-    let entries = entries(ctx, &index);
-    let (page, span) = &entries.spans[position];
+    let (_, page, span) = &entries.spans[position];
     let text = &entries.pages.pages[*page].text[span.clone()];
     let mut out = String::with_capacity(text.len() + 10);
     out.push_str("{\"skill\":");
@@ -187,7 +190,6 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
 /// directories as `inode/directory`.
 pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
     let uri = uri_param(params)?;
-    let index = index(ctx)?;
     let rest = uri.strip_prefix(SKILL_SCHEME).ok_or_else(|| {
         unknown(
             uri,
@@ -195,10 +197,20 @@ pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<Stri
         )
     })?;
     let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let skill = index
-        .skill(name)
-        .ok_or_else(|| unknown(uri, "is in no skill here (see skills/list)"))?;
-    if skill.file(path).is_some() {
+    // An empty name names no skill; `skills.files` is not asked.
+    let files = match ctx.execute("skills.files", json!({ "name": name })) {
+        Ok(answer) if !name.is_empty() => answer,
+        Err(e) if e.code() != "not_found" => return Err(internal_of(&e)),
+        _ => return Err(unknown(uri, "is in no skill here (see skills/list)")),
+    };
+    let files: Vec<Value> = match files {
+        Value::Object(mut o) => match o.remove("files") {
+            Some(Value::Array(files)) => files,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    if files.iter().any(|f| f["path"] == path) {
         return Err(unknown(
             uri,
             "is a file, not a directory; read it with resources/read",
@@ -211,14 +223,16 @@ pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<Stri
     };
     let mut children: Vec<Value> = Vec::new();
     let mut directories: Vec<&str> = Vec::new();
-    for f in skill.files.iter().filter(|f| f.path.starts_with(&prefix)) {
-        let below = &f.path[prefix.len()..];
+    for f in &files {
+        let Some(below) = f["path"].as_str().and_then(|p| p.strip_prefix(&prefix)) else {
+            continue;
+        };
         match below.split_once('/') {
             None => children.push(json!({
-                "uri": f.uri,
+                "uri": f["uri"],
                 "name": below,
-                "mimeType": f.media_type,
-                "size": f.bytes.len(),
+                "mimeType": f["media_type"],
+                "size": f["size"],
             })),
             Some((dir, _)) => {
                 if directories.last() != Some(&dir) {

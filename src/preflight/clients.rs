@@ -165,7 +165,7 @@ pub(super) fn clients(ctx: &Call) -> (Vec<PreflightCheck>, Vec<ClientPreflight>)
 
 /// The live sessions on the board, newest first: a client's newest decides its era.
 pub(crate) fn live_sessions(ctx: &Call, root: &Path) -> Vec<crate::board::peers::Peer> {
-    let mut sessions = crate::board::view(ctx.peers(), root).peers;
+    let mut sessions = ctx.peers().view(root).peers;
     sessions.sort_by_key(|p| std::cmp::Reverse(p.attached_at));
     sessions
 }

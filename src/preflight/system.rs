@@ -208,10 +208,7 @@ fn board_check(ctx: &Call, root: &Path) -> PreflightCheck {
     }
     // The board's own reading, not `peers.list`: that also asks git what every worktree
     // changed (`git status` over the whole work tree), which no check here reports.
-    let view = ctx
-        .root()
-        .ok()
-        .map(|root| crate::board::view(ctx.peers(), &root));
+    let view = ctx.root().ok().map(|root| ctx.peers().view(&root));
     let processes = view.as_ref().map_or(0, |v| v.processes);
     let ignored = view
         .as_ref()
