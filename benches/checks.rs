@@ -18,13 +18,7 @@ mod common;
 
 /// This process's CPU time, all threads, to the nanosecond.
 fn cpu_now() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid timespec to write to; the clock exists on every Linux.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    assert_eq!(rc, 0, "the process CPU clock");
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 

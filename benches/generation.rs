@@ -22,12 +22,7 @@ const IDLE: Duration = Duration::from_secs(30);
 
 /// The process's CPU time (user + system) in ms.
 fn cpu_ms() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }
 

@@ -10,6 +10,7 @@
 use std::time::Instant;
 
 use majordomus::layer::{build, Discovery, Index, Request};
+use rustix::time::ClockId;
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)]
@@ -28,13 +29,8 @@ fn median_p99(mut times: Vec<f64>) -> (f64, f64) {
 
 /// CPU time of `clock` (a thread's or the process's) in µs: on a machine shared with other
 /// builds, what a search costs, without the time it waited for a core.
-fn cpu_us(clock: libc::clockid_t) -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(clock, &mut t) };
+fn cpu_us(clock: ClockId) -> f64 {
+    let t = rustix::time::clock_gettime(clock);
     t.tv_sec as f64 * 1e6 + t.tv_nsec as f64 / 1e3
 }
 
@@ -44,7 +40,7 @@ fn time_questions(
     index: &Index,
     questions: &[String],
     rounds: usize,
-    clock: libc::clockid_t,
+    clock: ClockId,
 ) -> (Vec<f64>, Vec<f64>) {
     time_top(index, questions, rounds, clock, 20)
 }
@@ -54,7 +50,7 @@ fn time_top(
     index: &Index,
     questions: &[String],
     rounds: usize,
-    clock: libc::clockid_t,
+    clock: ClockId,
     limit: usize,
 ) -> (Vec<f64>, Vec<f64>) {
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
@@ -106,7 +102,7 @@ fn main() {
     let scanned: Vec<_> = questions
         .iter()
         .map(|q| {
-            let (wall, cpu) = time_questions(&index, q, 1, libc::CLOCK_PROCESS_CPUTIME_ID);
+            let (wall, cpu) = time_questions(&index, q, 1, ClockId::ProcessCPUTime);
             (median_p99(wall), median_p99(cpu))
         })
         .collect();
@@ -173,7 +169,7 @@ fn main() {
         "scan cpu p99"
     );
     for (terms, (q, (scan, scan_cpu))) in questions.iter().zip(scanned).enumerate() {
-        let (wall, cpu) = time_questions(&index, q, 10, libc::CLOCK_THREAD_CPUTIME_ID);
+        let (wall, cpu) = time_questions(&index, q, 10, ClockId::ThreadCPUTime);
         let ((median, p99), (cpu_median, cpu_p99)) = (median_p99(wall), median_p99(cpu));
         println!(
             "{:<6} {median:>12.1} {p99:>12.1} {cpu_median:>12.1} {cpu_p99:>12.1} | {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
@@ -188,7 +184,7 @@ fn main() {
     // the figure to set beside an engine that answers positions without snippets.
     let top1: Vec<String> = (0..6)
         .map(|t| {
-            let (_, cpu) = time_top(&index, &questions[t], 10, libc::CLOCK_THREAD_CPUTIME_ID, 1);
+            let (_, cpu) = time_top(&index, &questions[t], 10, ClockId::ThreadCPUTime, 1);
             format!("{} terms {:.1} µs", t + 1, median_p99(cpu).0)
         })
         .collect();

@@ -444,8 +444,6 @@ struct Measured {
 /// (`VmHWM`), sampled until it exits. Its resource usage would not do: a child spawned from
 /// this large test process counts the parent's pages it shared before it started.
 #[cfg(target_os = "linux")]
-// Reaped by `wait4`, which also answers its resource usage; `Child::wait` would not.
-#[allow(clippy::zombie_processes)]
 fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
     use std::io::Read;
     let started = std::time::Instant::now();
@@ -459,7 +457,7 @@ fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("the binary runs");
-    let pid = child.id() as libc::pid_t;
+    let pid = rustix::process::Pid::from_child(&child);
     let mut out = child.stdout.take().expect("stdout");
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -472,8 +470,8 @@ fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
             .recv_timeout(std::time::Duration::from_secs(60))
             .is_err()
         {
-            // SAFETY: signals the child this test started, which has not been waited for yet.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // The child this test started, not yet waited for.
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     });
     let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -496,20 +494,15 @@ fn measured(repo: &Path, home: &Path, args: &[&str]) -> Measured {
         }
         peak
     });
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value; wait4 fills it for this child only.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for the child this test started, filling the two out-parameters.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let status = child.wait().expect("the child is waited for");
     let took = started.elapsed();
     exited.store(true, std::sync::atomic::Ordering::Release);
     let _ = done.send(());
     watchdog.join().expect("the watchdog");
     let peak = sampler.join().expect("the sampler");
-    assert_eq!(waited, pid, "wait4");
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "majordomus {args:?} did not finish by itself within 60 s (status {status})"
+        status.success(),
+        "majordomus {args:?} did not finish by itself within 60 s ({status})"
     );
     Measured {
         stdout: reader.join().expect("the reader"),

@@ -322,7 +322,7 @@ impl Events {
         Events::send(served, &bytes, None)
     }
 
-    fn send(served: &Served, bytes: &[u8], receive_buffer: Option<i32>) -> Events {
+    fn send(served: &Served, bytes: &[u8], receive_buffer: Option<usize>) -> Events {
         let mut stream = served.connect();
         if let Some(size) = receive_buffer {
             shrink_receive_buffer(&stream, size);
@@ -382,19 +382,8 @@ impl Events {
 }
 
 /// A client that reads slowly: a small receive window fills after a few events.
-fn shrink_receive_buffer(stream: &TcpStream, size: i32) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid socket descriptor, an option of type int and its length.
-    let done = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&size as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(done, 0, "SO_RCVBUF is set");
+fn shrink_receive_buffer(stream: &TcpStream, size: usize) {
+    rustix::net::sockopt::set_socket_recv_buffer_size(stream, size).expect("SO_RCVBUF is set");
 }
 
 fn get_stream(served: &Served, session: &str) -> Events {
@@ -507,8 +496,7 @@ fn http_streams_hear_edits_a_second_get_replaces_the_first_and_shutdown_ends_lis
     );
 
     // On shutdown the listen gets its graceful result, then the stream ends.
-    // SAFETY: signalling the child this test started.
-    unsafe { libc::kill(served.pid() as i32, libc::SIGTERM) };
+    served.terminate();
     let result = listen.next();
     assert_eq!(result["id"], 7, "{result}");
     assert_eq!(result["result"]["resultType"], "complete");

@@ -232,13 +232,9 @@ fn bad_claims_are_refused_naming_the_field_and_forged_records_grant_nothing() {
     let mut lock_holder = KillOnDrop(lock_holder);
     eventually(Duration::from_secs(10), "flock holds the lock", || {
         let file = std::fs::File::open(&taken).expect("the lock file");
-        // SAFETY: flock on a descriptor this test owns; closing it drops a lock it took.
-        let free = unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&file),
-                libc::LOCK_SH | libc::LOCK_NB,
-            )
-        } == 0;
+        // Closing `file` at the end of the attempt drops a lock it took.
+        let free =
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockShared).is_ok();
         (!free).then_some(())
     });
     let pid = lock_holder.0.id();

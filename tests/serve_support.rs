@@ -217,10 +217,9 @@ impl Served {
 
     /// Sends SIGTERM, as a service manager stops a server.
     pub fn terminate(&self) {
-        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
-        // SAFETY: kill only sends a signal to the child this value owns.
-        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
-        assert_eq!(sent, 0, "SIGTERM reaches the server");
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM)
+            .expect("SIGTERM reaches the server");
     }
 
     /// Stops the server and returns its stdout and stderr.
