@@ -6,36 +6,26 @@ use std::path::{Path, PathBuf};
 
 use crate::codegen;
 use crate::lang::load;
+use crate::support::files_under;
 
 fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Reads every YAML file under `root/registry`, named as build.rs names them.
-fn read_registry(root: &Path) -> Vec<load::SourceFile> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<load::SourceFile>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("the fixture directory is readable")
-            .map(|e| e.expect("a readable entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path
-                    .strip_prefix(root)
-                    .expect("under the root")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let text = std::fs::read_to_string(&path).expect("a readable fixture");
-                out.push(load::SourceFile { path: rel, text });
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, &root.join("registry"), &mut out);
-    out
+pub(crate) fn read_registry(root: &Path) -> Vec<load::SourceFile> {
+    files_under(&root.join("registry"), |_| false)
+        .into_iter()
+        .map(|path| {
+            let rel = path
+                .strip_prefix(root)
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(&path).expect("a readable fixture");
+            load::SourceFile { path: rel, text }
+        })
+        .collect()
 }
 
 fn generate_fixture() -> codegen::Generated {

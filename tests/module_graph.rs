@@ -9,8 +9,9 @@ use std::path::Path;
 
 use regex::Regex;
 
+use crate::support::rust_files;
 use crate::support::this_checkout;
-use crate::tidy::{module_path, rust_files};
+use crate::tidy::module_path;
 
 /// A module's path inside the crate (`["layer", "live"]`); the crate root is empty.
 type ModulePath = Vec<String>;

@@ -217,10 +217,15 @@ impl Fixture {
     }
 }
 
-/// Every file under `dir` (links not followed), sorted, not descending into a directory
-/// `skip_dir` names. An unreadable directory holds nothing: a caller counts what it read.
-pub fn files_under(dir: &Path, skip_dir: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+/// The directories and the files under `dir` (links not followed, a link counts as a file), each
+/// sorted, not descending into a directory `skip_dir` names (which is still listed). Sorted paths
+/// compare component by component, so the order is a depth-first walk's with sorted siblings. An
+/// unreadable directory holds nothing: a caller counts what it read.
+pub fn dirs_and_files_under(
+    dir: &Path,
+    skip_dir: impl Fn(&Path) -> bool,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -230,15 +235,45 @@ pub fn files_under(dir: &Path, skip_dir: impl Fn(&Path) -> bool) -> Vec<PathBuf>
             let path = entry.path();
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 if !skip_dir(&path) {
-                    stack.push(path);
+                    stack.push(path.clone());
                 }
+                dirs.push(path);
             } else {
-                out.push(path);
+                files.push(path);
             }
         }
     }
-    out.sort();
-    out
+    dirs.sort();
+    files.sort();
+    (dirs, files)
+}
+
+/// Every file under `dir` (links not followed), sorted, not descending into a directory
+/// `skip_dir` names. An unreadable directory holds nothing: a caller counts what it read.
+pub fn files_under(dir: &Path, skip_dir: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    dirs_and_files_under(dir, skip_dir).1
+}
+
+/// A `skip_dir` for [`files_under`]: the directories whose own name is one of `names`.
+pub fn named<'a>(names: &'a [&str]) -> impl Fn(&Path) -> bool + 'a {
+    move |d: &Path| d.file_name().is_some_and(|n| names.iter().any(|c| n == *c))
+}
+
+/// The Rust files under `dir`, but build output, installed packages and test data.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    const NOT_CODE: &[&str] = &[
+        "target",
+        "node_modules",
+        "fixtures",
+        "snapshots",
+        "corpus",
+        "artifacts",
+    ];
+    out.extend(
+        files_under(dir, named(NOT_CODE))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "rs")),
+    );
 }
 
 /// A tool call's refusal: its error code and its text, which starts with the code. A refusal

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::support::{files_under, run, run_in, stderr, stdout, Fixture};
+use crate::support::{run, run_in, stderr, stdout, Fixture};
 
 fn built() -> String {
     let out = run(&["surface"]);
@@ -109,15 +109,7 @@ fn generating_the_surface_again_gives_the_embedded_bytes_whatever_the_file_order
     use crate::lang::load;
     use majordomus_registry_lang::protocol as p;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<load::SourceFile> = files_under(&root.join("registry"), |_| false)
-        .into_iter()
-        .map(|path| load::SourceFile {
-            path: (path.strip_prefix(root).expect("under the root"))
-                .to_string_lossy()
-                .replace('\\', "/"),
-            text: std::fs::read_to_string(&path).expect("readable"),
-        })
-        .collect();
+    let mut files = crate::generator::read_registry(root);
     let facts = crate::surface_gen::McpFacts {
         eras: vec![
             crate::surface_gen::Era {

@@ -8,28 +8,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::support::{files_under, this_checkout};
-
-/// The Rust files under `dir`, but build output, installed packages and test data.
-pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    const NOT_CODE: &[&str] = &[
-        "target",
-        "node_modules",
-        "fixtures",
-        "snapshots",
-        "corpus",
-        "artifacts",
-    ];
-    let skip = |d: &Path| {
-        d.file_name()
-            .is_some_and(|n| NOT_CODE.iter().any(|c| n == *c))
-    };
-    out.extend(
-        files_under(dir, skip)
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "rs")),
-    );
-}
+use crate::support::{files_under, named, rust_files, this_checkout};
 
 #[test]
 fn every_rust_file_opens_with_a_module_comment() {
@@ -604,15 +583,6 @@ fn only_write_rs_writes_files() {
     assert!(checked >= 40, "only {checked} files were read");
 }
 
-/// Every file under `dir`, whatever its kind, but build output and installed packages.
-fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
-    let skip = |d: &Path| {
-        d.file_name()
-            .is_some_and(|n| n == "target" || n == "node_modules")
-    };
-    out.extend(files_under(dir, skip));
-}
-
 /// The repository holds neither the specification nor the issue tracker, so a comment that cites a
 /// section of one or an issue number sends its reader nowhere: the comment must give the reason
 /// itself. The patterns are written so this file does not match them.
@@ -636,7 +606,11 @@ fn no_file_cites_a_spec_section_or_an_issue_number() {
         "docs",
         ".ai",
     ] {
-        every_file(&root.join(dir), &mut files);
+        // Every file, whatever its kind, but build output and installed packages.
+        files.extend(files_under(
+            &root.join(dir),
+            named(&["target", "node_modules"]),
+        ));
     }
     // A bare section sign before a number cites the specification too; an RFC's section is
     // public and may be named.

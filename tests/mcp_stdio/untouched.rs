@@ -2,39 +2,25 @@
 //! included, as it was.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
-use crate::support::{Fixture, McpServer};
+use crate::support::{dirs_and_files_under, Fixture, McpServer};
 
 use super::call_every_read_tool;
 
 /// Every path under `root`, `.git` included, with directories marked by a trailing slash.
 fn every_path(root: &Path) -> BTreeSet<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
-        let entries = std::fs::read_dir(dir).expect("the fixture can be listed");
-        for entry in entries {
-            let path: PathBuf = entry.expect("a directory entry").path();
-            let relative = path
-                .strip_prefix(root)
-                .expect("under the root")
-                .to_string_lossy()
-                .into_owned();
-            let file_type = std::fs::symlink_metadata(&path)
-                .expect("metadata")
-                .file_type();
-            if file_type.is_dir() {
-                out.insert(format!("{relative}/"));
-                walk(root, &path, out);
-            } else {
-                out.insert(relative);
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(root, root, &mut out);
-    out
+    let relative = |path: &Path| {
+        path.strip_prefix(root)
+            .expect("under the root")
+            .to_string_lossy()
+            .into_owned()
+    };
+    let (dirs, files) = dirs_and_files_under(root, |_| false);
+    let dirs = dirs.iter().map(|d| format!("{}/", relative(d)));
+    dirs.chain(files.iter().map(|f| relative(f))).collect()
 }
 
 #[test]
