@@ -283,6 +283,15 @@ fn architecture_md_is_short_and_every_test_it_cites_exists() {
     assert!(cited >= 40, "only {cited} tests were cited");
 }
 
+/// For each match of `pattern` in `text`, the first of its groups that took part.
+fn captured<'t>(pattern: &str, text: &'t str) -> Vec<&'t str> {
+    let pattern = Regex::new(pattern).expect("a valid pattern");
+    pattern
+        .captures_iter(text)
+        .filter_map(|c| c.iter().skip(1).flatten().next().map(|m| m.as_str()))
+        .collect()
+}
+
 /// `build.rs` reruns exactly when something it reads changes: every file it reads (`root.join`)
 /// or compiles in (a path build-dependency in `Cargo.toml`; a `#[path]` module, should one come
 /// back) lies under a path it watches, and every path it watches holds something it reads, so it
@@ -296,30 +305,19 @@ fn build_rs_watches_exactly_what_it_reads() {
         .nth(1)
         .and_then(|rest| rest.split(']').next())
         .expect("build.rs names what it watches in one `for watched in [...]` list");
-    let literal = Regex::new(r#""([^"]+)""#).expect("a valid pattern");
-    let watched: Vec<&str> = literal
-        .captures_iter(list)
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
-        .collect();
-    let read_pattern =
-        Regex::new(r#"root\.join\("([^"]+)"\)|#\[path = "([^"]+)"\]"#).expect("a valid pattern");
+    let watched = captured(r#""([^"]+)""#, list);
     let mut read: Vec<&str> = vec!["build.rs"];
-    read.extend(
-        read_pattern
-            .captures_iter(&source)
-            .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str())),
-    );
+    read.extend(captured(
+        r#"root\.join\("([^"]+)"\)|#\[path = "([^"]+)"\]"#,
+        &source,
+    ));
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
     let build_dependencies = manifest
         .split("\n[build-dependencies]\n")
         .nth(1)
         .and_then(|rest| rest.split("\n[").next())
         .expect("Cargo.toml has a [build-dependencies] table");
-    let path_dependency = Regex::new(r#"\bpath = "([^"]+)""#).expect("a valid pattern");
-    let compiled_in: Vec<&str> = path_dependency
-        .captures_iter(build_dependencies)
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
-        .collect();
+    let compiled_in = captured(r#"\bpath = "([^"]+)""#, build_dependencies);
     assert!(
         !compiled_in.is_empty(),
         "build.rs compiles the declaration language in as a path build-dependency"
