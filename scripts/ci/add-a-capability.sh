@@ -28,14 +28,8 @@ bad() { echo "FAIL  $*"; fail=1; }
 git -C "$copy" init -q
 git -C "$copy" add -A
 git -C "$copy" -c user.name=ci -c user.email=ci@example.com commit -qm base
-if [ ! -d "$CARGO_TARGET_DIR" ] && [ -d "$root/target/debug/deps" ]; then
-  # The dependencies' artefacts only, as scripts/ci/copy-crate.sh seeds its copies.
-  mkdir -p "$CARGO_TARGET_DIR/debug"
-  (cd "$root/target/debug" &&
-    { find deps -maxdepth 1 -name 'lib*' ! -name '*majordomus*'
-      find build .fingerprint -mindepth 1 -maxdepth 1 ! -name '*majordomus*' ! -name '*integration*'; } |
-    tar -cf - -T - 2>/dev/null) | tar -C "$CARGO_TARGET_DIR/debug" -xf -
-fi
+# Seeded on the first run only: later runs reuse what the copy built.
+[ -d "$CARGO_TARGET_DIR" ] || "$root/scripts/ci/seed-target.sh" "$CARGO_TARGET_DIR"
 cd "$copy"
 version_before=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 
