@@ -529,10 +529,6 @@ impl BoardLog {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Appends `bytes` (whole lines) with one write.
     pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)?;

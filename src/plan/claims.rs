@@ -68,15 +68,6 @@ pub enum ClaimError {
     Io { path: String, reason: String },
 }
 
-impl ClaimError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Off => "board_off",
-            Self::Io { .. } => "board_unwritable",
-        }
-    }
-}
-
 /// The claims directory of the board at `location`.
 pub fn dir_of(location: &Location) -> Option<PathBuf> {
     match location {
