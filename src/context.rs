@@ -18,7 +18,7 @@ use crate::registry::{self, rt::Descriptor, rt::Effect};
 
 /// The capabilities that act for an agent: where no session is one (the 2026-07-28 era over
 /// HTTP, the HTTP API) they need a handle, which `peers.announce` gives.
-pub const ACTS_FOR_AN_AGENT: &[&str] = &[
+pub(crate) const ACTS_FOR_AN_AGENT: &[&str] = &[
     "peers.announce",
     "peers.claim",
     "peers.release",
@@ -32,12 +32,12 @@ pub const ACTS_FOR_AN_AGENT: &[&str] = &[
 
 /// The capabilities that take an `agent` argument: those above, and the two that read the
 /// board for an agent when it names itself.
-pub fn takes_an_agent(id: &str) -> bool {
+pub(crate) fn takes_an_agent(id: &str) -> bool {
     ACTS_FOR_AN_AGENT.contains(&id) || id == "peers.list" || id == "peers.check"
 }
 
 /// What a mesh call that named no agent, where no session is one, is told.
-pub const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP or of the HTTP API names none by itself: call `majordomus_announce` (peers.announce; `POST /api/v1/peers/announce`) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
+pub(crate) const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP or of the HTTP API names none by itself: call `majordomus_announce` (peers.announce; `POST /api/v1/peers/announce`) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
 
 /// How this process serves: where the layer is looked for, how files are discovered, and
 /// whether writers are projected at all.
@@ -108,7 +108,7 @@ pub struct Load {
 }
 
 /// Asked for the [`Load`] now; set once by the front end that has one.
-pub type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
+pub(crate) type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
 
 /// One value [`Context::per_generation`] keeps: its type, its generation, the value.
 type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
@@ -767,7 +767,7 @@ struct ObjectDigests {
 }
 
 /// How a layer that cannot be read reaches a capability's caller.
-pub fn layer_error_to_capability(e: &LayerError) -> CapabilityError {
+pub(crate) fn layer_error_to_capability(e: &LayerError) -> CapabilityError {
     let message = e.to_string();
     match e.exit_code() {
         12 => CapabilityError::not_found(message),

@@ -409,7 +409,7 @@ impl Executor {
 }
 
 /// What a read of a layer object by URI, outside any capability, is recorded as.
-pub const RESOURCE_READ: &str = "resources.read";
+pub(crate) const RESOURCE_READ: &str = "resources.read";
 
 /// What an execution's record takes before it runs: when, and its input as given (kept in
 /// memory only, until the journal has its digest and the names in it).

@@ -18,14 +18,14 @@ use crate::registry::{self};
 pub const ALL: &str = "all";
 
 /// The toolset of an agent working in the repository, and the selection when nothing names one.
-pub const AGENT: &str = "agent";
+pub(crate) const AGENT: &str = "agent";
 
 /// The capabilities of [`AGENT`], by id.
 pub use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
 
 /// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
 /// the paths it is about to touch, and the listing of every capability (which names the rest).
-pub const CORE: &str = "core";
+pub(crate) const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
 pub use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
@@ -101,7 +101,7 @@ impl ToolsetError {
 
 /// One toolset a server can be asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toolset {
+pub(crate) struct Toolset {
     pub name: String,
     /// Its tools' capability ids, in id order.
     pub capabilities: Vec<&'static str>,
@@ -111,7 +111,7 @@ pub struct Toolset {
 
 /// Every toolset, `all`, `agent` and `core` first, then the namespaces that expose a tool, in
 /// order.
-pub fn available() -> Vec<Toolset> {
+pub(crate) fn available() -> Vec<Toolset> {
     let tools: Vec<&Descriptor> = registry::all()
         .iter()
         .filter(|d| d.tool.is_some())

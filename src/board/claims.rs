@@ -23,10 +23,10 @@ use crate::write;
 /// The file whose lock is held around every check-and-write of a claim.
 pub const CLAIMS_LOCK: &str = "claims.lock";
 
-/// The bounds of a claim's time to live, and its default, in seconds.
+/// The bounds of a claim's time to live, in seconds (its default is the declaration's, in
+/// `registry/peers/claim.yaml`).
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 86_400;
-pub const DEFAULT_TTL: u64 = 3_600;
 
 /// How long a claim waits for another process's check-and-write before it gives up: a stopped
 /// process holding the lock delays a claim, it never stalls one.
@@ -701,7 +701,8 @@ mod tests {
             session,
             globs: globs.iter().map(|g| g.to_string()).collect(),
             exclusive,
-            ttl_seconds: DEFAULT_TTL,
+            // The declared default.
+            ttl_seconds: 3_600,
             reason: None,
             issue: None,
         }

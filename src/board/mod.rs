@@ -5,20 +5,20 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
-pub mod across;
-pub mod ancestry;
-pub mod carried;
-pub mod changes;
-pub mod check;
-pub mod claims;
-pub mod glob;
-pub mod inbox;
-pub mod inbox_watch;
-pub mod peers;
-pub mod process;
+pub(crate) mod across;
+pub(crate) mod ancestry;
+pub(crate) mod carried;
+pub(crate) mod changes;
+pub(crate) mod check;
+pub(crate) mod claims;
+pub(crate) mod glob;
+pub(crate) mod inbox;
+pub(crate) mod inbox_watch;
+pub(crate) mod peers;
+pub(crate) mod process;
 mod read;
-pub mod record;
-pub mod remote;
+pub(crate) mod record;
+pub(crate) mod remote;
 mod view;
 
 pub use view::{view, BoardView};
@@ -37,7 +37,7 @@ pub const BOARD_VAR: &str = "MAJORDOMUS_BOARD";
 
 /// Where a repository's board is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     /// The board's directory, and how many of its ancestors the board made for itself (and
     /// removes again when the last process leaves): `majordomus/peers` under git's common
     /// directory, `peers` under `.ai/local/`, none of a directory named by `MAJORDOMUS_BOARD`.
@@ -46,7 +46,7 @@ pub enum Location {
 }
 
 /// The board of the repository whose layer root is `root`.
-pub fn locate(root: &Path) -> Location {
+pub(crate) fn locate(root: &Path) -> Location {
     match std::env::var_os(BOARD_VAR) {
         Some(v) if v == "off" => return Location::Off,
         Some(v) if !v.is_empty() => return Location::Dir(PathBuf::from(v), 0),
@@ -70,7 +70,7 @@ pub fn executions_dir(root: &Path) -> Option<PathBuf> {
 /// Git's common directory for the worktree holding `root`: the `.git` directory of a main
 /// worktree, or what a linked worktree's `.git` file and `commondir` point at. Read from the
 /// files, without running git.
-pub fn git_common_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn git_common_dir(root: &Path) -> Option<PathBuf> {
     for dir in root.ancestors() {
         let dotgit = dir.join(".git");
         let Ok(meta) = std::fs::metadata(&dotgit) else {

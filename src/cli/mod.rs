@@ -36,7 +36,7 @@ pub mod exit {
 
 /// How answers are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Text,
 }
@@ -368,7 +368,7 @@ fn nested_command_tip(e: &clap::Error) -> Option<String> {
 
 /// A command that did not succeed: what to print and how to exit.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub code: u8,
     pub message: String,
 }

@@ -7,7 +7,7 @@
 //! capability's answer from its output schema.
 
 mod agent_page;
-pub mod answer;
+pub(crate) mod answer;
 mod executions_page;
 mod layout;
 mod markdown;

@@ -43,7 +43,7 @@ pub const MAX_IN_FLIGHT: usize = 256;
 /// a person from the Cockpit (nor the reverse); past it, the Cockpit's `busy` page.
 pub const MAX_PAGES_IN_FLIGHT: usize = 64;
 /// The liveness probe: answered outside every in-flight bound, however loaded the server is.
-pub const HEALTH_PATH: &str = "/healthz";
+pub(crate) const HEALTH_PATH: &str = "/healthz";
 /// How long a client may take to send its request headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may take, body included.
@@ -95,7 +95,7 @@ impl std::ops::Deref for AppState {
 }
 
 /// The error envelope every route answers with: `{"error": {"code", "message"}}`, redacted.
-pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
     let body = json!({ "error": { "code": code, "message": crate::secrets::redact(message) } });
     (
         status,

@@ -45,7 +45,7 @@ pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
 
 /// How many files git's index at or above `root` tracks, read from its header (12 bytes, no git
 /// process); `None` outside a work tree or when the index cannot be read.
-pub fn tracked_files(root: &std::path::Path) -> Option<u32> {
+pub(crate) fn tracked_files(root: &std::path::Path) -> Option<u32> {
     use std::io::Read;
     let git = discovery::GitDir::find(root)?;
     let mut header = [0u8; 12];
@@ -61,7 +61,7 @@ pub fn tracked_files(root: &std::path::Path) -> Option<u32> {
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The checkout-local part of the layer, never read as an object in either discovery mode.
-pub const LOCAL_DIR: &str = ".ai/local/";
+pub(crate) const LOCAL_DIR: &str = ".ai/local/";
 
 /// How the files of the repository are found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]

@@ -15,7 +15,7 @@ use crate::resolve;
 use majordomus_registry_lang::protocol;
 
 /// The extension's name under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
+pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/skills";
 
 /// What the server declares of the extension.
 pub fn capability() -> Value {
@@ -188,7 +188,10 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
 /// `resources/directory/read {uri}`: the direct children of a directory of a skill
 /// (`skill://<name>/` or `skill://<name>/<dir>/`), files with their media type and size,
 /// directories as `inode/directory`.
-pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+pub(crate) fn read_directory(
+    ctx: &Context,
+    params: &Map<String, Value>,
+) -> Result<String, RpcError> {
     let uri = uri_param(params)?;
     let rest = uri.strip_prefix(SKILL_SCHEME).ok_or_else(|| {
         unknown(

@@ -14,10 +14,10 @@ use crate::layer::Discovery;
 use crate::registry::rt::Descriptor;
 
 /// What an answer says where a scratch repository's root was.
-pub const ROOT_PLACEHOLDER: &str = "/path/to/repo";
+pub(crate) const ROOT_PLACEHOLDER: &str = "/path/to/repo";
 
 /// `share/examples.yaml`: one example file per builtin kind.
-pub const EXAMPLES_YAML: &str = include_str!("../../share/examples.yaml");
+pub(crate) const EXAMPLES_YAML: &str = include_str!("../../share/examples.yaml");
 
 /// One example file: its kind, where it goes, its text.
 #[derive(Clone, Debug, Deserialize)]
@@ -74,7 +74,7 @@ pub enum Answer {
 }
 
 /// Two scratch repositories and a context on each.
-pub struct Scratch {
+pub(crate) struct Scratch {
     roots: Vec<PathBuf>,
     contexts: Vec<Context>,
 }

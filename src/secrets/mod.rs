@@ -13,7 +13,7 @@ use sets::ShapeSet;
 use shapes::{Shape, SHAPES};
 
 /// What replaces a credential.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Whether a match of `shape` is a credential rather than prose about one.
 fn holds(shape: &Shape, matched: &str) -> bool {
@@ -88,7 +88,7 @@ pub fn find_shape(text: &str) -> Option<&'static str> {
 /// `text` with every credential shape replaced by `[redacted]`, shape after shape in table order.
 /// A shape `text` is not cued for has no match in it; a replacement can make one (`[redacted]`
 /// ends a word), so the text is cued again after each.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let compiled = compiled();
     let mut out = Cow::Borrowed(text);
     let mut cued = compiled.cued(text.as_bytes());

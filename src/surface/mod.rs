@@ -4,7 +4,7 @@
 //! build time (`registry::SURFACE_JSON`); nothing here knows a projection.
 
 pub mod diff;
-pub mod revision;
+pub(crate) mod revision;
 
 use serde_json::{json, Value};
 
@@ -14,7 +14,7 @@ pub use diff::{class_of, Change, Class};
 pub const FORMAT: &str = "majordomus-surface/1";
 
 /// The largest surface file read: the real one is a few hundred KiB, one of 200 tools a few MiB.
-pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why a surface could not be read or checked.
 #[derive(Debug, thiserror::Error)]
@@ -188,7 +188,7 @@ impl std::fmt::Display for Version {
 
 /// What `surface diff` answers: every change, the largest class, and the bump it needs.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     pub old: Version,
     pub new: Version,
     pub changes: Vec<Change>,

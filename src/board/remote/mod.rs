@@ -759,8 +759,3 @@ impl Remote {
         self.wire.forget();
     }
 }
-
-/// A path claim or an issue of another clone, as the holder a conflict names.
-pub fn is_path_holder(e: &Entry) -> bool {
-    e.holds_paths()
-}
