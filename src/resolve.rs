@@ -372,7 +372,7 @@ pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
 }
 
 /// The `resources/read` contents of `uri`, with the whole provenance the listing leaves out.
-pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
+pub(crate) fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
     Ok(match resolve(ctx, uri)? {
         Resolution::Builtin {
             content,

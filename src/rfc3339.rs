@@ -2,7 +2,7 @@
 //! Unix epoch, and read back. A leaf: every module that shows or reads a time uses this one.
 
 /// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     of_secs(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

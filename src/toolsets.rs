@@ -15,20 +15,20 @@ use crate::registry::rt::{Descriptor, Effect};
 use crate::registry::{self};
 
 /// The toolset of every tool.
-pub const ALL: &str = "all";
+pub(crate) const ALL: &str = "all";
 
 /// The toolset of an agent working in the repository, and the selection when nothing names one.
 pub(crate) const AGENT: &str = "agent";
 
 /// The capabilities of [`AGENT`], by id.
-pub use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
+pub(crate) use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
 
 /// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
 /// the paths it is about to touch, and the listing of every capability (which names the rest).
 pub(crate) const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
-pub use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
+pub(crate) use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub(crate) mod record;
 pub(crate) mod remote;
 mod view;
 
-pub use view::{view, BoardView};
+pub(crate) use view::{view, BoardView};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ pub(crate) fn locate(root: &Path) -> Location {
 
 /// Where the executions of every process of the repository at `root` are logged
 /// (`crate::journal::log`): the board's `executions/`, none when the board is off.
-pub fn executions_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn executions_dir(root: &Path) -> Option<PathBuf> {
     match locate(root) {
         Location::Dir(dir, _) => Some(dir.join("executions")),
         Location::Off => None,

@@ -25,12 +25,12 @@ use crate::error::CapabilityError;
 use crate::layer::{Discovery, LayerError};
 use crate::registry;
 
-/// The exit codes, one per class of failure, so a script can branch on what went wrong.
-pub mod exit {
+/// The exit codes the CLI returns of its own, one per class of failure, so a script can branch
+/// on what went wrong (a capability's error maps to its exit code through its code word).
+pub(crate) mod exit {
     pub const OK: u8 = 0;
     pub const USAGE: u8 = 2;
     pub const CONTRACT: u8 = 10;
-    pub const MISSING: u8 = 12;
     pub const INTERNAL: u8 = 13;
 }
 
@@ -295,7 +295,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Runs the CLI on `args` (the first is the program name).
-pub fn run<I, T>(args: I) -> ExitCode
+pub(crate) fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,

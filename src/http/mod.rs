@@ -594,7 +594,7 @@ pub fn router(state: AppState) -> Router {
 
 /// Where `serve` listens.
 #[derive(Clone, Debug)]
-pub struct Bind {
+pub(crate) struct Bind {
     pub host: String,
     pub port: u16,
     /// The most legacy MCP sessions live at once ([`mcp::MAX_SESSIONS`] unless told).
@@ -603,7 +603,7 @@ pub struct Bind {
 
 /// Why `serve` could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     #[error("cannot listen on {addr}: {message} (choose another with --port, or --port 0 for a free one)")]
     Bind { addr: String, message: String },
     #[error("{0}")]
@@ -621,7 +621,7 @@ impl ServeError {
 }
 
 /// Serves until SIGINT or SIGTERM, then lets requests in flight finish.
-pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
+pub(crate) fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         // Handlers run on the blocking pool; a few threads per core keep its memory bounded
         // (each thread brings an allocator arena) while a slow request waits on its own.

@@ -122,7 +122,7 @@ thread_local! {
 
 /// Marks the execution running on this thread as a refused claim of `globs`, held by
 /// `holders`: its entry says so instead of `ok`, and names both.
-pub fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
+pub(crate) fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
     let refusal = Refusal {
         globs: globs.iter().take(MAX_NAMED).map(|g| kept(g)).collect(),
         holders: holders.take(MAX_REFUSED_BY).map(|h| kept(&h)).collect(),

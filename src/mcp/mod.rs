@@ -14,4 +14,4 @@ pub mod skills;
 pub(crate) mod stdio;
 pub(crate) mod subscriptions;
 
-pub use server::{instructions, Server, Session};
+pub use server::{Server, Session};

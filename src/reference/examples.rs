@@ -63,7 +63,7 @@ pub fn make_layer(root: &Path, files: &[ExampleFile]) -> Result<(), String> {
 
 /// How an example was answered.
 #[derive(Debug, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Value(Value),
     Error {
         code: String,

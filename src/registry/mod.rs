@@ -27,10 +27,11 @@ pub(crate) mod builtin_schemas {
     include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
 }
 
+pub(crate) use generated::CAPABILITIES;
 pub use generated::{
-    derived_schemas, types, CAPABILITIES, OPENAPI_JSON, TOOLS_LIST_JSON, TOOLS_LIST_READ_ONLY_JSON,
+    derived_schemas, types, OPENAPI_JSON, TOOLS_LIST_JSON, TOOLS_LIST_READ_ONLY_JSON,
 };
-pub use rt::Descriptor;
+pub(crate) use rt::Descriptor;
 
 /// The public surface, as `build.rs` generated it: canonical pretty JSON.
 pub const SURFACE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/surface.json"));
@@ -65,7 +66,7 @@ pub fn by_resource(uri: &str) -> Option<(usize, &'static Descriptor)> {
 }
 
 /// The capability whose CLI words are exactly `words`.
-pub fn by_cli(words: &[&str]) -> Option<(usize, &'static Descriptor)> {
+pub(crate) fn by_cli(words: &[&str]) -> Option<(usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()

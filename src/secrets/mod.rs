@@ -76,7 +76,7 @@ fn first_on_line(line: &str, shapes: ShapeSet) -> Option<(usize, usize)> {
 
 /// Builds the anchors' searcher if no check has yet, so a caller with time to spare (an index
 /// build waiting for git) spends it there rather than on its first object.
-pub fn prepare() {
+pub(crate) fn prepare() {
     compiled();
 }
 

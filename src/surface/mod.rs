@@ -8,17 +8,18 @@ pub(crate) mod revision;
 
 use serde_json::{json, Value};
 
-pub use diff::{class_of, Change, Class};
+pub use diff::Class;
+pub(crate) use diff::{class_of, Change};
 
 /// The format word this build writes and reads.
-pub const FORMAT: &str = "majordomus-surface/1";
+pub(crate) const FORMAT: &str = "majordomus-surface/1";
 
 /// The largest surface file read: the real one is a few hundred KiB, one of 200 tools a few MiB.
 pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why a surface could not be read or checked.
 #[derive(Debug, thiserror::Error)]
-pub enum SurfaceError {
+pub(crate) enum SurfaceError {
     #[error("cannot read `{name}`: {reason}")]
     Unreadable { name: String, reason: String },
     #[error("`{name}` is over {limit} bytes, too large for a surface")]
@@ -67,13 +68,13 @@ impl SurfaceError {
 
 /// A surface read and checked: its value and its version.
 #[derive(Debug)]
-pub struct Surface {
+pub(crate) struct Surface {
     pub value: Value,
     pub version: Version,
 }
 
 /// Parses `bytes` (named `name` in errors) as a surface of our format.
-pub fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(SurfaceError::TooLarge {
             name: name.into(),
@@ -103,7 +104,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
 }
 
 /// Reads the file at `path`, at most `MAX_BYTES` of it.
-pub fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
+pub(crate) fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
     use std::io::Read;
     let name = path.display().to_string();
     let unreadable = |e: std::io::Error| SurfaceError::Unreadable {
@@ -119,7 +120,7 @@ pub fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
 }
 
 /// The surface this binary was built with.
-pub fn built() -> Surface {
+pub(crate) fn built() -> Surface {
     // The build wrote it from the same format; a failure here is a bug in the generator, which
     // the snapshot test would have caught.
     parse(

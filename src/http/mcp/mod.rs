@@ -5,8 +5,9 @@
 mod legacy;
 mod modern;
 
-pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
-pub use legacy::{delete, get, post, SESSIONS_RETRY_AFTER};
+pub(crate) use super::sessions::{Sessions, MAX_SESSIONS};
+pub use legacy::SESSIONS_RETRY_AFTER;
+pub(crate) use legacy::{delete, get, post};
 
 /// The header naming a legacy session.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";

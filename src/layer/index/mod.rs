@@ -12,10 +12,8 @@ mod skills;
 mod stamp;
 
 pub(crate) use incremental::{examine, examine_paths, rebuild, Examined};
-pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
-pub use skills::{
-    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
-};
+pub use scope_table::{Applicable, Page, Reason, ScopeTable};
+pub use skills::{base64, Skill, SkillFile, SKILL_SCHEME};
 
 pub(crate) use plan::{plan, plan_from, Claim, Plan};
 use read::{exclude_duplicates, read_in_parallel};
