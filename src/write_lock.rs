@@ -54,7 +54,7 @@ const CANCELLED: u8 = 2;
 
 impl WriteWait {
     /// A wait that ends at `deadline`.
-    pub fn until(deadline: Instant) -> Arc<WriteWait> {
+    pub(crate) fn until(deadline: Instant) -> Arc<WriteWait> {
         Arc::new(WriteWait {
             deadline,
             state: AtomicU8::new(WAITING),
@@ -63,7 +63,7 @@ impl WriteWait {
     }
 
     /// A wait of [`WRITE_PATIENCE`] from now, saying on stderr who it waits for.
-    pub fn announced() -> Arc<WriteWait> {
+    pub(crate) fn announced() -> Arc<WriteWait> {
         Arc::new(WriteWait {
             deadline: Instant::now() + WRITE_PATIENCE,
             state: AtomicU8::new(WAITING),
@@ -72,14 +72,14 @@ impl WriteWait {
     }
 
     /// Cancels the write if it has not taken the lock yet: its wait ends and it never starts.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let _ = self
             .state
             .compare_exchange(WAITING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Whether the write was cancelled before it took the lock (it wrote nothing).
-    pub fn cancelled_before_start(&self) -> bool {
+    pub(crate) fn cancelled_before_start(&self) -> bool {
         self.state.load(Ordering::SeqCst) == CANCELLED
     }
 
@@ -151,7 +151,7 @@ impl Context {
     /// [`WRITE_PATIENCE`]): the returned guard is held from a writer's check to its refreshed
     /// index. Past the deadline, or once the request is cancelled, it is `busy` and nothing
     /// was written.
-    pub fn write_lock(&self) -> Result<WriteGuard<'_>, CapabilityError> {
+    pub(crate) fn write_lock(&self) -> Result<WriteGuard<'_>, CapabilityError> {
         let live = self
             .layer()
             .map_err(crate::context::layer_error_to_capability)?;

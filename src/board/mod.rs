@@ -103,17 +103,6 @@ pub enum State {
     Off,
 }
 
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Joined => "joined",
-            State::Reading => "reading",
-            State::Unavailable => "unavailable",
-            State::Off => "off",
-        }
-    }
-}
-
 /// Why the board cannot be used; one code word each.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
@@ -123,16 +112,6 @@ pub enum BoardError {
     Unreadable { path: String, reason: String },
     #[error("the board's directory `{path}` is a symbolic link; the board is never followed out of where it belongs")]
     Linked { path: String },
-}
-
-impl BoardError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Unwritable { .. } => "board_unwritable",
-            Self::Unreadable { .. } => "board_unreadable",
-            Self::Linked { .. } => "board_linked",
-        }
-    }
 }
 
 /// A file on the board that was not read as a live process's record, and why.
@@ -203,7 +182,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 impl Board {
     /// The board of the repository at layer root `root`, opened without creating anything.
-    pub fn open(root: &Path) -> Board {
+    pub(crate) fn open(root: &Path) -> Board {
         let location = locate(root);
         let me = Identity::me();
         let remote = match &location {
@@ -223,13 +202,13 @@ impl Board {
     }
 
     /// The board shared on the repository's remote, when one is named.
-    pub fn remote(&self) -> Option<&remote::Remote> {
+    pub(crate) fn remote(&self) -> Option<&remote::Remote> {
         self.remote.as_deref()
     }
 
     /// How this process stands with the board, without reading it (cheap enough for a health
     /// probe): the state, and why it is unavailable when it is.
-    pub fn standing(&self) -> (State, Option<String>) {
+    pub(crate) fn standing(&self) -> (State, Option<String>) {
         let joined = lock(&self.joined);
         match (&self.location, &joined.failure, joined.lock.is_some()) {
             (Location::Off, _, _) => (State::Off, None),
@@ -239,11 +218,11 @@ impl Board {
         }
     }
 
-    pub fn me(&self) -> &Identity {
+    pub(crate) fn me(&self) -> &Identity {
         &self.me
     }
 
-    pub fn worktree(&self) -> &str {
+    pub(crate) fn worktree(&self) -> &str {
         &self.worktree
     }
 
@@ -273,7 +252,7 @@ impl Board {
     /// Puts this process on the board: creates the directory, takes the life lock, clears what
     /// dead processes left and writes a first record with `sessions`. On failure the process
     /// serves on, and every reading says why the board is unavailable.
-    pub fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+    pub(crate) fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let Some(dir) = self.dir() else {
             return Ok(());
         };
@@ -334,7 +313,7 @@ impl Board {
     }
 
     /// Writes this process's record anew with `sessions`, when it is on the board.
-    pub fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+    pub(crate) fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let mut joined = lock(&self.joined);
         joined.sessions = sessions;
         if joined.lock.is_none() {
@@ -344,7 +323,7 @@ impl Board {
     }
 
     /// Whether `session` of this process holds a claim that has not run out.
-    pub fn holds_claims(&self, session: u64) -> bool {
+    pub(crate) fn holds_claims(&self, session: u64) -> bool {
         let now = claims::now();
         lock(&self.joined)
             .claims
@@ -406,7 +385,7 @@ impl Board {
 
     /// Takes this process off the board (at a clean exit; a process that dies otherwise is
     /// noticed by its readers).
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         if let Some(remote) = &self.remote {
             remote.leave();
         }

@@ -278,7 +278,7 @@ fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
         ctx.read_only(),
     )
     .map_err(|e| Failure {
-        code: if e.from_manifest() {
+        code: if e.named_by_manifest() {
             exit::CONTRACT
         } else {
             exit::USAGE

@@ -72,7 +72,7 @@ impl AppState {
     }
 
     /// A server's state whose MCP endpoint keeps at most `max_sessions` legacy sessions.
-    pub fn with_max_sessions(ctx: Context, max_sessions: usize) -> Self {
+    pub(crate) fn with_max_sessions(ctx: Context, max_sessions: usize) -> Self {
         let refusals = busy::Refusals::default();
         Self(Arc::new(ServerState {
             ctx,
@@ -612,7 +612,7 @@ pub(crate) enum ServeError {
 
 impl ServeError {
     /// The code word the CLI's one line begins with.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             ServeError::Bind { .. } => "unavailable",
             ServeError::Runtime(_) => "internal",

@@ -42,7 +42,7 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn of(me: &Identity, worktree: &str) -> Header {
+    pub(crate) fn of(me: &Identity, worktree: &str) -> Header {
         Header {
             format: FORMAT.to_string(),
             pid: me.pid,
@@ -52,7 +52,7 @@ impl Header {
         }
     }
 
-    pub fn stem(&self) -> String {
+    pub(crate) fn stem(&self) -> String {
         format!("{}-{}", self.pid, self.start)
     }
 
@@ -93,7 +93,7 @@ impl Writer {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.log.path()
     }
 

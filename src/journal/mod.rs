@@ -142,7 +142,7 @@ impl Ended {
     /// id, kept as that URI), or `path`/`paths` holding repository-relative paths (an
     /// absolute path, a `..` or a home directory is never kept). Every other value of the input
     /// is left behind; what is kept passes the secret redaction.
-    pub fn entry(self) -> Entry {
+    pub(crate) fn entry(self) -> Entry {
         let mut uris: Vec<String> = named_uris(&self.input).map(kept).collect();
         let reads = uris
             .iter()
@@ -297,7 +297,7 @@ fn keep(ring: &Ring, entries: impl IntoIterator<Item = Arc<Entry>>) -> Vec<Arc<E
 
 impl Journal {
     /// The number the next entry gets.
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
@@ -307,7 +307,7 @@ impl Journal {
     /// caller waits for it to take what waits ([`ROOM_PATIENCE`] at most, and not at all while
     /// it is known stalled); past that, or off the board, the entry is made here and kept in the
     /// ring only.
-    pub fn record(&self, ended: Ended) {
+    pub(crate) fn record(&self, ended: Ended) {
         if let Some(attached) = self.log.get() {
             let shared = &*attached.shared;
             let weight = ended.weight();
@@ -358,7 +358,7 @@ impl Journal {
     /// The entries in memory, oldest first: every execution recorded before this call. What
     /// still waits for the log's writer is made here; a batch the writer is making is waited for
     /// ([`SETTLE`] at most).
-    pub fn entries(&self) -> Vec<Arc<Entry>> {
+    pub(crate) fn entries(&self) -> Vec<Arc<Entry>> {
         if let Some(attached) = self.log.get() {
             attached.shared.settle(&self.ring);
         }
@@ -375,7 +375,7 @@ impl Journal {
 
     /// Whether the latest append to this process's log failed (with why), and how many
     /// executions' lines the log's file refused since this process attached it.
-    pub fn append_failures(&self) -> (Option<String>, u64) {
+    pub(crate) fn append_failures(&self) -> (Option<String>, u64) {
         self.log.get().map_or((None, 0), |a| {
             let p = lock(&a.shared.pending);
             (p.failing.clone(), p.unwritten)
@@ -391,7 +391,7 @@ impl Journal {
     /// `executions/`), headed by `header`; what the ring holds already is written first. Clears
     /// what ended processes left past their time. Once per process; a log that cannot be opened
     /// leaves the journal in memory, and says why.
-    pub fn attach(&self, dir: PathBuf, header: log::Header) {
+    pub(crate) fn attach(&self, dir: PathBuf, header: log::Header) {
         if self.log.get().is_some() {
             return;
         }
@@ -458,7 +458,7 @@ impl Journal {
     }
 
     /// Writes what is pending and stops the log's writer (a clean exit).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let Some(attached) = self.log.get() else {
             return;
         };

@@ -84,7 +84,7 @@ pub enum Discovery {
 
 impl Discovery {
     /// The word the CLI (`--discovery`) and every answer use.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Discovery::Auto => "auto",
             Discovery::Vcs => "vcs",
@@ -93,7 +93,7 @@ impl Discovery {
     }
 
     /// Parses the word; `None` for anything else.
-    pub fn parse(word: &str) -> Option<Self> {
+    pub(crate) fn parse(word: &str) -> Option<Self> {
         match word {
             "auto" => Some(Discovery::Auto),
             "vcs" => Some(Discovery::Vcs),

@@ -81,7 +81,7 @@ pub(crate) struct Scratch {
 
 impl Scratch {
     /// Makes the two repositories under the system's temporary directory.
-    pub fn new() -> Result<Scratch, String> {
+    pub(crate) fn new() -> Result<Scratch, String> {
         let files = example_files();
         let mut roots = Vec::new();
         let mut contexts = Vec::new();
@@ -108,7 +108,7 @@ impl Scratch {
     }
 
     /// The answer of `d` to `input` in both repositories, when they agree.
-    pub fn answer(&self, d: &Descriptor, input: &Value) -> Answer {
+    pub(crate) fn answer(&self, d: &Descriptor, input: &Value) -> Answer {
         let answers: Vec<Answer> = self
             .contexts
             .iter()

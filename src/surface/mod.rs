@@ -40,7 +40,7 @@ pub(crate) enum SurfaceError {
 
 impl SurfaceError {
     /// The stable code word.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Unreadable { .. } => "unreadable",
             Self::TooLarge { .. } => "too_large",
@@ -54,7 +54,7 @@ impl SurfaceError {
     }
 
     /// The CLI exit code: what is missing is 12, what is malformed 10.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Self::Unreadable { .. } | Self::NoRevision { .. } | Self::NoSurfaceAt { .. } => 12,
             Self::TooLarge { .. }
@@ -196,7 +196,7 @@ pub(crate) struct Report {
 }
 
 impl Report {
-    pub fn of(old: &Surface, new: &Surface) -> Report {
+    pub(crate) fn of(old: &Surface, new: &Surface) -> Report {
         Report {
             old: old.version,
             new: new.version,
@@ -205,24 +205,24 @@ impl Report {
     }
 
     /// The largest class of change, `None` when the surfaces are alike.
-    pub fn class(&self) -> Option<Class> {
+    pub(crate) fn class(&self) -> Option<Class> {
         class_of(&self.changes)
     }
 
     /// The part of the old version the diff needs increased.
-    pub fn bump(&self) -> Option<Class> {
+    pub(crate) fn bump(&self) -> Option<Class> {
         self.class().map(|c| self.old.needs(c))
     }
 
     /// Whether the new version carries the bump.
-    pub fn carried(&self) -> bool {
+    pub(crate) fn carried(&self) -> bool {
         match self.bump() {
             None => true,
             Some(needed) => self.old.bumped_by(self.new).is_some_and(|b| b >= needed),
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "old_version": self.old.to_string(),
             "new_version": self.new.to_string(),
@@ -238,7 +238,7 @@ impl Report {
     }
 
     /// The report as a changelog: a heading line, then the changes grouped by class.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = match self.bump() {
             None => format!(
                 "surface {} → {}: no change to the surface\n",

@@ -25,7 +25,7 @@ pub enum Case {
 impl Case {
     /// How the file system holding `root` compares names, probed once per root in a process
     /// (a hook asks once; a server asks once for its whole life).
-    pub fn of(root: &Path) -> Case {
+    pub(crate) fn of(root: &Path) -> Case {
         static PROBED: OnceLock<Mutex<HashMap<PathBuf, Case>>> = OnceLock::new();
         let probed = PROBED.get_or_init(Default::default);
         let mut probed = probed.lock().unwrap_or_else(|e| e.into_inner());
@@ -94,7 +94,7 @@ pub enum Problem {
 
 impl Problem {
     /// The refusal's words, after the field's name.
-    pub fn says(&self) -> String {
+    pub(crate) fn says(&self) -> String {
         match self {
             Problem::Empty => "is empty".into(),
             Problem::Root => {
