@@ -38,20 +38,6 @@ pub enum Refusal {
     Io(String),
 }
 
-impl Refusal {
-    /// The refusal's stable code word.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Refusal::Missing => "missing",
-            Refusal::Link => "symlink",
-            Refusal::NotRegular(_) => "not_regular",
-            Refusal::Oversized { .. } => "oversized",
-            Refusal::NotUtf8(_) => "invalid_utf8",
-            Refusal::Io(_) => "unreadable",
-        }
-    }
-}
-
 impl std::fmt::Display for Refusal {
     /// Reads after the file's name: "`.mcp.json` is a named pipe; only a regular file is read".
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

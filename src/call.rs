@@ -29,52 +29,52 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     /// The view of `ctx` a handler gets.
-    pub fn new(ctx: &'a Context) -> Self {
+    pub(crate) fn new(ctx: &'a Context) -> Self {
         Call { ctx }
     }
 
     /// The directory this process was started in (the layer's root is found from it).
-    pub fn started_in(&self) -> &'a std::path::Path {
+    pub(crate) fn started_in(&self) -> &'a std::path::Path {
         &self.ctx.options().start
     }
 
     /// What `uri` names, read as `resources/read` reads it.
-    pub fn resolve(&self, uri: &str) -> Result<crate::resolve::Resolution, CapabilityError> {
+    pub(crate) fn resolve(&self, uri: &str) -> Result<crate::resolve::Resolution, CapabilityError> {
         crate::resolve::resolve(self.ctx, uri)
     }
 
     /// The `tools/list` array this process serves, as a fact to bill.
-    pub fn tools_list_json(&self) -> crate::context::ToolsList {
+    pub(crate) fn tools_list_json(&self) -> crate::context::ToolsList {
         self.ctx.tools_list_json()
     }
 
     /// The current generation of the index, pinned for the whole call.
-    pub fn index(&self) -> Result<Arc<Index>, CapabilityError> {
+    pub(crate) fn index(&self) -> Result<Arc<Index>, CapabilityError> {
         self.ctx.index()
     }
 
     /// The live index, opened on first use, or why there is none.
-    pub fn layer(&self) -> Result<&'a Arc<LiveIndex>, &'a crate::layer::LayerError> {
+    pub(crate) fn layer(&self) -> Result<&'a Arc<LiveIndex>, &'a crate::layer::LayerError> {
         self.ctx.layer()
     }
 
     /// The live index if it was already opened; never opens it.
-    pub fn layer_if_open(&self) -> Option<&'a Arc<LiveIndex>> {
+    pub(crate) fn layer_if_open(&self) -> Option<&'a Arc<LiveIndex>> {
         self.ctx.layer_if_open()
     }
 
     /// The layer's root directory, without reading the layer when it is not open.
-    pub fn root(&self) -> Result<PathBuf, CapabilityError> {
+    pub(crate) fn root(&self) -> Result<PathBuf, CapabilityError> {
         self.ctx.root()
     }
 
     /// After a write of `written` (repository-relative paths): the next request sees it.
-    pub fn refresh(&self, written: &[String]) {
+    pub(crate) fn refresh(&self, written: &[String]) {
         self.ctx.refresh(written)
     }
 
     /// A value made from `generation` once and shared by every call reading that generation.
-    pub fn per_generation<T: std::any::Any + Send + Sync>(
+    pub(crate) fn per_generation<T: std::any::Any + Send + Sync>(
         &self,
         generation: u64,
         make: impl FnOnce() -> T,
@@ -83,90 +83,90 @@ impl<'a> Call<'a> {
     }
 
     /// Waits until this writer is the only one of this checkout (see `Context::write_lock`).
-    pub fn write_lock(&self) -> Result<WriteGuard<'a>, CapabilityError> {
+    pub(crate) fn write_lock(&self) -> Result<WriteGuard<'a>, CapabilityError> {
         self.ctx.write_lock()
     }
 
     /// Counts one write to the repository.
-    pub fn count_write(&self) {
+    pub(crate) fn count_write(&self) {
         self.ctx.count_write()
     }
 
     /// Repository writes by this process.
-    pub fn writes(&self) -> u64 {
+    pub(crate) fn writes(&self) -> u64 {
         self.ctx.writes()
     }
 
     /// The peer on whose behalf this call runs, if any.
-    pub fn caller(&self) -> Option<PeerId> {
+    pub(crate) fn caller(&self) -> Option<PeerId> {
         self.ctx.caller()
     }
 
     /// The agent a call that acts on the board acts for (see `Context::agent`).
-    pub fn agent(&self) -> Result<PeerId, CapabilityError> {
+    pub(crate) fn agent(&self) -> Result<PeerId, CapabilityError> {
         self.ctx.agent()
     }
 
     /// This process's agents and the repository's board, as a handler may see them: never
     /// which transport an agent reached this process over (see [`Agents`]).
-    pub fn peers(&self) -> Agents<'a> {
+    pub(crate) fn peers(&self) -> Agents<'a> {
         Agents {
             peers: self.ctx.peers(),
         }
     }
 
     /// Whether this process serves `d` (its mode and toolsets allow it).
-    pub fn projects(&self, d: &Descriptor) -> bool {
+    pub(crate) fn projects(&self, d: &Descriptor) -> bool {
         self.ctx.projects(d)
     }
 
     /// Whether this process lists `d` as a tool.
-    pub fn projects_tool(&self, d: &Descriptor) -> bool {
+    pub(crate) fn projects_tool(&self, d: &Descriptor) -> bool {
         self.ctx.projects_tool(d)
     }
 
     /// Whether this process refuses every repository write.
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.ctx.read_only()
     }
 
     /// The toolsets this process lists, as a fact to report.
-    pub fn toolsets(&self) -> &'a Selection {
+    pub(crate) fn toolsets(&self) -> &'a Selection {
         self.ctx.toolsets()
     }
 
     /// Whether this process watches the layer for changes.
-    pub fn watching(&self) -> bool {
+    pub(crate) fn watching(&self) -> bool {
         self.ctx.watching()
     }
 
     /// When this process started serving, and how long ago.
-    pub fn started(&self) -> (SystemTime, Duration) {
+    pub(crate) fn started(&self) -> (SystemTime, Duration) {
         self.ctx.started()
     }
 
     /// The front end's load now, when it reports one.
-    pub fn load(&self) -> Option<Load> {
+    pub(crate) fn load(&self) -> Option<Load> {
         self.ctx.load()
     }
 
     /// The clients listening for the layer's changes, as figures to report.
-    pub fn listeners(&self) -> &'a Listeners {
+    pub(crate) fn listeners(&self) -> &'a Listeners {
         self.ctx.listeners()
     }
 
     /// The record of every execution.
-    pub fn journal(&self) -> &'a Journal {
+    pub(crate) fn journal(&self) -> &'a Journal {
         self.ctx.executor().journal()
     }
 
     /// The executor's counters of the capability at `index` of the table.
-    pub fn counters_at(&self, index: usize) -> Counters {
+    pub(crate) fn counters_at(&self, index: usize) -> Counters {
         self.ctx.executor().counters_at(index)
     }
 
     /// The executor's counters over every capability.
-    pub fn totals(&self) -> Counters {
+    pub(crate) fn totals(&self) -> Counters {
         self.ctx.executor().totals()
     }
 }
@@ -192,7 +192,7 @@ pub struct Agent {
 
 impl<'a> Agents<'a> {
     /// The agent `id` of this process, while it is attached.
-    pub fn get(&self, id: PeerId) -> Option<Agent> {
+    pub(crate) fn get(&self, id: PeerId) -> Option<Agent> {
         self.peers.get(id).map(|p| Agent {
             handle: p.handle,
             client_name: p.client_name,
@@ -201,37 +201,37 @@ impl<'a> Agents<'a> {
     }
 
     /// Whether `id` is attached to this process now.
-    pub fn is_attached(&self, id: PeerId) -> bool {
+    pub(crate) fn is_attached(&self, id: PeerId) -> bool {
         self.peers.get(id).is_some()
     }
 
     /// Whether `handle` names an agent of this process whose lease runs.
-    pub fn is_live_handle(&self, handle: &str) -> bool {
+    pub(crate) fn is_live_handle(&self, handle: &str) -> bool {
         self.peers.is_live_handle(handle)
     }
 
     /// Records what `id` is working on; false when it is not attached.
-    pub fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> bool {
+    pub(crate) fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> bool {
         self.peers.announce(id, intent, paths).is_some()
     }
 
     /// The board of the repository at `root`.
-    pub fn shared_board(&self, root: &std::path::Path) -> &'a crate::board::Board {
+    pub(crate) fn shared_board(&self, root: &std::path::Path) -> &'a crate::board::Board {
         self.peers.shared_board(root)
     }
 
     /// Every agent of the repository now, as the board publishes them.
-    pub fn view(&self, root: &std::path::Path) -> BoardView {
+    pub(crate) fn view(&self, root: &std::path::Path) -> BoardView {
         crate::board::view(self.peers, root)
     }
 
     /// Sessions of this process attached over `transport` now: a count to report.
-    pub fn count(&self, transport: Transport) -> usize {
+    pub(crate) fn count(&self, transport: Transport) -> usize {
         self.peers.count(transport)
     }
 
     /// Sessions of this process per protocol version, to report.
-    pub fn by_protocol_version(&self) -> std::collections::BTreeMap<String, i64> {
+    pub(crate) fn by_protocol_version(&self) -> std::collections::BTreeMap<String, i64> {
         let mut by = std::collections::BTreeMap::new();
         for p in self.peers.list() {
             *by.entry(p.protocol_version).or_insert(0) += 1;
@@ -242,7 +242,7 @@ impl<'a> Agents<'a> {
     /// A claim of the calling agent (`session` 0: of this process itself) as the board
     /// publishes its holder — how it reaches this process among it, as every listing of the
     /// board says of every holder; the handler that answers with it reads none of it.
-    pub fn own_holder(
+    pub(crate) fn own_holder(
         &self,
         board: &crate::board::Board,
         claim: crate::board::record::ClaimRecord,
@@ -270,7 +270,7 @@ impl<'a> Agents<'a> {
     }
 
     /// Sessions of this process, those whose lease ran out included.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.peers.list().len()
     }
 }

@@ -18,7 +18,7 @@ use crate::registry::{self, rt::Descriptor, rt::Effect};
 
 /// The capabilities that act for an agent: where no session is one (the 2026-07-28 era over
 /// HTTP, the HTTP API) they need a handle, which `peers.announce` gives.
-pub const ACTS_FOR_AN_AGENT: &[&str] = &[
+pub(crate) const ACTS_FOR_AN_AGENT: &[&str] = &[
     "peers.announce",
     "peers.claim",
     "peers.release",
@@ -32,12 +32,12 @@ pub const ACTS_FOR_AN_AGENT: &[&str] = &[
 
 /// The capabilities that take an `agent` argument: those above, and the two that read the
 /// board for an agent when it names itself.
-pub fn takes_an_agent(id: &str) -> bool {
+pub(crate) fn takes_an_agent(id: &str) -> bool {
     ACTS_FOR_AN_AGENT.contains(&id) || id == "peers.list" || id == "peers.check"
 }
 
 /// What a mesh call that named no agent, where no session is one, is told.
-pub const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP or of the HTTP API names none by itself: call `majordomus_announce` (peers.announce; `POST /api/v1/peers/announce`) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
+pub(crate) const NEEDS_AN_AGENT: &str = "this call acts for an agent, and a request of the 2026-07-28 era over HTTP or of the HTTP API names none by itself: call `majordomus_announce` (peers.announce; `POST /api/v1/peers/announce`) first, then pass the `handle` it answers back on every call, as the `agent` argument or the `Majordomus-Agent` header";
 
 /// How this process serves: where the layer is looked for, how files are discovered, and
 /// whether writers are projected at all.
@@ -87,7 +87,7 @@ pub enum ToolsList {
 }
 
 impl ToolsList {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             ToolsList::Compiled(s) => s,
             ToolsList::Cut(s) => s,
@@ -108,7 +108,7 @@ pub struct Load {
 }
 
 /// Asked for the [`Load`] now; set once by the front end that has one.
-pub type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
+pub(crate) type LoadProbe = Arc<dyn Fn() -> Load + Send + Sync>;
 
 /// One value [`Context::per_generation`] keeps: its type, its generation, the value.
 type Memo = (std::any::TypeId, u64, Arc<dyn std::any::Any + Send + Sync>);
@@ -217,7 +217,7 @@ impl Context {
 
     /// The same process state, calling for an agent that did not name itself (see
     /// [`Context::agent`]).
-    pub fn unnamed(&self) -> Context {
+    pub(crate) fn unnamed(&self) -> Context {
         Context {
             shared: Arc::clone(&self.shared),
             caller: None,
@@ -230,7 +230,7 @@ impl Context {
     /// over HTTP, or a call to the HTTP API): the agent `given` names (a handle, and where it came
     /// from, for the refusal); for `peers.announce` without one, a new agent named `client`; for
     /// any other call that acts for an agent, none, which refuses it saying how to get a handle.
-    pub fn for_handle(
+    pub(crate) fn for_handle(
         &self,
         id: &str,
         given: Option<(&'static str, &str)>,
@@ -263,7 +263,7 @@ impl Context {
     /// The same context for one execution: every read of the index in it (and in what it
     /// calls) answers one generation — the current one if the layer is open, else the one its
     /// first read opens. Already pinned, it stays pinned to the same generation.
-    pub fn pinned(&self) -> Context {
+    pub(crate) fn pinned(&self) -> Context {
         let pinned = self.pinned.clone().unwrap_or_else(|| {
             let pin = OnceLock::new();
             if let Some(live) = self.layer_if_open() {
@@ -281,7 +281,7 @@ impl Context {
 
     /// The generation this execution has read, if it has read one (0 otherwise): what a cached
     /// answer is keyed by.
-    pub fn pinned_generation(&self) -> u64 {
+    pub(crate) fn pinned_generation(&self) -> u64 {
         self.pinned
             .as_ref()
             .and_then(|pin| pin.get())
@@ -289,7 +289,7 @@ impl Context {
     }
 
     /// The peer on whose behalf this call runs, if any.
-    pub fn caller(&self) -> Option<PeerId> {
+    pub(crate) fn caller(&self) -> Option<PeerId> {
         self.caller
     }
 
@@ -297,7 +297,7 @@ impl Context {
     /// number in this process, or 0 for the process itself (a command of the CLI, the HTTP API,
     /// the Cockpit). A request of the stateless era over HTTP that named no agent is refused,
     /// saying how to get a handle: it is never held by a holder every such request would share.
-    pub fn agent(&self) -> Result<PeerId, CapabilityError> {
+    pub(crate) fn agent(&self) -> Result<PeerId, CapabilityError> {
         match (self.caller, self.unnamed) {
             (Some(id), _) => Ok(id),
             (None, false) => Ok(0),
@@ -305,7 +305,7 @@ impl Context {
         }
     }
 
-    pub fn options(&self) -> &Options {
+    pub(crate) fn options(&self) -> &Options {
         &self.shared.options
     }
 
@@ -314,17 +314,17 @@ impl Context {
     }
 
     /// When this process started serving, and how long ago.
-    pub fn started(&self) -> (SystemTime, Duration) {
+    pub(crate) fn started(&self) -> (SystemTime, Duration) {
         (self.shared.started.1, self.shared.started.0.elapsed())
     }
 
     /// Lets `server.status` ask the front end for its load (an HTTP server sets it once).
-    pub fn report_load(&self, probe: LoadProbe) {
+    pub(crate) fn report_load(&self, probe: LoadProbe) {
         let _ = self.shared.load.set(Probe(probe));
     }
 
     /// The front end's load now, when it reports one.
-    pub fn load(&self) -> Option<Load> {
+    pub(crate) fn load(&self) -> Option<Load> {
         self.shared.load.get().map(|probe| (probe.0)())
     }
 
@@ -336,7 +336,7 @@ impl Context {
     }
 
     /// The clients listening for the layer's changes.
-    pub fn listeners(&self) -> &crate::listeners::Listeners {
+    pub(crate) fn listeners(&self) -> &crate::listeners::Listeners {
         &self.shared.listeners
     }
 
@@ -350,7 +350,7 @@ impl Context {
     }
 
     /// Runs the capability at `index` of the table.
-    pub fn execute_at(&self, index: usize, input: Value) -> Result<Value, CapabilityError> {
+    pub(crate) fn execute_at(&self, index: usize, input: Value) -> Result<Value, CapabilityError> {
         self.shared.executor.execute_at(self, index, input)
     }
 
@@ -365,7 +365,7 @@ impl Context {
 
     /// The answer `execute_shared_at` would give, when the executor's cache already holds it for
     /// the current generation; found without running anything (see `Executor::cached_shared_at`).
-    pub fn cached_shared_at(
+    pub(crate) fn cached_shared_at(
         &self,
         index: usize,
         input: Value,
@@ -384,7 +384,7 @@ impl Context {
     /// they cost the first answer nothing and need no thread of their own, and the process is
     /// on the board before any session is answered. Without a layer nothing is joined, and the
     /// process fails on opening it.
-    pub fn layer_on_board(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
+    pub(crate) fn layer_on_board(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.open_layer(true)
     }
 
@@ -440,7 +440,7 @@ impl Context {
     /// that the watcher's thread is not started on the way to that answer. A change made
     /// before is still seen: the watcher's first check compares the layer with the generation
     /// served. Call it once, for a context opened without [`Options::watch`].
-    pub fn watch_layer(&self, interval: Duration) {
+    pub(crate) fn watch_layer(&self, interval: Duration) {
         if let Some(live) = self.layer_if_open() {
             self.watch(live, interval);
         }
@@ -449,7 +449,7 @@ impl Context {
     /// Says this server watches the layer from its first answer (see [`Context::watch_layer`]),
     /// or from its first read of the layer if that comes first: a read never answers from the
     /// first generation unchecked, and an `initialize` still costs no watcher.
-    pub fn watch_from_first_answer(&self, interval: Duration) {
+    pub(crate) fn watch_from_first_answer(&self, interval: Duration) {
         let _ = self.shared.watch_later.set(interval);
     }
 
@@ -507,23 +507,16 @@ impl Context {
         }
     }
 
-    /// Where the executions of every process of this repository are logged, when the board is
-    /// in use.
-    pub fn executions_dir(&self) -> Option<PathBuf> {
-        let root = &self.layer_if_open()?.current().root;
-        crate::board::executions_dir(root)
-    }
-
     /// Whether this process watches the layer for changes (a server does; a one-shot command
     /// reads it once).
-    pub fn watching(&self) -> bool {
+    pub(crate) fn watching(&self) -> bool {
         self.shared.watching.load(Ordering::Relaxed)
     }
 
     /// The layer's root directory: the open layer's, else found from where this process started
     /// without reading the layer, so a command that only needs to know where the layer is (the
     /// board's, as `peers check` does) reads none of it.
-    pub fn root(&self) -> Result<PathBuf, CapabilityError> {
+    pub(crate) fn root(&self) -> Result<PathBuf, CapabilityError> {
         if let Some(live) = self.layer_if_open() {
             return Ok(live.root().to_path_buf());
         }
@@ -569,17 +562,17 @@ impl Context {
     }
 
     /// Whether this process projects `d` at all (read-only mode projects no writer).
-    pub fn projects(&self, d: &Descriptor) -> bool {
+    pub(crate) fn projects(&self, d: &Descriptor) -> bool {
         !(self.shared.options.read_only && d.effect == Effect::RepositoryMutation)
     }
 
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.shared.options.read_only
     }
 
     /// Whether this process lists and answers `d` as an MCP tool: it projects `d`, `d` has a
     /// tool, and the tool is in the selected toolsets.
-    pub fn projects_tool(&self, d: &Descriptor) -> bool {
+    pub(crate) fn projects_tool(&self, d: &Descriptor) -> bool {
         d.tool.is_some() && self.projects(d) && self.toolsets().includes(d.id)
     }
 
@@ -592,7 +585,7 @@ impl Context {
     /// The toolsets this process projects: those a start chose, else what a server of this
     /// repository started without `--toolsets` projects (the manifest's `mcp.toolsets`, else the
     /// agent's tools), so a shell's answer says what an MCP client gets here.
-    pub fn toolsets(&self) -> &crate::toolsets::Selection {
+    pub(crate) fn toolsets(&self) -> &crate::toolsets::Selection {
         self.shared.toolsets.get_or_init(|| {
             let manifest = self
                 .index()
@@ -605,7 +598,7 @@ impl Context {
 
     /// The `tools/list` array this process serves: the compile-time bytes for its mode, or the
     /// selected toolsets' entries of them.
-    pub fn tools_list_json(&self) -> ToolsList {
+    pub(crate) fn tools_list_json(&self) -> ToolsList {
         if let Some(cut) = self.toolsets().served() {
             ToolsList::Cut(Arc::clone(cut))
         } else if self.shared.options.read_only {
@@ -617,7 +610,7 @@ impl Context {
 
     /// After a write of `written` (repository-relative paths): makes the next request see a
     /// generation that includes it.
-    pub fn refresh(&self, written: &[String]) {
+    pub(crate) fn refresh(&self, written: &[String]) {
         if let Some(live) = self.layer_if_open() {
             if let Err(e) = live.refresh_after_write(written) {
                 tracing::warn!("the index could not be rebuilt after a write: {e}");
@@ -626,7 +619,7 @@ impl Context {
     }
 
     /// The `resources/list` pages of `generation`, made by `make` once per generation.
-    pub fn resources_listing(
+    pub(crate) fn resources_listing(
         &self,
         generation: u64,
         make: impl FnOnce() -> Result<crate::resolve::Pages, CapabilityError>,
@@ -649,7 +642,7 @@ impl Context {
     /// The value of type `T` made from generation `generation`, made by `make` once per
     /// generation and shared (the skills extension's answers: `mcp::skills`). A newer
     /// generation replaces it.
-    pub fn per_generation<T: std::any::Any + Send + Sync>(
+    pub(crate) fn per_generation<T: std::any::Any + Send + Sync>(
         &self,
         generation: u64,
         make: impl FnOnce() -> T,
@@ -671,18 +664,9 @@ impl Context {
         value
     }
 
-    /// Serialises the writers of this process: the returned guard is held from a writer's
-    /// check to its refreshed index.
-    pub fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.shared
-            .writing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
     /// [`Context::writing`] without waiting: `WouldBlock` while another writer of this process
     /// holds it.
-    pub fn try_writing(
+    pub(crate) fn try_writing(
         &self,
     ) -> Result<std::sync::MutexGuard<'_, ()>, std::sync::TryLockError<std::sync::MutexGuard<'_, ()>>>
     {
@@ -690,12 +674,12 @@ impl Context {
     }
 
     /// Counts one write to the repository.
-    pub fn count_write(&self) {
+    pub(crate) fn count_write(&self) {
         self.shared.writes.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Repository writes by this process.
-    pub fn writes(&self) -> u64 {
+    pub(crate) fn writes(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
     }
 }
@@ -767,7 +751,7 @@ struct ObjectDigests {
 }
 
 /// How a layer that cannot be read reaches a capability's caller.
-pub fn layer_error_to_capability(e: &LayerError) -> CapabilityError {
+pub(crate) fn layer_error_to_capability(e: &LayerError) -> CapabilityError {
     let message = e.to_string();
     match e.exit_code() {
         12 => CapabilityError::not_found(message),

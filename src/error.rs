@@ -57,12 +57,12 @@ impl CapabilityError {
             message: bounded(message.into()),
         }
     }
-    pub fn unavailable(message: impl Into<String>) -> Self {
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
         Self::Unavailable {
             message: bounded(message.into()),
         }
     }
-    pub fn busy(message: impl Into<String>) -> Self {
+    pub(crate) fn busy(message: impl Into<String>) -> Self {
         Self::Busy {
             message: bounded(message.into()),
         }
@@ -77,7 +77,7 @@ impl CapabilityError {
     /// that file and the failure's kind (`permission denied`) only. What every surface shows
     /// carries no absolute path and none of the operating system's wording or error number. A
     /// full or read-only file system is `unavailable`, so the caller knows a retry can work.
-    pub fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
+    pub(crate) fn io(doing: &str, relative: &str, e: &std::io::Error) -> Self {
         let message = format!("cannot {doing} `{relative}`: {}", e.kind());
         let storage = matches!(e.raw_os_error(), Some(ENOSPC | EDQUOT | EROFS));
         if storage {

@@ -106,7 +106,7 @@ impl Shared {
     }
 
     /// The answer as a value, read back from its text the first time when it was made as text.
-    pub fn value(&self) -> &Value {
+    pub(crate) fn value(&self) -> &Value {
         self.value.get_or_init(|| {
             // Text the serialiser wrote always reads back as the same value.
             serde_json::from_str(self.text.get().map_or("null", String::as_str)).unwrap_or_default()
@@ -115,7 +115,7 @@ impl Shared {
 
     /// What the one projection that writes this answer whole (MCP's `tools/call` result) writes
     /// of it: `render` of its text the first time, then the same bytes for every hit.
-    pub fn written(&self, render: impl FnOnce(&str) -> String) -> &str {
+    pub(crate) fn written(&self, render: impl FnOnce(&str) -> String) -> &str {
         self.written.get_or_init(|| render(self.text()))
     }
 
@@ -202,7 +202,7 @@ impl Default for Executor {
 
 impl Executor {
     /// Runs the capability `id` on `input`. An unknown id is `not_found`.
-    pub fn execute(
+    pub(crate) fn execute(
         &self,
         ctx: &impl Host,
         id: &str,
@@ -214,7 +214,7 @@ impl Executor {
     }
 
     /// Runs the capability at `index` of the table on `input`.
-    pub fn execute_at(
+    pub(crate) fn execute_at(
         &self,
         ctx: &impl Host,
         index: usize,
@@ -226,7 +226,7 @@ impl Executor {
 
     /// [`Executor::execute_at`], the answer shared with the cache rather than copied out of it
     /// and made as text: for a caller that writes it out (the MCP `tools/call` answer, HTTP).
-    pub fn execute_shared_at(
+    pub(crate) fn execute_shared_at(
         &self,
         ctx: &impl Host,
         index: usize,
@@ -298,7 +298,7 @@ impl Executor {
     /// Runs `read`, a client's read of a layer object or skill file by its URI (MCP
     /// `resources/read`, which runs no capability), and records it as an execution of
     /// [`RESOURCE_READ`] naming the URI and the version read.
-    pub fn read_resource<H: Host, T>(
+    pub(crate) fn read_resource<H: Host, T>(
         &self,
         ctx: &H,
         uri: &str,
@@ -364,7 +364,7 @@ impl Executor {
     /// the current generation, found without running anything (so without reading a file or
     /// waiting for the layer); `None` otherwise (no cache, an invalid input, not cached yet).
     /// A hit counts as an execution and a hit; a miss counts nothing, for the caller then runs it.
-    pub fn cached_shared_at(
+    pub(crate) fn cached_shared_at(
         &self,
         ctx: &impl Host,
         index: usize,
@@ -399,7 +399,7 @@ impl Executor {
     }
 
     /// The counters summed over every capability.
-    pub fn totals(&self) -> Counters {
+    pub(crate) fn totals(&self) -> Counters {
         let mut total = Counters::default();
         for i in 0..self.stats.len() {
             total += self.counters_at(i);
@@ -409,7 +409,7 @@ impl Executor {
 }
 
 /// What a read of a layer object by URI, outside any capability, is recorded as.
-pub const RESOURCE_READ: &str = "resources.read";
+pub(crate) const RESOURCE_READ: &str = "resources.read";
 
 /// What an execution's record takes before it runs: when, and its input as given (kept in
 /// memory only, until the journal has its digest and the names in it).
@@ -426,7 +426,7 @@ impl Started {
     }
 
     /// Now, for `input`.
-    pub fn of(input: Value) -> Started {
+    pub(crate) fn of(input: Value) -> Started {
         Started {
             clock: std::time::Instant::now(),
             at_us: journal::now_us(),

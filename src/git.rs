@@ -66,7 +66,7 @@ pub struct GitState {
 }
 
 impl GitState {
-    pub fn is_repository(&self) -> bool {
+    pub(crate) fn is_repository(&self) -> bool {
         self.toplevel.is_some()
     }
 }

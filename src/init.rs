@@ -78,7 +78,7 @@ pub struct Report {
 
 impl Report {
     /// What `init` did, for a person: the lines it says on stderr beside the JSON report.
-    pub fn summary(&self) -> Vec<String> {
+    pub(crate) fn summary(&self) -> Vec<String> {
         let mut lines = vec![format!(
             "created a layer in `{}`: {}",
             self.root,
@@ -116,14 +116,14 @@ pub enum InitError {
 
 impl InitError {
     /// The code word a refusal begins with, as every other CLI refusal does.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             InitError::LayerExists { .. } | InitError::ContentWithoutManifest { .. } => "refused",
             InitError::Io { .. } => "internal",
         }
     }
 
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             InitError::LayerExists { .. } | InitError::ContentWithoutManifest { .. } => 10,
             InitError::Io { .. } => 13,

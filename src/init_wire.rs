@@ -35,7 +35,7 @@ impl Client {
     ];
 
     /// The project file the client reads its servers from.
-    pub fn config(self) -> &'static str {
+    pub(crate) fn config(self) -> &'static str {
         match self {
             Client::Claude => ".mcp.json",
             Client::Codex => ".codex/config.toml",
@@ -72,14 +72,14 @@ pub enum WireError {
 
 impl WireError {
     /// The code word a refusal begins with.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             WireError::Io { .. } => "internal",
             _ => "refused",
         }
     }
 
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             WireError::Io { .. } => 13,
             _ => 10,
@@ -120,7 +120,7 @@ impl Launch {
     /// How this binary was installed, as a client would start it from any directory:
     /// `majordomus` when that name on `PATH` is this binary (or the npm launcher that started
     /// it); the `npx` line when npm's `npx` started it; else this binary's absolute path.
-    pub fn installed() -> Launch {
+    pub(crate) fn installed() -> Launch {
         let launcher = std::env::var(LAUNCHER_VAR).ok().filter(|l| !l.is_empty());
         let exe = std::env::current_exe().ok();
         let mut candidates: Vec<PathBuf> = exe.iter().cloned().collect();
@@ -201,7 +201,7 @@ pub struct Wired {
 
 impl Wired {
     /// One line for a person.
-    pub fn summary(&self, launch: &Launch) -> String {
+    pub(crate) fn summary(&self, launch: &Launch) -> String {
         let line = format!("{} {}", launch.command, launch.args.join(" "));
         match self.action {
             "kept" => format!(

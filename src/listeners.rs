@@ -52,7 +52,7 @@ pub struct Filter {
 
 impl Filter {
     /// How many URIs it subscribes to.
-    pub fn subscriptions(&self) -> usize {
+    pub(crate) fn subscriptions(&self) -> usize {
         self.uris.len() + self.always.len()
     }
 }
@@ -170,7 +170,7 @@ impl Listener {
 
     /// Files one `note` owed for something outside the layer (mail in a session's inbox), and
     /// rings the listener when it was filed.
-    pub fn owe(&self, note: Note) {
+    pub(crate) fn owe(&self, note: Note) {
         let filed = {
             let mut state = lock(&self.state);
             !state.closed && Self::push(&mut state, note)
@@ -181,7 +181,7 @@ impl Listener {
     }
 
     /// Takes every note waiting, in order.
-    pub fn drain(&self) -> Drained {
+    pub(crate) fn drain(&self) -> Drained {
         let mut state = lock(&self.state);
         Drained {
             notes: state.queue.drain(..).collect(),
@@ -192,7 +192,7 @@ impl Listener {
 
     /// Adds URIs to the filter; the number subscribed afterwards, or `Err` with the bound when
     /// it would pass [`MAX_SUBSCRIPTIONS`]. A URI already subscribed is not added twice.
-    pub fn subscribe(&self, uri: &str, always: bool) -> Result<usize, usize> {
+    pub(crate) fn subscribe(&self, uri: &str, always: bool) -> Result<usize, usize> {
         let mut state = lock(&self.state);
         let filter = &mut state.filter;
         let already = filter.uris.contains(uri) || filter.always.contains(uri);
@@ -208,24 +208,24 @@ impl Listener {
     }
 
     /// Removes a URI from the filter; false when it was not subscribed.
-    pub fn unsubscribe(&self, uri: &str) -> bool {
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
         let mut state = lock(&self.state);
         let filter = &mut state.filter;
         filter.uris.remove(uri) | filter.always.remove(uri)
     }
 
     /// What it listens for.
-    pub fn filter(&self) -> Filter {
+    pub(crate) fn filter(&self) -> Filter {
         lock(&self.state).filter.clone()
     }
 
     /// How many URIs it is subscribed to.
-    pub fn subscriptions(&self) -> usize {
+    pub(crate) fn subscriptions(&self) -> usize {
         lock(&self.state).filter.subscriptions()
     }
 
     /// How many notes wait now, the most that ever waited, and how many times it collapsed.
-    pub fn depth(&self) -> (usize, usize, u64) {
+    pub(crate) fn depth(&self) -> (usize, usize, u64) {
         let state = lock(&self.state);
         (state.queue.len(), state.deepest, state.collapsed)
     }
@@ -233,7 +233,7 @@ impl Listener {
     /// Makes `wake` the one rung from now on, and returns the stream's epoch: a stream ends
     /// once [`Listener::epoch`] moves past it. The previous wake is rung so that its stream
     /// sees it was replaced.
-    pub fn attach(&self, wake: Wake) -> u64 {
+    pub(crate) fn attach(&self, wake: Wake) -> u64 {
         let epoch = self.epoch.fetch_add(1, Ordering::SeqCst) + 1;
         let old = std::mem::replace(&mut *lock(&self.wake), wake);
         old();
@@ -242,18 +242,18 @@ impl Listener {
     }
 
     /// The epoch of the stream attached last.
-    pub fn epoch(&self) -> u64 {
+    pub(crate) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
     }
 
     /// Rings its wake: what drains it looks now.
-    pub fn ring(&self) {
+    pub(crate) fn ring(&self) {
         let wake = Arc::clone(&lock(&self.wake));
         wake();
     }
 
     /// Ends the listener; `graceful` when the server ends it (its stream owes a result).
-    pub fn close(&self, graceful: bool) {
+    pub(crate) fn close(&self, graceful: bool) {
         {
             let mut state = lock(&self.state);
             if state.closed {
@@ -265,7 +265,7 @@ impl Listener {
         self.ring();
     }
 
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         lock(&self.state).closed
     }
 }
@@ -304,7 +304,7 @@ impl Listeners {
     /// Takes on a listener; its first note, for a listen, is its acknowledgement. `None` while
     /// the server shuts down. Its wake is first rung when it gains a note: a caller that files
     /// it somewhere its drainer looks rings it once that is done.
-    pub fn add(
+    pub(crate) fn add(
         &self,
         transport: Transport,
         role: Role,
@@ -336,14 +336,14 @@ impl Listeners {
     }
 
     /// Ends `listener` and lets it go (its client left, or cancelled).
-    pub fn remove(&self, listener: &Listener) {
+    pub(crate) fn remove(&self, listener: &Listener) {
         listener.close(false);
         lock(&self.inner.list).retain(|l| l.id != listener.id);
     }
 
     /// Files one generation's changes with every listener and wakes those that gained a note.
     /// Never waits on a client: each listener's lock is held for a few queue operations.
-    pub fn publish(&self, changes: &Changes) {
+    pub(crate) fn publish(&self, changes: &Changes) {
         self.inner.published.fetch_add(1, Ordering::Relaxed);
         let listeners = lock(&self.inner.list).clone();
         for listener in listeners {
@@ -353,13 +353,8 @@ impl Listeners {
         }
     }
 
-    /// How many generations with visible changes were published.
-    pub fn published(&self) -> u64 {
-        self.inner.published.load(Ordering::Relaxed)
-    }
-
     /// Ends every listener gracefully and takes no new one (the server is stopping).
-    pub fn shut_down(&self) {
+    pub(crate) fn shut_down(&self) {
         self.inner.closing.store(true, Ordering::SeqCst);
         let listeners = std::mem::take(&mut *lock(&self.inner.list));
         for listener in listeners {
@@ -368,7 +363,7 @@ impl Listeners {
     }
 
     /// Listeners and subscriptions of `transport` in `role`s matching `which`.
-    pub fn count(&self, transport: Transport, which: impl Fn(&Role) -> bool) -> Count {
+    pub(crate) fn count(&self, transport: Transport, which: impl Fn(&Role) -> bool) -> Count {
         lock(&self.inner.list)
             .iter()
             .filter(|l| l.transport == transport && which(&l.role))
@@ -380,7 +375,7 @@ impl Listeners {
     }
 
     /// Every listener now, for the deepest queue `mcp.projection` reports.
-    pub fn all(&self) -> Vec<Arc<Listener>> {
+    pub(crate) fn all(&self) -> Vec<Arc<Listener>> {
         lock(&self.inner.list).clone()
     }
 }

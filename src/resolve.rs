@@ -309,7 +309,7 @@ impl Page {
 ///
 /// They are kept per index generation (a listing of thousands of objects is megabytes of JSON),
 /// so repeated listings of one generation are a copy; a new generation lists afresh.
-pub fn list_pages(ctx: &Context) -> Result<Arc<Pages>, CapabilityError> {
+pub(crate) fn list_pages(ctx: &Context) -> Result<Arc<Pages>, CapabilityError> {
     let index = ctx.index()?;
     ctx.resources_listing(index.generation, || paginate(ctx, &index))
 }
@@ -372,7 +372,7 @@ pub fn list(ctx: &Context) -> Result<Vec<Value>, CapabilityError> {
 }
 
 /// The `resources/read` contents of `uri`, with the whole provenance the listing leaves out.
-pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
+pub(crate) fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
     Ok(match resolve(ctx, uri)? {
         Resolution::Builtin {
             content,
@@ -428,6 +428,6 @@ pub fn read(ctx: &Context, uri: &str) -> Result<Value, CapabilityError> {
 /// A layer object's capability id: `<kind>.<identity>`, the identity's leading dots left out so
 /// that a file under a hidden directory (`.cursor/rules/a.mdc`) gives no empty segment
 /// (`instructions.cursor/rules/a.mdc`, not `instructions..cursor/…`).
-pub fn object_id(o: &Object) -> String {
+pub(crate) fn object_id(o: &Object) -> String {
     format!("{}.{}", o.kind, o.identity.trim_start_matches('.'))
 }

@@ -2,7 +2,7 @@
 //! Unix epoch, and read back. A leaf: every module that shows or reads a time uses this one.
 
 /// The current UTC time as RFC 3339 (`2026-11-30T01:45:04Z`).
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     of_secs(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -12,7 +12,7 @@ pub fn now() -> String {
 }
 
 /// `secs` since the Unix epoch as RFC 3339 in UTC (`2026-11-30T01:45:04Z`).
-pub fn of_secs(secs: u64) -> String {
+pub(crate) fn of_secs(secs: u64) -> String {
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
     format!(
@@ -24,7 +24,7 @@ pub fn of_secs(secs: u64) -> String {
 }
 
 /// `2026-12-02T09:00:00.000123Z` of microseconds since the Unix epoch.
-pub fn of_micros(us: u64) -> String {
+pub(crate) fn of_micros(us: u64) -> String {
     let secs = of_secs(us / 1_000_000);
     format!(
         "{}.{:06}Z",

@@ -38,7 +38,7 @@ pub enum Language {
 }
 
 impl Language {
-    pub fn of(config: &str) -> Language {
+    pub(crate) fn of(config: &str) -> Language {
         if config.ends_with(".toml") {
             Language::Toml
         } else {
@@ -67,7 +67,7 @@ pub struct Lookup<'a> {
 
 impl Lookup<'_> {
     /// `PATH` of this process.
-    pub fn here(root: &Path) -> Lookup<'_> {
+    pub(crate) fn here(root: &Path) -> Lookup<'_> {
         Lookup {
             root,
             path: std::env::var_os("PATH"),

@@ -15,20 +15,20 @@ use crate::registry::rt::{Descriptor, Effect};
 use crate::registry::{self};
 
 /// The toolset of every tool.
-pub const ALL: &str = "all";
+pub(crate) const ALL: &str = "all";
 
 /// The toolset of an agent working in the repository, and the selection when nothing names one.
-pub const AGENT: &str = "agent";
+pub(crate) const AGENT: &str = "agent";
 
 /// The capabilities of [`AGENT`], by id.
-pub use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
+pub(crate) use majordomus_registry_lang::protocol::AGENT_TOOLSET as AGENT_CAPABILITIES;
 
 /// The toolset of an agent that reads the layer: find objects, read one, learn what applies to
 /// the paths it is about to touch, and the listing of every capability (which names the rest).
-pub const CORE: &str = "core";
+pub(crate) const CORE: &str = "core";
 
 /// The capabilities of [`CORE`], by id.
-pub use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
+pub(crate) use majordomus_registry_lang::protocol::CORE_TOOLSET as CORE_CAPABILITIES;
 
 /// Where a selection came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,14 +42,6 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Default => "default",
-            Source::Flag => "flag",
-            Source::Manifest => "manifest",
-        }
-    }
-
     fn named(self) -> &'static str {
         match self {
             Source::Default => "the default",
@@ -80,7 +72,7 @@ pub enum ToolsetError {
 
 impl ToolsetError {
     /// The stable code word of the refusal.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             ToolsetError::Empty { .. } => "toolset_empty",
             ToolsetError::Unknown { .. } => "toolset_unknown",
@@ -90,7 +82,7 @@ impl ToolsetError {
     }
 
     /// Whether the repository's manifest, not the command line, named the toolsets.
-    pub fn from_manifest(&self) -> bool {
+    pub(crate) fn named_by_manifest(&self) -> bool {
         let (ToolsetError::Empty { origin, .. }
         | ToolsetError::Unknown { origin, .. }
         | ToolsetError::Twice { origin, .. }
@@ -101,7 +93,7 @@ impl ToolsetError {
 
 /// One toolset a server can be asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toolset {
+pub(crate) struct Toolset {
     pub name: String,
     /// Its tools' capability ids, in id order.
     pub capabilities: Vec<&'static str>,
@@ -111,7 +103,7 @@ pub struct Toolset {
 
 /// Every toolset, `all`, `agent` and `core` first, then the namespaces that expose a tool, in
 /// order.
-pub fn available() -> Vec<Toolset> {
+pub(crate) fn available() -> Vec<Toolset> {
     let tools: Vec<&Descriptor> = registry::all()
         .iter()
         .filter(|d| d.tool.is_some())
@@ -201,7 +193,7 @@ pub struct Selection {
 
 impl Selection {
     /// The agent's tools: what a server projects when nothing names a toolset.
-    pub fn default_for(read_only: bool) -> Selection {
+    pub(crate) fn default_for(read_only: bool) -> Selection {
         Selection::of(vec![AGENT.into()], Source::Default, read_only)
     }
 
@@ -282,26 +274,26 @@ impl Selection {
     }
 
     /// The selected toolsets, as named.
-    pub fn names(&self) -> &[String] {
+    pub(crate) fn names(&self) -> &[String] {
         &self.names
     }
 
-    pub fn source(&self) -> Source {
+    pub(crate) fn source(&self) -> Source {
         self.source
     }
 
     /// Whether nothing named a toolset (the agent's tools are listed).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         self.source == Source::Default
     }
 
     /// Whether the selection is `all`: every tool listed.
-    pub fn lists_every_tool(&self) -> bool {
+    pub(crate) fn lists_every_tool(&self) -> bool {
         self.names == [ALL]
     }
 
     /// Whether the capability `id`'s tool is in the selection.
-    pub fn includes(&self, id: &str) -> bool {
+    pub(crate) fn includes(&self, id: &str) -> bool {
         self.capabilities.contains(&id)
     }
 
@@ -311,7 +303,7 @@ impl Selection {
     }
 
     /// Why these tools are listed, in one sentence a client or a person reads.
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         match self.source {
             Source::Default => {
                 "the toolset agent, the default (--toolsets all lists the operator's tools too)"
@@ -369,7 +361,7 @@ mod tests {
         assert_eq!(refused("core,all").code(), "toolset_all_beside_others");
         let manifest =
             Selection::resolve(None, Some(&["nope".to_string()]), false).expect_err("refused");
-        assert!(manifest.from_manifest(), "{manifest}");
+        assert!(manifest.named_by_manifest(), "{manifest}");
         assert!(manifest.to_string().contains("mcp.toolsets"), "{manifest}");
     }
 

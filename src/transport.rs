@@ -9,7 +9,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
             Transport::Http => "http",

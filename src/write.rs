@@ -501,7 +501,7 @@ pub struct BoardLog {
 
 impl BoardLog {
     /// Creates (or empties) the log at `path`, in an existing directory, and writes `header`.
-    pub fn create(path: &Path, header: &[u8]) -> io::Result<BoardLog> {
+    pub(crate) fn create(path: &Path, header: &[u8]) -> io::Result<BoardLog> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut file = OpenOptions::new()
             .create(true)
@@ -520,28 +520,24 @@ impl BoardLog {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Its length in bytes, as this process wrote it.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Appends `bytes` (whole lines) with one write.
-    pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)?;
         self.len += bytes.len() as u64;
         Ok(())
     }
 
     /// Renames the log to `aside` (replacing what was there) and starts it afresh with `header`.
-    pub fn set_aside(&mut self, aside: &Path, header: &[u8]) -> io::Result<()> {
+    pub(crate) fn set_aside(&mut self, aside: &Path, header: &[u8]) -> io::Result<()> {
         fs::rename(&self.path, aside)?;
         *self = BoardLog::create(&self.path, header)?;
         Ok(())

@@ -28,7 +28,7 @@ const LOCK_DIR: &str = ".ai/local/state";
 
 /// How long a write without a deadline of its own (a stdio session's, the CLI's) waits for the
 /// checkout's write lock before it answers `busy`.
-pub const WRITE_PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const WRITE_PATIENCE: Duration = Duration::from_secs(10);
 
 /// The longest wait between two tries of a held lock: what a waiter adds to a holder's release
 /// at worst, and what bounds how soon a cancellation or deadline is noticed.
@@ -40,7 +40,7 @@ const HOLDER_BYTES: u64 = 256;
 /// How long one write may wait for the lock, and whether its request was cancelled meanwhile.
 /// Shared between the transport, which cancels, and the writer, which waits.
 #[derive(Debug)]
-pub struct WriteWait {
+pub(crate) struct WriteWait {
     deadline: Instant,
     /// [`WAITING`], then [`STARTED`] or [`CANCELLED`], whichever side gets there first.
     state: AtomicU8,
@@ -54,7 +54,7 @@ const CANCELLED: u8 = 2;
 
 impl WriteWait {
     /// A wait that ends at `deadline`.
-    pub fn until(deadline: Instant) -> Arc<WriteWait> {
+    pub(crate) fn until(deadline: Instant) -> Arc<WriteWait> {
         Arc::new(WriteWait {
             deadline,
             state: AtomicU8::new(WAITING),
@@ -63,7 +63,7 @@ impl WriteWait {
     }
 
     /// A wait of [`WRITE_PATIENCE`] from now, saying on stderr who it waits for.
-    pub fn announced() -> Arc<WriteWait> {
+    pub(crate) fn announced() -> Arc<WriteWait> {
         Arc::new(WriteWait {
             deadline: Instant::now() + WRITE_PATIENCE,
             state: AtomicU8::new(WAITING),
@@ -72,14 +72,14 @@ impl WriteWait {
     }
 
     /// Cancels the write if it has not taken the lock yet: its wait ends and it never starts.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let _ = self
             .state
             .compare_exchange(WAITING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Whether the write was cancelled before it took the lock (it wrote nothing).
-    pub fn cancelled_before_start(&self) -> bool {
+    pub(crate) fn cancelled_before_start(&self) -> bool {
         self.state.load(Ordering::SeqCst) == CANCELLED
     }
 
@@ -99,7 +99,7 @@ thread_local! {
 }
 
 /// Runs `write` with `wait` as the bound of any write lock it takes on this thread.
-pub fn waiting_with<T>(wait: Arc<WriteWait>, write: impl FnOnce() -> T) -> T {
+pub(crate) fn waiting_with<T>(wait: Arc<WriteWait>, write: impl FnOnce() -> T) -> T {
     let before = CURRENT.with(|c| c.replace(Some(wait)));
     struct Restore(Option<Arc<WriteWait>>);
     impl Drop for Restore {
@@ -122,7 +122,7 @@ fn current_wait() -> Arc<WriteWait> {
 static ROLE: OnceLock<String> = OnceLock::new();
 
 /// Names this process for the lock files it will hold: the program and its command words.
-pub fn set_role(role: String) {
+pub(crate) fn set_role(role: String) {
     let _ = ROLE.set(role);
 }
 
@@ -151,7 +151,7 @@ impl Context {
     /// [`WRITE_PATIENCE`]): the returned guard is held from a writer's check to its refreshed
     /// index. Past the deadline, or once the request is cancelled, it is `busy` and nothing
     /// was written.
-    pub fn write_lock(&self) -> Result<WriteGuard<'_>, CapabilityError> {
+    pub(crate) fn write_lock(&self) -> Result<WriteGuard<'_>, CapabilityError> {
         let live = self
             .layer()
             .map_err(crate::context::layer_error_to_capability)?;

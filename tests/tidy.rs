@@ -2,7 +2,8 @@
 //! stays short, every path it cites (`a::b`, a test, a type's item) is defined by the sources and
 //! every test it names exists; no module outside `src/http/` uses the HTTP libraries, none but
 //! `src/git.rs` starts git and none but `src/write.rs` writes; no file cites a specification
-//! section or an issue number.
+//! section or an issue number; a module is public in `src/lib.rs` only while something outside
+//! the library names it.
 
 use std::path::{Path, PathBuf};
 
@@ -894,5 +895,88 @@ fn handlers_cannot_reach_an_agents_transport() {
             .expect("a valid pattern")
             .is_match(call),
         "`Call::peers` must hand out the narrowed `Agents`, not the whole `Peers`"
+    );
+}
+
+/// The top-level modules `majordomus::…` paths in `source` name, grouped imports included
+/// (`use majordomus::{layer::{self, Index}, registry}` names `layer` and `registry`). Comments
+/// and strings are not code: a log target spelled `"majordomus::write_lock=info"` names nothing.
+fn crate_modules_named(source: &str) -> std::collections::BTreeSet<String> {
+    let code = String::from_utf8_lossy(&code_only(source)).into_owned();
+    let path =
+        Regex::new(r"\bmajordomus\s*::\s*([A-Za-z_][A-Za-z0-9_]*)").expect("a valid pattern");
+    let group = Regex::new(r"\bmajordomus\s*::\s*\{").expect("a valid pattern");
+    let mut named: std::collections::BTreeSet<String> = path
+        .captures_iter(&code)
+        .map(|c| c[1].to_string())
+        .collect();
+    for m in group.find_iter(&code) {
+        // The group's own entries are the ones at brace depth 1; each starts with its module.
+        let mut depth = 1;
+        let mut entry_start = true;
+        for (i, c) in code[m.end()..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => break,
+                '}' => depth -= 1,
+                ',' if depth == 1 => entry_start = true,
+                c if entry_start && (c.is_ascii_alphabetic() || c == '_') => {
+                    let rest = &code[m.end() + i..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    named.insert(rest[..end].to_string());
+                    entry_start = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    named
+}
+
+#[test]
+fn the_module_reader_sees_paths_and_groups_but_not_strings() {
+    let named = crate_modules_named(
+        "use majordomus::{layer::{self, Index}, registry};\n\
+         let a = majordomus::cockpit::render;\n\
+         // majordomus::git\n\
+         let s = \"warn,majordomus::write_lock=info\";\n",
+    );
+    let named: Vec<&str> = named.iter().map(String::as_str).collect();
+    assert_eq!(named, ["cockpit", "layer", "registry"]);
+}
+
+/// The library's public modules are its API for the tests, the benches, the fuzz targets and the
+/// binary, and nothing else: a module is `pub` in `src/lib.rs` only while one of them names it
+/// (`majordomus::<module>`, or in a grouped `use majordomus::{…}`). One nobody outside names stays
+/// private to the crate, where dead code inside it is reported.
+#[test]
+fn every_public_module_is_named_outside_the_library() {
+    let root = this_checkout();
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("src/lib.rs");
+    let declared =
+        Regex::new(r"(?m)^pub mod ([A-Za-z_][A-Za-z0-9_]*)\s*;").expect("a valid pattern");
+    let public: Vec<&str> = declared
+        .captures_iter(&lib)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    let mut files = vec![root.join("src/main.rs")];
+    for dir in ["tests", "benches", "fuzz"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for file in &files {
+        named.extend(crate_modules_named(
+            &std::fs::read_to_string(file).unwrap_or_default(),
+        ));
+    }
+    assert!(public.len() >= 5, "only {} `pub mod`s read", public.len());
+    assert!(files.len() >= 40, "only {} files read", files.len());
+    let unnamed: Vec<&str> = public.into_iter().filter(|m| !named.contains(*m)).collect();
+    assert!(
+        unnamed.is_empty(),
+        "no test, bench, fuzz target or src/main.rs names these public modules; make them \
+         `mod` (private to the crate): {unnamed:?}"
     );
 }

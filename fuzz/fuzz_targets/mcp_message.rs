@@ -38,6 +38,7 @@ fn server() -> &'static Server {
             strict: false,
             read_only: true,
             watch: None,
+            only_kinds: None,
         });
         ctx.index().expect("the fixture indexes");
         Server::new(ctx)
@@ -58,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
             // Nothing a client sends makes a read-only server over a good layer fail inside.
             assert_ne!(
                 parsed["error"]["code"],
-                majordomus::mcp::protocol::INTERNAL_ERROR,
+                majordomus::registry::lang::protocol::INTERNAL_ERROR,
                 "{frame}"
             );
         }

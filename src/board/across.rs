@@ -51,7 +51,7 @@ pub struct Outgoing {
 impl Board {
     /// The agents of other clones on the shared board now (its last fetch, fetched again when
     /// older than its cadence).
-    pub fn faraway(&self) -> Vec<Faraway> {
+    pub(crate) fn faraway(&self) -> Vec<Faraway> {
         let Some(remote) = &self.remote else {
             return Vec::new();
         };
@@ -79,7 +79,10 @@ impl Board {
     /// Puts `message` on the shared board, once the remote accepted it; the records live one
     /// lease, in which every recipient's process files it. Answers the key each recipient's
     /// inbox will name it by, in the order of `to` (one key for every agent without `to`).
-    pub fn send_far(&self, message: &Outgoing) -> Result<Vec<String>, super::remote::RemoteError> {
+    pub(crate) fn send_far(
+        &self,
+        message: &Outgoing,
+    ) -> Result<Vec<String>, super::remote::RemoteError> {
         let Some(remote) = &self.remote else {
             return Ok(Vec::new());
         };
@@ -132,7 +135,7 @@ impl Board {
 
     /// Files in this process's inboxes what agents of other clones sent its agents since the
     /// last look (each message once).
-    pub fn take_far_mail(&self) {
+    pub(crate) fn take_far_mail(&self) {
         let Some(remote) = &self.remote else {
             return;
         };
@@ -210,7 +213,7 @@ impl Board {
     /// (with the shared board) every other clone, until its file arrives by git. Published on
     /// the shared board before it answers when the remote can be reached; otherwise by the next
     /// renewal.
-    pub fn carry(&self, issue: &str, text: &str, at: u64) -> Result<(), CarryError> {
+    pub(crate) fn carry(&self, issue: &str, text: &str, at: u64) -> Result<(), CarryError> {
         let Some(dir) = self.carried_dir() else {
             return Ok(());
         };
@@ -247,7 +250,7 @@ impl Board {
 
     /// Every issue carried now: this clone's, then those other clones publish on the shared
     /// board (its last fetch, fetched again when older than its cadence), each id once.
-    pub fn carried(&self) -> Vec<Carried> {
+    pub(crate) fn carried(&self) -> Vec<Carried> {
         let Some(dir) = self.carried_dir() else {
             return Vec::new();
         };

@@ -73,7 +73,7 @@ fn is_stdio(record: &Record) -> bool {
 impl Board {
     /// The agent this process acts for, found from its ancestry and the board's stdio servers;
     /// `None` when no client of one runs it.
-    pub fn agent_running_me(&self) -> Option<Agent> {
+    pub(crate) fn agent_running_me(&self) -> Option<Agent> {
         let reading = self.read();
         let servers: Vec<u32> = (reading.others.iter())
             .filter(|r| is_stdio(r))

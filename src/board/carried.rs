@@ -53,7 +53,7 @@ pub struct Carried {
 
 impl Carried {
     /// The file's path in every work tree, from its id alone (never from what a record says).
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("{ISSUES_DIR}/{}.yaml", self.issue)
     }
 }
@@ -151,16 +151,6 @@ pub enum CarryError {
     Full,
     #[error(transparent)]
     Board(#[from] BoardError),
-}
-
-impl CarryError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::TooLarge { .. } => "carry_too_large",
-            Self::Full => "carry_full",
-            Self::Board(e) => e.code(),
-        }
-    }
 }
 
 #[cfg(test)]

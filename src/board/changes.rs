@@ -343,7 +343,7 @@ pub struct Held {
 
 impl Held {
     /// The matcher of `globs` (checked by the claim); a glob that does not compile is left out.
-    pub fn of(globs: &[String]) -> Held {
+    pub(crate) fn of(globs: &[String]) -> Held {
         let mut builder = globset::GlobSetBuilder::new();
         for g in globs {
             if let Ok(glob) = crate::layer::glob(g) {
@@ -362,7 +362,7 @@ impl Held {
         }
     }
 
-    pub fn holds(&self, path: &str) -> bool {
+    pub(crate) fn holds(&self, path: &str) -> bool {
         self.set.is_match(path)
     }
 }

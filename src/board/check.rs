@@ -211,7 +211,11 @@ impl Board {
     /// exclusive claim holds, in the order given, each with its holders once (this process's
     /// first, then the other processes', then other clones'); a claim `counts` refuses is not
     /// asked.
-    pub fn held_paths(&self, paths: &[String], counts: impl Fn(&Holder) -> bool) -> Vec<HeldPath> {
+    pub(crate) fn held_paths(
+        &self,
+        paths: &[String],
+        counts: impl Fn(&Holder) -> bool,
+    ) -> Vec<HeldPath> {
         let reading = self.read();
         let mut records = vec![self.own_filed()];
         records.extend(self.filed(&reading));

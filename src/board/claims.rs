@@ -23,10 +23,10 @@ use crate::write;
 /// The file whose lock is held around every check-and-write of a claim.
 pub const CLAIMS_LOCK: &str = "claims.lock";
 
-/// The bounds of a claim's time to live, and its default, in seconds.
+/// The bounds of a claim's time to live, in seconds (its default is the declaration's, in
+/// `registry/peers/claim.yaml`).
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 86_400;
-pub const DEFAULT_TTL: u64 = 3_600;
 
 /// How long a claim waits for another process's check-and-write before it gives up: a stopped
 /// process holding the lock delays a claim, it never stalls one.
@@ -118,20 +118,8 @@ pub enum ClaimError {
 }
 
 impl ClaimError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::GlobCount { .. } => "glob_count",
-            Self::Glob { .. } => "invalid_glob",
-            Self::Ttl { .. } => "invalid_ttl",
-            Self::TooLong { .. } => "too_long",
-            Self::Busy => "claims_busy",
-            Self::Remote(_) => "unavailable",
-            Self::Board(e) => e.code(),
-        }
-    }
-
     /// Whether the caller's input was wrong (not the board).
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         matches!(
             self,
             Self::GlobCount { .. } | Self::Glob { .. } | Self::Ttl { .. } | Self::TooLong { .. }
@@ -373,17 +361,17 @@ impl Board {
     }
 
     /// How the file system holding this worktree compares names.
-    pub fn case(&self) -> Case {
+    pub(crate) fn case(&self) -> Case {
         Case::of(Path::new(&self.worktree))
     }
 
     /// Every live claim on the board now: this process's first, then the others' by process.
-    pub fn live_claims(&self) -> Vec<Holder> {
+    pub(crate) fn live_claims(&self) -> Vec<Holder> {
         self.held().into_iter().map(|h| h.holder).collect()
     }
 
     /// [`Board::live_claims`], each with the agent holding it.
-    pub fn held(&self) -> Vec<Held> {
+    pub(crate) fn held(&self) -> Vec<Held> {
         let reading = self.read();
         let now = now();
         let case = self.case();
@@ -411,7 +399,7 @@ impl Board {
     }
 
     /// The live claims whose globs overlap `globs`, shared or exclusive.
-    pub fn holders_of(&self, globs: &[String]) -> Vec<Held> {
+    pub(crate) fn holders_of(&self, globs: &[String]) -> Vec<Held> {
         self.held()
             .into_iter()
             .filter(|h| glob::any_overlap(&h.holder.claim.globs, globs))
@@ -421,7 +409,7 @@ impl Board {
     /// Grants `request` unless a live claim of another session overlaps it with either side
     /// exclusive; claiming the same globs again renews them (new mode, time and reason). The
     /// check and the write are one step across every process on the board.
-    pub fn claim(&self, mut request: Request) -> Result<Outcome, ClaimError> {
+    pub(crate) fn claim(&self, mut request: Request) -> Result<Outcome, ClaimError> {
         let case = self.case();
         check(&mut request, case)?;
         let on_board = lock(&self.joined).lock.is_some();
@@ -541,7 +529,11 @@ impl Board {
 
     /// Ends the claims `session` took for `issue` (those `plan.claim` takes on an issue's
     /// paths), and the issue on the shared board; answers the claims ended.
-    pub fn release_issue(&self, session: u64, issue: &str) -> Result<Vec<ClaimRecord>, ClaimError> {
+    pub(crate) fn release_issue(
+        &self,
+        session: u64,
+        issue: &str,
+    ) -> Result<Vec<ClaimRecord>, ClaimError> {
         if let Some(remote) = &self.remote {
             let held = remote
                 .mine()
@@ -570,7 +562,7 @@ impl Board {
     /// Takes an issue on the board shared with other clones (nothing without one): granted
     /// (`Ok(None)`) only once the remote accepted it, refused with the holders when an agent
     /// of another clone holds the issue or a path overlapping its paths.
-    pub fn take_issue(
+    pub(crate) fn take_issue(
         &self,
         take: super::remote::IssueTake,
     ) -> Result<Option<Vec<Held>>, ClaimError> {
@@ -613,7 +605,7 @@ impl Board {
 
     /// The issues agents of other clones hold now, as the shared board last said (fetched
     /// again when older than its cadence).
-    pub fn remote_issues(&self) -> Vec<Held> {
+    pub(crate) fn remote_issues(&self) -> Vec<Held> {
         let Some(remote) = &self.remote else {
             return Vec::new();
         };
@@ -629,7 +621,7 @@ impl Board {
 
     /// Ends `session`'s claims holding any of `globs` (every one of its claims when `None`);
     /// answers the claims ended.
-    pub fn release(
+    pub(crate) fn release(
         &self,
         session: u64,
         globs: Option<&[String]>,
@@ -701,7 +693,8 @@ mod tests {
             session,
             globs: globs.iter().map(|g| g.to_string()).collect(),
             exclusive,
-            ttl_seconds: DEFAULT_TTL,
+            // The declared default.
+            ttl_seconds: 3_600,
             reason: None,
             issue: None,
         }
@@ -758,7 +751,12 @@ mod tests {
     #[test]
     fn a_claim_out_of_bounds_is_refused_naming_what_is_wrong() {
         let (_dir, board) = board();
-        let code = |r: Request| board.claim(r).expect_err("refused").code();
+        let code = |r: Request| match board.claim(r).expect_err("refused") {
+            ClaimError::GlobCount { .. } => "glob_count",
+            ClaimError::Glob { .. } => "invalid_glob",
+            ClaimError::Ttl { .. } => "invalid_ttl",
+            other => panic!("not a bound's refusal: {other:?}"),
+        };
         assert_eq!(code(request(1, &[], true)), "glob_count");
         let many: Vec<String> = (0..10_000).map(|i| format!("f{i}")).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();

@@ -97,7 +97,7 @@ pub fn fresh_key() -> String {
 }
 
 impl MessageRecord {
-    pub fn new(
+    pub(crate) fn new(
         from: Sender,
         to: u64,
         addressed: Addressed,
@@ -157,7 +157,7 @@ pub enum InboxError {
 }
 
 impl InboxError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Gone { .. } => "recipient_gone",
             Self::Busy { .. } => "inbox_busy",
@@ -354,7 +354,7 @@ impl Board {
     /// Files `message` in `to`'s inbox under the next number of that session, then drops that
     /// session's oldest messages past the bound; answers the message's number and how many
     /// were dropped.
-    pub fn deliver(
+    pub(crate) fn deliver(
         &self,
         to: &Recipient,
         message: &MessageRecord,
@@ -404,7 +404,7 @@ impl Board {
     }
 
     /// The inbox of `session` of this process, oldest message first.
-    pub fn inbox(&self, session: u64) -> Inbox {
+    pub(crate) fn inbox(&self, session: u64) -> Inbox {
         self.take_far_mail();
         let mut inbox = Inbox::default();
         let Some(dir) = self.own_inbox().filter(|_| self.on_board()) else {
@@ -452,7 +452,7 @@ impl Board {
 
     /// How many messages `session` of this process has not marked read: one listing, no file
     /// read.
-    pub fn unread(&self, session: u64) -> usize {
+    pub(crate) fn unread(&self, session: u64) -> usize {
         if !self.on_board() {
             return 0;
         }
@@ -470,7 +470,7 @@ impl Board {
 
     /// The unread messages of every session of the process `id`, by session (for the Cockpit,
     /// which shows every peer's).
-    pub fn unread_counts(&self, id: &Identity) -> BTreeMap<u64, usize> {
+    pub(crate) fn unread_counts(&self, id: &Identity) -> BTreeMap<u64, usize> {
         let mut counts = BTreeMap::new();
         let listing = self.inbox_of(id).and_then(|dir| list(&dir).ok());
         for f in listing.into_iter().flat_map(|l| l.messages) {
@@ -484,7 +484,7 @@ impl Board {
     /// Every message in the inbox of the process `id`, each with the session it was sent to
     /// (for the people who oversee the agents: the Cockpit reads every inbox, marking nothing).
     /// A file that is not a message this build can show is left out.
-    pub fn messages_of(&self, id: &Identity) -> Vec<(u64, Message)> {
+    pub(crate) fn messages_of(&self, id: &Identity) -> Vec<(u64, Message)> {
         let Some(dir) = self.inbox_of(id) else {
             return Vec::new();
         };
@@ -510,7 +510,11 @@ impl Board {
 
     /// Marks `session`'s messages numbered `ids` read (every one when `None`); answers the
     /// numbers marked now (those already read, dropped or never sent are not).
-    pub fn mark_read(&self, session: u64, ids: Option<&[u64]>) -> Result<Vec<u64>, InboxError> {
+    pub(crate) fn mark_read(
+        &self,
+        session: u64,
+        ids: Option<&[u64]>,
+    ) -> Result<Vec<u64>, InboxError> {
         // Off the board there is no inbox, so nothing to mark.
         let Some(dir) = self.own_inbox().filter(|_| self.on_board()) else {
             return Ok(Vec::new());
@@ -535,7 +539,7 @@ impl Board {
     }
 
     /// Removes the messages of `session`, which left this process.
-    pub fn drop_session_inbox(&self, session: u64) {
+    pub(crate) fn drop_session_inbox(&self, session: u64) {
         let Some(dir) = self.own_inbox().filter(|_| self.on_board()) else {
             return;
         };
@@ -550,7 +554,7 @@ impl Board {
     }
 
     /// This process's inbox directory, for a watcher (none off the board).
-    pub fn inbox_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn inbox_dir(&self) -> Option<PathBuf> {
         self.own_inbox().filter(|_| self.on_board())
     }
 }

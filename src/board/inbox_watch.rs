@@ -79,7 +79,13 @@ impl InboxWatch {
     /// Owes `listener` a note under `uri` whenever `session` of this process is sent a message
     /// into `dir` (this process's inbox). Errs, naming why, when the directory cannot be
     /// watched; the unread count in every answer still tells of mail then.
-    pub fn subscribe(
+    /// How many times the watch found the inbox's entries changed (what its tests observe).
+    #[cfg(test)]
+    pub(crate) fn woken(&self) -> u64 {
+        lock(&self.state).woken
+    }
+
+    pub(crate) fn subscribe(
         &self,
         dir: &Path,
         listener: &Arc<Listener>,
@@ -132,11 +138,6 @@ impl InboxWatch {
             });
         }
         Ok(())
-    }
-
-    /// How many times the watch found the inbox's entries changed.
-    pub fn woken(&self) -> u64 {
-        lock(&self.state).woken
     }
 }
 

@@ -5,23 +5,23 @@
 //! it and writes this process's record (`read` reads every other live one); it knows nothing of
 //! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
 
-pub mod across;
-pub mod ancestry;
-pub mod carried;
-pub mod changes;
-pub mod check;
-pub mod claims;
-pub mod glob;
-pub mod inbox;
-pub mod inbox_watch;
-pub mod peers;
-pub mod process;
+pub(crate) mod across;
+pub(crate) mod ancestry;
+pub(crate) mod carried;
+pub(crate) mod changes;
+pub(crate) mod check;
+pub(crate) mod claims;
+pub(crate) mod glob;
+pub(crate) mod inbox;
+pub(crate) mod inbox_watch;
+pub(crate) mod peers;
+pub(crate) mod process;
 mod read;
-pub mod record;
-pub mod remote;
+pub(crate) mod record;
+pub(crate) mod remote;
 mod view;
 
-pub use view::{view, BoardView};
+pub(crate) use view::{view, BoardView};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ pub const BOARD_VAR: &str = "MAJORDOMUS_BOARD";
 
 /// Where a repository's board is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     /// The board's directory, and how many of its ancestors the board made for itself (and
     /// removes again when the last process leaves): `majordomus/peers` under git's common
     /// directory, `peers` under `.ai/local/`, none of a directory named by `MAJORDOMUS_BOARD`.
@@ -46,7 +46,7 @@ pub enum Location {
 }
 
 /// The board of the repository whose layer root is `root`.
-pub fn locate(root: &Path) -> Location {
+pub(crate) fn locate(root: &Path) -> Location {
     match std::env::var_os(BOARD_VAR) {
         Some(v) if v == "off" => return Location::Off,
         Some(v) if !v.is_empty() => return Location::Dir(PathBuf::from(v), 0),
@@ -60,7 +60,7 @@ pub fn locate(root: &Path) -> Location {
 
 /// Where the executions of every process of the repository at `root` are logged
 /// (`crate::journal::log`): the board's `executions/`, none when the board is off.
-pub fn executions_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn executions_dir(root: &Path) -> Option<PathBuf> {
     match locate(root) {
         Location::Dir(dir, _) => Some(dir.join("executions")),
         Location::Off => None,
@@ -70,7 +70,7 @@ pub fn executions_dir(root: &Path) -> Option<PathBuf> {
 /// Git's common directory for the worktree holding `root`: the `.git` directory of a main
 /// worktree, or what a linked worktree's `.git` file and `commondir` point at. Read from the
 /// files, without running git.
-pub fn git_common_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn git_common_dir(root: &Path) -> Option<PathBuf> {
     for dir in root.ancestors() {
         let dotgit = dir.join(".git");
         let Ok(meta) = std::fs::metadata(&dotgit) else {
@@ -103,17 +103,6 @@ pub enum State {
     Off,
 }
 
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Joined => "joined",
-            State::Reading => "reading",
-            State::Unavailable => "unavailable",
-            State::Off => "off",
-        }
-    }
-}
-
 /// Why the board cannot be used; one code word each.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
@@ -123,16 +112,6 @@ pub enum BoardError {
     Unreadable { path: String, reason: String },
     #[error("the board's directory `{path}` is a symbolic link; the board is never followed out of where it belongs")]
     Linked { path: String },
-}
-
-impl BoardError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Unwritable { .. } => "board_unwritable",
-            Self::Unreadable { .. } => "board_unreadable",
-            Self::Linked { .. } => "board_linked",
-        }
-    }
 }
 
 /// A file on the board that was not read as a live process's record, and why.
@@ -203,7 +182,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 impl Board {
     /// The board of the repository at layer root `root`, opened without creating anything.
-    pub fn open(root: &Path) -> Board {
+    pub(crate) fn open(root: &Path) -> Board {
         let location = locate(root);
         let me = Identity::me();
         let remote = match &location {
@@ -223,13 +202,13 @@ impl Board {
     }
 
     /// The board shared on the repository's remote, when one is named.
-    pub fn remote(&self) -> Option<&remote::Remote> {
+    pub(crate) fn remote(&self) -> Option<&remote::Remote> {
         self.remote.as_deref()
     }
 
     /// How this process stands with the board, without reading it (cheap enough for a health
     /// probe): the state, and why it is unavailable when it is.
-    pub fn standing(&self) -> (State, Option<String>) {
+    pub(crate) fn standing(&self) -> (State, Option<String>) {
         let joined = lock(&self.joined);
         match (&self.location, &joined.failure, joined.lock.is_some()) {
             (Location::Off, _, _) => (State::Off, None),
@@ -239,11 +218,11 @@ impl Board {
         }
     }
 
-    pub fn me(&self) -> &Identity {
+    pub(crate) fn me(&self) -> &Identity {
         &self.me
     }
 
-    pub fn worktree(&self) -> &str {
+    pub(crate) fn worktree(&self) -> &str {
         &self.worktree
     }
 
@@ -273,7 +252,7 @@ impl Board {
     /// Puts this process on the board: creates the directory, takes the life lock, clears what
     /// dead processes left and writes a first record with `sessions`. On failure the process
     /// serves on, and every reading says why the board is unavailable.
-    pub fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+    pub(crate) fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let Some(dir) = self.dir() else {
             return Ok(());
         };
@@ -334,7 +313,7 @@ impl Board {
     }
 
     /// Writes this process's record anew with `sessions`, when it is on the board.
-    pub fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
+    pub(crate) fn publish(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let mut joined = lock(&self.joined);
         joined.sessions = sessions;
         if joined.lock.is_none() {
@@ -344,7 +323,7 @@ impl Board {
     }
 
     /// Whether `session` of this process holds a claim that has not run out.
-    pub fn holds_claims(&self, session: u64) -> bool {
+    pub(crate) fn holds_claims(&self, session: u64) -> bool {
         let now = claims::now();
         lock(&self.joined)
             .claims
@@ -406,7 +385,7 @@ impl Board {
 
     /// Takes this process off the board (at a clean exit; a process that dies otherwise is
     /// noticed by its readers).
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         if let Some(remote) = &self.remote {
             remote.leave();
         }

@@ -120,7 +120,7 @@ pub enum HandleError {
 }
 
 impl HandleError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Malformed { .. } => "agent_malformed",
             Self::Public { .. } => "agent_not_yours",
@@ -217,7 +217,7 @@ impl Peers {
     }
 
     /// How long an HTTP agent outlives its last request, in seconds.
-    pub fn lease(&self) -> u64 {
+    pub(crate) fn lease(&self) -> u64 {
         match self.lease.load(Ordering::Relaxed) {
             0 => {
                 let lease = lease_of_env();
@@ -229,13 +229,13 @@ impl Peers {
     }
 
     /// Sets how long an HTTP agent outlives its last request (`serve --agent-lease`).
-    pub fn set_lease(&self, seconds: u64) {
+    pub(crate) fn set_lease(&self, seconds: u64) {
         self.lease.store(seconds.max(1), Ordering::Relaxed);
     }
 
     /// Puts an HTTP agent without a session on the board, and gives it the handle it passes
     /// back: its public handle, a `.`, and a key only it was told. `None` without randomness.
-    pub fn mint(
+    pub(crate) fn mint(
         &self,
         client_name: &str,
         client_version: &str,
@@ -257,7 +257,7 @@ impl Peers {
 
     /// The agent of this process a handle passed back names (`field` says where it came, for
     /// the refusal), its lease renewed.
-    pub fn resolve(&self, field: &'static str, given: &str) -> Result<PeerId, HandleError> {
+    pub(crate) fn resolve(&self, field: &'static str, given: &str) -> Result<PeerId, HandleError> {
         let shown: String = given.chars().take(80).collect();
         let malformed = || HandleError::Malformed {
             field,
@@ -321,7 +321,7 @@ impl Peers {
     /// busy agent costs a write every few seconds, not one per request; the published end is
     /// never later than the last request plus the lease. A legacy session whose lease already
     /// ran out lapses first: what it held ended at its lease, and stays ended.
-    pub fn touch(&self, id: PeerId) {
+    pub(crate) fn touch(&self, id: PeerId) {
         let now = now();
         let lease = self.lease();
         let lapsed = {
@@ -349,7 +349,7 @@ impl Peers {
     /// Ends what every HTTP agent whose lease ran out holds: an agent named by its handle
     /// leaves the board; a legacy session lapses (its claims end, it is renamed, and it is
     /// back on its next request). Answers how many agents it ended.
-    pub fn expire_leases(&self) -> usize {
+    pub(crate) fn expire_leases(&self) -> usize {
         let now = now();
         let due: Vec<(PeerId, bool)> = self
             .board()
@@ -390,7 +390,7 @@ impl Peers {
     }
 
     /// Whether agent `handle` of this process is alive now (attached, its lease running).
-    pub fn is_live_handle(&self, handle: &str) -> bool {
+    pub(crate) fn is_live_handle(&self, handle: &str) -> bool {
         let now = now();
         self.board()
             .values()
@@ -399,7 +399,7 @@ impl Peers {
 
     /// Takes an idle session off the board, unless it holds a claim (its claims would go with
     /// it), and returns it as it was, for [`Peers::come_back`]. Its inbox stays.
-    pub fn step_away(&self, id: PeerId) -> Option<Peer> {
+    pub(crate) fn step_away(&self, id: PeerId) -> Option<Peer> {
         if self
             .shared
             .get()
@@ -413,7 +413,7 @@ impl Peers {
     }
 
     /// Puts back a session that stepped away, as it was.
-    pub fn come_back(&self, peer: Peer) {
+    pub(crate) fn come_back(&self, peer: Peer) {
         self.board().insert(peer.id, peer);
         self.publish();
     }
@@ -430,12 +430,12 @@ impl Peers {
 
     /// Every agent of this process, those whose lease ran out included (see
     /// [`Peers::live`]).
-    pub fn list(&self) -> Vec<Peer> {
+    pub(crate) fn list(&self) -> Vec<Peer> {
         self.board().values().cloned().collect()
     }
 
     /// The agents of this process alive now: an HTTP agent whose lease ran out is gone.
-    pub fn live(&self) -> Vec<Peer> {
+    pub(crate) fn live(&self) -> Vec<Peer> {
         let now = now();
         self.board()
             .values()
@@ -444,20 +444,20 @@ impl Peers {
             .collect()
     }
 
-    pub fn get(&self, id: PeerId) -> Option<Peer> {
+    pub(crate) fn get(&self, id: PeerId) -> Option<Peer> {
         self.board().get(&id).cloned()
     }
 
     /// The client name, transport and handle of `id`, without a copy of the rest of it: what
     /// an execution's record names of its caller.
-    pub fn client_of(&self, id: PeerId) -> Option<(String, Transport, String)> {
+    pub(crate) fn client_of(&self, id: PeerId) -> Option<(String, Transport, String)> {
         self.board()
             .get(&id)
             .map(|p| (p.client_name.clone(), p.transport, p.handle.clone()))
     }
 
     /// Sessions attached over `transport` now.
-    pub fn count(&self, transport: Transport) -> usize {
+    pub(crate) fn count(&self, transport: Transport) -> usize {
         self.board()
             .values()
             .filter(|p| p.transport == transport)
@@ -465,7 +465,7 @@ impl Peers {
     }
 
     /// Records what `id` is working on; `None` when the peer is not on the board.
-    pub fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> Option<Peer> {
+    pub(crate) fn announce(&self, id: PeerId, intent: &str, paths: &[String]) -> Option<Peer> {
         let mut board = self.board();
         let peer = board.get_mut(&id)?;
         peer.intent = Some(intent.to_string());
@@ -477,13 +477,13 @@ impl Peers {
     }
 
     /// The board of the repository at `root` (opened once; the first root asked for wins).
-    pub fn shared_board(&self, root: &std::path::Path) -> &super::Board {
+    pub(crate) fn shared_board(&self, root: &std::path::Path) -> &super::Board {
         self.shared.get_or_init(|| super::Board::open(root))
     }
 
     /// Puts this serving process on the repository's board; a failure is logged and every
     /// reading reports it, and the process serves on.
-    pub fn join(&self, root: &std::path::Path) {
+    pub(crate) fn join(&self, root: &std::path::Path) {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
             .shared
@@ -492,12 +492,12 @@ impl Peers {
     }
 
     /// The listeners owed a note when mail reaches this process's inbox.
-    pub fn inbox_watch(&self) -> &super::inbox_watch::InboxWatch {
+    pub(crate) fn inbox_watch(&self) -> &super::inbox_watch::InboxWatch {
         &self.inbox_watch
     }
 
     /// Takes this process off the board (a clean exit).
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         if let Some(board) = self.shared.get() {
             board.leave();
         }

@@ -23,7 +23,7 @@ pub struct Identity {
 
 impl Identity {
     /// This process.
-    pub fn me() -> Identity {
+    pub(crate) fn me() -> Identity {
         let pid = std::process::id();
         Identity {
             pid,
@@ -33,7 +33,7 @@ impl Identity {
     }
 
     /// The stem its files are named by: `<pid>-<start>`.
-    pub fn stem(&self) -> String {
+    pub(crate) fn stem(&self) -> String {
         format!("{}-{}", self.pid, self.start)
     }
 }
@@ -181,7 +181,7 @@ pub struct LifeLock {
 
 impl LifeLock {
     /// Creates `path` if needed and locks it exclusively, never waiting.
-    pub fn take(path: &Path) -> std::io::Result<LifeLock> {
+    pub(crate) fn take(path: &Path) -> std::io::Result<LifeLock> {
         let file = crate::write::board_lock_file(path)?;
         flock(&file, FlockOperation::NonBlockingLockExclusive)?;
         Ok(LifeLock { _file: file })
@@ -213,7 +213,7 @@ pub struct Watch {
 
 impl Watch {
     /// A watch on `pid`, or none where the kernel offers no pidfd (then `exited` asks `/proc`).
-    pub fn open(pid: u32) -> Watch {
+    pub(crate) fn open(pid: u32) -> Watch {
         #[cfg(target_os = "linux")]
         {
             let opened = Pid::from_raw(pid as i32)
@@ -226,7 +226,7 @@ impl Watch {
         Watch { fd: None }
     }
 
-    pub fn has_fd(&self) -> bool {
+    pub(crate) fn has_fd(&self) -> bool {
         self.fd.is_some()
     }
 }

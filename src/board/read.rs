@@ -17,7 +17,7 @@ pub const MAX_IGNORED_SHOWN: usize = 50;
 impl Board {
     /// Every other live process's record now. Each file is read once (a name's content never
     /// changes); a process already seen is checked alive with one `poll` over all of them.
-    pub fn read(&self) -> Reading {
+    pub(crate) fn read(&self) -> Reading {
         let joined = lock(&self.joined);
         let (state, reason) = match (&self.location, &joined.failure, joined.lock.is_some()) {
             (Location::Off, _, _) => (State::Off, None),

@@ -109,13 +109,13 @@ pub struct SessionRecord {
 impl SessionRecord {
     /// Whether the agent is gone at `now` for running out of lease (an agent without a lease
     /// lives as long as its process).
-    pub fn lapsed(&self, now: u64) -> bool {
+    pub(crate) fn lapsed(&self, now: u64) -> bool {
         self.lease_expires_at.is_some_and(|end| end <= now)
     }
 }
 
 impl Record {
-    pub fn identity(&self) -> Identity {
+    pub(crate) fn identity(&self) -> Identity {
         Identity {
             pid: self.pid,
             start: self.start,
@@ -166,7 +166,7 @@ pub enum RecordError {
 }
 
 impl RecordError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Oversized { .. } => "oversized",
             Self::Garbage { .. } => "garbage",
@@ -187,7 +187,7 @@ pub struct RecordName {
 }
 
 impl RecordName {
-    pub fn parse(name: &str) -> Option<RecordName> {
+    pub(crate) fn parse(name: &str) -> Option<RecordName> {
         let stem = name.strip_suffix(".json")?;
         let (id, seq) = stem.rsplit_once('.')?;
         let (pid, start) = id.split_once('-')?;
@@ -202,7 +202,7 @@ impl RecordName {
         })
     }
 
-    pub fn stem(&self) -> String {
+    pub(crate) fn stem(&self) -> String {
         format!("{}-{}", self.pid, self.start)
     }
 }

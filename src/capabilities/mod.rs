@@ -13,22 +13,22 @@ use crate::error::CapabilityError;
 use crate::registry::rt::Output;
 
 #[allow(clippy::module_inception)]
-pub mod capabilities;
-pub mod dashboard;
-pub mod environment;
-pub mod executions;
-pub mod health;
-pub mod knowledge;
-pub mod mcp;
-pub mod objects;
-pub mod peers;
-pub mod perf;
-pub mod plan;
-pub mod recover;
-pub mod repository;
-pub mod server;
-pub mod skills;
-pub mod surface;
+pub(crate) mod capabilities;
+pub(crate) mod dashboard;
+pub(crate) mod environment;
+pub(crate) mod executions;
+pub(crate) mod health;
+pub(crate) mod knowledge;
+pub(crate) mod mcp;
+pub(crate) mod objects;
+pub(crate) mod peers;
+pub(crate) mod perf;
+pub(crate) mod plan;
+pub(crate) mod recover;
+pub(crate) mod repository;
+pub(crate) mod server;
+pub(crate) mod skills;
+pub(crate) mod surface;
 
 /// A generated handler shim: JSON in, a typed answer out, serialised by whichever caller needs it.
 /// The shim takes the whole context; the handler it calls sees only its [`Call`].

@@ -25,18 +25,18 @@ use crate::error::CapabilityError;
 use crate::layer::{Discovery, LayerError};
 use crate::registry;
 
-/// The exit codes, one per class of failure, so a script can branch on what went wrong.
-pub mod exit {
+/// The exit codes the CLI returns of its own, one per class of failure, so a script can branch
+/// on what went wrong (a capability's error maps to its exit code through its code word).
+pub(crate) mod exit {
     pub const OK: u8 = 0;
     pub const USAGE: u8 = 2;
     pub const CONTRACT: u8 = 10;
-    pub const MISSING: u8 = 12;
     pub const INTERNAL: u8 = 13;
 }
 
 /// How answers are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Text,
 }
@@ -278,7 +278,7 @@ fn select_toolsets(ctx: &Context, sub: &ArgMatches) -> Result<(), Failure> {
         ctx.read_only(),
     )
     .map_err(|e| Failure {
-        code: if e.from_manifest() {
+        code: if e.named_by_manifest() {
             exit::CONTRACT
         } else {
             exit::USAGE
@@ -295,7 +295,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Runs the CLI on `args` (the first is the program name).
-pub fn run<I, T>(args: I) -> ExitCode
+pub(crate) fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -368,7 +368,7 @@ fn nested_command_tip(e: &clap::Error) -> Option<String> {
 
 /// A command that did not succeed: what to print and how to exit.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub code: u8,
     pub message: String,
 }

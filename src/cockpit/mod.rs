@@ -7,7 +7,7 @@
 //! capability's answer from its output schema.
 
 mod agent_page;
-pub mod answer;
+pub(crate) mod answer;
 mod executions_page;
 mod layout;
 mod markdown;
@@ -28,7 +28,7 @@ use crate::error::CapabilityError;
 
 pub use layout::{asset, ERROR_HEADINGS, GENERIC_HEADING};
 use layout::{error_page, page};
-pub use object_page::is_large;
+pub(crate) use object_page::is_large;
 use object_page::object;
 use pages::{api, capabilities, doctor, mcp, objects, overview, search};
 use peers_page::peers;

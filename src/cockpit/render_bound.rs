@@ -47,7 +47,7 @@ pub fn run<T>(abandoned: Arc<AtomicBool>, deadline: Instant, render: impl FnOnce
 }
 
 /// Whether the render on this thread should stop; never, outside [`run`].
-pub fn stopped() -> bool {
+pub(crate) fn stopped() -> bool {
     CURRENT.with(|c| {
         let current = c.borrow();
         let Some(bound) = current.as_ref() else {

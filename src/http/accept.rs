@@ -67,7 +67,7 @@ pub struct Acceptor {
 }
 
 impl Acceptor {
-    pub fn new(listener: TcpListener, limit: usize, connections: Connections) -> Acceptor {
+    pub(crate) fn new(listener: TcpListener, limit: usize, connections: Connections) -> Acceptor {
         Acceptor {
             listener,
             slots: Arc::new(Semaphore::new(limit)),
@@ -80,7 +80,7 @@ impl Acceptor {
     /// The next connection, with the slot it holds until it is dropped. A connection accepted
     /// with every slot taken waits for the slot of an idle connection closed for it; a failed
     /// `accept` is paused on, never retried at once.
-    pub async fn next(&mut self) -> (TcpStream, SocketAddr, OwnedSemaphorePermit) {
+    pub(crate) async fn next(&mut self) -> (TcpStream, SocketAddr, OwnedSemaphorePermit) {
         loop {
             let free = Arc::clone(&self.slots).try_acquire_owned().ok();
             match self.listener.accept().await {

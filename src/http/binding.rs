@@ -101,7 +101,7 @@ fn refused(schema: &Schema, input: &Value) -> CapabilityError {
 }
 
 /// The JSON input of a POST, from its body.
-pub fn from_body(body: &[u8]) -> Result<Value, CapabilityError> {
+pub(crate) fn from_body(body: &[u8]) -> Result<Value, CapabilityError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Map::new()));
     }

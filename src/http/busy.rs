@@ -41,7 +41,11 @@ impl Default for Refusals {
 impl Refusals {
     /// Holds the refusal `answer` builds (when there is room to), then sends it with
     /// `Retry-After: retry_after` seconds. Nothing waits on a thread: the hold is a timer.
-    pub async fn refuse(&self, retry_after: u64, answer: impl FnOnce() -> Response) -> Response {
+    pub(crate) async fn refuse(
+        &self,
+        retry_after: u64,
+        answer: impl FnOnce() -> Response,
+    ) -> Response {
         if let Ok(_room) = self.held.try_acquire() {
             tokio::time::sleep(REFUSAL_HOLD).await;
         }
@@ -54,7 +58,7 @@ impl Refusals {
 
     /// `response` held and sent as [`Refusals::refuse`] sends a refusal when it was marked with
     /// [`to_hold`]; any other answer at once, untouched.
-    pub async fn hold_marked(&self, mut response: Response) -> Response {
+    pub(crate) async fn hold_marked(&self, mut response: Response) -> Response {
         match response.extensions_mut().remove::<ToHold>() {
             Some(ToHold { retry_after }) => self.refuse(retry_after, move || response).await,
             None => response,
@@ -62,7 +66,7 @@ impl Refusals {
     }
 
     /// [`Refusals::refuse`] with the JSON envelope: `503 busy` and `message`.
-    pub async fn busy(&self, retry_after: u64, message: &str) -> Response {
+    pub(crate) async fn busy(&self, retry_after: u64, message: &str) -> Response {
         self.refuse(retry_after, || {
             super::error_response(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
         })

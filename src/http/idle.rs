@@ -74,7 +74,7 @@ impl Table {
 
 impl Connections {
     /// Counts a connection open, idle from now, until the returned [`Open`] is dropped.
-    pub fn open(&self) -> Open {
+    pub(crate) fn open(&self) -> Open {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let connection = Arc::new(Connection {
             in_flight: AtomicUsize::new(0),
@@ -93,7 +93,7 @@ impl Connections {
 
     /// Asks the connection idle the longest to close; false when every connection has a request
     /// in flight (or was asked already).
-    pub fn shed_oldest_idle(&self) -> bool {
+    pub(crate) fn shed_oldest_idle(&self) -> bool {
         let oldest = self
             .inner
             .lock()
@@ -113,7 +113,7 @@ impl Connections {
 
     /// Waits until some connection's last request finishes, or a slot of `slots` is free; each
     /// time, and first, the connection idle the longest is asked to close.
-    pub async fn room(&self, slots: &Arc<Semaphore>) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn room(&self, slots: &Arc<Semaphore>) -> Option<OwnedSemaphorePermit> {
         self.inner.waiting.store(true, Ordering::SeqCst);
         let slot = loop {
             // Registered before looking, so a request that finishes after the look wakes it.
@@ -153,14 +153,14 @@ impl Drop for Open {
 impl Connection {
     /// Counts a request in flight on this connection until the returned mark is dropped (with
     /// the response body that carries it, once written to the end).
-    pub fn begin(self: &Arc<Self>) -> InFlight {
+    pub(crate) fn begin(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(Arc::clone(self))
     }
 
     /// Resolves once this connection was asked to close while idle. A request that began
     /// between the choice and the ask keeps it open: the ask is forgotten.
-    pub async fn shed(&self) {
+    pub(crate) async fn shed(&self) {
         loop {
             self.shed.notified().await;
             if self.in_flight.load(Ordering::SeqCst) == 0 {
@@ -197,7 +197,7 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    pub fn new(body: Body, in_flight: InFlight) -> Tracked {
+    pub(crate) fn new(body: Body, in_flight: InFlight) -> Tracked {
         Tracked {
             body,
             _in_flight: in_flight,

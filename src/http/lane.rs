@@ -49,7 +49,7 @@ pub struct Lane {
 impl Lane {
     /// Starts the lane's threads; they end when the last handle on the queue is dropped. When
     /// no thread can start, a large page answers `internal` and the log says why.
-    pub fn start(refusals: Refusals) -> Lane {
+    pub(crate) fn start(refusals: Refusals) -> Lane {
         Lane::with_threads(crate::cockpit::render_bound::large_slots(), refusals)
     }
 

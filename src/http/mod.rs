@@ -43,7 +43,7 @@ pub const MAX_IN_FLIGHT: usize = 256;
 /// a person from the Cockpit (nor the reverse); past it, the Cockpit's `busy` page.
 pub const MAX_PAGES_IN_FLIGHT: usize = 64;
 /// The liveness probe: answered outside every in-flight bound, however loaded the server is.
-pub const HEALTH_PATH: &str = "/healthz";
+pub(crate) const HEALTH_PATH: &str = "/healthz";
 /// How long a client may take to send its request headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may take, body included.
@@ -72,7 +72,7 @@ impl AppState {
     }
 
     /// A server's state whose MCP endpoint keeps at most `max_sessions` legacy sessions.
-    pub fn with_max_sessions(ctx: Context, max_sessions: usize) -> Self {
+    pub(crate) fn with_max_sessions(ctx: Context, max_sessions: usize) -> Self {
         let refusals = busy::Refusals::default();
         Self(Arc::new(ServerState {
             ctx,
@@ -95,7 +95,7 @@ impl std::ops::Deref for AppState {
 }
 
 /// The error envelope every route answers with: `{"error": {"code", "message"}}`, redacted.
-pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
     let body = json!({ "error": { "code": code, "message": crate::secrets::redact(message) } });
     (
         status,
@@ -594,7 +594,7 @@ pub fn router(state: AppState) -> Router {
 
 /// Where `serve` listens.
 #[derive(Clone, Debug)]
-pub struct Bind {
+pub(crate) struct Bind {
     pub host: String,
     pub port: u16,
     /// The most legacy MCP sessions live at once ([`mcp::MAX_SESSIONS`] unless told).
@@ -603,7 +603,7 @@ pub struct Bind {
 
 /// Why `serve` could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     #[error("cannot listen on {addr}: {message} (choose another with --port, or --port 0 for a free one)")]
     Bind { addr: String, message: String },
     #[error("{0}")]
@@ -612,7 +612,7 @@ pub enum ServeError {
 
 impl ServeError {
     /// The code word the CLI's one line begins with.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             ServeError::Bind { .. } => "unavailable",
             ServeError::Runtime(_) => "internal",
@@ -621,7 +621,7 @@ impl ServeError {
 }
 
 /// Serves until SIGINT or SIGTERM, then lets requests in flight finish.
-pub fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
+pub(crate) fn serve(ctx: Context, bind: Bind) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         // Handlers run on the blocking pool; a few threads per core keep its memory bounded
         // (each thread brings an allocator arena) while a slow request waits on its own.

@@ -43,7 +43,7 @@ pub struct Slot {
 
 impl Slot {
     /// The session's conversation. Only requests on this session wait for this lock.
-    pub fn session(&self) -> MutexGuard<'_, Session> {
+    pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -159,7 +159,7 @@ impl std::ops::Deref for InUse {
 
 impl InUse {
     /// The session's listener, for its event stream.
-    pub fn listener(&self) -> Option<Arc<Listener>> {
+    pub(crate) fn listener(&self) -> Option<Arc<Listener>> {
         self.slot.listener.clone()
     }
 }
@@ -185,7 +185,7 @@ impl Default for Sessions {
 
 impl Sessions {
     /// No session at first, and at most `cap` (at least one) live at once.
-    pub fn with_cap(cap: usize) -> Sessions {
+    pub(crate) fn with_cap(cap: usize) -> Sessions {
         Sessions {
             table: Arc::default(),
             cap: cap.max(1),
@@ -193,7 +193,7 @@ impl Sessions {
     }
 
     /// The most sessions live at once.
-    pub fn cap(&self) -> usize {
+    pub(crate) fn cap(&self) -> usize {
         self.cap
     }
 
@@ -202,12 +202,8 @@ impl Sessions {
     }
 
     /// Sessions live now.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.table().by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Adds `session` under `id`. At the cap, the oldest idle session ends to make room; when
@@ -216,7 +212,7 @@ impl Sessions {
     /// idle long enough to end. An `initialize` is refused on it before any of its work (a
     /// refused one built a session and put a peer on the board only to take both back); `open`
     /// still decides, as the table may change in between.
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.full_at(Instant::now())
     }
 
@@ -225,7 +221,7 @@ impl Sessions {
         table.by_id.len() >= self.cap && table.oldest_evictable(now).is_none()
     }
 
-    pub fn open(&self, id: String, session: Session, peers: &Peers) -> Result<(), Full> {
+    pub(crate) fn open(&self, id: String, session: Session, peers: &Peers) -> Result<(), Full> {
         self.open_at(Instant::now(), id, session, peers)
     }
 
@@ -275,7 +271,7 @@ impl Sessions {
 
     /// The session `id` for one request, marked busy until the returned hold is dropped; `None`
     /// when it is unknown or expired. Expires what has been idle too long on the way.
-    pub fn checkout(&self, id: &str, peers: &Peers) -> Option<InUse> {
+    pub(crate) fn checkout(&self, id: &str, peers: &Peers) -> Option<InUse> {
         let now = Instant::now();
         let mut ended = Vec::new();
         let found = {
@@ -297,13 +293,13 @@ impl Sessions {
     }
 
     /// Marks `id` used now (a request on it finished).
-    pub fn touch(&self, id: &str) {
+    pub(crate) fn touch(&self, id: &str) {
         self.table().touch(id, Instant::now());
     }
 
     /// Ends the session `id` at once, even while a request is using it (that request finishes
     /// on its own; the session is gone for every later one). False when it was not live.
-    pub fn remove(&self, id: &str, peers: &Peers) -> bool {
+    pub(crate) fn remove(&self, id: &str, peers: &Peers) -> bool {
         let taken = self.table().take(id);
         match taken {
             Some(slot) => {
@@ -316,7 +312,7 @@ impl Sessions {
 
     /// Ends every session idle longer than `IDLE`, taking it off the peer board, and takes off
     /// the board (but keeps) every session idle longer than [`BOARD_IDLE`].
-    pub fn expire(&self, peers: &Peers) {
+    pub(crate) fn expire(&self, peers: &Peers) {
         self.expire_at(Instant::now(), peers);
     }
 

@@ -42,7 +42,7 @@ impl Ticket {
 
     /// Abandons the request at its deadline; false when its work already started (and will
     /// finish and answer).
-    pub fn abandon(&self) -> bool {
+    pub(crate) fn abandon(&self) -> bool {
         self.state
             .compare_exchange(WAITING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
@@ -111,7 +111,7 @@ pub struct Writers {
 impl Writers {
     /// Starts the writer thread; it ends when the last handle on the queue is dropped. When
     /// no thread can start, every write answers `internal` and the log says why.
-    pub fn start(refusals: Refusals) -> Writers {
+    pub(crate) fn start(refusals: Refusals) -> Writers {
         let (queue, jobs) = mpsc::sync_channel::<Job>(MAX_QUEUED_WRITES);
         let started = std::thread::Builder::new()
             .name("majordomus-writer".to_string())

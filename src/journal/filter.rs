@@ -32,7 +32,7 @@ fn quoted(text: &str) -> String {
 
 impl Filter {
     /// A filter of these fields, its byte patterns made once.
-    pub fn new(
+    pub(crate) fn new(
         client: Option<String>,
         capability: Option<String>,
         outcome: Option<String>,
@@ -68,7 +68,7 @@ impl Filter {
 
     /// This filter, keeping only executions for an agent, and only for the agent `handle` when
     /// one is named.
-    pub fn of_agents(mut self, handle: Option<String>, agents_only: bool) -> Filter {
+    pub(crate) fn of_agents(mut self, handle: Option<String>, agents_only: bool) -> Filter {
         // An entry without a caller is written without the key: its line cannot hold it.
         if agents_only || handle.is_some() {
             self.needles.push(b"\"caller\":".to_vec());
@@ -83,11 +83,11 @@ impl Filter {
     }
 
     /// Whether a log line may hold a matching entry (a `false` is certain).
-    pub fn may_match(&self, line: &[u8]) -> bool {
+    pub(crate) fn may_match(&self, line: &[u8]) -> bool {
         self.needles.iter().all(|n| memmem::find(line, n).is_some())
     }
 
-    pub fn matches(&self, e: &Entry) -> bool {
+    pub(crate) fn matches(&self, e: &Entry) -> bool {
         self.capability.as_ref().is_none_or(|c| *c == e.capability)
             && self.outcome.as_ref().is_none_or(|o| *o == e.outcome)
             && self

@@ -18,17 +18,17 @@ use crate::board::process::{self, Identity};
 pub const FORMAT: &str = "majordomus-executions/1";
 
 /// Past this length a log is set aside and begun again: a process keeps at most twice this.
-pub const LOG_BYTES: u64 = 4 << 20;
+pub(crate) const LOG_BYTES: u64 = 4 << 20;
 
 /// The most bytes of lines the log's writer appends at once (one line past it at most).
-pub const MAX_PENDING: usize = 1 << 20;
+pub(crate) const MAX_PENDING: usize = 1 << 20;
 
 /// The largest file a reader reads: a log past its bound by one batch at most.
-pub const MAX_READ: u64 = LOG_BYTES + MAX_PENDING as u64 + 64 * 1024;
+pub(crate) const MAX_READ: u64 = LOG_BYTES + MAX_PENDING as u64 + 64 * 1024;
 
 /// Logs of ended processes are kept this long, and at most [`MAX_ENDED`] of them.
-pub const ENDED_KEPT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-pub const MAX_ENDED: usize = 32;
+pub(crate) const ENDED_KEPT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+pub(crate) const MAX_ENDED: usize = 32;
 
 /// The first line of a log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,7 +42,7 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn of(me: &Identity, worktree: &str) -> Header {
+    pub(crate) fn of(me: &Identity, worktree: &str) -> Header {
         Header {
             format: FORMAT.to_string(),
             pid: me.pid,
@@ -52,7 +52,7 @@ impl Header {
         }
     }
 
-    pub fn stem(&self) -> String {
+    pub(crate) fn stem(&self) -> String {
         format!("{}-{}", self.pid, self.start)
     }
 
@@ -93,7 +93,7 @@ impl Writer {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.log.path()
     }
 
@@ -109,7 +109,7 @@ impl Writer {
 
 /// A file of the executions directory that was not read, or read only in part, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub file: String,
     pub code: &'static str,
     pub reason: String,
@@ -117,7 +117,7 @@ pub struct Skipped {
 
 /// One process's log, as read.
 #[derive(Debug)]
-pub struct ProcessLog {
+pub(crate) struct ProcessLog {
     pub header: Header,
     pub live: bool,
     /// The entries that pass the filter, newest first, at most the limit asked for.
@@ -138,7 +138,7 @@ fn parse_name(name: &str) -> Option<(String, bool)> {
 }
 
 /// The stems of every process with a log in `dir`, and the files named like no log.
-pub fn stems(dir: &Path) -> (Vec<String>, Vec<Skipped>) {
+pub(crate) fn stems(dir: &Path) -> (Vec<String>, Vec<Skipped>) {
     let mut stems = Vec::new();
     let mut skipped = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -260,7 +260,7 @@ fn entries_of(
 /// Reads the log of the process `stem` in `dir` (its current file, then the one set aside while
 /// fewer than `limit` entries were found). `Err` when nothing of it could be read; problems
 /// with part of it go to `skipped`.
-pub fn read_process(
+pub(crate) fn read_process(
     dir: &Path,
     stem: &str,
     filter: &Filter,
@@ -334,7 +334,7 @@ pub fn read_process(
 
 /// Removes the logs of ended processes older than [`ENDED_KEPT`], and past [`MAX_ENDED`] the
 /// oldest of the rest. `mine` is never touched.
-pub fn sweep_ended(dir: &Path, mine: &str) {
+pub(crate) fn sweep_ended(dir: &Path, mine: &str) {
     let (stems, _) = stems(dir);
     let mut ended = Vec::new();
     for stem in stems.iter().filter(|s| s.as_str() != mine) {
@@ -374,7 +374,7 @@ fn read_header_only(path: &Path) -> Option<Header> {
 /// The repository's salt for input digests: `salt` beside the logs, 32 random bytes as hex,
 /// made by the first process that needs it (linked in place, so two racing processes keep one)
 /// and read by every other.
-pub fn repository_salt(dir: &Path) -> Result<[u8; 32], String> {
+pub(crate) fn repository_salt(dir: &Path) -> Result<[u8; 32], String> {
     let path = dir.join("salt");
     for _ in 0..2 {
         match crate::bounded_read::read(&path, 64, crate::bounded_read::Links::Never) {

@@ -9,7 +9,7 @@
 
 mod filter;
 pub mod log;
-pub mod query;
+pub(crate) mod query;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -20,11 +20,11 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 /// The executions one process keeps in memory: the newest, the oldest dropped first.
-pub const RING: usize = 10_000;
+pub(crate) const RING: usize = 10_000;
 
 /// The most URIs, paths and reads one entry keeps, and the longest text of each.
-pub const MAX_NAMED: usize = 16;
-pub const MAX_NAME_CHARS: usize = 512;
+pub(crate) const MAX_NAMED: usize = 16;
+pub(crate) const MAX_NAME_CHARS: usize = 512;
 
 /// One object an execution read, at the version it read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,7 +109,7 @@ pub struct Refusal {
 }
 
 /// The outcome word of an execution whose answer refused a claim (an answer, not an error).
-pub const CLAIM_REFUSED: &str = "claim_refused";
+pub(crate) const CLAIM_REFUSED: &str = "claim_refused";
 
 /// The most holders a refused claim's entry names.
 const MAX_REFUSED_BY: usize = 16;
@@ -122,7 +122,7 @@ thread_local! {
 
 /// Marks the execution running on this thread as a refused claim of `globs`, held by
 /// `holders`: its entry says so instead of `ok`, and names both.
-pub fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
+pub(crate) fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
     let refusal = Refusal {
         globs: globs.iter().take(MAX_NAMED).map(|g| kept(g)).collect(),
         holders: holders.take(MAX_REFUSED_BY).map(|h| kept(&h)).collect(),
@@ -131,13 +131,18 @@ pub fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
 }
 
 /// The refusal [`refused`] noted on this thread, taken (so the next execution starts clean).
-pub fn take_refusal() -> Option<Refusal> {
+pub(crate) fn take_refusal() -> Option<Refusal> {
     REFUSAL.with(|r| r.borrow_mut().take())
 }
 
 impl Ended {
-    /// The entry kept of this execution; its input goes no further.
-    pub fn entry(self) -> Entry {
+    /// The entry kept of this execution; its input goes no further. Of the input it keeps the
+    /// URIs and repository paths it names, at most [`MAX_NAMED`] of each: a property named
+    /// `uri`/`uris` holding `majordomus://` or `skill://` URIs (and `issue` holding an issue's
+    /// id, kept as that issue's URI), or `path`/`paths` holding repository-relative paths (an
+    /// absolute path, a `..` or a home directory is never kept). Every other value of the input
+    /// is left behind; what is kept passes the secret redaction.
+    pub(crate) fn entry(self) -> Entry {
         let mut uris: Vec<String> = named_uris(&self.input).map(kept).collect();
         let reads = uris
             .iter()
@@ -292,7 +297,7 @@ fn keep(ring: &Ring, entries: impl IntoIterator<Item = Arc<Entry>>) -> Vec<Arc<E
 
 impl Journal {
     /// The number the next entry gets.
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
@@ -302,7 +307,7 @@ impl Journal {
     /// caller waits for it to take what waits ([`ROOM_PATIENCE`] at most, and not at all while
     /// it is known stalled); past that, or off the board, the entry is made here and kept in the
     /// ring only.
-    pub fn record(&self, ended: Ended) {
+    pub(crate) fn record(&self, ended: Ended) {
         if let Some(attached) = self.log.get() {
             let shared = &*attached.shared;
             let weight = ended.weight();
@@ -353,7 +358,7 @@ impl Journal {
     /// The entries in memory, oldest first: every execution recorded before this call. What
     /// still waits for the log's writer is made here; a batch the writer is making is waited for
     /// ([`SETTLE`] at most).
-    pub fn entries(&self) -> Vec<Arc<Entry>> {
+    pub(crate) fn entries(&self) -> Vec<Arc<Entry>> {
         if let Some(attached) = self.log.get() {
             attached.shared.settle(&self.ring);
         }
@@ -370,7 +375,7 @@ impl Journal {
 
     /// Whether the latest append to this process's log failed (with why), and how many
     /// executions' lines the log's file refused since this process attached it.
-    pub fn append_failures(&self) -> (Option<String>, u64) {
+    pub(crate) fn append_failures(&self) -> (Option<String>, u64) {
         self.log.get().map_or((None, 0), |a| {
             let p = lock(&a.shared.pending);
             (p.failing.clone(), p.unwritten)
@@ -386,7 +391,7 @@ impl Journal {
     /// `executions/`), headed by `header`; what the ring holds already is written first. Clears
     /// what ended processes left past their time. Once per process; a log that cannot be opened
     /// leaves the journal in memory, and says why.
-    pub fn attach(&self, dir: PathBuf, header: log::Header) {
+    pub(crate) fn attach(&self, dir: PathBuf, header: log::Header) {
         if self.log.get().is_some() {
             return;
         }
@@ -453,7 +458,7 @@ impl Journal {
     }
 
     /// Writes what is pending and stops the log's writer (a clean exit).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let Some(attached) = self.log.get() else {
             return;
         };
@@ -701,17 +706,6 @@ pub fn now_us() -> u64 {
         .unwrap_or_default()
 }
 
-/// The URIs and repository paths `input` names, at most [`MAX_NAMED`] of each: a property
-/// named `uri`/`uris` holding `majordomus://` or `skill://` URIs (and `issue` holding an issue's
-/// id, kept as that issue's URI), or `path`/`paths` holding
-/// repository-relative paths (an absolute path, a `..` or a home directory is never kept). Every
-/// other value of the input is left behind; what is kept passes the secret redaction.
-pub fn named_in(input: &serde_json::Value) -> (Vec<String>, Vec<String>) {
-    let mut uris: Vec<String> = named_uris(input).map(kept).collect();
-    with_issue(input, &mut uris);
-    (uris, named(input, Named::Paths).map(kept).collect())
-}
-
 /// Adds the URI of the issue `input` names by its id, if it names one and `uris` has room: an
 /// issue claimed, stamped or released, or paths claimed for it, is found by its URI as the
 /// executions of any object are.
@@ -734,9 +728,9 @@ fn with_issue(input: &serde_json::Value, uris: &mut Vec<String>) {
     }
 }
 
-/// The URIs of [`named_in`], as the input writes them (neither cut nor redacted): what an
+/// The URIs [`Ended::entry`] keeps, as the input writes them (neither cut nor redacted): what an
 /// execution may have read.
-pub fn named_uris(input: &serde_json::Value) -> impl Iterator<Item = &str> {
+pub(crate) fn named_uris(input: &serde_json::Value) -> impl Iterator<Item = &str> {
     named(input, Named::Uris)
 }
 
@@ -799,7 +793,7 @@ fn salt() -> &'static [u8; 32] {
 
 /// `sha256:<hex>` of the salt and the input as compact JSON with object keys sorted
 /// ([`write_canonical`]), hashed as it is written: the text itself is never kept.
-pub fn canonical_digest(value: &serde_json::Value) -> String {
+pub(crate) fn canonical_digest(value: &serde_json::Value) -> String {
     use sha2::Digest;
     let mut hasher = sha2::Sha256::new();
     hasher.update(salt());
@@ -862,14 +856,18 @@ mod tests {
 
     #[test]
     fn only_uris_and_relative_paths_are_kept_of_an_input() {
-        let (uris, paths) = named_in(&json!({
-            "uri": "majordomus://rule/a@1",
-            "query": "what the user typed",
-            "paths": ["src/lib.rs", "/home/me/.ssh/id_rsa", "../outside", "~/x", "C:/x", "docs/**"],
-            "uris": ["https://example.com/x", "skill://s/SKILL.md"],
-        }));
-        assert_eq!(uris, ["majordomus://rule/a@1", "skill://s/SKILL.md"]);
-        assert_eq!(paths, ["src/lib.rs", "docs/**"]);
+        let entry = ended(
+            1,
+            json!({
+                "uri": "majordomus://rule/a@1",
+                "query": "what the user typed",
+                "paths": ["src/lib.rs", "/home/me/.ssh/id_rsa", "../outside", "~/x", "C:/x", "docs/**"],
+                "uris": ["https://example.com/x", "skill://s/SKILL.md"],
+            }),
+        )
+        .entry();
+        assert_eq!(entry.uris, ["majordomus://rule/a@1", "skill://s/SKILL.md"]);
+        assert_eq!(entry.paths, ["src/lib.rs", "docs/**"]);
     }
 
     fn ended(seq: u64, input: serde_json::Value) -> Ended {

@@ -12,16 +12,6 @@ pub enum Severity {
     Info,
 }
 
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
 /// One thing the index noticed, about one file (`path`) or about the layer as a whole.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
@@ -35,7 +25,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn error(
+        code: &'static str,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             severity: Severity::Error,
             code,
@@ -44,7 +38,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(
+    pub(crate) fn warning(
         code: &'static str,
         path: impl Into<String>,
         message: impl Into<String>,
@@ -57,7 +51,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 

@@ -24,28 +24,31 @@ mod search;
 
 use std::path::PathBuf;
 
-pub use config::is_remote_name;
-pub(crate) use config::read_manifest;
+// What the tests, benches and fuzz targets name is `pub`; the rest is the crate's.
 pub use config::{
-    default_sources_yaml, find_root, FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, Manifest,
-    SourceClass, Sources, MANIFEST_PATH, REPOSITORY_KINDS_PATH, SOURCES_PATH,
+    default_sources_yaml, find_root, Kinds, Manifest, Sources, MANIFEST_PATH,
+    REPOSITORY_KINDS_PATH, SOURCES_PATH,
 };
-pub use diagnostic::{codes, Diagnostic, Severity, DIAGNOSTIC_CODES};
-pub use index::{
-    base64, build, Applicability, Applicable, Index, IndexState, Page, Reason, ScopeTable, Skill,
-    SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
+pub(crate) use config::{
+    is_remote_name, read_manifest, FrontMatter, IdentityMatch, Kind, KindFormat,
 };
-pub use live::{watch_plan, ChangeHook, Changes, LiveIndex};
-pub use object::{
-    make_object, scope_of_object, Metadata, Object, ObjectFields, Provenance, URI_SCHEME,
-};
-pub use read::{check_yaml_bound, YamlRefusal, MAX_YAML_BYTES, MAX_YAML_DEPTH};
-pub use scope::{check_path, glob, provider, spelling, GlobShape, Scope, PROVIDERS};
-pub use search::{snippet_parts, Field, Found, Hit, QueryError, Request};
+pub(crate) use diagnostic::Diagnostic;
+pub use diagnostic::{Severity, DIAGNOSTIC_CODES};
+pub(crate) use index::{base64, Reason, Skill, SkillFile, SKILL_SCHEME};
+pub use index::{build, Applicable, Index, IndexState, Page, ScopeTable};
+pub(crate) use live::watch_plan;
+pub use live::{Changes, LiveIndex};
+pub(crate) use object::URI_SCHEME;
+pub use object::{make_object, scope_of_object, Object};
+pub use read::{check_yaml_bound, MAX_YAML_BYTES, MAX_YAML_DEPTH};
+pub use scope::{check_path, glob, GlobShape, Scope};
+pub(crate) use scope::{provider, spelling, PROVIDERS};
+pub(crate) use search::snippet_parts;
+pub use search::{Field, Found, QueryError, Request};
 
 /// How many files git's index at or above `root` tracks, read from its header (12 bytes, no git
 /// process); `None` outside a work tree or when the index cannot be read.
-pub fn tracked_files(root: &std::path::Path) -> Option<u32> {
+pub(crate) fn tracked_files(root: &std::path::Path) -> Option<u32> {
     use std::io::Read;
     let git = discovery::GitDir::find(root)?;
     let mut header = [0u8; 12];
@@ -58,10 +61,10 @@ pub fn tracked_files(root: &std::path::Path) -> Option<u32> {
 }
 
 /// Files larger than this are refused (`oversized`) without being read.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The checkout-local part of the layer, never read as an object in either discovery mode.
-pub const LOCAL_DIR: &str = ".ai/local/";
+pub(crate) const LOCAL_DIR: &str = ".ai/local/";
 
 /// How the files of the repository are found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
@@ -81,7 +84,7 @@ pub enum Discovery {
 
 impl Discovery {
     /// The word the CLI (`--discovery`) and every answer use.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Discovery::Auto => "auto",
             Discovery::Vcs => "vcs",
@@ -90,7 +93,7 @@ impl Discovery {
     }
 
     /// Parses the word; `None` for anything else.
-    pub fn parse(word: &str) -> Option<Self> {
+    pub(crate) fn parse(word: &str) -> Option<Self> {
         match word {
             "auto" => Some(Discovery::Auto),
             "vcs" => Some(Discovery::Vcs),

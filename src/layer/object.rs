@@ -135,7 +135,7 @@ impl Metadata {
     }
 
     /// The mapping, in the file's key order.
-    pub fn to_map(&self) -> Map<String, Value> {
+    pub(crate) fn to_map(&self) -> Map<String, Value> {
         serde_json::from_str(&self.json).unwrap_or_default()
     }
 
@@ -154,7 +154,7 @@ impl Metadata {
     }
 
     /// The mapping as compact JSON (`{"id":"a",...}`), ready to embed in an answer.
-    pub fn as_json(&self) -> &str {
+    pub(crate) fn as_json(&self) -> &str {
         &self.json
     }
 }

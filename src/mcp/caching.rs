@@ -39,19 +39,19 @@ const COMPILED_TTL_MS: u64 = 3_600_000;
 const REPOSITORY_TTL_MS: u64 = 1_000;
 
 /// The tool table, the templates, the builtin resources' entries: compiled in.
-pub const COMPILED: CacheHint = CacheHint {
+pub(crate) const COMPILED: CacheHint = CacheHint {
     ttl_ms: COMPILED_TTL_MS,
     scope: Scope::Public,
 };
 
 /// Layer objects: the repository's.
-pub const REPOSITORY: CacheHint = CacheHint {
+pub(crate) const REPOSITORY: CacheHint = CacheHint {
     ttl_ms: REPOSITORY_TTL_MS,
     scope: Scope::Private,
 };
 
 /// This process's state, or the machine's: stale at once.
-pub const VOLATILE: CacheHint = CacheHint {
+pub(crate) const VOLATILE: CacheHint = CacheHint {
     ttl_ms: 0,
     scope: Scope::Private,
 };

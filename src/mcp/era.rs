@@ -35,14 +35,14 @@ pub enum Era {
 
 impl Era {
     /// The requests this era serves: consulted before a request is looked at further.
-    pub fn methods(self) -> &'static [&'static str] {
+    pub(crate) fn methods(self) -> &'static [&'static str] {
         match self {
             Era::Legacy => protocol::METHODS,
             Era::Modern(_) => MODERN_METHODS,
         }
     }
 
-    pub fn is_modern(self) -> bool {
+    pub(crate) fn is_modern(self) -> bool {
         matches!(self, Era::Modern(_))
     }
 }
@@ -79,11 +79,11 @@ pub enum Field<'a> {
 
 impl<'a> Meta<'a> {
     /// The `_meta` of `params`, when params is an object that has one.
-    pub fn of_params(params: Option<&'a Value>) -> Self {
+    pub(crate) fn of_params(params: Option<&'a Value>) -> Self {
         Self::of_value(params.and_then(|p| p.get("_meta")))
     }
 
-    pub fn of_value(meta: Option<&'a Value>) -> Self {
+    pub(crate) fn of_value(meta: Option<&'a Value>) -> Self {
         let field = |value: Option<&'a Value>| match value {
             None => Field::Absent,
             Some(Value::String(text)) => Field::Text(Cow::Borrowed(text.as_str())),
@@ -100,7 +100,7 @@ impl<'a> Meta<'a> {
     }
 
     /// `_meta` from its JSON text: the two keys are read, every other member only skipped.
-    pub fn of_raw(meta: &'a RawValue) -> Self {
+    pub(crate) fn of_raw(meta: &'a RawValue) -> Self {
         let text = meta.get();
         if !text.starts_with('{') {
             return Meta::Other(kind_of_text(text));

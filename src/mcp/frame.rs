@@ -19,7 +19,7 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
             message: crate::error::bounded(crate::secrets::redact(&message.into()).into_owned()),
@@ -29,7 +29,7 @@ impl RpcError {
 
     /// `data`, every string in it past what an error echoes cut to its start and its length
     /// (a 500 KB URI is not repeated whole).
-    pub fn with_data(mut self, mut data: Value) -> Self {
+    pub(crate) fn with_data(mut self, mut data: Value) -> Self {
         fn bound(value: &mut Value) {
             match value {
                 Value::String(text) => *text = crate::error::cut_echo(text),
@@ -159,7 +159,7 @@ pub struct Frame {
 
 impl Frame {
     /// A frame already written out whole (the transport's own parse errors).
-    pub fn whole(text: String) -> Self {
+    pub(crate) fn whole(text: String) -> Self {
         Self {
             head: text,
             body: None,
@@ -189,7 +189,7 @@ impl Frame {
     }
 
     /// The frame's text, in order, without a line end.
-    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = &str> {
         let body = self.body.as_ref().map(Body::parts).unwrap_or(["", "", ""]);
         let tail = if self.body.is_some() { "}" } else { "" };
         std::iter::once(self.head.as_str())
@@ -199,14 +199,14 @@ impl Frame {
     }
 
     /// The length of the frame's line, its line end included.
-    pub fn line_len(&self) -> usize {
+    pub(crate) fn line_len(&self) -> usize {
         self.pieces().map(str::len).sum::<usize>() + 1
     }
 
     /// Writes the frame and its line end as one vectored write: a large shared result is not
     /// copied, and a result larger than the writer's buffer leaves in one `writev` with the
     /// envelope around it, so the reader is not woken for a 40-byte head before the page.
-    pub fn write_line_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub(crate) fn write_line_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         let mut slices: Vec<std::io::IoSlice<'_>> = self
             .pieces()
             .chain(std::iter::once("\n"))
@@ -225,7 +225,7 @@ impl Frame {
     }
 
     /// The whole frame as one string.
-    pub fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         if self.body.is_none() {
             return self.head;
         }

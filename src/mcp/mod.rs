@@ -1,17 +1,17 @@
 //! The MCP projection: the dispatcher shared by every transport and the stdio transport. It is the
 //! only module that knows MCP; its plain-data constants live in `majordomus_registry_lang::protocol`.
 
-pub mod bill;
+pub(crate) mod bill;
 pub mod caching;
-pub mod envelope;
-pub mod era;
-pub mod frame;
-pub mod layer_instructions;
-pub mod message;
-pub mod paging;
-pub mod server;
+pub(crate) mod envelope;
+pub(crate) mod era;
+pub(crate) mod frame;
+pub(crate) mod layer_instructions;
+pub(crate) mod message;
+pub(crate) mod paging;
+pub(crate) mod server;
 pub mod skills;
-pub mod stdio;
-pub mod subscriptions;
+pub(crate) mod stdio;
+pub(crate) mod subscriptions;
 
-pub use server::{instructions, Server, Session};
+pub use server::{Server, Session};

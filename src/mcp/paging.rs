@@ -36,7 +36,7 @@ impl Listing {
     const ALL: [Listing; 2] = [Listing::Resources, Listing::Skills];
 
     /// The method that lists it.
-    pub fn method(self) -> &'static str {
+    pub(crate) fn method(self) -> &'static str {
         match self {
             Listing::Resources => "resources/list",
             Listing::Skills => "skills/list",

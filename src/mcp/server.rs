@@ -69,7 +69,7 @@ impl Session {
     /// What a write of this session needs of it, for a thread of its own: who calls and what
     /// was negotiated, none of its listeners. A transport answers a writer's `tools/call`
     /// through it while the session itself answers the messages that follow.
-    pub fn for_a_write(&self) -> Session {
+    pub(crate) fn for_a_write(&self) -> Session {
         Session {
             transport: self.transport,
             peer: self.peer,
@@ -158,7 +158,7 @@ impl Server {
     }
 
     /// [`Server::handle`], keeping the frame in pieces for a transport that writes them out.
-    pub fn respond(&self, session: &mut Session, line: &[u8]) -> Option<Frame> {
+    pub(crate) fn respond(&self, session: &mut Session, line: &[u8]) -> Option<Frame> {
         if let Some(envelope) = envelope::read(line) {
             return self.answer(session, Request::of_envelope(envelope));
         }
@@ -182,13 +182,12 @@ impl Server {
 
     /// [`Server::respond`] for a message its transport already read by its envelope (on the
     /// thread that answers it: ADR 0020).
-    pub fn respond_envelope(&self, session: &mut Session, envelope: Envelope<'_>) -> Option<Frame> {
+    pub(crate) fn respond_envelope(
+        &self,
+        session: &mut Session,
+        envelope: Envelope<'_>,
+    ) -> Option<Frame> {
         self.answer(session, Request::of_envelope(envelope))
-    }
-
-    /// Handles one parsed message.
-    pub fn handle_value(&self, session: &mut Session, message: Value) -> Option<String> {
-        self.dispatch(session, message, None).map(Frame::into_text)
     }
 
     /// Answers `message`; `raw_id` is its id as written, when the transport kept the text.

@@ -15,10 +15,10 @@ use crate::resolve;
 use majordomus_registry_lang::protocol;
 
 /// The extension's name under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
+pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/skills";
 
 /// What the server declares of the extension.
-pub fn capability() -> Value {
+pub(crate) fn capability() -> Value {
     json!({ "directoryRead": true })
 }
 
@@ -120,7 +120,7 @@ const SKILLS_LIST: &str = "skills.list";
 
 /// One page of `skills/list`: the generation's pages, which one, and what closes the result
 /// after the page's array (`}`, or the next page's cursor and `}`).
-pub struct ListPage {
+pub(crate) struct ListPage {
     pub pages: std::sync::Arc<resolve::Pages>,
     pub page: usize,
     pub after: String,
@@ -128,7 +128,7 @@ pub struct ListPage {
 
 /// `skills/list`: every skill, in name order, at most [`protocol::PAGE_SIZE`] entries and
 /// [`PAGE_BYTES`] a page; the result is `{"skills":` the page, then [`ListPage::after`].
-pub fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
+pub(crate) fn list(ctx: &Context, params: &Map<String, Value>) -> Result<ListPage, RpcError> {
     let pages = std::sync::Arc::clone(&entries(ctx)?.pages);
     let listing = paging::Listing::Skills;
     let cursor = params.get("cursor");
@@ -160,7 +160,7 @@ fn unknown(uri: &str, why: &str) -> RpcError {
 }
 
 /// `skills/get {uri}`: the entry of the skill `skill://<name>/SKILL.md` names.
-pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+pub(crate) fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
     let uri = uri_param(params)?;
     let entries = entries(ctx)?;
     let name = uri
@@ -188,7 +188,10 @@ pub fn get(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcErro
 /// `resources/directory/read {uri}`: the direct children of a directory of a skill
 /// (`skill://<name>/` or `skill://<name>/<dir>/`), files with their media type and size,
 /// directories as `inode/directory`.
-pub fn read_directory(ctx: &Context, params: &Map<String, Value>) -> Result<String, RpcError> {
+pub(crate) fn read_directory(
+    ctx: &Context,
+    params: &Map<String, Value>,
+) -> Result<String, RpcError> {
     let uri = uri_param(params)?;
     let rest = uri.strip_prefix(SKILL_SCHEME).ok_or_else(|| {
         unknown(

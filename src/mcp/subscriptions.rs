@@ -48,12 +48,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl SessionLive {
     /// Every listener this session opens is rung through `wake` (a transport that drains them
     /// all on one writer).
-    pub fn set_wake(&mut self, wake: Wake) {
+    pub(crate) fn set_wake(&mut self, wake: Wake) {
         self.wake = Some(wake);
     }
 
     /// The session's listeners, shared with the writer that drains them.
-    pub fn shared(&self) -> Arc<Mutex<Vec<Arc<Listener>>>> {
+    pub(crate) fn shared(&self) -> Arc<Mutex<Vec<Arc<Listener>>>> {
         Arc::clone(&self.listeners)
     }
 
@@ -62,7 +62,7 @@ impl SessionLive {
     }
 
     /// The legacy session's listener, opened on first use.
-    pub fn legacy(&mut self, ctx: &Context, transport: Transport) -> Option<Arc<Listener>> {
+    pub(crate) fn legacy(&mut self, ctx: &Context, transport: Transport) -> Option<Arc<Listener>> {
         if let Some(found) = lock(&self.listeners)
             .iter()
             .find(|l| l.role == Role::Session)
@@ -82,7 +82,7 @@ impl SessionLive {
     }
 
     /// The legacy session's listener, if it has one (never opens it).
-    pub fn session_listener(&self) -> Option<Arc<Listener>> {
+    pub(crate) fn session_listener(&self) -> Option<Arc<Listener>> {
         lock(&self.listeners)
             .iter()
             .find(|l| l.role == Role::Session)
@@ -90,7 +90,7 @@ impl SessionLive {
     }
 
     /// Takes out the listens opened on this conversation: their stream (HTTP) keeps them.
-    pub fn take_listens(&mut self) -> Vec<Arc<Listener>> {
+    pub(crate) fn take_listens(&mut self) -> Vec<Arc<Listener>> {
         let mut listeners = lock(&self.listeners);
         let (listens, rest) = listeners
             .drain(..)
@@ -100,7 +100,7 @@ impl SessionLive {
     }
 
     /// Ends the listen whose request id is `id`; false when none is open.
-    pub fn cancel(&mut self, id: &Value) -> bool {
+    pub(crate) fn cancel(&mut self, id: &Value) -> bool {
         let mut listeners = lock(&self.listeners);
         let Some(at) = listeners.iter().position(|l| {
             matches!(&l.role, Role::Listen { id: open }

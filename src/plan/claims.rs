@@ -45,7 +45,7 @@ pub struct Claim {
 }
 
 impl Claim {
-    pub fn identity(&self) -> Identity {
+    pub(crate) fn identity(&self) -> Identity {
         Identity {
             pid: self.pid,
             start: self.start,
@@ -54,7 +54,7 @@ impl Claim {
     }
 
     /// Whether this claim was made by `me` for `session`.
-    pub fn is_of(&self, me: &Identity, session: u64) -> bool {
+    pub(crate) fn is_of(&self, me: &Identity, session: u64) -> bool {
         self.identity() == *me && self.session == session
     }
 }
@@ -66,15 +66,6 @@ pub enum ClaimError {
     Off,
     #[error("cannot use the claims at `{path}`: {reason}")]
     Io { path: String, reason: String },
-}
-
-impl ClaimError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Off => "board_off",
-            Self::Io { .. } => "board_unwritable",
-        }
-    }
 }
 
 /// The claims directory of the board at `location`.
@@ -172,7 +163,7 @@ pub fn grant_lock(dir: &Path) -> Result<Granting, ClaimError> {
 
 impl Granting {
     /// Writes `claim` as its issue's record, whole or not at all.
-    pub fn write(&self, claim: &Claim) -> Result<(), ClaimError> {
+    pub(crate) fn write(&self, claim: &Claim) -> Result<(), ClaimError> {
         let target = self.dir.join(format!("{}.json", claim.issue));
         let temp = self
             .dir
@@ -185,7 +176,7 @@ impl Granting {
     }
 
     /// Removes `issue`'s record; whether there was one.
-    pub fn remove(&self, issue: &str) -> bool {
+    pub(crate) fn remove(&self, issue: &str) -> bool {
         let path = self.dir.join(format!("{issue}.json"));
         let was = std::fs::symlink_metadata(&path).is_ok();
         crate::write::board_remove(&path);

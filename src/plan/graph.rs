@@ -124,12 +124,12 @@ impl Issue {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.object.identity
     }
 
     /// Ready and every dependency done: an agent may take it now (claims aside).
-    pub fn takeable(&self) -> bool {
+    pub(crate) fn takeable(&self) -> bool {
         self.status == Status::Ready && self.blocked_by.is_empty() && !self.behind_cycle
     }
 }
@@ -148,13 +148,13 @@ pub struct Graph {
 }
 
 impl Graph {
-    pub fn of(index: &Index) -> Graph {
+    pub(crate) fn of(index: &Index) -> Graph {
         Graph::with(index, &[])
     }
 
     /// The plan of `index` with `more` issues besides its own (those the board carries until
     /// their file arrives by git); an issue of the index wins over one of `more` with its id.
-    pub fn with(index: &Index, more: &[Object]) -> Graph {
+    pub(crate) fn with(index: &Index, more: &[Object]) -> Graph {
         let mut objects: Vec<&Object> = (index.objects.iter())
             .filter(|o| o.kind == ISSUE_KIND)
             .collect();
@@ -230,17 +230,17 @@ impl Graph {
         graph
     }
 
-    pub fn get(&self, id: &str) -> Option<&Issue> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Issue> {
         self.position(id).map(|at| &self.issues[at])
     }
 
     /// Where the issue with `id` is in [`Graph::issues`].
-    pub fn position(&self, id: &str) -> Option<usize> {
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
         self.by_id.find(&self.issues, id)
     }
 
     /// The ids of the issues that depend on the issue at `at`, in the plan's order.
-    pub fn needed_by(&self, at: usize) -> Vec<String> {
+    pub(crate) fn needed_by(&self, at: usize) -> Vec<String> {
         (self.needed_by.get(at).into_iter().flatten())
             .map(|&k| self.issues[k].id().to_string())
             .collect()
@@ -308,7 +308,7 @@ impl Graph {
     }
 
     /// The cycle `id` is on or depends on, when there is one.
-    pub fn cycle_behind(&self, id: &str) -> Option<&[String]> {
+    pub(crate) fn cycle_behind(&self, id: &str) -> Option<&[String]> {
         let mut seen = BTreeMap::new();
         let mut todo = vec![id.to_string()];
         while let Some(next) = todo.pop() {

@@ -6,5 +6,3 @@
 pub mod claims;
 pub mod graph;
 pub mod new_issue;
-
-pub use graph::{Graph, Issue, Status};

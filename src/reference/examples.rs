@@ -14,10 +14,10 @@ use crate::layer::Discovery;
 use crate::registry::rt::Descriptor;
 
 /// What an answer says where a scratch repository's root was.
-pub const ROOT_PLACEHOLDER: &str = "/path/to/repo";
+pub(crate) const ROOT_PLACEHOLDER: &str = "/path/to/repo";
 
 /// `share/examples.yaml`: one example file per builtin kind.
-pub const EXAMPLES_YAML: &str = include_str!("../../share/examples.yaml");
+pub(crate) const EXAMPLES_YAML: &str = include_str!("../../share/examples.yaml");
 
 /// One example file: its kind, where it goes, its text.
 #[derive(Clone, Debug, Deserialize)]
@@ -63,7 +63,7 @@ pub fn make_layer(root: &Path, files: &[ExampleFile]) -> Result<(), String> {
 
 /// How an example was answered.
 #[derive(Debug, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Value(Value),
     Error {
         code: String,
@@ -74,14 +74,14 @@ pub enum Answer {
 }
 
 /// Two scratch repositories and a context on each.
-pub struct Scratch {
+pub(crate) struct Scratch {
     roots: Vec<PathBuf>,
     contexts: Vec<Context>,
 }
 
 impl Scratch {
     /// Makes the two repositories under the system's temporary directory.
-    pub fn new() -> Result<Scratch, String> {
+    pub(crate) fn new() -> Result<Scratch, String> {
         let files = example_files();
         let mut roots = Vec::new();
         let mut contexts = Vec::new();
@@ -108,7 +108,7 @@ impl Scratch {
     }
 
     /// The answer of `d` to `input` in both repositories, when they agree.
-    pub fn answer(&self, d: &Descriptor, input: &Value) -> Answer {
+    pub(crate) fn answer(&self, d: &Descriptor, input: &Value) -> Answer {
         let answers: Vec<Answer> = self
             .contexts
             .iter()

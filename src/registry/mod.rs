@@ -1,7 +1,7 @@
 //! The compiled registry: the one place that includes the Rust `build.rs` generated (from
 //! `registry/`, and the builtin kinds' schemas from `share/schemas/`), and lookups over it. Everything a projection knows about a capability comes from here.
 
-pub mod command_line;
+pub(crate) mod command_line;
 // The declaration language's run-time half, from its crate (adr-0102).
 pub use majordomus_registry_lang as lang;
 pub mod rt;
@@ -22,15 +22,16 @@ mod generated {
 /// Each builtin kind's schema as `build.rs` parsed it from `share/schemas/`, built without parsing.
 // What the generated code names (`lang::schema::OneOf` only when a schema has a `oneOf`).
 #[allow(clippy::all, clippy::pedantic, unused_imports)]
-pub mod builtin_schemas {
+pub(crate) mod builtin_schemas {
     use super::lang::{self, Additional, Schema, Type};
     include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
 }
 
+pub(crate) use generated::CAPABILITIES;
 pub use generated::{
-    derived_schemas, types, CAPABILITIES, OPENAPI_JSON, TOOLS_LIST_JSON, TOOLS_LIST_READ_ONLY_JSON,
+    derived_schemas, types, OPENAPI_JSON, TOOLS_LIST_JSON, TOOLS_LIST_READ_ONLY_JSON,
 };
-pub use rt::Descriptor;
+pub(crate) use rt::Descriptor;
 
 /// The public surface, as `build.rs` generated it: canonical pretty JSON.
 pub const SURFACE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/surface.json"));
@@ -49,7 +50,7 @@ pub fn by_id(id: &str) -> Option<(usize, &'static Descriptor)> {
 }
 
 /// The capability exposed as this MCP tool.
-pub fn by_tool(name: &str) -> Option<(usize, &'static Descriptor)> {
+pub(crate) fn by_tool(name: &str) -> Option<(usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()
@@ -65,7 +66,7 @@ pub fn by_resource(uri: &str) -> Option<(usize, &'static Descriptor)> {
 }
 
 /// The capability whose CLI words are exactly `words`.
-pub fn by_cli(words: &[&str]) -> Option<(usize, &'static Descriptor)> {
+pub(crate) fn by_cli(words: &[&str]) -> Option<(usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()

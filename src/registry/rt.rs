@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use super::lang::{Determinism, Effect, Hints, Kind, Method, Schema};
-pub use crate::error::CapabilityError;
+pub use super::lang::{Determinism, Effect, Kind, Method};
+pub(crate) use super::lang::{Hints, Schema};
+pub(crate) use crate::error::CapabilityError;
 
 /// A handler's typed answer, not yet serialised: written straight to compact JSON text for a
 /// caller that writes it out (MCP `tools/call`, HTTP), made into a `Value` for one that reads it.

@@ -13,7 +13,7 @@ use sets::ShapeSet;
 use shapes::{Shape, SHAPES};
 
 /// What replaces a credential.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Whether a match of `shape` is a credential rather than prose about one.
 fn holds(shape: &Shape, matched: &str) -> bool {
@@ -76,7 +76,7 @@ fn first_on_line(line: &str, shapes: ShapeSet) -> Option<(usize, usize)> {
 
 /// Builds the anchors' searcher if no check has yet, so a caller with time to spare (an index
 /// build waiting for git) spends it there rather than on its first object.
-pub fn prepare() {
+pub(crate) fn prepare() {
     compiled();
 }
 
@@ -88,7 +88,7 @@ pub fn find_shape(text: &str) -> Option<&'static str> {
 /// `text` with every credential shape replaced by `[redacted]`, shape after shape in table order.
 /// A shape `text` is not cued for has no match in it; a replacement can make one (`[redacted]`
 /// ends a word), so the text is cued again after each.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let compiled = compiled();
     let mut out = Cow::Borrowed(text);
     let mut cued = compiled.cued(text.as_bytes());

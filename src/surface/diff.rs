@@ -16,7 +16,7 @@ pub enum Class {
 }
 
 impl Class {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Class::Patch => "patch",
             Class::Minor => "minor",

@@ -4,21 +4,22 @@
 //! build time (`registry::SURFACE_JSON`); nothing here knows a projection.
 
 pub mod diff;
-pub mod revision;
+pub(crate) mod revision;
 
 use serde_json::{json, Value};
 
-pub use diff::{class_of, Change, Class};
+pub use diff::Class;
+pub(crate) use diff::{class_of, Change};
 
 /// The format word this build writes and reads.
-pub const FORMAT: &str = "majordomus-surface/1";
+pub(crate) const FORMAT: &str = "majordomus-surface/1";
 
 /// The largest surface file read: the real one is a few hundred KiB, one of 200 tools a few MiB.
-pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why a surface could not be read or checked.
 #[derive(Debug, thiserror::Error)]
-pub enum SurfaceError {
+pub(crate) enum SurfaceError {
     #[error("cannot read `{name}`: {reason}")]
     Unreadable { name: String, reason: String },
     #[error("`{name}` is over {limit} bytes, too large for a surface")]
@@ -39,7 +40,7 @@ pub enum SurfaceError {
 
 impl SurfaceError {
     /// The stable code word.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Unreadable { .. } => "unreadable",
             Self::TooLarge { .. } => "too_large",
@@ -53,7 +54,7 @@ impl SurfaceError {
     }
 
     /// The CLI exit code: what is missing is 12, what is malformed 10.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Self::Unreadable { .. } | Self::NoRevision { .. } | Self::NoSurfaceAt { .. } => 12,
             Self::TooLarge { .. }
@@ -67,13 +68,13 @@ impl SurfaceError {
 
 /// A surface read and checked: its value and its version.
 #[derive(Debug)]
-pub struct Surface {
+pub(crate) struct Surface {
     pub value: Value,
     pub version: Version,
 }
 
 /// Parses `bytes` (named `name` in errors) as a surface of our format.
-pub fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(SurfaceError::TooLarge {
             name: name.into(),
@@ -103,7 +104,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Surface, SurfaceError> {
 }
 
 /// Reads the file at `path`, at most `MAX_BYTES` of it.
-pub fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
+pub(crate) fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
     use std::io::Read;
     let name = path.display().to_string();
     let unreadable = |e: std::io::Error| SurfaceError::Unreadable {
@@ -119,7 +120,7 @@ pub fn read(path: &std::path::Path) -> Result<Surface, SurfaceError> {
 }
 
 /// The surface this binary was built with.
-pub fn built() -> Surface {
+pub(crate) fn built() -> Surface {
     // The build wrote it from the same format; a failure here is a bug in the generator, which
     // the snapshot test would have caught.
     parse(
@@ -188,14 +189,14 @@ impl std::fmt::Display for Version {
 
 /// What `surface diff` answers: every change, the largest class, and the bump it needs.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     pub old: Version,
     pub new: Version,
     pub changes: Vec<Change>,
 }
 
 impl Report {
-    pub fn of(old: &Surface, new: &Surface) -> Report {
+    pub(crate) fn of(old: &Surface, new: &Surface) -> Report {
         Report {
             old: old.version,
             new: new.version,
@@ -204,24 +205,24 @@ impl Report {
     }
 
     /// The largest class of change, `None` when the surfaces are alike.
-    pub fn class(&self) -> Option<Class> {
+    pub(crate) fn class(&self) -> Option<Class> {
         class_of(&self.changes)
     }
 
     /// The part of the old version the diff needs increased.
-    pub fn bump(&self) -> Option<Class> {
+    pub(crate) fn bump(&self) -> Option<Class> {
         self.class().map(|c| self.old.needs(c))
     }
 
     /// Whether the new version carries the bump.
-    pub fn carried(&self) -> bool {
+    pub(crate) fn carried(&self) -> bool {
         match self.bump() {
             None => true,
             Some(needed) => self.old.bumped_by(self.new).is_some_and(|b| b >= needed),
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "old_version": self.old.to_string(),
             "new_version": self.new.to_string(),
@@ -237,7 +238,7 @@ impl Report {
     }
 
     /// The report as a changelog: a heading line, then the changes grouped by class.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = match self.bump() {
             None => format!(
                 "surface {} → {}: no change to the surface\n",

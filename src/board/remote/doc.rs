@@ -118,7 +118,7 @@ pub struct About {
 
 impl Entry {
     /// Whether the record holds paths (a path claim, or an issue with paths).
-    pub fn holds_paths(&self) -> bool {
+    pub(crate) fn holds_paths(&self) -> bool {
         matches!(self.kind, Kind::Claim | Kind::Issue) && !self.globs.is_empty()
     }
 }
@@ -148,7 +148,7 @@ pub enum DocError {
 }
 
 impl DocError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Foreign { .. } => "board_foreign",
             Self::Corrupt { .. } => "board_corrupt",

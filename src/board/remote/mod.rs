@@ -87,7 +87,7 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::Wire(e) => e.code(),
             Self::Doc(e) => e.code(),
@@ -153,8 +153,6 @@ pub struct View {
     pub others: Vec<Entry>,
     /// Seconds since the fetch answered from; `None` when none succeeded yet.
     pub age: Option<u64>,
-    /// Why the last fetch (or the document it got) failed, when it did.
-    pub error: Option<String>,
 }
 
 /// How the shared board stands, for `doctor` and `repository.info`.
@@ -237,7 +235,7 @@ fn clone_id(dir: &Path) -> String {
 impl Remote {
     /// The board shared on remote `name` for the worktree at `root`, whose local board is in
     /// `board_dir`; nothing is fetched yet.
-    pub fn open(root: &Path, board_dir: &Path, name: &str, me: &Identity) -> Remote {
+    pub(crate) fn open(root: &Path, board_dir: &Path, name: &str, me: &Identity) -> Remote {
         let home = board_dir.parent().unwrap_or(board_dir);
         let process = format!("{}-{}", me.pid, me.start);
         Remote {
@@ -268,12 +266,12 @@ impl Remote {
         }
     }
 
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.wire.name
     }
 
     /// How long a record outlives its last renewal.
-    pub fn lease(&self) -> u64 {
+    pub(crate) fn lease(&self) -> u64 {
         self.lease
     }
 
@@ -288,7 +286,7 @@ impl Remote {
 
     /// Fetches the board and reads it into the cache; a failure is kept for every reader to
     /// see, beside what the last good fetch had.
-    pub fn refresh(&self) -> Result<(), RemoteError> {
+    pub(crate) fn refresh(&self) -> Result<(), RemoteError> {
         let _one = lock(&self.fetching);
         let result = self.fetch_now();
         let mut cache = lock(&self.cache);
@@ -342,7 +340,7 @@ impl Remote {
     }
 
     /// The board as last fetched, fetched again first when that is older than `max_age`.
-    pub fn view(&self, max_age: Duration) -> View {
+    pub(crate) fn view(&self, max_age: Duration) -> View {
         let fresh = lock(&self.cache)
             .fetched
             .is_some_and(|at| at.elapsed() <= max_age);
@@ -359,12 +357,11 @@ impl Remote {
                 .cloned()
                 .collect(),
             age: cache.fetched_at.map(|at| now.saturating_sub(at)),
-            error: cache.error.as_ref().map(ToString::to_string),
         }
     }
 
     /// How the shared board stands now (no fetch).
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         let cache = lock(&self.cache);
         Status {
             remote: self.wire.name.clone(),
@@ -410,7 +407,7 @@ impl Remote {
     }
 
     /// Asks the ticker to publish what this process holds at its next turn.
-    pub fn mark_dirty(&self) {
+    pub(crate) fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::Relaxed);
     }
 
@@ -464,7 +461,7 @@ impl Remote {
     /// asked again on the new state when someone else changed the board first. What this
     /// process holds is published with `edit` applied, and kept so once the push is accepted.
     /// Only an accepted push is answered as written.
-    pub fn transact<T>(
+    pub(crate) fn transact<T>(
         &self,
         edit: impl Fn(&mut Mine),
         mut decide: impl FnMut(&[Entry]) -> Decision<T>,
@@ -525,13 +522,13 @@ impl Remote {
     }
 
     /// What this process holds now.
-    pub fn mine(&self) -> Mine {
+    pub(crate) fn mine(&self) -> Mine {
         lock(&self.mine).clone()
     }
 
     /// Notes what this process's agents are and hold now (the local board's record): published
     /// by the next write or tick.
-    pub fn note(&self, sessions: &[SessionRecord], claims: &[ClaimRecord]) {
+    pub(crate) fn note(&self, sessions: &[SessionRecord], claims: &[ClaimRecord]) {
         let mut mine = lock(&self.mine);
         if mine.sessions != sessions || mine.claims != claims {
             mine.sessions = sessions.to_vec();
@@ -642,7 +639,7 @@ impl Remote {
 
     /// Publishes what this process holds as it is (a renewal of every lease, and the sweep of
     /// what expired).
-    pub fn renew(&self) -> Result<(), RemoteError> {
+    pub(crate) fn renew(&self) -> Result<(), RemoteError> {
         self.dirty.store(false, Ordering::Relaxed);
         self.transact(
             |_| {},
@@ -655,7 +652,7 @@ impl Remote {
 
     /// Starts the ticker: fetches every `CADENCE` while this process has agents, and renews every lease a third of the way through it, or
     /// sooner when what this process holds changed.
-    pub fn start(self: &Arc<Self>) {
+    pub(crate) fn start(self: &Arc<Self>) {
         let mut ticker = lock(&self.ticker);
         if ticker.is_some() {
             return;
@@ -709,7 +706,7 @@ impl Remote {
 
     /// The messages on the board addressed to this process's agents (or to everyone) not yet
     /// delivered; each is then counted delivered.
-    pub fn to_me(&self) -> Vec<Entry> {
+    pub(crate) fn to_me(&self) -> Vec<Entry> {
         let cache = lock(&self.cache);
         let mine = lock(&self.mine);
         let now = now();
@@ -737,7 +734,7 @@ impl Remote {
 
     /// Stops the ticker and takes this process's records off the board (a clean exit; a
     /// process that dies otherwise is swept by its clone's next writer, or by its lease).
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         self.stop.store(true, Ordering::Relaxed);
         // Taken out first: a ticker in the middle of a fetch asks for this lock, so holding it
         // across the join would wait for ever.
@@ -758,9 +755,4 @@ impl Remote {
         }
         self.wire.forget();
     }
-}
-
-/// A path claim or an issue of another clone, as the holder a conflict names.
-pub fn is_path_holder(e: &Entry) -> bool {
-    e.holds_paths()
 }

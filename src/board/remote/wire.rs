@@ -34,7 +34,7 @@ pub enum WireError {
 }
 
 impl WireError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Self::NoRemote { .. } => "no_remote",
             Self::Unreachable { .. } => "remote_unreachable",
@@ -169,7 +169,7 @@ impl Wire {
 
     /// Makes the bare repository once (several processes may race to: `git init` of one that
     /// exists is harmless).
-    pub fn ensure(&self) -> Result<(), WireError> {
+    pub(crate) fn ensure(&self) -> Result<(), WireError> {
         if self.dir.join("HEAD").is_file() {
             return Ok(());
         }
@@ -186,7 +186,7 @@ impl Wire {
 
     /// The remote's fetch and push URLs as git resolves them in the user's repository
     /// (`insteadOf` and `pushurl` applied).
-    pub fn urls(&self) -> Result<(String, String), WireError> {
+    pub(crate) fn urls(&self) -> Result<(String, String), WireError> {
         let url = |push: bool| -> Result<String, WireError> {
             let mut command = crate::git::command(&self.root);
             command.args(["remote", "get-url"]);
@@ -208,7 +208,7 @@ impl Wire {
 
     /// Fetches the remote's board ref; answers its commit and that object's type, `None` when
     /// the remote has no board yet.
-    pub fn fetch(&self, url: &str) -> Result<Option<(String, String)>, WireError> {
+    pub(crate) fn fetch(&self, url: &str) -> Result<Option<(String, String)>, WireError> {
         let spec = format!("+refs/majordomus/*:{}*", self.tracking);
         let ran = self.git(
             &[
@@ -246,7 +246,7 @@ impl Wire {
 
     /// The document of board commit `oid`: `Err(why)` with a foreign shape (not one file
     /// `board.json`, or a file past `max` bytes, told by its size before reading).
-    pub fn read(&self, oid: &str, max: u64) -> Result<Result<Vec<u8>, String>, WireError> {
+    pub(crate) fn read(&self, oid: &str, max: u64) -> Result<Result<Vec<u8>, String>, WireError> {
         let ran = self.git(&["ls-tree", "-l", oid], None)?;
         if !ran.ok {
             return Err(self.local(ran.stderr));
@@ -287,7 +287,7 @@ impl Wire {
 
     /// A new parentless commit holding `bytes` as the document: each write replaces the
     /// board's history with one commit, so the ref never grows past its records.
-    pub fn commit(&self, bytes: &[u8]) -> Result<String, WireError> {
+    pub(crate) fn commit(&self, bytes: &[u8]) -> Result<String, WireError> {
         let oid = |ran: Ran| -> Result<String, WireError> {
             let text = String::from_utf8_lossy(&ran.stdout).trim().to_string();
             if !ran.ok || text.is_empty() {
@@ -310,7 +310,7 @@ impl Wire {
 
     /// Publishes commit `new` as the remote's board if the board is still `old` there (`None`:
     /// the remote has none): `Ok(true)` accepted, `Ok(false)` someone changed it first.
-    pub fn push(&self, url: &str, old: Option<&str>, new: &str) -> Result<bool, WireError> {
+    pub(crate) fn push(&self, url: &str, old: Option<&str>, new: &str) -> Result<bool, WireError> {
         let lease = format!("--force-with-lease={REF}:{}", old.unwrap_or(""));
         let spec = format!("{new}:{REF}");
         let ran = self.git(
@@ -368,13 +368,13 @@ impl Wire {
 
     /// Removes this process's fetched refs (at a clean exit, and after each fetch of a process
     /// that does not stay: a hook).
-    pub fn forget(&self) {
+    pub(crate) fn forget(&self) {
         let fetched = format!("{}board", self.tracking);
         let _ = self.git(&["update-ref", "-d", &fetched], None);
     }
 
     /// The processes (`<pid>-<start>`) with fetched refs here, each with its ref.
-    pub fn fetchers(&self) -> Vec<(String, String)> {
+    pub(crate) fn fetchers(&self) -> Vec<(String, String)> {
         let Ok(ran) = self.git(
             &["for-each-ref", "--format=%(refname)", "refs/fetched/"],
             None,
@@ -391,7 +391,7 @@ impl Wire {
     }
 
     /// Removes one fetched ref (of a process that is gone).
-    pub fn remove(&self, refname: &str) {
+    pub(crate) fn remove(&self, refname: &str) {
         let _ = self.git(&["update-ref", "-d", refname], None);
     }
 }

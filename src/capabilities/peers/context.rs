@@ -123,7 +123,7 @@ fn name_of(word: &str) -> Option<Named> {
 
 impl DecisionNames {
     /// The names every decision (ADR) of `index` holds in its text.
-    pub fn of(index: &Index) -> DecisionNames {
+    pub(crate) fn of(index: &Index) -> DecisionNames {
         let decisions = (index.objects.iter().enumerate())
             .filter(|(_, o)| o.kind == "adr")
             .map(|(position, o)| {

@@ -5,23 +5,24 @@
 mod legacy;
 mod modern;
 
-pub use super::sessions::{Sessions, IDLE, MAX_SESSIONS};
-pub use legacy::{delete, get, post, SESSIONS_RETRY_AFTER};
+pub(crate) use super::sessions::{Sessions, MAX_SESSIONS};
+pub use legacy::SESSIONS_RETRY_AFTER;
+pub(crate) use legacy::{delete, get, post};
 
 /// The header naming a legacy session.
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 /// The header a client uses to say which protocol version it speaks.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The header mirroring the body's `method` (modern era).
-pub const METHOD_HEADER: &str = "mcp-method";
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// The header mirroring `params.name` (tools/call) or `params.uri` (resources/read).
-pub const NAME_HEADER: &str = "mcp-name";
+pub(crate) const NAME_HEADER: &str = "mcp-name";
 /// The header an agent of the stateless era names itself by: the handle `peers.announce`
 /// answered.
-pub const AGENT_HEADER: &str = "majordomus-agent";
+pub(crate) const AGENT_HEADER: &str = "majordomus-agent";
 
 /// The `Majordomus-Agent` header of a request, when it has one that is text.
-pub fn agent_header(headers: &axum::http::HeaderMap) -> Option<String> {
+pub(crate) fn agent_header(headers: &axum::http::HeaderMap) -> Option<String> {
     headers
         .get(AGENT_HEADER)
         .and_then(|v| v.to_str().ok())

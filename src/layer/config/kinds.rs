@@ -140,7 +140,7 @@ pub struct Kind {
 
 impl Kind {
     /// The metadata schema as declared (JSON).
-    pub fn schema(&self) -> &Value {
+    pub(crate) fn schema(&self) -> &Value {
         self.compiled.json()
     }
 }

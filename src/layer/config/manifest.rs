@@ -175,7 +175,7 @@ impl Manifest {
 
     /// The section holding a repository-relative path: the one with the longest directory that
     /// contains it, or `root` for a file in no section (documents outside `.ai/`).
-    pub fn section_of(&self, path: &str) -> &str {
+    pub(crate) fn section_of(&self, path: &str) -> &str {
         let Some(inside) = path.strip_prefix(".ai/") else {
             return "root";
         };

@@ -13,7 +13,7 @@ mod sources;
 pub use kinds::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds, REPOSITORY_KINDS_PATH};
 pub(crate) use manifest::read_manifest;
 pub use manifest::{find_root, is_remote_name, Manifest, MANIFEST_PATH};
-pub use sources::{default_sources_yaml, SourceClass, Sources, SOURCES_PATH};
+pub use sources::{default_sources_yaml, Sources, SOURCES_PATH};
 
 use std::path::{Path, PathBuf};
 

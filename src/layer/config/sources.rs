@@ -168,7 +168,7 @@ impl Sources {
     }
 
     /// The default classes: one per kind, each at the place `init` writes that kind.
-    pub fn defaults(kinds: &Kinds) -> Result<Sources, LayerError> {
+    pub(crate) fn defaults(kinds: &Kinds) -> Result<Sources, LayerError> {
         let mut sources = Self::parse(DEFAULT_SOURCES_YAML, Path::new(SOURCES_PATH), kinds)?;
         sources.declared = false;
         Ok(sources)

@@ -12,10 +12,8 @@ mod skills;
 mod stamp;
 
 pub(crate) use incremental::{examine, examine_paths, rebuild, Examined};
-pub use scope_table::{Applicability, Applicable, Page, Reason, ScopeTable};
-pub use skills::{
-    base64, Skill, SkillFile, SkillResource, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILL_SCHEME,
-};
+pub use scope_table::{Applicable, Page, Reason, ScopeTable};
+pub use skills::{base64, Skill, SkillFile, SKILL_SCHEME};
 
 pub(crate) use plan::{plan, plan_from, Claim, Plan};
 use read::{exclude_duplicates, read_in_parallel};
@@ -98,7 +96,7 @@ pub struct Index {
 
 impl IndexState {
     /// The word answers use: `ok` or `degraded`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IndexState::Ok => "ok",
             IndexState::Degraded => "degraded",
@@ -211,7 +209,7 @@ impl Index {
     }
 
     /// The object a search hit's `position` names: one of [`Index::objects`], or a skill's file.
-    pub fn searched(&self, position: usize) -> Option<&Object> {
+    pub(crate) fn searched(&self, position: usize) -> Option<&Object> {
         self.corpus().get(position)
     }
 
@@ -304,7 +302,7 @@ impl Index {
     /// Keeps this generation's postings in `path` between runs, and answers from the ones kept
     /// there by a run before for the objects that have not changed: for a server's first
     /// generation, before [`Index::search_due`].
-    pub fn keep_search_postings(&self, path: PathBuf) {
+    pub(crate) fn keep_search_postings(&self, path: PathBuf) {
         let _ = self.stored.set(Arc::new(Stored {
             path,
             found: OnceLock::new(),
@@ -315,7 +313,7 @@ impl Index {
     /// Says this generation's postings are being made (from `previous`'s, when given): from
     /// now on a search waits for them when they come from `previous`'s (see
     /// [`Index::search`]), and reads the objects until they are made otherwise.
-    pub fn search_due(&self, previous: Option<Arc<Index>>) {
+    pub(crate) fn search_due(&self, previous: Option<Arc<Index>>) {
         let _ = self.search_due.set(Arc::new(Mutex::new(previous)));
     }
 
@@ -374,7 +372,7 @@ impl Index {
         self.search_signatures.get().is_some()
     }
 
-    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+    pub(crate) fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.is_error())
     }
 }

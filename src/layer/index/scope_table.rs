@@ -223,15 +223,6 @@ impl ScopeTable {
         }
     }
 
-    /// The scope of the object at `position` in the index, when it is an active rule or an
-    /// `instructions` object whose scope reads.
-    pub fn scope(&self, position: usize) -> Option<&Scope> {
-        self.entries
-            .binary_search_by_key(&position, |entry| entry.position)
-            .ok()
-            .map(|e| &self.entries[e].scope)
-    }
-
     /// What applies to any of `paths` (already checked to be repository-relative): the rules of
     /// `page` in the answer's order (blocking first, then advisory; within each class the rules
     /// whose scope matched before those that apply everywhere; index order within each), how
@@ -359,7 +350,10 @@ impl ScopeTable {
     /// class, index order within each), then every `instructions` object, each without reasons:
     /// for an asker that decides by itself which scopes reach what it asks about (a claim's
     /// globs rather than paths).
-    pub fn every<'a>(&'a self, objects: &'a [Object]) -> impl Iterator<Item = Applicable<'a>> {
+    pub(crate) fn every<'a>(
+        &'a self,
+        objects: &'a [Object],
+    ) -> impl Iterator<Item = Applicable<'a>> {
         self.rules.iter().chain(&self.instructions).map(move |&e| {
             let entry = &self.entries[e];
             Applicable {

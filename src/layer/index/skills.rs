@@ -96,7 +96,7 @@ pub struct SkillResource<'a> {
 
 impl Skill {
     /// `skill://<name>/SKILL.md`: the URI the skill is named by.
-    pub fn uri(&self) -> String {
+    pub(crate) fn uri(&self) -> String {
         format!("{SKILL_SCHEME}{}/SKILL.md", self.name)
     }
 
@@ -126,7 +126,7 @@ impl SkillFile {
     }
 
     /// The same digest as bytes, for the fingerprint.
-    pub fn sha256(&self) -> [u8; 32] {
+    pub(crate) fn sha256(&self) -> [u8; 32] {
         self.digested().sha256
     }
 
@@ -141,7 +141,7 @@ impl SkillFile {
     }
 
     /// The text of a text file.
-    pub fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         if self.is_text {
             std::str::from_utf8(&self.bytes).ok()
         } else {

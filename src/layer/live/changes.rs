@@ -55,14 +55,14 @@ impl Changes {
     }
 
     /// The set of URIs changed (`notifications/resources/list_changed`).
-    pub fn list_changed(&self) -> bool {
+    pub(crate) fn list_changed(&self) -> bool {
         !self.added.is_empty() || !self.removed.is_empty()
     }
 
     /// Whether a subscriber to `uri` is owed `notifications/resources/updated`: its content
     /// changed, it disappeared, or it came back (a file caught mid-write is refused by one
     /// generation and read whole by the next: the subscriber must re-read it then too).
-    pub fn touches(&self, uri: &str) -> bool {
+    pub(crate) fn touches(&self, uri: &str) -> bool {
         let has = |list: &[String]| list.binary_search_by(|u| u.as_str().cmp(uri)).is_ok();
         has(&self.changed) || has(&self.removed) || has(&self.added)
     }

@@ -316,12 +316,8 @@ impl LiveIndex {
             .clone()
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
-    }
-
-    pub fn discovery(&self) -> Discovery {
-        self.discovery
     }
 
     /// The current generation once every change the file system reported so far has been
@@ -338,7 +334,7 @@ impl LiveIndex {
 
     /// Whether the file system reported a change the watcher has not checked yet (the events it
     /// queued are taken first). Always false where changes are not notified.
-    pub fn reported_unchecked(&self) -> bool {
+    pub(crate) fn reported_unchecked(&self) -> bool {
         let pending = lock(&self.pending).clone();
         if let Some(pending) = pending {
             pending.take();
@@ -403,7 +399,7 @@ impl LiveIndex {
     /// (renamed or deleted) or replaced by another (asked now, with one `stat`), or the latest
     /// rebuild failed. `None` while it is the repository's. A server whose repository moved
     /// away keeps answering from what it read, and says so here rather than look healthy.
-    pub fn stale(&self) -> Option<String> {
+    pub(crate) fn stale(&self) -> Option<String> {
         self.moved().or_else(|| {
             self.last_error().map(|e| {
                 format!("the layer could not be read again ({e}): the generation before is served")
@@ -413,7 +409,7 @@ impl LiveIndex {
 
     /// Why the repository's directory is no longer the one read: gone (renamed or deleted),
     /// unreadable, or replaced by another (asked now, with one `stat`).
-    pub fn moved(&self) -> Option<String> {
+    pub(crate) fn moved(&self) -> Option<String> {
         let root = self.root.display();
         match std::fs::metadata(&self.root) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -685,7 +681,7 @@ impl LiveIndex {
     /// Calls `hook` with what each generation published from now on changed, computed once per
     /// generation; a generation that changes nothing visible is not reported. Replaces any
     /// earlier hook.
-    pub fn on_change(&self, hook: ChangeHook) {
+    pub(crate) fn on_change(&self, hook: ChangeHook) {
         *self.on_change.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
     }
 

@@ -61,18 +61,6 @@ impl GlobShape {
         })
     }
 
-    /// The directory every path this shape matches starts with (`/`-terminated, or empty), or
-    /// the whole path for a literal.
-    pub fn key(&self) -> &str {
-        match self {
-            GlobShape::Literal(path) => path,
-            GlobShape::Under(dir)
-            | GlobShape::UnderEndingWith { dir, .. }
-            | GlobShape::InEndingWith { dir, .. }
-            | GlobShape::NamedOneBelow { dir, .. } => dir,
-        }
-    }
-
     /// Whether `path` matches.
     pub fn matches(&self, path: &str) -> bool {
         match self {

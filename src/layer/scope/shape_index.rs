@@ -49,7 +49,7 @@ pub struct ShapeIndex {
 
 impl ShapeIndex {
     /// Files `number` under `shape`.
-    pub fn insert(&mut self, shape: GlobShape, number: usize) {
+    pub(crate) fn insert(&mut self, shape: GlobShape, number: usize) {
         let list = match shape {
             GlobShape::InEndingWith { dir, suffix } => {
                 self.within.entry(dir).or_default().push((suffix, number));
@@ -71,7 +71,7 @@ impl ShapeIndex {
     }
 
     /// Appends to `out` the number of every shape `path` matches, in no particular order.
-    pub fn matches_into(&self, path: &str, out: &mut Vec<usize>) {
+    pub(crate) fn matches_into(&self, path: &str, out: &mut Vec<usize>) {
         if let Some(numbers) = self.literals.get(path) {
             out.extend_from_slice(numbers);
         }

@@ -25,7 +25,7 @@ pub enum Case {
 impl Case {
     /// How the file system holding `root` compares names, probed once per root in a process
     /// (a hook asks once; a server asks once for its whole life).
-    pub fn of(root: &Path) -> Case {
+    pub(crate) fn of(root: &Path) -> Case {
         static PROBED: OnceLock<Mutex<HashMap<PathBuf, Case>>> = OnceLock::new();
         let probed = PROBED.get_or_init(Default::default);
         let mut probed = probed.lock().unwrap_or_else(|e| e.into_inner());
@@ -94,7 +94,7 @@ pub enum Problem {
 
 impl Problem {
     /// The refusal's words, after the field's name.
-    pub fn says(&self) -> String {
+    pub(crate) fn says(&self) -> String {
         match self {
             Problem::Empty => "is empty".into(),
             Problem::Root => {
@@ -107,18 +107,6 @@ impl Problem {
                 format!("is {chars} characters long; a path or glob holds at most {MAX_CHARS}")
             }
             Problem::NotAGlob { why } => format!("is not a glob: {why}"),
-        }
-    }
-
-    fn code(&self) -> &'static str {
-        match self {
-            Problem::Empty => "empty_path",
-            Problem::Root => "repository_root",
-            Problem::Absolute => "absolute_path",
-            Problem::Leaves => "outside_repository",
-            Problem::Control => "control_character",
-            Problem::TooLong { .. } => "too_long",
-            Problem::NotAGlob { .. } => "invalid_glob",
         }
     }
 }
@@ -134,15 +122,6 @@ pub enum SpellingError {
         shown: String,
         problem: Problem,
     },
-}
-
-impl SpellingError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::NoneGiven { .. } => "empty_list",
-            Self::Refused { problem, .. } => problem.code(),
-        }
-    }
 }
 
 /// At most the first 80 characters of a caller's text, for an error message.
@@ -350,7 +329,16 @@ mod tests {
     fn a_refusal_names_the_field_and_its_index() {
         let err =
             globs("globs", &["src/**".into(), "/etc/x".into()], Case::Kept).expect_err("absolute");
-        assert_eq!(err.code(), "absolute_path");
+        assert!(
+            matches!(
+                &err,
+                SpellingError::Refused {
+                    problem: Problem::Absolute,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         assert!(
             err.to_string()
                 .starts_with("`globs[1]` (`/etc/x`) is absolute"),
@@ -362,9 +350,27 @@ mod tests {
             "`globs` is an empty list; name at least one path"
         );
         let err = glob("globs[0]", "src/[a", Case::Kept).expect_err("not a glob");
-        assert_eq!(err.code(), "invalid_glob");
+        assert!(
+            matches!(
+                &err,
+                SpellingError::Refused {
+                    problem: Problem::NotAGlob { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         let err = glob("globs[0]", "a\u{1}b", Case::Kept).expect_err("control");
-        assert_eq!(err.code(), "control_character");
+        assert!(
+            matches!(
+                &err,
+                SpellingError::Refused {
+                    problem: Problem::Control,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         assert_eq!(
             path("paths[0]", "a\nb.rs", Case::Kept),
             Ok("a\nb.rs".into())

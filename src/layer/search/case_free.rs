@@ -42,7 +42,7 @@ pub struct CaseFree {
 
 impl CaseFree {
     /// `None` for an empty term, or one longer than any term the index holds.
-    pub fn new(term: &str) -> Option<CaseFree> {
+    pub(crate) fn new(term: &str) -> Option<CaseFree> {
         let bytes = term.as_bytes();
         if bytes.is_empty() || bytes.len() > MAX_TERM {
             return None;
@@ -65,7 +65,7 @@ impl CaseFree {
     }
 
     /// Whether `text` holds the term, ASCII letters compared without case.
-    pub fn is_in(&self, text: &str) -> bool {
+    pub(crate) fn is_in(&self, text: &str) -> bool {
         let hay = text.as_bytes();
         let n = self.term.len();
         if hay.len() < n {

@@ -17,23 +17,23 @@ pub struct Corpus<'a> {
 
 impl<'a> Corpus<'a> {
     /// `objects`, then `more`.
-    pub fn new(objects: &'a [Object], more: &'a [Object]) -> Corpus<'a> {
+    pub(crate) fn new(objects: &'a [Object], more: &'a [Object]) -> Corpus<'a> {
         Corpus { objects, more }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.objects.len() + self.more.len()
     }
 
     /// The object at `position`, if there is one.
-    pub fn get(&self, position: usize) -> Option<&'a Object> {
+    pub(crate) fn get(&self, position: usize) -> Option<&'a Object> {
         match position.checked_sub(self.objects.len()) {
             None => self.objects.get(position),
             Some(at) => self.more.get(at),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &'a Object> + 'a {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a Object> + 'a {
         self.objects.iter().chain(self.more.iter())
     }
 }

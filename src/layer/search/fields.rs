@@ -36,21 +36,9 @@ pub const FIELDS: [Field; 6] = [
 pub type Counts = [u32; 6];
 
 impl Field {
-    /// The word a hit's `matched` list uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Identity => "identity",
-            Field::Title => "title",
-            Field::Tags => "tags",
-            Field::Description => "description",
-            Field::Statement => "statement",
-            Field::Body => "body",
-        }
-    }
-
     /// What one occurrence weighs: identity and title above description, tags and statement,
     /// above body.
-    pub fn weight(self) -> f64 {
+    pub(crate) fn weight(self) -> f64 {
         match self {
             Field::Identity | Field::Title => 4.0,
             Field::Tags | Field::Description | Field::Statement => 2.0,
@@ -60,7 +48,7 @@ impl Field {
 
     /// Occurrences are counted up to this: the prepared postings pack the counts of a short
     /// field in four bits and the body's in twelve, and BM25 has long stopped rising by then.
-    pub fn cap(self) -> u32 {
+    pub(crate) fn cap(self) -> u32 {
         match self {
             Field::Body => 4095,
             _ => 15,
@@ -117,7 +105,7 @@ pub struct Texts<'a> {
 }
 
 impl<'a> Texts<'a> {
-    pub fn of(o: &'a Object) -> Texts<'a> {
+    pub(crate) fn of(o: &'a Object) -> Texts<'a> {
         let json = o.metadata.as_json();
         let map = if is_yaml(o) || json.contains("\"statement\"") {
             o.metadata.to_map()
@@ -143,7 +131,7 @@ impl<'a> Texts<'a> {
         }
     }
 
-    pub fn get(&self, field: Field) -> &str {
+    pub(crate) fn get(&self, field: Field) -> &str {
         match field {
             Field::Identity => self.identity,
             Field::Title => self.title,
@@ -202,7 +190,7 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    pub fn new(unit: Unit) -> Matcher {
+    pub(crate) fn new(unit: Unit) -> Matcher {
         let finders = unit
             .terms()
             .iter()
@@ -229,7 +217,7 @@ impl Matcher {
     }
 
     /// Whether `text` may hold the unit; `false` only when it cannot.
-    pub fn may_occur_in(&self, text: &str) -> bool {
+    pub(crate) fn may_occur_in(&self, text: &str) -> bool {
         match &self.present {
             None => true,
             Some(present) => present.iter().all(|f| f.is_in(text)),
@@ -239,7 +227,7 @@ impl Matcher {
     /// Whether an object may hold the unit anywhere: identity, title, description, tags, the
     /// metadata as JSON (every value's words are there as written) and `body`, the object's
     /// [`scanned_body`].
-    pub fn may_occur_in_object(&self, o: &Object, body: &str) -> bool {
+    pub(crate) fn may_occur_in_object(&self, o: &Object, body: &str) -> bool {
         let Some(present) = &self.present else {
             return true;
         };
@@ -256,7 +244,7 @@ impl Matcher {
     }
 
     /// How many times the unit occurs in `text`, up to `cap`.
-    pub fn count(&self, text: &str, cap: u32) -> u32 {
+    pub(crate) fn count(&self, text: &str, cap: u32) -> u32 {
         match (&self.unit, &self.finders) {
             (Unit::Term(term), Some(finders)) => {
                 let mut n = 0;
@@ -323,7 +311,7 @@ impl Matcher {
     }
 
     /// The unit's counts in every field of `texts`.
-    pub fn counts(&self, texts: &Texts<'_>) -> Counts {
+    pub(crate) fn counts(&self, texts: &Texts<'_>) -> Counts {
         FIELDS.map(|f| self.count(texts.get(f), f.cap()))
     }
 }

@@ -41,7 +41,7 @@ impl Posting {
         }
     }
 
-    pub fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> Counts {
         let mut counts = [0; 6];
         for (i, c) in counts.iter_mut().enumerate().take(5) {
             *c = (self.packed >> (4 * i)) & 0xF;
@@ -190,7 +190,7 @@ fn read_part(objects: Corpus<'_>, positions: &[usize]) -> Part {
 }
 
 impl Prepared {
-    pub fn build<'a>(objects: impl Into<Corpus<'a>>) -> Prepared {
+    pub(crate) fn build<'a>(objects: impl Into<Corpus<'a>>) -> Prepared {
         let objects: Corpus<'a> = objects.into();
         let positions: Vec<usize> = (0..objects.len()).collect();
         let threads = parallel::threads_for(objects.len(), 512);
@@ -239,7 +239,7 @@ impl Prepared {
 
     /// The postings of `term`, by position; empty when no object holds it. Fails only when
     /// they are read from a stored file that turns out damaged.
-    pub fn postings(&self, term: &str) -> Result<Cow<'_, [Posting]>, StoredError> {
+    pub(crate) fn postings(&self, term: &str) -> Result<Cow<'_, [Posting]>, StoredError> {
         let mut lo = 0;
         let mut hi = self.ends.len();
         while lo < hi {
@@ -263,12 +263,12 @@ impl Prepared {
     }
 
     /// The objects this was built from.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.body_len.len()
     }
 
     /// Bytes held on the heap, for the memory figures.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.terms.len()
             + self.ends.len() * 4
             + self.starts.len() * 4

@@ -55,7 +55,7 @@ pub enum StoredError {
 
 impl StoredError {
     /// The one word the log line names the refusal by.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             StoredError::Io(_) => "io",
             StoredError::Foreign => "foreign",
@@ -151,7 +151,7 @@ pub struct OnDisk {
 
 impl OnDisk {
     /// The postings `from..to`, their blocks checked.
-    pub fn read(&self, from: usize, to: usize) -> Result<Vec<Posting>, StoredError> {
+    pub(crate) fn read(&self, from: usize, to: usize) -> Result<Vec<Posting>, StoredError> {
         if from >= to {
             return Ok(Vec::new());
         }
@@ -186,7 +186,7 @@ impl OnDisk {
         Ok(out)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.count
     }
 

@@ -14,7 +14,7 @@ impl Prepared {
     /// objects were `before` (both sorted by URI, as an index holds them). An object of `after`
     /// for which `fresh` is false must be one of `before`, unchanged; the others, and every
     /// one of `more` (a skill's files, few), are tokenized.
-    pub fn updated(
+    pub(crate) fn updated(
         &self,
         before: &[Object],
         after: &[Object],
@@ -46,7 +46,7 @@ impl Prepared {
     /// position of these postings is that object, unchanged (each named once, in ascending
     /// order); the others are tokenized. When these postings cannot be read whole (a damaged
     /// stored file), every object is.
-    pub fn remapped(&self, corpus: Corpus<'_>, from: &[Option<u32>]) -> Prepared {
+    pub(crate) fn remapped(&self, corpus: Corpus<'_>, from: &[Option<u32>]) -> Prepared {
         let all = match self.all_postings() {
             Ok(all) => all,
             Err(e) => {
