@@ -82,8 +82,9 @@ pub fn echo(_ctx: &$context_type, input: EchoInput) -> Result<EchoOutput, Capabi
     Ok(EchoOutput { echo: input.text })
 }
 RUST
-sed -i '/^pub mod repository;$/a pub mod scratch;' src/capabilities/mod.rs
-grep -qx 'pub mod scratch;' src/capabilities/mod.rs || { echo "FAIL  no place for the module"; exit 1; }
+# Declared beside an existing namespace, with that namespace's own visibility.
+sed -i 's/^\(pub[()a-z]*\) mod repository;$/&\n\1 mod scratch;/' src/capabilities/mod.rs
+grep -qE '^pub[()a-z]* mod scratch;$' src/capabilities/mod.rs || { echo "FAIL  no place for the module"; exit 1; }
 
 # --- The one command --------------------------------------------------------------------------
 bless_started=$(date +%s)
