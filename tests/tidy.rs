@@ -840,6 +840,18 @@ fn code_under(dirs: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Every match of `pattern` in `files` (from [`code_under`]), as `file: match`.
+fn matches_in(pattern: &Regex, files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .flat_map(|(file, code)| {
+            pattern
+                .find_iter(code)
+                .map(move |m| format!("{file}: {}", m.as_str()))
+        })
+        .collect()
+}
+
 /// The Cockpit's pages and the MCP skills extension read the layer only through capabilities
 /// (run by the executor), never the index itself: what a person or a client is shown is what a
 /// capability answers (ADR 0112).
@@ -848,12 +860,7 @@ fn the_cockpit_and_the_skills_extension_read_no_index() {
     let reads = Regex::new(r"\.(index|layer|layer_if_open|current)\(\)|\b(Index|LiveIndex)\b")
         .expect("a valid pattern");
     let files = code_under(&["src/cockpit", "src/mcp/skills.rs"]);
-    let mut offenders = Vec::new();
-    for (file, code) in &files {
-        for m in reads.find_iter(code) {
-            offenders.push(format!("{file}: {}", m.as_str()));
-        }
-    }
+    let offenders = matches_in(&reads, &files);
     assert!(
         offenders.is_empty(),
         "these read the index around the capabilities: {offenders:?}"
@@ -868,12 +875,7 @@ fn the_cockpit_and_the_skills_extension_read_no_index() {
 fn handlers_cannot_reach_an_agents_transport() {
     let whole = Regex::new(r"\bPeers\b|\.client_of\(").expect("a valid pattern");
     let files = code_under(&["src/capabilities"]);
-    let mut offenders = Vec::new();
-    for (file, code) in &files {
-        for m in whole.find_iter(code) {
-            offenders.push(format!("{file}: {}", m.as_str()));
-        }
-    }
+    let offenders = matches_in(&whole, &files);
     assert!(
         offenders.is_empty(),
         "handlers reach the whole board of sessions: {offenders:?}"

@@ -27,17 +27,19 @@ fn skill_files(index: &crate::layer::Index, o: &Object) -> Option<Vec<SkillResou
     if o.kind != "skill" {
         return None;
     }
-    let skill = index.skill(&o.identity)?;
-    Some(
-        skill
-            .resources()
-            .map(|r| SkillResource {
-                uri: r.uri.to_string(),
-                digest: r.digest.to_string(),
-                size: r.size as i64,
-            })
-            .collect(),
-    )
+    Some(skill_resources(index.skill(&o.identity)?))
+}
+
+/// A skill's files as every answer that lists them shows them.
+pub(crate) fn skill_resources(skill: &crate::layer::Skill) -> Vec<SkillResource> {
+    skill
+        .resources()
+        .map(|r| SkillResource {
+            uri: r.uri.to_string(),
+            digest: r.digest.to_string(),
+            size: r.size as i64,
+        })
+        .collect()
 }
 
 fn summary(index: &crate::layer::Index, o: &Object) -> ObjectSummary {

@@ -6,7 +6,7 @@ use crate::call::Call;
 use crate::error::{cut_echo, CapabilityError};
 use crate::registry::types::skills::{FilesInput, FilesOutput, ListInput, ListOutput};
 use crate::registry::types::{
-    SkillResource, SkillsFilesOutputFilesItem as File, SkillsListOutputSkillsItem as Entry,
+    SkillsFilesOutputFilesItem as File, SkillsListOutputSkillsItem as Entry,
 };
 
 pub fn list(ctx: &Call, _input: ListInput) -> Result<ListOutput, CapabilityError> {
@@ -20,14 +20,7 @@ pub fn list(ctx: &Call, _input: ListInput) -> Result<ListOutput, CapabilityError
                 .get(&skill.object_uri)
                 .map(|o| o.metadata.to_map())
                 .unwrap_or_default(),
-            resources: skill
-                .resources()
-                .map(|r| SkillResource {
-                    uri: r.uri.to_string(),
-                    digest: r.digest.to_string(),
-                    size: r.size as i64,
-                })
-                .collect(),
+            resources: super::objects::skill_resources(skill),
         })
         .collect();
     Ok(ListOutput { skills })
