@@ -197,6 +197,37 @@ pub fn read_open(
     Ok((bytes, meta))
 }
 
+/// What a regular file of at most `max` bytes holds from byte `from` on (an appended log read
+/// from where its reader stopped): nothing when it holds no more, never read past `max`.
+pub fn read_from(path: &Path, from: u64, max: u64) -> Result<Vec<u8>, Refusal> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = open(path, Links::Never)?;
+    let meta = file.metadata().map_err(|e| Refusal::Io(io_reason(&e)))?;
+    if !meta.is_file() {
+        return Err(Refusal::NotRegular(describe_type(&meta)));
+    }
+    if meta.len() > max {
+        return Err(Refusal::Oversized {
+            len: meta.len(),
+            max,
+        });
+    }
+    file.seek(SeekFrom::Start(from))
+        .map_err(|e| Refusal::Io(io_reason(&e)))?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take((max + 1).saturating_sub(from))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Refusal::Io(io_reason(&e)))?;
+    if from + bytes.len() as u64 > max {
+        return Err(Refusal::Oversized {
+            len: from + bytes.len() as u64,
+            max,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Reads a stream (a hook's standard input) to its end, refusing it past `max` bytes without
 /// reading further.
 pub fn read_stream(reader: impl Read, max: u64) -> Result<Vec<u8>, Refusal> {

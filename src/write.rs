@@ -520,6 +520,24 @@ impl BoardLog {
         })
     }
 
+    /// Writes the log at `path` whole with `bytes` through the temporary file `temp` (a reader
+    /// sees all of it or nothing), then opens it to append to.
+    pub(crate) fn publish(temp: &Path, path: &Path, bytes: &[u8]) -> io::Result<BoardLog> {
+        use std::os::unix::fs::OpenOptionsExt;
+        board_record(temp, path, bytes)?;
+        let file = OpenOptions::new()
+            .append(true)
+            .custom_flags(open_flags(
+                OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            ))
+            .open(path)?;
+        Ok(BoardLog {
+            path: path.to_path_buf(),
+            file,
+            len: bytes.len() as u64,
+        })
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

@@ -82,7 +82,7 @@ fn boot_id() -> String {
 /// A well-formed record for the process `pid` started at `start`, as file `seq`.
 fn record(pid: u32, start: u64, seq: u64, client: &str) -> Value {
     json!({
-        "format": 3, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
+        "format": 4, "boot": boot_id(), "pid": pid, "start": start, "seq": seq,
         "worktree": "/elsewhere",
         "sessions": [{
             "id": 1, "handle": format!("a{pid}.1"), "transport": "stdio", "client": client, "client_version": "1",

@@ -1,7 +1,8 @@
 //! Claims on the board through the real binary: a conflict across worktrees is an answer naming
 //! the holder, a release lets the other in, a SIGKILLed holder's claims are gone within 5 s, 20
-//! peers in 6 processes racing for one path get exactly one grant each round, and bad input or
-//! forged records on the board are refused or ignored with a reason, never granted twice.
+//! peers in 6 processes racing for one path get exactly one grant each round, another process
+//! reads a holder's claims through every rewrite of its ledger, and bad input or forged records
+//! on the board are refused or ignored with a reason, never granted twice.
 
 use std::sync::Barrier;
 use std::time::Duration;
@@ -219,7 +220,7 @@ fn bad_claims_are_refused_naming_the_field_and_forged_records_grant_nothing() {
         true
     );
 
-    // A live process (flock holds its lock) whose record carries claims out of bounds: ignored
+    // A live process (flock holds its lock) whose ledger carries claims out of bounds: ignored
     // with a reason, and the paths it pretends to hold are granted.
     let board = fixture.root().join(".git/majordomus/peers");
     let taken = board.join("taken.lock");
@@ -249,16 +250,21 @@ fn bad_claims_are_refused_naming_the_field_and_forged_records_grant_nothing() {
         .expect("the lock takes the holder's name");
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
     let forged = json!({
-        "format": 3, "boot": boot.trim(), "pid": pid, "start": start, "seq": 1,
-        "worktree": "/elsewhere", "sessions": [],
-        "claims": [{ "session": 0, "globs": ["/etc/**", "docs/**"], "exclusive": true,
-                     "claimed_at": 0, "expires_at": 4_000_000_000u64, "reason": null, "issue": null }]
+        "format": 4, "boot": boot.trim(), "pid": pid, "start": start, "seq": 1,
+        "worktree": "/elsewhere", "sessions": []
     });
     std::fs::write(
         board.join(format!("{pid}-{start}.1.json")),
         serde_json::to_vec(&forged).expect("json"),
     )
     .expect("write");
+    let grant = json!({ "grant": { "session": 0, "globs": ["/etc/**", "docs/**"], "exclusive": true,
+                  "claimed_at": 0, "expires_at": 4_000_000_000u64, "reason": null, "issue": null } });
+    std::fs::write(
+        board.join(format!("{pid}-{start}.1.claims")),
+        format!("{grant}\n"),
+    )
+    .expect("write the ledger");
     let granted = claim(&mut server, json!({ "globs": ["docs/a.md"] }));
     assert_eq!(granted["granted"], true, "{granted}");
     let seen = server.call_ok(tool_of("peers.list"), json!({}));
@@ -277,4 +283,53 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+#[test]
+fn another_process_reads_a_holders_claims_through_every_rewrite_of_its_ledger() {
+    let fixture = Fixture::new();
+    let mut holder = session(fixture.root(), "holder");
+    let mut other = session(fixture.root(), "other");
+    let listed = |server: &mut McpServer| -> Vec<String> {
+        let list = server.call_ok(tool_of("peers.list"), json!({ "claims": true }));
+        let mut globs: Vec<String> = (list["claims"].as_array().expect("claims").iter())
+            .filter(|c| c["this_process"] == false)
+            .map(|c| c["globs"][0].as_str().expect("a glob").to_string())
+            .collect();
+        globs.sort();
+        globs
+    };
+    for k in 0..80 {
+        assert_eq!(
+            claim(&mut holder, json!({ "globs": [format!("area/{k:02}/**")] }))["granted"],
+            true
+        );
+    }
+    assert_eq!(listed(&mut other).len(), 80, "read as appended");
+    // 75 releases outnumber twice what is left: the ledger is written afresh on the way.
+    for k in 5..80 {
+        let released = holder.call_ok(
+            tool_of("peers.release"),
+            json!({ "globs": [format!("area/{k:02}/**")] }),
+        );
+        assert_eq!(released["released"].as_array().map(Vec::len), Some(1));
+    }
+    let left: Vec<String> = (0..5).map(|k| format!("area/{k:02}/**")).collect();
+    assert_eq!(listed(&mut other), left);
+    let board = fixture.root().join(".git/majordomus/peers");
+    let ledgers: Vec<String> = std::fs::read_dir(&board)
+        .expect("the board")
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&format!("{}-", holder.pid())) && n.ends_with(".claims"))
+        .collect();
+    assert_eq!(ledgers.len(), 1, "{ledgers:?}");
+    assert!(
+        !ledgers[0].ends_with(".1.claims"),
+        "a later generation: {ledgers:?}"
+    );
+    let refused = claim(&mut other, json!({ "globs": ["area/03/x.rs"] }));
+    assert_eq!(refused["granted"], false, "{refused}");
+    let granted = claim(&mut other, json!({ "globs": ["area/42/x.rs"] }));
+    assert_eq!(granted["granted"], true, "{granted}");
 }

@@ -1,7 +1,7 @@
 //! Claims on the board: a session takes repository path globs, exclusive or shared, for a time,
 //! and is granted them only when no live claim of another session overlaps with either side
-//! exclusive. A claim lives in its process's record, so it ends at release, at its expiry, or
-//! with its process (a dead process's record is dropped by the next reading). Granting is atomic
+//! exclusive. A claim lives in its process's ledger, so it ends at release, at its expiry, or
+//! with its process (a dead process's record and ledger are dropped by the next reading). Granting is atomic
 //! across every process and worktree of the repository: the check and the record's write happen
 //! while holding an exclusive lock on the board's `claims.lock`.
 //!
@@ -519,7 +519,8 @@ impl Board {
             }
         }
         if on_board {
-            if let Err(e) = self.write(&mut joined) {
+            let written = self.write_claims(&mut joined, renewed_claims.clone(), Some(&claim));
+            if let Err(e) = written {
                 undo(&mut joined, renewed_claims);
                 return Err(e.into());
             }
@@ -649,7 +650,7 @@ impl Board {
             joined.claims.drain(..).partition(|c| ends(c));
         joined.claims = kept;
         if !ended.is_empty() && joined.lock.is_some() {
-            if let Err(e) = self.write(&mut joined) {
+            if let Err(e) = self.write_claims(&mut joined, ended.clone(), None) {
                 // Not released: the ended claims are held again.
                 joined.claims.extend(ended);
                 return Err(e.into());

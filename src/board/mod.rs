@@ -14,6 +14,7 @@ pub(crate) mod claims;
 pub(crate) mod glob;
 pub(crate) mod inbox;
 pub(crate) mod inbox_watch;
+mod ledger;
 pub(crate) mod peers;
 pub(crate) mod process;
 mod read;
@@ -144,8 +145,9 @@ struct Joined {
     failure: Option<BoardError>,
     /// This process's sessions as last published.
     sessions: Vec<SessionRecord>,
-    /// What this process's sessions hold (`claims`).
+    /// What this process's sessions hold (`claims`), as its ledger has them.
     claims: Vec<ClaimRecord>,
+    ledger: ledger::Writer,
 }
 
 /// What was read of a record file; a file's content never changes under its name.
@@ -155,6 +157,21 @@ enum Seen {
     Ignored(RecordError),
 }
 
+/// What this process read of the others: each record file, and each live process's ledger
+/// followed, with the record it was last put in (its claims those the ledger holds).
+#[derive(Debug, Default)]
+struct Sightings {
+    records: HashMap<String, Seen>,
+    ledgers: HashMap<String, Following>,
+}
+
+#[derive(Debug, Default)]
+struct Following {
+    ledger: ledger::Followed,
+    /// The record as read from its file, and as shown with the ledger's claims.
+    read: Option<(Arc<Record>, Arc<Record>)>,
+}
+
 /// One repository's board, as this process sees it.
 #[derive(Debug)]
 pub struct Board {
@@ -162,7 +179,7 @@ pub struct Board {
     worktree: String,
     me: Identity,
     joined: Mutex<Joined>,
-    seen: Mutex<HashMap<String, Seen>>,
+    seen: Mutex<Sightings>,
     /// Each record's claims as last filed for checks and claims (`check`).
     claim_index: Mutex<check::ClaimIndex>,
     /// The board shared on the repository's remote, when one is named.
@@ -195,7 +212,7 @@ impl Board {
             worktree: root.display().to_string(),
             me,
             joined: Mutex::new(Joined::default()),
-            seen: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Sightings::default()),
             claim_index: Mutex::new(check::ClaimIndex::default()),
             remote,
         }
@@ -332,7 +349,8 @@ impl Board {
     }
 
     /// Writes this process's record anew from what `joined` holds; a claim whose session has
-    /// left or whose time is up is dropped on the way.
+    /// left or whose time is up ends on the way (in the ledger first, so no reader sees a
+    /// departed agent's claims as the process's own).
     fn write(&self, joined: &mut Joined) -> Result<(), BoardError> {
         let Some(dir) = self.dir() else {
             return Ok(());
@@ -341,9 +359,12 @@ impl Board {
         let Joined {
             sessions, claims, ..
         } = joined;
-        claims.retain(|c| {
-            c.expires_at > now && (c.session == 0 || sessions.iter().any(|s| s.id == c.session))
-        });
+        let (kept, gone): (Vec<ClaimRecord>, Vec<ClaimRecord>) =
+            std::mem::take(claims).into_iter().partition(|c| {
+                c.expires_at > now && (c.session == 0 || sessions.iter().any(|s| s.id == c.session))
+            });
+        *claims = kept;
+        self.append_ledger(joined, &gone, None)?;
         joined.seq += 1;
         let record = record::Written {
             format: record::FORMAT,
@@ -353,7 +374,6 @@ impl Board {
             seq: joined.seq,
             worktree: &self.worktree,
             sessions: &joined.sessions,
-            claims: &joined.claims,
         };
         let name = record::file_name(&self.me, joined.seq);
         let temp = dir.join(format!(".{}.{}.tmp", self.me.stem(), joined.seq));
@@ -362,25 +382,72 @@ impl Board {
             .and_then(|bytes| write::board_record(&temp, &dir.join(&name), &bytes));
         match result {
             Ok(()) => {
-                if let Some(remote) = &self.remote {
-                    remote.note(&joined.sessions, &joined.claims);
-                }
                 if let Some(previous) = joined.current.replace(name) {
                     write::board_remove(&dir.join(previous));
                 }
                 joined.failure = None;
                 Ok(())
             }
-            Err(e) => {
-                let e = BoardError::Unwritable {
-                    path: dir.display().to_string(),
-                    reason: io_reason(&e),
-                };
-                tracing::warn!("{e}");
-                joined.failure = Some(e.clone());
-                Err(e)
-            }
+            Err(e) => Err(self.failed(joined, dir, &e)),
         }
+    }
+
+    /// Records in this process's ledger that `ended` ended and `granted` began, with every
+    /// claim whose time ran out meanwhile: one line each, whatever else it holds. A board that
+    /// could not be written before is written whole again.
+    fn write_claims(
+        &self,
+        joined: &mut Joined,
+        mut ended: Vec<ClaimRecord>,
+        granted: Option<&ClaimRecord>,
+    ) -> Result<(), BoardError> {
+        let now = claims::now();
+        joined.claims.retain(|c| {
+            let live = c.expires_at > now;
+            if !live {
+                ended.push(c.clone());
+            }
+            live
+        });
+        self.append_ledger(joined, &ended, granted)?;
+        if joined.failure.is_some() {
+            return self.write(joined);
+        }
+        Ok(())
+    }
+
+    /// [`Board::write_claims`]'s ledger lines, `joined.claims` being what is held after them.
+    fn append_ledger(
+        &self,
+        joined: &mut Joined,
+        ended: &[ClaimRecord],
+        granted: Option<&ClaimRecord>,
+    ) -> Result<(), BoardError> {
+        let Some(dir) = self.dir() else {
+            return Ok(());
+        };
+        let stem = self.me.stem();
+        let appended = (joined.ledger).record(dir, &stem, ended, granted, &joined.claims);
+        match appended {
+            Ok(()) => {
+                if let Some(remote) = &self.remote {
+                    remote.note(&joined.sessions, &joined.claims);
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.failed(joined, dir, &e)),
+        }
+    }
+
+    /// Notes that writing to the board failed: every reading says why until a write succeeds.
+    fn failed(&self, joined: &mut Joined, dir: &Path, e: &std::io::Error) -> BoardError {
+        let e = BoardError::Unwritable {
+            path: dir.display().to_string(),
+            reason: io_reason(e),
+        };
+        tracing::warn!("{e}");
+        joined.failure = Some(e.clone());
+        e
     }
 
     /// Takes this process off the board (at a clean exit; a process that dies otherwise is
@@ -394,6 +461,7 @@ impl Board {
         if let Some(current) = joined.current.take() {
             write::board_remove(&dir.join(current));
         }
+        joined.ledger.remove();
         if joined.lock.take().is_some() {
             self.remove_inbox();
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));

@@ -8,15 +8,17 @@ use std::sync::Arc;
 
 use super::process::{self, Identity, Watch};
 use super::record::{self, Record, RecordError, RecordName};
-use super::{io_reason, lock, Board, BoardError, Ignored, Location, Reading, Seen, State};
+use super::{io_reason, ledger, lock, Board, BoardError, Ignored, Location, Reading, Seen};
+use super::{Sightings, State};
 use crate::write;
 
 /// The most ignored files one reading names (a board flooded with junk still answers briefly).
 pub const MAX_IGNORED_SHOWN: usize = 50;
 
 impl Board {
-    /// Every other live process's record now. Each file is read once (a name's content never
-    /// changes); a process already seen is checked alive with one `poll` over all of them.
+    /// Every other live process's record now, with the claims its ledger holds. Each record
+    /// file is read once (a name's content never changes), each ledger from where the last
+    /// reading stopped; a process already seen is checked alive with one `poll` over all.
     pub(crate) fn read(&self) -> Reading {
         let joined = lock(&self.joined);
         let (state, reason) = match (&self.location, &joined.failure, joined.lock.is_some()) {
@@ -70,13 +72,13 @@ impl Board {
         &self,
         dir: &Path,
         my_seq: u64,
-        seen: &mut HashMap<String, Seen>,
+        seen: &mut Sightings,
         last: bool,
     ) -> Result<Option<(Vec<Arc<Record>>, Vec<Ignored>)>, BoardError> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                seen.clear();
+                *seen = Sightings::default();
                 return Ok(Some((Vec::new(), Vec::new())));
             }
             Err(e) => {
@@ -89,11 +91,20 @@ impl Board {
         let mut ignored = Vec::new();
         // The newest record of each process: older ones are its leftovers.
         let mut newest: BTreeMap<String, (RecordName, String)> = BTreeMap::new();
+        // The newest ledger of each process: an older one is being replaced.
+        let mut ledgers: HashMap<String, (u64, String)> = HashMap::new();
         let mut listed = Vec::new();
         for entry in entries.flatten() {
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
+            if let Some((stem, generation)) = ledger::parse_name(&name) {
+                let newer = ledgers.get(stem).is_none_or(|(g, _)| *g < generation);
+                if newer {
+                    ledgers.insert(stem.to_string(), (generation, name));
+                }
+                continue;
+            }
             let Some(parsed) = RecordName::parse(&name) else {
                 if name.ends_with(".json") {
                     ignored.push(Ignored {
@@ -125,20 +136,20 @@ impl Board {
                 }
             }
         }
-        seen.retain(|name, _| listed.contains(name));
+        seen.records.retain(|name, _| listed.contains(name));
         let mut retry = false;
         for (stem, (parsed, name)) in &newest {
-            if seen.contains_key(name) {
+            if seen.records.contains_key(name) {
                 continue;
             }
             match self.load(dir, parsed, name) {
                 Ok(Some(s)) => {
-                    seen.insert(name.clone(), s);
+                    seen.records.insert(name.clone(), s);
                 }
                 Ok(None) => retry = true,
                 Err(RecordError::Dead) => remove_process(dir, stem),
                 Err(e) => {
-                    seen.insert(name.clone(), Seen::Ignored(e));
+                    seen.records.insert(name.clone(), Seen::Ignored(e));
                 }
             }
         }
@@ -148,7 +159,7 @@ impl Board {
         // One poll tells which of the processes seen before have exited since.
         let live: Vec<(&String, &Arc<Record>, &Watch)> = newest
             .values()
-            .filter_map(|(_, name)| match seen.get(name) {
+            .filter_map(|(_, name)| match seen.records.get(name) {
                 Some(Seen::Live { record, watch }) => Some((name, record, watch)),
                 _ => None,
             })
@@ -160,21 +171,40 @@ impl Board {
             .map(|((_, _, w), id)| (*w, id))
             .collect();
         let exited = process::exited(&watches);
-        let mut others = Vec::new();
+        let mut alive = Vec::new();
         let mut gone = Vec::new();
         for ((name, record, _), dead) in live.iter().zip(exited) {
+            let stem = format!("{}-{}", record.pid, record.start);
             if dead {
-                gone.push(((*name).clone(), format!("{}-{}", record.pid, record.start)));
+                gone.push(((*name).clone(), stem));
             } else {
-                others.push(Arc::clone(record));
+                alive.push((stem, Arc::clone(record)));
             }
         }
         for (name, stem) in gone {
-            seen.remove(&name);
+            seen.records.remove(&name);
             remove_process(dir, &stem);
         }
+        seen.ledgers
+            .retain(|stem, _| alive.iter().any(|(s, _)| s == stem));
+        let mut others = Vec::new();
+        for (stem, record) in alive {
+            let newest_ledger = ledgers.get(&stem).map(|(_, name)| name.as_str());
+            let following = seen.ledgers.entry(stem).or_default();
+            match following.follow(dir, newest_ledger, record) {
+                Ok(Some(shown)) => others.push(shown),
+                Ok(None) if !last => return Ok(None),
+                // Replaced under every listing: its claims as last read stand.
+                Ok(None) => others.extend(following.read.as_ref().map(|(_, s)| Arc::clone(s))),
+                Err(e) => ignored.push(Ignored {
+                    file: newest_ledger.unwrap_or_default().to_string(),
+                    code: e.code(),
+                    reason: e.to_string(),
+                }),
+            }
+        }
         for (_, name) in newest.values() {
-            if let Some(Seen::Ignored(e)) = seen.get(name) {
+            if let Some(Seen::Ignored(e)) = seen.records.get(name) {
                 ignored.push(Ignored {
                     file: name.clone(),
                     code: e.code(),
@@ -208,6 +238,33 @@ impl Board {
             record: Arc::new(record),
             watch,
         }))
+    }
+}
+
+impl super::Following {
+    /// `record` with the claims of the process's ledger `ledger` (none: it never claimed),
+    /// the same `Arc` while neither changed; `None` when the ledger was replaced meanwhile.
+    fn follow(
+        &mut self,
+        dir: &Path,
+        ledger: Option<&str>,
+        record: Arc<Record>,
+    ) -> Result<Option<Arc<Record>>, RecordError> {
+        let followed = self.ledger.follow(dir, ledger)?;
+        if followed == ledger::Follow::Vanished {
+            return Ok(None);
+        }
+        if let Some((read, shown)) = &self.read {
+            if followed == ledger::Follow::Unchanged && Arc::ptr_eq(read, &record) {
+                return Ok(Some(Arc::clone(shown)));
+            }
+        }
+        let shown = Arc::new(Record {
+            claims: self.ledger.claims().to_vec(),
+            ..Record::clone(&record)
+        });
+        self.read = Some((record, Arc::clone(&shown)));
+        Ok(Some(shown))
     }
 }
 
@@ -257,7 +314,7 @@ pub(super) fn sweep_orphan_locks(dir: &Path, mine: &str) {
     }
 }
 
-/// Removes what a dead process left: its records, its temporary files and its lock.
+/// Removes what a dead process left: its records, its ledger, its temporary files and its lock.
 fn remove_process(dir: &Path, stem: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -271,7 +328,8 @@ fn remove_process(dir: &Path, stem: &str) {
         let name = name.to_string_lossy();
         if name == lock {
             has_lock = true;
-        } else if (name.starts_with(&record_prefix) && name.ends_with(".json"))
+        } else if (name.starts_with(&record_prefix)
+            && (name.ends_with(".json") || name.ends_with(ledger::SUFFIX)))
             || name.starts_with(&temp_prefix)
         {
             write::board_remove(&entry.path());

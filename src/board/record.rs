@@ -8,8 +8,9 @@ use super::process::Identity;
 
 /// The record format this build writes and reads; a record of another format is ignored.
 /// Format 2 added the process's claims; format 3 names each session as an agent (its handle,
-/// its client's process, an HTTP agent's lease).
-pub const FORMAT: u32 = 3;
+/// its client's process, an HTTP agent's lease); format 4 moves the claims to the process's
+/// ledger (`ledger`), so a claim no longer rewrites the record.
+pub const FORMAT: u32 = 4;
 
 /// The largest record read: `MAX_SESSIONS` sessions, each at its bounds (an announcement's paths
 /// are at most `MAX_PATHS_BYTES` together, so a session is under 24 KiB).
@@ -49,13 +50,14 @@ pub struct Record {
     /// The root of the worktree it serves.
     pub worktree: String,
     pub sessions: Vec<SessionRecord>,
-    /// What its sessions hold (`crate::board::claims`).
+    /// What its sessions hold (`crate::board::claims`), as its ledger says: a reading puts them
+    /// here, whatever the record's file holds.
     #[serde(default)]
     pub claims: Vec<ClaimRecord>,
 }
 
-/// A [`Record`] as this process writes its own, borrowed from what it holds (its claims are
-/// not copied to be written).
+/// A [`Record`] as this process writes its own, borrowed from what it holds; its claims go to
+/// its ledger.
 #[derive(Serialize)]
 pub struct Written<'a> {
     pub format: u32,
@@ -65,7 +67,6 @@ pub struct Written<'a> {
     pub seq: u64,
     pub worktree: &'a str,
     pub sessions: &'a [SessionRecord],
-    pub claims: &'a [ClaimRecord],
 }
 
 /// One claim held by a session of that process (session 0: the process itself, for a caller
@@ -283,22 +284,27 @@ fn check_bounds(record: &Record) -> Result<(), RecordError> {
     if record.claims.len() > MAX_CLAIMS {
         return Err(RecordError::OutOfBounds { field: "claims" });
     }
-    for c in &record.claims {
-        if c.globs.is_empty()
-            || c.globs.len() > MAX_CLAIM_GLOBS
-            || c.globs.iter().any(|g| super::glob::check(g).is_err())
-        {
-            return Err(RecordError::OutOfBounds {
-                field: "claims.globs",
-            });
-        }
-        if c.reason.as_deref().is_some_and(|r| too_long(r, MAX_INTENT))
-            || c.issue.as_deref().is_some_and(|i| too_long(i, MAX_ISSUE))
-        {
-            return Err(RecordError::OutOfBounds {
-                field: "claims.reason",
-            });
-        }
+    record.claims.iter().try_for_each(check_claim)
+}
+
+/// Whether one claim keeps its bounds: 1 to `MAX_CLAIM_GLOBS` globs, each naming paths of the
+/// repository, and short texts.
+pub(super) fn check_claim(c: &ClaimRecord) -> Result<(), RecordError> {
+    let too_long = |s: &str, max: usize| s.chars().count() > max;
+    if c.globs.is_empty()
+        || c.globs.len() > MAX_CLAIM_GLOBS
+        || c.globs.iter().any(|g| super::glob::check(g).is_err())
+    {
+        return Err(RecordError::OutOfBounds {
+            field: "claims.globs",
+        });
+    }
+    if c.reason.as_deref().is_some_and(|r| too_long(r, MAX_INTENT))
+        || c.issue.as_deref().is_some_and(|i| too_long(i, MAX_ISSUE))
+    {
+        return Err(RecordError::OutOfBounds {
+            field: "claims.reason",
+        });
     }
     Ok(())
 }
