@@ -1,12 +1,13 @@
 //! Which paths a live exclusive claim holds: the question a commit or an edit asks before it
 //! lands on another agent's paths. Each record's claims are filed once per version of the record
-//! (this process's while they do not change; another process's record file never changes under
-//! its name), each as its holder, the exclusive ones by where their globs can match: a literal
-//! glob by the path it names, a directory's `dir/**` by that directory, any other glob by the
-//! directory its literal start lies in, matched by a compiled glob the record's next version
-//! takes over. A path then asks only the claims filed under itself and its own directories, so
-//! a check costs what those hold, not what the whole board holds; and a claim's conflicts are
-//! looked for among holders already made. Knows nothing of MCP or of any surface.
+//! (this process's while they do not change; another process's while neither its record file
+//! nor its ledger changed: a reading hands back the same `Arc` until then), each as its holder,
+//! the exclusive ones by where their globs can match: a literal glob by the path it names, a
+//! directory's `dir/**` by that directory, any other glob by the directory its literal start
+//! lies in, matched by a compiled glob the record's next version takes over. A path then asks
+//! only the claims filed under itself and its own directories, so a check costs what those
+//! hold, not what the whole board holds; and a claim's conflicts are looked for among holders
+//! already made. Knows nothing of MCP or of any surface.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,7 +59,7 @@ struct Filing {
 }
 
 /// Each record's claims as last filed: this process's by what it held then, every other
-/// process's by its record (a record file never changes under its name).
+/// process's by its record as read (the same `Arc` while its file and ledger are unchanged).
 #[derive(Debug, Default)]
 pub(super) struct ClaimIndex {
     own: Option<(Arc<Record>, Arc<Filed>)>,

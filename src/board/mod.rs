@@ -1,9 +1,10 @@
-//! The peer board every majordomus process of one repository shares: a
-//! directory, under git's common directory (or the root's `.ai/local/` without git), holding one
-//! record per process, written atomically, named by the process's identity and seq, and kept
-//! alive by a lock the process holds for its whole life. This module finds the directory, joins
-//! it and writes this process's record (`read` reads every other live one); it knows nothing of
-//! MCP or of any surface (`view` turns what it reads into the `Peer`s capabilities answer with).
+//! The peer board every majordomus process of one repository shares: a directory, under git's
+//! common directory (or the root's `.ai/local/` without git), holding one record per process,
+//! written atomically, named by the process's identity and seq, its claims in a ledger beside it
+//! (`ledger`), and kept alive by a lock the process holds for its whole life. This module finds
+//! the directory, joins it and writes this process's record and ledger (`read` reads every other
+//! live one); it knows nothing of MCP or of any surface (`view` turns what it reads into the
+//! `Peer`s capabilities answer with).
 
 pub(crate) mod across;
 pub(crate) mod ancestry;
