@@ -111,6 +111,11 @@ pub enum ClaimError {
     TooLong { field: &'static str, max: usize },
     #[error("another process held the board's claims lock for more than {} s; try again", LOCK_WAIT.as_secs())]
     Busy,
+    #[error(
+        "this process's agents hold {} live claims, the most one process holds; release some first",
+        record::MAX_CLAIMS
+    )]
+    Full,
     #[error("the board shared on the remote cannot grant now ({code}): {source}; nothing was granted, try again", code = .0.code(), source = .0)]
     Remote(#[from] super::remote::RemoteError),
     #[error(transparent)]
@@ -476,6 +481,11 @@ impl Board {
                 k += 1;
             }
         }
+        // Past the bound, every reader would ignore this process and its claims with it.
+        if joined.claims.iter().filter(|c| c.expires_at > now).count() >= record::MAX_CLAIMS {
+            joined.claims.extend(renewed_claims);
+            return Err(ClaimError::Full);
+        }
         let renewed = !renewed_claims.is_empty();
         joined.claims.push(claim.clone());
         let undo = |joined: &mut Joined, renewed_claims: Vec<ClaimRecord>| {
@@ -746,6 +756,24 @@ mod tests {
         assert_eq!(board.holders_of(&["src/api/**".into()]).len(), 2);
         assert_eq!(board.release(1, None).expect("release").len(), 1);
         assert_eq!(board.live_claims().len(), 1);
+        board.leave();
+    }
+
+    #[test]
+    fn a_process_holds_at_most_the_claims_a_reader_accepts() {
+        let (_dir, board) = board();
+        for k in 0..record::MAX_CLAIMS {
+            let granted = board.claim(request(1, &[&format!("area/{k}/**")], true));
+            assert!(matches!(granted, Ok(Outcome::Granted { .. })), "claim {k}");
+        }
+        let full = board.claim(request(2, &["more/**"], true));
+        assert_eq!(full, Err(ClaimError::Full));
+        let renewal = board.claim(request(1, &["area/7/**"], false));
+        assert!(
+            matches!(renewal, Ok(Outcome::Granted { renewed: true, .. })),
+            "a renewal at the bound: {renewal:?}"
+        );
+        assert_eq!(board.live_claims().len(), record::MAX_CLAIMS);
         board.leave();
     }
 
