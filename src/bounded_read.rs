@@ -168,40 +168,25 @@ fn open(path: &Path, links: Links<'_>) -> Result<std::fs::File, Refusal> {
 /// Reads an opened file whole once its handle shows a regular file of at most `max` bytes, and
 /// never more than `max` bytes however it grows meanwhile. Answers its bytes and the metadata
 /// the handle reported.
-pub fn read_open(
-    mut file: std::fs::File,
-    max: u64,
-) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
-    let meta = file.metadata().map_err(|e| Refusal::Io(io_reason(&e)))?;
-    if !meta.is_file() {
-        return Err(Refusal::NotRegular(describe_type(&meta)));
-    }
-    if meta.len() > max {
-        return Err(Refusal::Oversized {
-            len: meta.len(),
-            max,
-        });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Refusal::Io(io_reason(&e)))?;
-    // One byte past the bound tells a file that grew since it was examined.
-    if bytes.len() as u64 > max {
-        return Err(Refusal::Oversized {
-            len: bytes.len() as u64,
-            max,
-        });
-    }
-    Ok((bytes, meta))
+pub fn read_open(file: std::fs::File, max: u64) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
+    read_open_from(file, 0, max)
 }
 
 /// What a regular file of at most `max` bytes holds from byte `from` on (an appended log read
 /// from where its reader stopped): nothing when it holds no more, never read past `max`.
 pub fn read_from(path: &Path, from: u64, max: u64) -> Result<Vec<u8>, Refusal> {
+    let file = open(path, Links::Never)?;
+    read_open_from(file, from, max).map(|(bytes, _)| bytes)
+}
+
+/// The bytes of an opened regular file from `from` on, once its handle shows at most `max`
+/// bytes; one byte past the bound is read to tell a file that grew since it was examined.
+fn read_open_from(
+    mut file: std::fs::File,
+    from: u64,
+    max: u64,
+) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
     use std::io::{Seek, SeekFrom};
-    let mut file = open(path, Links::Never)?;
     let meta = file.metadata().map_err(|e| Refusal::Io(io_reason(&e)))?;
     if !meta.is_file() {
         return Err(Refusal::NotRegular(describe_type(&meta)));
@@ -212,20 +197,20 @@ pub fn read_from(path: &Path, from: u64, max: u64) -> Result<Vec<u8>, Refusal> {
             max,
         });
     }
-    file.seek(SeekFrom::Start(from))
-        .map_err(|e| Refusal::Io(io_reason(&e)))?;
-    let mut bytes = Vec::new();
+    if from > 0 {
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| Refusal::Io(io_reason(&e)))?;
+    }
+    let mut bytes = Vec::with_capacity(meta.len().saturating_sub(from) as usize);
     (&mut file)
         .take((max + 1).saturating_sub(from))
         .read_to_end(&mut bytes)
         .map_err(|e| Refusal::Io(io_reason(&e)))?;
-    if from + bytes.len() as u64 > max {
-        return Err(Refusal::Oversized {
-            len: from + bytes.len() as u64,
-            max,
-        });
+    let len = from + bytes.len() as u64;
+    if len > max {
+        return Err(Refusal::Oversized { len, max });
     }
-    Ok(bytes)
+    Ok((bytes, meta))
 }
 
 /// Reads a stream (a hook's standard input) to its end, refusing it past `max` bytes without
