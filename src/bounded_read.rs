@@ -328,6 +328,23 @@ mod tests {
     }
 
     #[test]
+    fn an_append_is_read_from_where_its_reader_stopped_and_never_past_the_bound() {
+        let dir = tempfile::TempDir::new().expect("a directory");
+        let file = dir.path().join("log");
+        std::fs::write(&file, "one\ntwo\n").expect("a file");
+        assert_eq!(read_from(&file, 4, 8).expect("read"), b"two\n");
+        assert_eq!(read_from(&file, 8, 8).expect("read"), b"");
+        assert_eq!(
+            read_from(&file, 4, 7),
+            Err(Refusal::Oversized { len: 8, max: 7 })
+        );
+        assert_eq!(
+            read_from(&dir.path().join("none"), 0, 8),
+            Err(Refusal::Missing)
+        );
+    }
+
+    #[test]
     fn a_stream_past_its_bound_is_refused_having_read_one_byte_more() {
         let zeros = std::io::repeat(0);
         assert_eq!(
