@@ -28,7 +28,7 @@ impl Identity {
         Identity {
             pid,
             start: start_time(pid).unwrap_or(0),
-            boot: boot_id(),
+            boot: boot_id().to_string(),
         }
     }
 
@@ -39,10 +39,15 @@ impl Identity {
 }
 
 /// The kernel's id of this boot: a record from an earlier boot names no process of this one.
-pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+/// Read once a process: it cannot change while the process runs, and clearing ended logs asks
+/// it for each one.
+pub fn boot_id() -> &'static str {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    })
 }
 
 /// Field 22 of `/proc/<pid>/stat` (the fields after the command, which may hold spaces and

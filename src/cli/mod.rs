@@ -500,6 +500,7 @@ fn dispatch(matches: &ArgMatches, format: Format) -> Result<(), Failure> {
                 ctx.peers().set_lease(*lease);
             }
             ctx.join_board(&root);
+            ctx.executor().journal().clear_ended();
             let served = crate::http::serve(ctx.clone(), bind);
             ctx.leave();
             served.map_err(|e| Failure {

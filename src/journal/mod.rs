@@ -253,6 +253,9 @@ struct Shared {
 /// The log this process appends to, once on the board.
 struct Attached {
     file: PathBuf,
+    /// The board's `executions/` and this process's stem there, for [`Journal::clear_ended`].
+    dir: PathBuf,
+    stem: String,
     shared: Arc<Shared>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -388,9 +391,8 @@ impl Journal {
     }
 
     /// From now on, appends every entry to this process's log in `dir` (the board's
-    /// `executions/`), headed by `header`; what the ring holds already is written first. Clears
-    /// what ended processes left past their time. Once per process; a log that cannot be opened
-    /// leaves the journal in memory, and says why.
+    /// `executions/`), headed by `header`; what the ring holds already is written first. Once
+    /// per process; a log that cannot be opened leaves the journal in memory, and says why.
     pub(crate) fn attach(&self, dir: PathBuf, header: log::Header) {
         if self.log.get().is_some() {
             return;
@@ -424,6 +426,8 @@ impl Journal {
         });
         let attached = Attached {
             file,
+            dir,
+            stem,
             shared: Arc::clone(&shared),
             writer: Mutex::new(None),
         };
@@ -438,10 +442,6 @@ impl Journal {
             .name("majordomus-journal".into())
             .spawn(move || {
                 let _gone = Gone(&writer_shared);
-                // Clearing what ended processes left reads each one's header and asks whether
-                // it still runs: nothing this process answers depends on it, so it is done here
-                // rather than before a server's first answer.
-                log::sweep_ended(&dir, &stem);
                 write_until_closed(&mut writer, &writer_shared, &ring, earlier);
             });
         match spawned {
@@ -454,6 +454,24 @@ impl Journal {
                 tracing::warn!("cannot start the executions log's writer: {e}");
                 Gone(&shared).end();
             }
+        }
+    }
+
+    /// Clears, on a thread of its own, the logs ended processes left past their time (see
+    /// `log::sweep_ended`). It reads each one's header and asks whether its process still runs;
+    /// nothing this process answers depends on that, so a server calls this once it has
+    /// answered its first request rather than let it take a core from that answer. Does
+    /// nothing before [`Journal::attach`].
+    pub(crate) fn clear_ended(&self) {
+        let Some(attached) = self.log.get() else {
+            return;
+        };
+        let (dir, stem) = (attached.dir.clone(), attached.stem.clone());
+        let spawned = std::thread::Builder::new()
+            .name("majordomus-clear-ended".into())
+            .spawn(move || log::sweep_ended(&dir, &stem));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot clear the logs of ended processes: {e}");
         }
     }
 
