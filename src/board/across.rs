@@ -254,7 +254,10 @@ impl Board {
         let Some(dir) = self.carried_dir() else {
             return Vec::new();
         };
-        let due = {
+        let mut out = read_dir(&dir);
+        // With no copy here there is nothing to sweep, and git is not asked which issues were
+        // integrated: its answer lists every issue file (ten thousand at a time on a large plan).
+        let due = !out.is_empty() && {
             let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
             let due = swept.is_none_or(|at| at.elapsed() >= carried::SWEEP_EVERY);
             if due {
@@ -262,12 +265,16 @@ impl Board {
             }
             due
         };
-        let root = Path::new(&self.worktree);
         if due {
             let remote = self.remote.as_ref().map(|r| r.name().to_string());
-            sweep(&dir, root, remote.as_deref(), super::claims::now());
+            sweep(
+                &dir,
+                Path::new(&self.worktree),
+                remote.as_deref(),
+                super::claims::now(),
+            );
+            out = read_dir(&dir);
         }
-        let mut out = read_dir(&dir);
         if let Some(remote) = &self.remote {
             let mut seen: HashSet<String> = out.iter().map(|c| c.issue.clone()).collect();
             for e in remote.view(super::remote::CADENCE).others {

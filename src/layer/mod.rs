@@ -17,7 +17,7 @@ mod discovery;
 mod index;
 mod live;
 mod object;
-mod parallel;
+pub(crate) mod parallel;
 mod read;
 mod scope;
 mod search;

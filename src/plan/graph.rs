@@ -2,17 +2,23 @@
 //! the stamps (never stored), priority, age, labels, globs, and the dependency graph with the
 //! dependencies not yet done and every cycle. Built once per generation and shared.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::layer::parallel;
 use crate::layer::spelling::{self, Case};
 use crate::layer::{Index, Object};
 pub use crate::registry::types::IssueStatus as Status;
 
 /// The kind the plan's issues are indexed as.
 pub const ISSUE_KIND: &str = "issue";
+
+/// The fewest issues worth a thread of their own when a graph is built, and how many a thread
+/// takes at a time (a few microseconds each).
+const ISSUES_PER_THREAD: usize = 1024;
+const ISSUE_RUN: usize = 256;
 
 /// The priority of an issue whose file names none: the middle of 0..4.
 pub const DEFAULT_PRIORITY: i64 = 2;
@@ -158,26 +164,38 @@ impl Graph {
         let mut objects: Vec<&Object> = (index.objects.iter())
             .filter(|o| o.kind == ISSUE_KIND)
             .collect();
-        let known: std::collections::HashSet<&str> =
-            objects.iter().map(|o| o.identity.as_str()).collect();
-        let extra: Vec<&Object> = (more.iter())
-            .filter(|o| o.kind == ISSUE_KIND && !known.contains(o.identity.as_str()))
-            .collect();
-        objects.extend(extra);
+        if !more.is_empty() {
+            let known: std::collections::HashSet<&str> =
+                objects.iter().map(|o| o.identity.as_str()).collect();
+            let extra: Vec<&Object> = (more.iter())
+                .filter(|o| o.kind == ISSUE_KIND && !known.contains(o.identity.as_str()))
+                .collect();
+            objects.extend(extra);
+        }
         let case = Case::of(&index.root);
-        let mut unordered: Vec<Issue> = objects.iter().map(|o| Issue::of(o, case)).collect();
+        // Reading each issue's metadata is most of a first `plan.ready` at ten thousand issues:
+        // it is split across the cores as the index build's reads are.
+        let threads = parallel::threads_for(objects.len(), ISSUES_PER_THREAD);
+        let mut unordered: Vec<Issue> = parallel::in_runs(
+            &objects,
+            threads,
+            ISSUE_RUN,
+            || (),
+            |(), run| run.iter().map(|o| Issue::of(o, case)).collect::<Vec<_>>(),
+        )
+        .into_iter()
+        .flatten()
+        .collect();
         // Each dependency looked up once, as a position: what is blocked, who needs whom and
         // every cycle are then walks over positions.
+        let by_id = ById::of(&unordered);
         let (edges, blocked) = {
-            let at: HashMap<&str, usize> = (unordered.iter().enumerate())
-                .map(|(k, i)| (i.id(), k))
-                .collect();
             let mut edges: Vec<Vec<usize>> = Vec::with_capacity(unordered.len());
             let mut blocked: Vec<Vec<String>> = Vec::with_capacity(unordered.len());
             for issue in &unordered {
                 let (mut to, mut waits) = (Vec::new(), Vec::new());
                 for d in &issue.depends_on {
-                    let dep = at.get(d.as_str()).copied();
+                    let dep = by_id.find(&unordered, d);
                     if let Some(k) = dep {
                         to.push(k);
                     }
@@ -196,7 +214,6 @@ impl Graph {
         }
         // Most urgent first, then oldest (an issue without a creation stamp predates the queue).
         // The positions are sorted, then each issue moved once: an issue is a few hundred bytes.
-        let by_id = ById::of(&unordered);
         let mut order: Vec<usize> = (0..unordered.len()).collect();
         order.sort_by(|&a, &b| plan_order(&unordered[a]).cmp(&plan_order(&unordered[b])));
         let mut moved_to = vec![0; order.len()];
