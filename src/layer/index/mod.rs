@@ -185,7 +185,7 @@ impl Index {
     /// object unchanged (this waits for the stored file to be read and its keys compared). Making them from scratch takes about a second
     /// at 100,000 objects, a scan of every object about a fiftieth of that: a search meanwhile
     /// scans rather than wait.
-    fn postings_near(&self) -> bool {
+    pub(crate) fn postings_near(&self) -> bool {
         if self.search_signatures.get().is_some() {
             return true;
         }

@@ -954,6 +954,9 @@ const STORED_POSTINGS: &str = ".ai/local/search/postings";
 /// or two, and a server writes nothing it does not need (reads leave the checkout as it was).
 const KEEP_POSTINGS_FROM: usize = 2_000;
 
+/// How far the postings made from scratch stand behind the threads answering requests.
+const PREPARE_NICE: i32 = 10;
+
 /// Builds `index`'s search postings on a new thread, which holds the generation until done; a
 /// search that comes first reads the objects meanwhile (or, for an edit generation, makes them
 /// itself from the generation before's, and this thread then finds them made).
@@ -963,7 +966,16 @@ fn prepare_in_background(index: Arc<Index>) {
     }
     let spawned = std::thread::Builder::new()
         .name("majordomus-search-prepare".to_string())
-        .spawn(move || index.prepare_search());
+        .spawn(move || {
+            // Made from scratch, the postings are work no request waits for (a search meanwhile
+            // reads the objects): they run behind the threads answering, which at 10,000 issues
+            // had a first `plan.ready` share two cores with them. Where a search waits for them
+            // (stored ones to read, a generation before's to update) they keep their place.
+            if !index.postings_near() {
+                let _ = crate::priority::behind_others(PREPARE_NICE);
+            }
+            index.prepare_search();
+        });
     if let Err(e) = spawned {
         tracing::warn!(
             "cannot prepare the search postings on a thread: {e}; the first search does"
