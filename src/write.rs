@@ -87,6 +87,50 @@ pub fn remove_damaged_cache(path: &Path) {
     let _ = fs::remove_file(path);
 }
 
+/// Removes the temporary files of `target` (`<name>.<pid>.mj-tmp`) left mid-write by processes
+/// no longer running, for a checkout-local cache written again by every server
+/// (`.ai/local/search/postings`): a server that ends while it writes its postings leaves one,
+/// and nothing else would clear it. A running process's temporary file is its write under way.
+pub fn remove_abandoned_temps(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name().and_then(|n| n.to_str()))
+    else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let pid = (file.to_str())
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+            .and_then(|pid| pid.parse::<i32>().ok());
+        if pid.is_some_and(|pid| !runs(pid)) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process `pid` exists (signal 0 sends nothing; a process of another user refuses
+/// it, and still exists).
+fn runs(pid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+            !matches!(
+                rustix::process::test_kill_process(pid),
+                Err(rustix::io::Errno::SRCH)
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 /// Replaces `target` with `bytes` (atomically, as [`write_atomic`]) only if it still holds
 /// `expected`, checked once the new file is on disk, just before the rename: a person's edit
 /// saved while the writer worked is never overwritten unseen. Lines appended to it meanwhile
@@ -666,6 +710,30 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn a_cache_write_clears_the_temporary_files_of_ended_processes_and_no_other() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("postings");
+        // No process has this pid: it is past every system's limit.
+        let ended = dir
+            .path()
+            .join(format!("postings.{}{TEMP_SUFFIX}", i32::MAX));
+        let running = dir
+            .path()
+            .join(format!("postings.{}{TEMP_SUFFIX}", std::process::id()));
+        let other_target = dir.path().join(format!("search.{}{TEMP_SUFFIX}", i32::MAX));
+        for path in [&target, &ended, &running, &other_target] {
+            fs::write(path, "x").expect("a file");
+        }
+        remove_abandoned_temps(&target);
+        assert!(!ended.exists(), "an ended process's write is cleared");
+        assert!(running.exists(), "a running process's write is its own");
+        assert!(
+            other_target.exists() && target.exists(),
+            "nothing else is touched"
+        );
+    }
+
     #[test]
     fn removal_takes_only_a_regular_file_inside_the_layer() {
         let dir = tempfile::tempdir().expect("a temp dir");

@@ -509,6 +509,7 @@ impl Stored {
             tracing::info!(path = %self.path.display(), "search postings not kept: no directory for them");
             return;
         }
+        crate::write::remove_abandoned_temps(&self.path);
         let stamps = index.trusted_stamps();
         let saved = search::stored::save(
             &self.path,
