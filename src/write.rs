@@ -734,6 +734,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn removal_takes_only_a_regular_file_inside_the_layer() {
         let dir = tempfile::tempdir().expect("a temp dir");
