@@ -292,6 +292,22 @@ fn bad_logs_on_the_board_are_skipped_naming_the_file_and_the_reason() {
 /// answer, so the test waits for it.)
 #[test]
 fn a_starting_server_clears_the_oldest_logs_of_ended_processes_past_the_number_kept() {
+    ended_logs_are_cleared_by(|root| {
+        let mut server = session(root, "sweeper");
+        server.call_ok(tool_of("repository.info"), json!({}));
+        Box::new(server)
+    });
+}
+
+/// The same of `majordomus serve`, which clears them once it is on the board.
+#[test]
+fn a_starting_http_server_clears_the_oldest_logs_of_ended_processes_too() {
+    ended_logs_are_cleared_by(|root| Box::new(crate::serve_support::Served::start(root)));
+}
+
+/// Leaves 40 logs of processes that cannot be running, starts a server with `start` (kept
+/// running while the logs are looked at), and waits for the 8 oldest to be cleared.
+fn ended_logs_are_cleared_by(start: impl FnOnce(&Path) -> Box<dyn std::any::Any>) {
     const LEFT: usize = 40;
     const KEPT: usize = 32;
     let fixture = Fixture::new();
@@ -321,8 +337,7 @@ fn a_starting_server_clears_the_oldest_logs_of_ended_processes_past_the_number_k
             .and_then(|f| f.set_modified(mtime))
             .expect("age the log");
     }
-    let mut server = session(fixture.root(), "sweeper");
-    server.call_ok(tool_of("repository.info"), json!({}));
+    let _server = start(fixture.root());
     let left = |stem: &String| dir.join(format!("{stem}.log")).exists();
     crate::support::eventually(PATIENCE, "the oldest ended logs are cleared", || {
         (ended.iter().filter(|s| left(s)).count() == KEPT).then_some(())
