@@ -67,6 +67,10 @@ pub struct ObjectFields {
     pub metadata: Metadata,
     /// The file as read, front matter included.
     pub content: String,
+    /// Where the body begins in `content`: after the front matter of a Markdown file that has
+    /// metadata, else 0. Found when the file is read, so a search never splits it again.
+    #[serde(skip)]
+    pub(crate) body_start: usize,
     pub media_type: String,
     pub tags: Vec<String>,
     pub provenance: Provenance,
@@ -229,6 +233,7 @@ pub(crate) fn make_object_or_return(
         title: parts.title,
         description: parts.description,
         metadata: Metadata::from_map(&parts.metadata),
+        body_start: parts.body_start,
         content: text,
         media_type: kind.media_type.clone(),
         tags: parts.tags,
@@ -273,6 +278,7 @@ struct Parts {
     description: Option<String>,
     metadata: Map<String, Value>,
     tags: Vec<String>,
+    body_start: usize,
 }
 
 fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts, Vec<Diagnostic>> {
@@ -407,13 +413,11 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
         })
         .or_else(|| description.clone())
         .unwrap_or_else(|| file_name(path).to_string());
-    let tags = match metadata.get("tags") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
+    let tags = tags_of(&metadata);
+    // A file whose front matter holds nothing is searched whole, as one without any.
+    let body_start = match kind.format {
+        KindFormat::Markdown if !metadata.is_empty() => text.len() - body.len(),
+        _ => 0,
     };
     Ok(Parts {
         identity,
@@ -421,7 +425,20 @@ fn parts_of(kind: &Kind, kinds: &Kinds, path: &str, text: &str) -> Result<Parts,
         description,
         metadata,
         tags,
+        body_start,
     })
+}
+
+/// The strings of the metadata's `tags` list.
+fn tags_of(metadata: &Map<String, Value>) -> Vec<String> {
+    match metadata.get("tags") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The identity: the kind's fields joined with `@`, or the path when it names none.

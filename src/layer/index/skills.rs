@@ -174,6 +174,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                 description: None,
                 metadata: Default::default(),
                 content: text.to_string(),
+                body_start: 0,
                 media_type: "text/plain".to_string(),
                 tags: Vec::new(),
                 provenance: crate::layer::object::Provenance {

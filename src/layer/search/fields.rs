@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 use super::case_free::CaseFree;
 use super::terms::{self, Unit};
 use crate::layer::object::Object;
-use crate::layer::read::{split_front_matter, FrontMatterBlock};
 
 /// The fields of an object, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,13 +62,7 @@ fn is_yaml(o: &Object) -> bool {
 
 /// The markdown body after the front matter, or the whole text.
 fn body_slice(o: &Object) -> &str {
-    if o.metadata.is_empty() {
-        return &o.content;
-    }
-    match split_front_matter(&o.content) {
-        FrontMatterBlock::Present { body, .. } => body,
-        _ => &o.content,
-    }
+    o.content.get(o.body_start..).unwrap_or(&o.content)
 }
 
 /// The length the body's BM25 normalisation uses: the body's bytes, or a YAML file's. Known

@@ -19,6 +19,7 @@ mod postings;
 mod snippet;
 mod terms;
 
+use corpus::Ahead;
 pub use corpus::{Corpus, SKILL_FILE_KIND};
 pub use fields::Field;
 pub use postings::{stored, Prepared, StoredError};
@@ -135,6 +136,10 @@ fn holders_prepared(
         .collect()
 }
 
+/// How many objects before the scan reaches one its fields are asked for; its texts are asked
+/// for half as many before. At 100,000 objects 4 to 32 measured alike (and none 1.5 times slower).
+const AHEAD: usize = 16;
+
 /// The objects holding each unit, found by reading them, and every object's body length: only
 /// the objects a case-free substring search cannot rule out are counted word by word. Thousands
 /// are split across the cores.
@@ -143,7 +148,13 @@ fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> (Vec<Holders>, 
     let scan = |part: &[u32]| -> (Vec<Holders>, Vec<u32>) {
         let mut found: Vec<Holders> = vec![Vec::new(); matchers.len()];
         let mut lengths = Vec::with_capacity(part.len());
-        for &position in part {
+        for (k, &position) in part.iter().enumerate() {
+            if let Some(&ahead) = part.get(k + AHEAD) {
+                objects.ask_ahead(ahead as usize, Ahead::Fields);
+            }
+            if let Some(&ahead) = part.get(k + AHEAD / 2) {
+                objects.ask_ahead(ahead as usize, Ahead::Texts);
+            }
             let o = &objects[position as usize];
             let (body, body_len) = fields::scanned_body(o);
             lengths.push(body_len as u32);
