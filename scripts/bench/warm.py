@@ -12,11 +12,14 @@ For each server and round:
 Prints medians over rounds, their ratio to rmcp's, and the load average before and after.
 
 usage: warm.py --repo REPO --layer LAYER --rmcp PEER [--rounds 2] [--search-seconds 20]
-               [--life 30] [--idle 20] [--query "Quasar Needle"] [--record] NAME=BINARY...
+               [--life 30] [--idle 20] [--query "Quasar Needle"] [--first-start] [--record]
+               NAME=BINARY...
   REPO is a majordomus repository whose layer holds LAYER's files (see kit.sh's kit_repo);
-  PEER is the kit's rmcp server (`peer-rmcp`), given LAYER. With --record, the medians are the
-  README's `warm` figure (scripts/bench/figures.py), rmcp's row first."""
-import argparse, json, os, statistics, subprocess, sys, time
+  PEER is the kit's rmcp server (`peer-rmcp`), given LAYER. --first-start removes the search
+  postings an earlier start kept (REPO/.ai/local/search) before each majordomus start, so every
+  start is a repository's first. With --record, the medians are the README's `warm` figure
+  (`warm-first` with --first-start; scripts/bench/figures.py), rmcp's row first."""
+import argparse, json, os, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
@@ -84,6 +87,8 @@ class Server:
 
 
 def one(argv, tool, a, queries):
+    if a.first_start and tool == "majordomus_search":
+        shutil.rmtree(os.path.join(a.repo, ".ai", "local", "search"), ignore_errors=True)
     s = Server(argv, tool)
     first = s.search(queries[0])
     steady, at, k = [], time.perf_counter(), 1
@@ -117,6 +122,7 @@ def main():
     p.add_argument("--life", type=float, default=30)
     p.add_argument("--idle", type=float, default=20)
     p.add_argument("--query", default="Quasar Needle")
+    p.add_argument("--first-start", action="store_true")
     p.add_argument("--record", action="store_true")
     p.add_argument("servers", nargs="+", metavar="NAME=BINARY")
     a = p.parse_args()
@@ -156,7 +162,7 @@ def main():
                  f"{med[n]['max']:.0f} ms", f"{med[n]['over50']:.0f} of {results[n][0]['n']}",
                  f"{med[n]['cpu30']:.1f} s", f"{med[n]['idle']:.2f} %"] for n in servers]
         figures.record(
-            "warm",
+            "warm-first" if a.first_start else "warm",
             build="release",
             loads=loads,
             columns=["server", "cold start", "first search", "slowest search after it",
@@ -165,7 +171,7 @@ def main():
             values={"objects": f"{objects:,}", "rounds": str(a.rounds)},
             # The kit's layer and repository live outside this checkout: named, not spelled.
             command="scripts/bench/warm.py --repo REPO --layer LAYER --rmcp PEER "
-                    f"--rounds {a.rounds} --record "
+                    f"--rounds {a.rounds} {'--first-start ' if a.first_start else ''}--record "
                     + " ".join(f"{n}=BINARY" for n in servers if n != "rmcp"),
         )
 
