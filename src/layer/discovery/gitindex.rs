@@ -12,7 +12,7 @@ use std::path::Path;
 use sha1::{Digest, Sha1};
 
 use super::gitdir::{read_small, GitDir};
-use super::listing::{Listing, Unsure};
+use super::listing::{Listing, Tracked, Unsure};
 use crate::layer::LayerError;
 
 #[cfg(test)]
@@ -50,7 +50,7 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
         let walking = std::thread::Builder::new()
             .name("ai-walk".into())
             .spawn_scoped(scope, || {
-                walk_untracked(root, &HashSet::new(), HashSet::new())
+                walk_untracked(root, &Tracked::default(), HashSet::new())
             })
             .ok();
         list_with(root, &git, move || walking.and_then(|w| w.join().ok()))
@@ -64,7 +64,7 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
 /// its own way is [`Unsure`]: the caller asks git instead.
 fn walk_untracked(
     root: &Path,
-    tracked: &HashSet<String>,
+    tracked: &Tracked<'_>,
     gitlinks: HashSet<String>,
 ) -> Result<Result<Listing, Unsure>, LayerError> {
     #[cfg(unix)]
@@ -91,7 +91,6 @@ fn list_with(
         Ok(entries) => entries,
         Err(why) => return Ok(Err(why)),
     };
-    let mut tracked = HashSet::with_capacity(entries.len());
     let mut gitlinks = HashSet::new();
     let mut listing = Listing::default();
     for entry in entries {
@@ -103,25 +102,29 @@ fn list_with(
                 if entry.mode == GITLINK {
                     gitlinks.insert(path.to_string());
                 }
-                if tracked.insert(path.to_string()) {
-                    listing.paths.push(path.to_string());
-                }
+                listing.paths.push(path.to_string());
             }
             Err(_) => listing
                 .non_utf8
                 .push(String::from_utf8_lossy(relative).into_owned()),
         }
     }
+    // The index is in path order, a path once per merge stage: its stages are neighbours.
+    listing.paths.dedup();
     let in_layer = gitlinks.iter().any(|g| g.starts_with(LAYER_DIR));
-    let walked = match walked() {
-        Some(walked) if !in_layer => walked,
-        _ => walk_untracked(root, &tracked, gitlinks),
+    let untracked = {
+        let tracked: Tracked = listing.paths.iter().map(String::as_str).collect();
+        let walked = match walked() {
+            Some(walked) if !in_layer => walked,
+            _ => walk_untracked(root, &tracked, gitlinks),
+        };
+        let mut untracked = match walked? {
+            Ok(untracked) => untracked,
+            Err(why) => return Ok(Err(why)),
+        };
+        untracked.paths.retain(|p| !tracked.contains(p.as_str()));
+        untracked
     };
-    let mut untracked = match walked? {
-        Ok(untracked) => untracked,
-        Err(why) => return Ok(Err(why)),
-    };
-    untracked.paths.retain(|p| !tracked.contains(p));
     for path in &untracked.paths {
         listing.untracked.insert(path.clone());
     }

@@ -26,7 +26,7 @@ use rustix::fs::{Dir, FileType, Mode, OFlags};
 
 use super::excludes::{ambiguous_pattern, global_excludes_possible};
 use super::gitdir::GitDir;
-use super::listing::{Listing, Unsure};
+use super::listing::{Listing, Tracked, Unsure};
 use crate::layer::LayerError;
 
 /// The one directory walked below the root.
@@ -49,7 +49,7 @@ const WALK_RUN: usize = 8;
 /// `dir/`, as git lists it, and a submodule in `gitlinks` is not entered.
 pub(crate) fn walk(
     root: &Path,
-    tracked: &HashSet<String>,
+    tracked: &Tracked<'_>,
     gitlinks: &HashSet<String>,
 ) -> Result<Result<Listing, Unsure>, LayerError> {
     walk_splitting_at(root, tracked, gitlinks, SPLIT_AT)
@@ -60,7 +60,7 @@ pub(crate) fn walk(
 /// every split with none.
 pub(crate) fn walk_splitting_at(
     root: &Path,
-    tracked: &HashSet<String>,
+    tracked: &Tracked<'_>,
     gitlinks: &HashSet<String>,
     split_at: usize,
 ) -> Result<Result<Listing, Unsure>, LayerError> {
@@ -109,7 +109,7 @@ struct Walk<'a> {
     root: &'a Path,
     /// The root relative to the work tree's top, with a trailing `/` unless empty.
     top_prefix: Vec<u8>,
-    tracked: &'a HashSet<String>,
+    tracked: &'a Tracked<'a>,
     gitlinks: &'a HashSet<String>,
     /// The ignore files in force, from the work tree's top down to the directory being read
     /// (shared with the walks of a split's parts).
@@ -278,7 +278,7 @@ impl Walk<'_> {
                         continue;
                     }
                     match String::from_utf8(path) {
-                        Ok(text) if self.tracked.contains(&text) => {}
+                        Ok(text) if self.tracked.contains(text.as_str()) => {}
                         Ok(text) => self.listing.paths.push(text),
                         Err(e) => self
                             .listing

@@ -329,7 +329,8 @@ fn a_corrupt_truncated_or_unknown_index_is_refused_never_misread() {
 fn walked(root: &Path, split_at: usize) -> Result<(Vec<String>, Vec<String>), String> {
     let entries = super::read_index(&root.join(".git/index")).expect("a readable index");
     let as_text = |e: &super::Entry| String::from_utf8(e.path.clone()).expect("utf-8 paths");
-    let tracked = entries.iter().map(as_text).collect();
+    let paths: Vec<String> = entries.iter().map(as_text).collect();
+    let tracked = paths.iter().map(String::as_str).collect();
     let gitlinks = entries
         .iter()
         .filter(|e| e.mode == super::GITLINK)
