@@ -174,7 +174,7 @@ impl<'a> Call<'a> {
 /// What a handler sees of this process's agents and the repository's board. A handler looks an
 /// agent up by number for its handle and client ([`Agent`]), never for the transport it came
 /// over: no answer may depend on which transport carried its call (ADR 0111). The board's
-/// listing ([`Agents::view`]) and the per-transport counts are facts the board publishes about
+/// listing (`Agents::view`) and the per-transport counts are facts the board publishes about
 /// every agent, and are reported as such.
 #[derive(Clone, Copy)]
 pub struct Agents<'a> {

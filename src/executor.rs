@@ -314,7 +314,7 @@ impl Executor {
     /// Keeps one execution in the journal: what every execution costs beyond its own work, on
     /// the context it ran in (pinned, for a query), once it ended. Only the versions of the
     /// objects it read are looked up here, in the generation it read; the rest of its entry is
-    /// made off this thread (see [`Journal::record`]).
+    /// made off this thread (see `Journal::record`).
     pub fn record<H: Host>(
         &self,
         ctx: &H,

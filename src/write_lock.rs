@@ -3,7 +3,7 @@
 //! writer's check to its refreshed index. Every `majordomus` process on one checkout (stdio `mcp`
 //! sessions, `serve`, the CLI) takes it, so two of them never act on the same stale state.
 //!
-//! A writer waits for the lock at most until its deadline ([`WriteWait`]), then answers `busy`
+//! A writer waits for the lock at most until its deadline (`WriteWait`), then answers `busy`
 //! with nothing written: a stopped or slow process holding the lock can delay a write, never
 //! freeze the session that asked for it. A wait whose request was cancelled ends at once. The
 //! holder writes its pid and command into the lock file (emptied again when it lets go), so a

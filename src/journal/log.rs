@@ -1,6 +1,6 @@
 //! The executions log of one process on the board: `<pid>-<start>.log` in the board's
 //! `executions/` directory, a header line naming the process and its format, then one JSON line
-//! per execution; past [`LOG_BYTES`] it is set aside as `<pid>-<start>.1.log` (replacing the one
+//! per execution; past `LOG_BYTES` it is set aside as `<pid>-<start>.1.log` (replacing the one
 //! set aside before) and begun again, so a process keeps at most two files. A reader takes
 //! every file as hostile: bounded in size, never through a link, a file of another format or
 //! a line that is not an entry skipped and named with its reason, never a failure.

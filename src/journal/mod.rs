@@ -93,11 +93,11 @@ pub struct Ended {
     pub generation: u64,
     pub caller: Option<Caller>,
     pub input: serde_json::Value,
-    /// The version read of each URI [`named_uris`] finds in the input, in its order (`None`:
+    /// The version read of each URI `named_uris` finds in the input, in its order (`None`:
     /// it was not read); empty when nothing was.
     pub versions: Vec<Option<Arc<str>>>,
     /// For a claim refused: the globs it asked for (an issue's paths, for `plan.claim`) and the
-    /// agents holding them ([`refused`]).
+    /// agents holding them (`refused`).
     pub refused: Option<Refusal>,
 }
 
@@ -369,7 +369,7 @@ impl Journal {
     }
 
     /// How many executions this process kept in memory but never appended to its log, for its
-    /// writer was [`MAX_PENDING_ENTRIES`] (or [`MAX_PENDING_BYTES`]) behind.
+    /// writer was `MAX_PENDING_ENTRIES` (or `MAX_PENDING_BYTES`) behind.
     pub fn unlogged(&self) -> u64 {
         self.log
             .get()

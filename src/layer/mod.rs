@@ -9,7 +9,7 @@
 //! The order of work in [`build`]: manifest → kinds → sources → discovery → claim each path by the
 //! first matching source → read and parse the claimed files in parallel → exclude duplicates →
 //! sort. A broken manifest, sources file or kinds file stops the build ([`LayerError`]); a broken
-//! object file only excludes that file, with a [`Diagnostic`].
+//! object file only excludes that file, with a `Diagnostic`.
 
 mod config;
 mod diagnostic;
@@ -110,7 +110,7 @@ impl std::fmt::Display for Discovery {
 }
 
 /// Why there is no index at all. A problem with one object file is never a `LayerError`: it is a
-/// [`Diagnostic`], and the rest of the layer is served.
+/// `Diagnostic`, and the rest of the layer is served.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LayerError {
     /// No `.ai/manifest.yaml` in the start directory or any directory above it.

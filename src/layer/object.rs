@@ -15,7 +15,7 @@ use crate::registry::lang::ProblemKind;
 /// The scheme every object URI begins with.
 pub const URI_SCHEME: &str = "majordomus://";
 
-/// One object of the layer: its fields ([`ObjectFields`]) read through `Deref`, shared by every
+/// One object of the layer: its fields (`ObjectFields`) read through `Deref`, shared by every
 /// generation that holds it. Cloning one is a reference count: a generation after an edit
 /// carries a hundred thousand unchanged objects over from the one before without copying them.
 #[derive(Clone)]

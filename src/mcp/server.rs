@@ -33,7 +33,7 @@ pub struct Session {
     /// Its subscriptions and listens.
     pub live: super::subscriptions::SessionLive,
     /// Its requests are answered on a thread that must not block (an HTTP connection's own
-    /// task): only what [`answers_inline`] names, a read only from memory, a `tools/call` only
+    /// task): only what `answers_inline` names, a read only from memory, a `tools/call` only
     /// from memory or the executor's cache. Anything else is left unanswered with `would_block`
     /// set, for the transport to answer again where blocking is allowed (ADR 0031).
     pub inline: bool,

@@ -27,7 +27,7 @@ const MCP_KEYS: &[&str] = &["toolsets"];
 /// A validated manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Manifest {
-    /// Always [`LAYER_SCHEMA`].
+    /// Always `LAYER_SCHEMA`.
     pub schema: String,
     /// Section name → its directory relative to `.ai/`, normalised (no `.`, `..`, or trailing
     /// `/`).

@@ -88,7 +88,7 @@ pub struct Index {
     /// Every skill's files, sorted by skill name.
     pub skills: Vec<skills::Skill>,
     /// Files claimed as kinds a one-shot build was not asked for, left unread (see
-    /// [`build_only`]); 0 for a whole build.
+    /// `build_only`); 0 for a whole build.
     pub left_unread: usize,
     /// The skills' text files as searched objects, made on first search.
     skill_search: OnceLock<Vec<Object>>,
@@ -170,7 +170,7 @@ impl Index {
             .collect()
     }
 
-    /// Objects holding the query's terms, most relevant first (see [`search::search`]). Uses the
+    /// Objects holding the query's terms, most relevant first (see `search::search`). Uses the
     /// postings when they are built; when they are due and can be made from the generation
     /// before's (an edit), waits for them; else reads the objects: the answer is the same.
     pub fn search(&self, request: Request<'_>) -> Result<Found, QueryError> {
@@ -214,7 +214,7 @@ impl Index {
     }
 
     /// Builds the postings that let [`Index::search`] read only its terms' objects, from the
-    /// generation [`Index::search_due`] named when there is one; does nothing when they are
+    /// generation `Index::search_due` named when there is one; does nothing when they are
     /// built, and waits when another thread is building them. For a long-running process: a
     /// one-shot command would pay more to build them than its one search saves.
     pub fn prepare_search(&self) {

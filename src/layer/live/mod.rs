@@ -237,13 +237,13 @@ impl LiveIndex {
     }
 
     /// [`LiveIndex::new`], doing `meanwhile` (when given) on this thread while the first build
-    /// waits for its listing (see [`build_doing`]). With `watched` (a server, which will call
+    /// waits for its listing (see `build_doing`). With `watched` (a server, which will call
     /// [`LiveIndex::watch`]), the file system is asked to notify before the build lists
     /// anything: every change after it raises an event, so the watcher has nothing to check when
     /// it starts, and a first request waits for no check of the whole layer.
     ///
     /// With `only` (a one-shot command, never watched), the generation holds only the objects of
-    /// those kinds (see [`index::build_only`]).
+    /// those kinds (see `index::build_only`).
     pub fn open(
         root: &Path,
         discovery: Discovery,
