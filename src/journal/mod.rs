@@ -7,9 +7,20 @@
 //! ([`Ended`]); on the board, the log's writer makes the entry (digest, names, redaction) and
 //! writes it, off the caller's thread. Knows nothing of the executor, the context or any surface.
 
+mod digest;
 mod filter;
 pub mod log;
+mod named;
 pub(crate) mod query;
+mod refusal;
+
+pub use digest::digest;
+use digest::SALT;
+pub(crate) use digest::{canonical_digest, write_canonical};
+pub(crate) use named::named_uris;
+use named::{kept, named, with_issue, Named};
+pub use refusal::Refusal;
+pub(crate) use refusal::{refused, take_refusal, CLAIM_REFUSED};
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -99,40 +110,6 @@ pub struct Ended {
     /// For a claim refused: the globs it asked for (an issue's paths, for `plan.claim`) and the
     /// agents holding them (`refused`).
     pub refused: Option<Refusal>,
-}
-
-/// A claim refused: what it asked for and who holds it.
-#[derive(Clone, Debug, Default)]
-pub struct Refusal {
-    pub globs: Vec<String>,
-    pub holders: Vec<String>,
-}
-
-/// The outcome word of an execution whose answer refused a claim (an answer, not an error).
-pub(crate) const CLAIM_REFUSED: &str = "claim_refused";
-
-/// The most holders a refused claim's entry names.
-const MAX_REFUSED_BY: usize = 16;
-
-thread_local! {
-    /// Set by a handler that refused a claim, taken by the executor when it records the
-    /// execution running on this thread.
-    static REFUSAL: std::cell::RefCell<Option<Refusal>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Marks the execution running on this thread as a refused claim of `globs`, held by
-/// `holders`: its entry says so instead of `ok`, and names both.
-pub(crate) fn refused(globs: &[String], holders: impl Iterator<Item = String>) {
-    let refusal = Refusal {
-        globs: globs.iter().take(MAX_NAMED).map(|g| kept(g)).collect(),
-        holders: holders.take(MAX_REFUSED_BY).map(|h| kept(&h)).collect(),
-    };
-    REFUSAL.with(|r| *r.borrow_mut() = Some(refusal));
-}
-
-/// The refusal [`refused`] noted on this thread, taken (so the next execution starts clean).
-pub(crate) fn take_refusal() -> Option<Refusal> {
-    REFUSAL.with(|r| r.borrow_mut().take())
 }
 
 impl Ended {
@@ -698,173 +675,12 @@ fn append(writer: &mut log::Writer, lines: &mut Vec<u8>, entries: u64) -> Append
     }
 }
 
-/// `sha256:<hex>` of `bytes`.
-pub fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex_digest(sha2::Sha256::digest(bytes).into())
-}
-
-/// `sha256:<hex>` of a SHA-256 sum already taken.
-pub(crate) fn hex_digest(sum: [u8; 32]) -> String {
-    let mut out = String::with_capacity(71);
-    out.push_str("sha256:");
-    for b in sum {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
-}
-
 /// Microseconds since the Unix epoch now.
 pub fn now_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as u64)
         .unwrap_or_default()
-}
-
-/// Adds the URI of the issue `input` names by its id, if it names one and `uris` has room: an
-/// issue claimed, stamped or released, or paths claimed for it, is found by its URI as the
-/// executions of any object are.
-fn with_issue(input: &serde_json::Value, uris: &mut Vec<String>) {
-    let issue = input
-        .get("issue")
-        .and_then(serde_json::Value::as_str)
-        .filter(|id| {
-            !id.is_empty()
-                && id.len() <= 200
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        });
-    if let (Some(id), true) = (issue, uris.len() < MAX_NAMED) {
-        let uri = format!("{}issue/{id}", crate::layer::URI_SCHEME);
-        if !uris.contains(&uri) {
-            uris.push(uri);
-        }
-    }
-}
-
-/// The URIs [`Ended::entry`] keeps, as the input writes them (neither cut nor redacted): what an
-/// execution may have read.
-pub(crate) fn named_uris(input: &serde_json::Value) -> impl Iterator<Item = &str> {
-    named(input, Named::Uris)
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Named {
-    Uris,
-    Paths,
-}
-
-fn named(input: &serde_json::Value, what: Named) -> impl Iterator<Item = &str> {
-    let keys: &[&str] = match what {
-        Named::Uris => &["uri", "uris"],
-        Named::Paths => &["path", "paths", "globs"],
-    };
-    input
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(move |(key, _)| keys.contains(&key.as_str()))
-        .flat_map(|(_, value)| match value {
-            serde_json::Value::Array(items) => items.as_slice(),
-            one => std::slice::from_ref(one),
-        })
-        .filter_map(serde_json::Value::as_str)
-        .filter(move |text| match what {
-            Named::Uris => text.starts_with("majordomus://") || text.starts_with("skill://"),
-            Named::Paths => is_repository_relative(text),
-        })
-        .take(MAX_NAMED)
-}
-
-/// A name as an entry keeps it: at most [`MAX_NAME_CHARS`], redacted.
-fn kept(text: &str) -> String {
-    // No more bytes than the bound is no more characters either.
-    let text = if text.len() <= MAX_NAME_CHARS {
-        text
-    } else {
-        text.char_indices()
-            .nth(MAX_NAME_CHARS)
-            .map_or(text, |(end, _)| &text[..end])
-    };
-    crate::secrets::redact(text).into_owned()
-}
-
-/// The salt every input digest of this process is taken with: the repository's, kept under the
-/// board, from the moment the journal is attached to its log; before that (or without a board),
-/// one of this process's own. Unsalted, a digest confirms a guessed input (`{"query":"hunter2"}`)
-/// to anyone who can read the log.
-static SALT: OnceLock<[u8; 32]> = OnceLock::new();
-
-fn salt() -> &'static [u8; 32] {
-    SALT.get_or_init(|| {
-        let mut bytes = [0u8; 32];
-        if getrandom::fill(&mut bytes).is_err() {
-            tracing::warn!("no random salt for the input digests: they are taken unsalted");
-        }
-        bytes
-    })
-}
-
-/// `sha256:<hex>` of the salt and the input as compact JSON with object keys sorted
-/// ([`write_canonical`]), hashed as it is written: the text itself is never kept.
-pub(crate) fn canonical_digest(value: &serde_json::Value) -> String {
-    use sha2::Digest;
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(salt());
-    // Hashing cannot fail.
-    let _ = write_canonical(value, &mut hasher);
-    hex_digest(hasher.finalize().into())
-}
-
-/// Writes `value` compactly with every object's keys sorted: one text per value, so `{a,b}` and
-/// `{b,a}` are one input.
-pub(crate) fn write_canonical(
-    value: &serde_json::Value,
-    out: &mut impl std::io::Write,
-) -> std::io::Result<()> {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.write_all(b"{")?;
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                serde_json::to_writer(&mut *out, key)?;
-                out.write_all(b":")?;
-                write_canonical(&map[key], out)?;
-            }
-            out.write_all(b"}")
-        }
-        Value::Array(items) => {
-            out.write_all(b"[")?;
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_canonical(item, out)?;
-            }
-            out.write_all(b"]")
-        }
-        other => Ok(serde_json::to_writer(&mut *out, other)?),
-    }
-}
-
-/// Whether `path` reads as a path inside the repository: not absolute, no `..`, no `~`, no
-/// drive or scheme.
-fn is_repository_relative(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.starts_with('~')
-        && !path.starts_with('\\')
-        && !path.contains(':')
-        && !path.split(['/', '\\']).any(|part| part == "..")
 }
 
 #[cfg(test)]
