@@ -1,5 +1,7 @@
-//! The part of the `initialize` and `server/discover` instructions that carries the layer itself,
-//! within the cut a client makes: Claude Code passes its model the first 2,048 characters of a
+//! The `initialize` and `server/discover` instructions, within the cut a client makes. The head
+//! is derived from the registry, the index and the mode (what majordomus serves here, counted,
+//! the first calls to make, the URI scheme, which tools write); the rest carries the layer
+//! itself. Claude Code passes its model the first 2,048 characters of a
 //! server's instructions and drops the rest, so the whole text is at most [`MAX_INSTRUCTIONS`]
 //! characters as JavaScript counts them (UTF-16 units), most important first. After the head
 //! (what majordomus is for here and the first call to make) come the active blocking rules, by
@@ -10,14 +12,108 @@
 
 use crate::call::Call;
 use crate::layer::Index;
-use crate::registry;
+use crate::registry::{self, rt::Effect};
+
+/// The `initialize` instructions: where there is no layer, first what is missing and what to
+/// run, so that a client shows the reason rather than a tool's refusal only.
+pub fn instructions(ctx: &Call) -> String {
+    let text = derived(ctx);
+    match ctx.layer() {
+        Err(crate::layer::LayerError::NoLayer { .. }) => format!(
+            "No AI layer here: no `.ai/manifest.yaml` in this directory or above, so every tool that reads the layer answers not_found. Run `majordomus init` at the repository's root (or ask the user to), then restart this server. {text}"
+        ),
+        _ => text,
+    }
+}
+
+/// The instructions derived from the registry, the index and the mode on every call: what the
+/// layer is, the first calls to make, the URI scheme, which tools write, which are listed; then
+/// the layer's own part ([`append`]), all within the cut a client makes.
+fn derived(ctx: &Call) -> String {
+    let projected: Vec<_> = registry::all().iter().filter(|d| ctx.projects(d)).collect();
+    let tools: Vec<&str> = projected
+        .iter()
+        .filter(|d| ctx.projects_tool(d))
+        .filter_map(|d| d.tool)
+        .collect();
+    let builtin_resources = projected.iter().filter(|d| d.resource.is_some()).count();
+    // Counted as `resources/list` lists them: the builtin ones, every object, every skill file.
+    let (objects, skill_files, state) = match ctx.index() {
+        // A one-shot build of some kinds (doctor's) counts the files it left unread as the
+        // objects a server would make of them.
+        Ok(index) => (
+            index.objects.len() + index.left_unread,
+            index.skills.iter().map(|s| s.files.len()).sum::<usize>(),
+            // What `repository.info` says: a generation kept after its repository moved, or
+            // after the last rebuild failed, is stale whatever its own state.
+            match ctx.layer_if_open().and_then(|live| live.stale()) {
+                Some(_) => "stale".to_string(),
+                None => index.state().as_str().to_string(),
+            },
+        ),
+        Err(e) => (0, 0, format!("unavailable ({})", e.message())),
+    };
+    let tool_of = |id: &str| {
+        registry::by_id(id)
+            .filter(|(_, d)| ctx.projects_tool(d))
+            .and_then(|(_, d)| d.tool)
+    };
+    let writers: Vec<&str> = projected
+        .iter()
+        .filter(|d| d.effect == Effect::RepositoryMutation && ctx.projects_tool(d))
+        .filter_map(|d| d.tool)
+        .collect();
+    let writers_sentence = if writers.is_empty() {
+        "Nothing here writes to the repository.".to_string()
+    } else {
+        format!(
+            "Only {} write to the repository; every other tool and resource reads.",
+            writers.join(", ")
+        )
+    };
+    // What the layer is and the first call to make come first: a client that cuts the text
+    // (Claude Code, at 2,048 characters) still passes them.
+    let mut text = format!(
+        "majordomus serves this repository's AI layer (its rules, decisions, issues and skills): \
+         {objects} objects (index state {state}), {} capabilities, {} tools, {} resources.",
+        projected.len(),
+        tools.len(),
+        builtin_resources + objects + skill_files,
+    );
+    if let Some(applicable) = tool_of("objects.applicable") {
+        text.push_str(&format!(
+            " Before you edit a path, call {applicable} with it: it names the rules that govern it."
+        ));
+    }
+    if let Some(ready) = tool_of("plan.ready") {
+        text.push_str(&format!(" To find work, call {ready}."));
+    }
+    text.push_str(" Read a URI majordomus://<kind>/<identity> with resources/read");
+    if let Some(get) = tool_of("objects.get") {
+        text.push_str(&format!(" or {get}"));
+    }
+    text.push_str(&format!(". {writers_sentence}"));
+    let selection = ctx.toolsets();
+    if !selection.lists_every_tool() {
+        let declared = registry::all()
+            .iter()
+            .filter(|d| d.tool.is_some() && ctx.projects(d))
+            .count();
+        text.push_str(&format!(
+            " Listed: {} of {declared} tools, {}.",
+            tools.len(),
+            selection.why()
+        ));
+    }
+    append(ctx, &mut text);
+    text
+}
 
 /// The instructions each era carries as a client receives them (legacy: the `initialize` result,
 /// modern: `server/discover`'s), eras carrying the same text grouped: `(eras, text)`.
 pub fn by_era(ctx: &Call) -> Vec<(Vec<&'static str>, String)> {
-    let legacy = super::server::instructions(ctx);
-    let modern = match super::era::discover(super::server::instructions(ctx)).remove("instructions")
-    {
+    let legacy = instructions(ctx);
+    let modern = match super::era::discover(instructions(ctx)).remove("instructions") {
         Some(serde_json::Value::String(text)) => text,
         _ => String::new(),
     };

@@ -22,9 +22,9 @@ pub(crate) struct Listing {
     pub untracked: HashSet<String>,
 }
 
-/// The paths git's index tracks, borrowed from the listing that holds them: a walk asks it of
-/// every file it meets, at 100,000 files a hundred thousand times, and a fast hash of borrowed
-/// text spares as many copies.
+/// The paths git's index tracks, borrowed from the listing that holds them: every file the walk
+/// of `.ai/` lists is looked up in it, at 100,000 files a hundred thousand times, and a fast hash
+/// of borrowed text spares as many copies.
 pub(crate) type Tracked<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 /// Why an in-process reading (git's index, the walk of `.ai/`) cannot stand in for git: the
