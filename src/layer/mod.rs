@@ -21,6 +21,7 @@ pub(crate) mod parallel;
 mod read;
 mod scope;
 mod search;
+mod trigrams;
 
 use std::path::PathBuf;
 

@@ -10,6 +10,7 @@ use sha2::Digest;
 use crate::layer::config::{FrontMatter, IdentityMatch, Kind, KindFormat, Kinds};
 use crate::layer::diagnostic::{codes, Diagnostic};
 use crate::layer::read::{first_heading, split_front_matter, yaml_mapping, FrontMatterBlock};
+use crate::layer::trigrams::Trigrams;
 use crate::registry::lang::ProblemKind;
 
 /// The scheme every object URI begins with.
@@ -76,23 +77,44 @@ pub struct ObjectFields {
     pub provenance: Provenance,
     /// SHA-256 of `content`, for the layer's fingerprint.
     #[serde(skip)]
-    pub(crate) digest: ContentDigest,
+    pub(crate) digest: Derived<[u8; 32]>,
+    /// The runs of three bytes the texts a search reads hold, so a search before the postings
+    /// exist skips the objects that cannot hold its terms.
+    #[serde(skip)]
+    pub(crate) trigrams: Derived<Trigrams>,
 }
 
-/// The digest of an object's content, taken once. Equal whatever was taken: it is derived from
-/// the content, which equality compares.
-#[derive(Default)]
-pub(crate) struct ContentDigest(std::sync::OnceLock<[u8; 32]>);
+/// What is computed from an object's other fields, once, when first asked for (a reader asks
+/// while the file's bytes are at hand). Equal whatever was computed: it follows from the fields
+/// equality compares.
+pub(crate) struct Derived<T>(std::sync::OnceLock<T>);
 
-impl PartialEq for ContentDigest {
-    fn eq(&self, _: &ContentDigest) -> bool {
+impl<T> Default for Derived<T> {
+    fn default() -> Derived<T> {
+        Derived(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> Derived<T> {
+    /// What was computed, if it was.
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.get()
+    }
+
+    pub(crate) fn get_or_init(&self, make: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(make)
+    }
+}
+
+impl<T> PartialEq for Derived<T> {
+    fn eq(&self, _: &Derived<T>) -> bool {
         true
     }
 }
 
-impl std::fmt::Debug for ContentDigest {
+impl<T> std::fmt::Debug for Derived<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ContentDigest")
+        f.write_str("Derived")
     }
 }
 
@@ -101,7 +123,6 @@ impl ObjectFields {
     pub(crate) fn digest(&self) -> [u8; 32] {
         *self
             .digest
-            .0
             .get_or_init(|| sha2::Sha256::digest(self.content.as_bytes()).into())
     }
 }
@@ -243,7 +264,8 @@ pub(crate) fn make_object_or_return(
             source_class: source_class.to_string(),
             bytes,
         },
-        digest: ContentDigest::default(),
+        digest: Derived::default(),
+        trigrams: Derived::default(),
     })))
 }
 

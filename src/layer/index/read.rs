@@ -88,10 +88,12 @@ pub(crate) fn read_one(
                 };
                 match made {
                     // Taken while the bytes are at hand, by every reader at once: a server's
-                    // first report of the layer then finds its fingerprint nearly made.
+                    // first report of the layer then finds its fingerprint nearly made, and
+                    // its first search the runs that rule most objects out.
                     Ok(object) => Outcome::File {
                         digest: {
                             object.digest();
+                            crate::layer::search::trigrams(&object);
                             None
                         },
                         len,

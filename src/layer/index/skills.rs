@@ -184,6 +184,7 @@ pub(crate) fn searched_files(skills: &[Skill], objects: &[Object]) -> Vec<Object
                     bytes: f.bytes.len() as u64,
                 },
                 digest: Default::default(),
+                trigrams: Default::default(),
             }));
         }
     }

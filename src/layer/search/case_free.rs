@@ -1,7 +1,7 @@
 //! Whether a text holds a term whatever the case of its ASCII letters, read straight from the
-//! object's own text: no lowercased copy is kept (it would double what a layer weighs in memory)
-//! and nothing is built per object, so a search before the postings exist costs one pass over
-//! the bytes.
+//! object's own text: no lowercased copy is kept (it would double what a layer weighs in memory).
+//! A scan asks this only of the objects whose runs of three bytes (`layer::trigrams`) let the
+//! term through.
 //!
 //! Three bytes of the term (its two rarest and its first), at their offsets, are compared 32
 //! positions at a time with the case bit (`0x20`) set on both sides, in vector registers (one

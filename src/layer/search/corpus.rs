@@ -9,6 +9,8 @@ use crate::layer::object::{Object, ObjectFields};
 pub(crate) enum Ahead {
     /// The object's fields: where its texts are and how long.
     Fields,
+    /// The runs of three bytes its texts hold, once the fields say where they are.
+    Runs,
     /// The texts themselves: the body's start, the metadata, title, identity, tags.
     Texts,
 }
@@ -65,6 +67,14 @@ impl<'a> Corpus<'a> {
                     ask(std::ptr::from_ref(&f.description).cast());
                     ask(std::ptr::from_ref(&f.tags).cast());
                     ask(std::ptr::from_ref(&f.media_type).cast());
+                    ask(std::ptr::from_ref(&f.trigrams).cast());
+                }
+                Ahead::Runs => {
+                    if let Some(runs) = f.trigrams.get() {
+                        for line in runs.words().chunks(8) {
+                            ask(line.as_ptr().cast());
+                        }
+                    }
                 }
                 Ahead::Texts => {
                     // The body's first lines, not only its first: the processor's own

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::case_free::CaseFree;
 use super::terms::{self, Unit};
 use crate::layer::object::Object;
+use crate::layer::trigrams::{Trigrams, Wanted};
 
 /// The fields of an object, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,33 @@ pub fn scanned_body(o: &Object) -> (&str, usize) {
         let body = body_slice(o);
         (body, body.len())
     }
+}
+
+/// The texts a scan reads of an object to rule it out, `body` its [`scanned_body`]: the body,
+/// the metadata as JSON, title, identity and description; and the tags.
+fn ruled_out_in<'o>(o: &'o Object, body: &'o str) -> ([&'o str; 5], &'o [String]) {
+    let texts = [
+        body,
+        o.metadata.as_json(),
+        o.title.as_str(),
+        o.identity.as_str(),
+        o.description.as_deref().unwrap_or(""),
+    ];
+    (texts, &o.tags)
+}
+
+/// The runs of three bytes held by the texts a scan reads of `o` (see [`ruled_out_in`]), made
+/// the first time they are asked for: a reader asks as it makes the object.
+pub(crate) fn trigrams(o: &Object) -> &Trigrams {
+    o.trigrams.get_or_init(|| {
+        let (texts, tags) = ruled_out_in(o, scanned_body(o).0);
+        Trigrams::of(
+            texts
+                .into_iter()
+                .map(str::as_bytes)
+                .chain(tags.iter().map(String::as_bytes)),
+        )
+    })
 }
 
 /// The texts of one object's fields.
@@ -180,6 +208,8 @@ pub struct Matcher {
     finders: Option<Vec<AhoCorasick>>,
     /// The same terms, to tell whether an object may hold them at all.
     present: Option<Vec<CaseFree>>,
+    /// Their runs of three bytes, to tell so from an object's [`trigrams`] first.
+    wanted: Option<Vec<Wanted>>,
 }
 
 impl Matcher {
@@ -197,15 +227,22 @@ impl Matcher {
                 })?
             })
             .collect();
-        let present = unit
+        let present: Option<Vec<CaseFree>> = unit
             .terms()
             .iter()
             .map(|t| if findable(t) { CaseFree::new(t) } else { None })
             .collect();
+        let wanted = present.is_some().then(|| {
+            unit.terms()
+                .iter()
+                .map(|t| Wanted::of(t.as_bytes()))
+                .collect()
+        });
         Matcher {
             unit,
             finders,
             present,
+            wanted,
         }
     }
 
@@ -217,6 +254,17 @@ impl Matcher {
         }
     }
 
+    /// Whether an object may hold the unit by the runs of three bytes its texts hold (see
+    /// [`trigrams`]): `false` only when one of the unit's terms cannot be there. Reads the
+    /// object's fields and its set, never its texts.
+    pub(crate) fn may_occur_by_runs(&self, o: &Object) -> bool {
+        let Some(wanted) = &self.wanted else {
+            return true;
+        };
+        let held = trigrams(o);
+        wanted.iter().all(|w| held.may_hold(w))
+    }
+
     /// Whether an object may hold the unit anywhere: identity, title, description, tags, the
     /// metadata as JSON (every value's words are there as written) and `body`, the object's
     /// [`scanned_body`].
@@ -224,16 +272,13 @@ impl Matcher {
         let Some(present) = &self.present else {
             return true;
         };
-        let haystacks = [
-            body,
-            o.metadata.as_json(),
-            o.title.as_str(),
-            o.identity.as_str(),
-            o.description.as_deref().unwrap_or(""),
-        ];
+        if !self.may_occur_by_runs(o) {
+            return false;
+        }
+        let (texts, tags) = ruled_out_in(o, body);
         present
             .iter()
-            .all(|f| haystacks.iter().any(|h| f.is_in(h)) || o.tags.iter().any(|t| f.is_in(t)))
+            .all(|f| texts.iter().any(|h| f.is_in(h)) || tags.iter().any(|t| f.is_in(t)))
     }
 
     /// How many times the unit occurs in `text`, up to `cap`.

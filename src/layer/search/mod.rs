@@ -6,11 +6,12 @@
 //! Two ways reach the same answer. A long-running process prepares each generation's postings
 //! (`postings`) on a thread of its own, or reads from disk the ones an earlier start kept for
 //! the same files (`postings::stored`); until they are there, and in a one-shot command that
-//! never builds them, a search scans: a case-free substring search (`case_free`, over each
-//! object's own text) rules out the objects that cannot hold a term (a term is a prefix of each
-//! word it stands for), and the rest are counted word by word. Both give every object the same counts, the same document frequencies and the same
-//! body lengths, so scores and order are the same to the last bit; ties go by position, which
-//! is URI order.
+//! never builds them, a search scans: each object's runs of three bytes (`layer::trigrams`)
+//! rule out most objects that cannot hold a term without reading them, a case-free substring
+//! search (`case_free`, over each object's own text) rules out more (a term is a prefix of each
+//! word it stands for), and the rest are counted word by word. Both give every object the same
+//! counts, the same document frequencies and the same body lengths, so scores and order are the
+//! same to the last bit; ties go by position, which is URI order.
 
 mod case_free;
 mod corpus;
@@ -21,12 +22,15 @@ mod terms;
 
 use corpus::Ahead;
 pub use corpus::{Corpus, SKILL_FILE_KIND};
+pub(crate) use fields::trigrams;
 pub use fields::Field;
 pub use postings::{stored, Prepared, StoredError};
 pub use snippet::parts as snippet_parts;
 pub use terms::QueryError;
 
 use std::borrow::Cow;
+
+use crate::layer::object::Object;
 
 use fields::{Counts, Matcher, Texts, FIELDS};
 use terms::Unit;
@@ -148,16 +152,26 @@ fn holders_scanned(objects: Corpus<'_>, matchers: &[Matcher]) -> (Vec<Holders>, 
     let scan = |part: &[u32]| -> (Vec<Holders>, Vec<u32>) {
         let mut found: Vec<Holders> = vec![Vec::new(); matchers.len()];
         let mut lengths = Vec::with_capacity(part.len());
+        // Whether any unit may be in an object, by the runs of three bytes its texts hold.
+        let may_hold = |o: &Object| matchers.iter().any(|m| m.may_occur_by_runs(o));
         for (k, &position) in part.iter().enumerate() {
             if let Some(&ahead) = part.get(k + AHEAD) {
                 objects.ask_ahead(ahead as usize, Ahead::Fields);
             }
+            if let Some(&ahead) = part.get(k + AHEAD * 3 / 4) {
+                objects.ask_ahead(ahead as usize, Ahead::Runs);
+            }
             if let Some(&ahead) = part.get(k + AHEAD / 2) {
-                objects.ask_ahead(ahead as usize, Ahead::Texts);
+                if may_hold(&objects[ahead as usize]) {
+                    objects.ask_ahead(ahead as usize, Ahead::Texts);
+                }
             }
             let o = &objects[position as usize];
             let (body, body_len) = fields::scanned_body(o);
             lengths.push(body_len as u32);
+            if !may_hold(o) {
+                continue;
+            }
             let mut texts = None;
             for (m, holders) in matchers.iter().zip(found.iter_mut()) {
                 if !m.may_occur_in_object(o, body) {
