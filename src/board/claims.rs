@@ -8,29 +8,19 @@
 //! The API any capability calls: [`Board::claim`], [`Board::release`], [`Board::holders_of`]
 //! and [`Board::live_claims`]. Knows nothing of MCP or of any surface.
 
-use rustix::fs::{flock, FlockOperation};
-use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::claims_lock::{ClaimsLock, LOCK_WAIT};
 use super::glob;
 use super::record::{self, ClaimRecord, Record};
 use super::{lock, Board, BoardError, Joined};
 use crate::layer::spelling::{self, Case};
-use crate::write;
-
-/// The file whose lock is held around every check-and-write of a claim.
-pub const CLAIMS_LOCK: &str = "claims.lock";
 
 /// The bounds of a claim's time to live, in seconds (its default is the declaration's, in
 /// `registry/peers/claim.yaml`).
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 86_400;
-
-/// How long a claim waits for another process's check-and-write before it gives up: a stopped
-/// process holding the lock delays a claim, it never stalls one.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
@@ -187,66 +177,6 @@ fn check(request: &mut Request, case: Case) -> Result<(), ClaimError> {
 /// `MAX_CLAIM_GLOBS`, and this is asked of every claim of the claiming agent: nothing allocated).
 fn same_globs(a: &[String], b: &[String]) -> bool {
     a.iter().all(|x| b.contains(x)) && b.iter().all(|y| a.contains(y))
-}
-
-/// The exclusive lock on the board's `claims.lock`, held while alive.
-struct ClaimsLock {
-    _file: File,
-}
-
-impl ClaimsLock {
-    /// Waits up to `LOCK_WAIT` for the lock. A lock taken on a file that was meanwhile removed
-    /// (the last process leaving) is let go and taken again on the file now there.
-    fn take(dir: &Path) -> Result<ClaimsLock, ClaimError> {
-        let path = dir.join(CLAIMS_LOCK);
-        let started = Instant::now();
-        let mut pause = Duration::from_micros(100);
-        loop {
-            let file = write::board_lock_file(&path).map_err(|e| {
-                ClaimError::Board(BoardError::Unwritable {
-                    path: path.display().to_string(),
-                    reason: super::io_reason(&e),
-                })
-            })?;
-            if flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
-                let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
-                    (Ok(held), Ok(there)) => held.ino() == there.ino() && held.dev() == there.dev(),
-                    _ => false,
-                };
-                if same {
-                    return Ok(ClaimsLock { _file: file });
-                }
-                continue;
-            }
-            if started.elapsed() > LOCK_WAIT {
-                return Err(ClaimError::Busy);
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(5));
-        }
-    }
-}
-
-/// At a clean exit: removes `claims.lock` when it is all the board holds, so the last process
-/// to leave leaves no directory behind. Taken under the lock; a process that meanwhile opened
-/// the old file notices it is gone and takes the new one.
-pub(super) fn remove_lock_if_alone(dir: &Path) {
-    let path = dir.join(CLAIMS_LOCK);
-    let Ok(file) = super::process::open_to_read(&path) else {
-        return;
-    };
-    // Closing `file` lets the lock go.
-    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return;
-    }
-    let alone = std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .all(|e| e.file_name().to_str() == Some(CLAIMS_LOCK))
-    });
-    if alone {
-        write::board_remove(&path);
-    }
 }
 
 pub use super::record::PROCESS_CLIENT;
@@ -420,7 +350,11 @@ impl Board {
         let on_board = lock(&self.joined).lock.is_some();
         // A process off the board (a one-shot command) writes nothing another could race.
         let _held = match (on_board, self.dir()) {
-            (true, Some(dir)) => Some(ClaimsLock::take(dir)?),
+            (true, Some(dir)) => Some(
+                ClaimsLock::take(dir)
+                    .map_err(ClaimError::Board)?
+                    .ok_or(ClaimError::Busy)?,
+            ),
             _ => None,
         };
         let reading = self.read();

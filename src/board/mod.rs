@@ -12,6 +12,7 @@ pub(crate) mod carried;
 pub(crate) mod changes;
 pub(crate) mod check;
 pub(crate) mod claims;
+mod claims_lock;
 pub(crate) mod glob;
 pub(crate) mod inbox;
 pub(crate) mod inbox_watch;
@@ -466,7 +467,7 @@ impl Board {
         if joined.lock.take().is_some() {
             self.remove_inbox();
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
-            claims::remove_lock_if_alone(dir);
+            claims_lock::remove_lock_if_alone(dir);
             // The last to leave leaves no directory behind (removing one that is not empty fails).
             if let Location::Dir(_, made) = &self.location {
                 for d in dir.ancestors().take(*made) {
