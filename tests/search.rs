@@ -333,14 +333,38 @@ fn a_server_answers_from_the_postings_a_run_before_kept_and_never_from_stale_or_
     server.close();
     assert!(stored.is_file());
 
-    // Nothing changed: the next run answers from them as they are.
+    // A server that ended mid-write left its temporary file; another's write is under way.
+    let ended = std::process::Command::new("true")
+        .spawn()
+        .and_then(|mut c| c.wait().map(|_| c.id()))
+        .expect("a process that ended");
+    let abandoned = fixture.at(&format!(".ai/local/search/postings.{ended}.mj-tmp"));
+    let under_way = fixture.at(&format!(
+        ".ai/local/search/postings.{}.mj-tmp",
+        std::process::id()
+    ));
+    for temp in [&abandoned, &under_way] {
+        std::fs::write(temp, b"half a write").expect("a temporary file");
+    }
+
+    // Nothing changed: the next run answers from them as they are, and clears what the ended
+    // server left though it writes nothing itself.
     let mut server = logged_server(fixture.root());
     assert_eq!(served_uris(&mut server, "zebrafinch"), vec![uri.clone()]);
     let line = server
         .stderr_line("stored search postings read and compared", WAIT)
         .expect("the stored postings are read");
     assert!(line.contains("exact=true"), "{line}");
+    assert!(
+        !abandoned.exists(),
+        "an ended server's temporary file is cleared"
+    );
+    assert!(
+        under_way.exists(),
+        "a running process's write is left alone"
+    );
     server.close();
+    std::fs::remove_file(&under_way).expect("the test's own temporary file");
 
     // Edited while no server ran: the stored entry of the note is not answered from.
     fixture.write(

@@ -72,6 +72,9 @@ impl Index {
     /// there by a run before for the objects that have not changed: for a server's first
     /// generation, before [`Index::search_due`].
     pub(crate) fn keep_search_postings(&self, path: PathBuf) {
+        // A server that ended while it wrote its postings left its temporary file beside them;
+        // the next server clears it whether or not it writes postings itself.
+        crate::write::remove_abandoned_temps(&path);
         let _ = self.stored.set(Arc::new(Stored {
             path,
             found: OnceLock::new(),
