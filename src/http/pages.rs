@@ -90,14 +90,7 @@ pub(super) async fn cockpit_page(
         })
     };
     let respond = |page: crate::cockpit::Page| {
-        let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = (
-            status,
-            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-            page.html,
-        )
-            .into_response();
-        cockpit_headers(&mut response, "no-cache");
+        let response = page_response(page.status, page.html, StatusCode::INTERNAL_SERVER_ERROR);
         // A render refused for being busy (every large-render slot taken) was built on a
         // blocking thread: the guard holds it and sends it with `Retry-After`.
         match page.busy {
@@ -153,11 +146,17 @@ pub(crate) fn cockpit_error_page(
     message: &str,
 ) -> Response {
     let page = crate::cockpit::refusal(&state.ctx, status, code, message);
-    let status = StatusCode::from_u16(page.status).unwrap_or(StatusCode::BAD_REQUEST);
+    page_response(page.status, page.html, StatusCode::BAD_REQUEST)
+}
+
+/// A rendered page as an answer with the Cockpit's headers, never cached; `otherwise` is its
+/// status when the page's own is no HTTP status.
+fn page_response(status: u16, html: String, otherwise: StatusCode) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(otherwise);
     let mut response = (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        page.html,
+        html,
     )
         .into_response();
     cockpit_headers(&mut response, "no-cache");

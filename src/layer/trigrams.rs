@@ -28,7 +28,6 @@ std::thread_local! {
 }
 
 /// The runs of three bytes some texts hold.
-#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Trigrams {
     bits: Box<[u64]>,
     /// `32 - log2(bits)`: a run's hash shifted right by this is its bit.
@@ -36,7 +35,7 @@ pub(crate) struct Trigrams {
 }
 
 /// A term's runs of three bytes, hashed, to be looked for in any set.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Wanted(Vec<u32>);
 
 impl Trigrams {
@@ -70,6 +69,7 @@ impl Trigrams {
         });
         Trigrams { bits, shift }
     }
+
     /// Whether every run of `wanted` may be in the texts; `false` only when one is not.
     #[inline]
     pub(crate) fn may_hold(&self, wanted: &Wanted) -> bool {
@@ -131,6 +131,11 @@ fn mark(text: &[u8], marks: &mut [u8; MARK_COUNT], shift: u32) {
         // SAFETY: the processor has just said it has AVX2.
         return unsafe { mark_avx2(text, marks, shift) };
     }
+    mark_one_at_a_time(text, marks, shift);
+}
+
+/// [`mark`] a run at a time: where the processor has no AVX2, and for a text's last runs.
+fn mark_one_at_a_time(text: &[u8], marks: &mut [u8; MARK_COUNT], shift: u32) {
     each_run(text, |run| {
         marks[(hash(run) >> shift) as usize % MARK_COUNT] = 1
     });
@@ -170,9 +175,7 @@ unsafe fn mark_avx2(text: &[u8], marks: &mut [u8; MARK_COUNT], shift: u32) {
         }
         i += 32;
     }
-    each_run(&text[i..], |run| {
-        marks[(hash(run) >> shift) as usize % MARK_COUNT] = 1
-    });
+    mark_one_at_a_time(&text[i..], marks, shift);
 }
 
 /// The odd factor of [`hash`].
@@ -267,9 +270,7 @@ mod tests {
                 let (mut wide, mut narrow) = ([0u8; MARK_COUNT], [0u8; MARK_COUNT]);
                 // SAFETY: the processor has said it has AVX2.
                 unsafe { mark_avx2(&text[..len], &mut wide, shift) };
-                each_run(&text[..len], |run| {
-                    narrow[(hash(run) >> shift) as usize % MARK_COUNT] = 1
-                });
+                mark_one_at_a_time(&text[..len], &mut narrow, shift);
                 assert!(wide == narrow, "{len} bytes, shift {shift}");
             }
         }
