@@ -127,6 +127,9 @@ fn fits(shape: &Shape, text: &[u8], start: usize, end: usize) -> bool {
         Then::Anything => true,
         Then::Token => token_follows(after),
         Then::Userinfo => userinfo_follows(after),
+        Then::LowerHex(n) => after
+            .get(..n)
+            .is_some_and(|run| run.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))),
     };
     then && match shape.named {
         Named::No => true,

@@ -40,6 +40,10 @@ pub(super) enum Then {
     Token,
     /// `user:password@`, before any `/` or ASCII blank.
     Userinfo,
+    /// At least this many lowercase hexadecimal digits (`[0-9a-f]{n}`): without it every
+    /// `SKILL.md` a layer names would cue a Twilio key, and its pattern would be compiled at
+    /// every server's start.
+    LowerHex(usize),
 }
 
 /// A shape whose matches open with one of its anchors at an ASCII word boundary.
@@ -177,6 +181,7 @@ pub(super) const SHAPES: &[Shape] = &[
     ),
     Shape {
         needs_digit: true,
+        then: Then::LowerHex(32),
         ..shape(
             "a Twilio key or account id",
             &["SK", "AC"],

@@ -268,14 +268,16 @@ fn ordinary_prose_is_cued_for_nothing() {
     let prose =
         "---\nid: doc-1\ntitle: \"Tokens\"\ndescription: The key cache and the password policy\n\
         tags: [a, b]\n---\n# Tokens\n\nThe bearer of a lease keeps its token; a risk-free change \
+        (its SKILL.md says how, its ACCESS log says when) \
         to the disk-backed cache. See https://example.com/docs/a:b for the policy. The secret is \
         patience.\n";
     assert_eq!(compiled().cued(prose.as_bytes()), ShapeSet::NONE);
 }
 
 /// Anchors that start at one place are all found there, each by its own case rule and in its
-/// own searcher: `sk-ant-` holds `sk-`; `ACCESS_KEY` holds a Twilio `AC`; a Twilio `SK` is found
-/// as written, and not in a lowercase `sk` or in prose.
+/// own searcher: `sk-ant-` holds `sk-`; a Twilio `SK` is found as written, and not in a
+/// lowercase `sk`, in prose, or before anything but the hexadecimal digits of an id
+/// (`ACCESS_KEY`, `SKILL.md`).
 #[test]
 fn every_anchor_at_one_place_is_found_in_its_own_case() {
     let shape = |name: &str| SHAPES.iter().position(|s| s.name == name).expect("a shape");
@@ -290,9 +292,10 @@ fn every_anchor_at_one_place_is_found_in_its_own_case() {
         .cued(b"sk0123456789abcdef0123456789abcdef")
         .contains(twilio));
     assert!(!compiled().cued(b"ask each back").contains(twilio));
-    let both = compiled().cued(b"ACCESS_KEY=0123456789abcdef0123456789abcdef");
-    assert!(both.contains(twilio));
-    assert!(both.contains(shape("an environment secret (NAME_PASSWORD=\u{2026})")));
+    let named = compiled().cued(b"ACCESS_KEY=0123456789abcdef0123456789abcdef");
+    assert!(!named.contains(twilio));
+    assert!(named.contains(shape("an environment secret (NAME_PASSWORD=\u{2026})")));
+    assert!(!compiled().cued(b"see SKILL.md").contains(twilio));
 }
 
 #[test]
