@@ -35,8 +35,9 @@ pub(crate) struct Entry {
 }
 
 /// The candidates of `vcs` discovery of `root`, read in-process; `Ok(Err(_))` when git must be
-/// asked instead, naming why.
-pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
+/// asked instead, naming why. With `beside`, `.ai/` is walked on a thread of its own while the
+/// index is read (see [`super::listed_on_threads`]).
+pub(crate) fn list(root: &Path, beside: bool) -> Result<Result<Listing, Unsure>, LayerError> {
     let Some(git) = GitDir::find(root) else {
         return Ok(Err(Unsure("no git work tree at or above the root".into())));
     };
@@ -44,8 +45,12 @@ pub(crate) fn list(root: &Path) -> Result<Result<Listing, Unsure>, LayerError> {
         return Ok(Err(why));
     }
     // The walk of `.ai/` does not wait for the index: it lists every file there that git does
-    // not ignore, on a thread of its own, and the tracked ones are dropped once the index says
-    // which they are.
+    // not ignore, and the tracked ones are dropped once the index says which they are.
+    if !beside {
+        return list_with(root, &git, || {
+            Some(walk_untracked(root, &Tracked::default(), HashSet::new()))
+        });
+    }
     std::thread::scope(|scope| {
         let walking = std::thread::Builder::new()
             .name("ai-walk".into())

@@ -36,6 +36,19 @@ pub(crate) fn resolve(requested: Discovery, root: &Path) -> Discovery {
     }
 }
 
+/// How many entries git's index has from which a listing runs on threads of its own (the index
+/// read on one, the walk of `.ai/` on another) while the caller goes on. Below it the caller
+/// lists: on this VM a thread that has just been started runs a few tenths of a millisecond
+/// later, longer than the whole listing of a hundred files takes (a start at 100 objects answered
+/// 0.6 ms sooner listing on its own thread, interleaved, adr-0121).
+const LISTED_ON_THREADS_FROM: u32 = 1_000;
+
+/// Whether a `vcs` listing of a work tree whose index holds `tracked` entries (`None`: no index
+/// could be read) runs on threads of its own (see [`LISTED_ON_THREADS_FROM`]).
+fn listed_on_threads(tracked: Option<u32>) -> bool {
+    tracked.is_some_and(|n| n >= LISTED_ON_THREADS_FROM)
+}
+
 /// Lists the repository's files by `discovery`.
 pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerError> {
     start(root, discovery).finish()
@@ -46,7 +59,8 @@ pub(crate) fn list(root: &Path, discovery: Discovery) -> Result<Listing, LayerEr
 pub(crate) struct Pending {
     root: PathBuf,
     discovery: Discovery,
-    /// Git's index being read in-process, on a thread of its own.
+    /// Git's index being read in-process, on a thread of its own; `None` under `vcs` when the
+    /// caller reads it (a small index, see [`LISTED_ON_THREADS_FROM`]) or git runs instead.
     reading: Option<std::thread::JoinHandle<InProcess>>,
     /// git, running; or why it could not be started, reported by [`Pending::finish`] so that a
     /// broken configuration read meanwhile is reported first, as without the head start.
@@ -60,8 +74,9 @@ pub(crate) struct Pending {
 type InProcess = Result<Result<Listing, Unsure>, LayerError>;
 
 /// Starts listing `root` by `discovery` (`auto` resolved here); [`Pending::finish`] gives the
-/// listing or the error. Under `vcs` git's index is read in-process on a thread while the
-/// caller reads the configuration; `git ls-files` is the fallback.
+/// listing or the error. Under `vcs` git's index is read in-process: a large one on a thread
+/// while the caller reads the configuration, a small one by [`Pending::finish`] itself; `git
+/// ls-files` is the fallback.
 pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
     let discovery = resolve(discovery, root);
     let mut pending = Pending {
@@ -71,11 +86,11 @@ pub(crate) fn start(root: &Path, discovery: Discovery) -> Pending {
         git: None,
         meanwhile: None,
     };
-    if discovery == Discovery::Vcs {
+    if discovery == Discovery::Vcs && listed_on_threads(crate::layer::tracked_files(root)) {
         let owned = root.to_path_buf();
         match std::thread::Builder::new()
             .name("git-index".into())
-            .spawn(move || gitindex::list(&owned))
+            .spawn(move || gitindex::list(&owned, true))
         {
             Ok(handle) => pending.reading = Some(handle),
             // No thread: git runs on its own instead.
@@ -99,10 +114,18 @@ impl Pending {
         if let Some(work) = self.meanwhile.take() {
             work();
         }
-        if let Some(reading) = self.reading.take() {
-            let read = reading
-                .join()
-                .unwrap_or_else(|_| Ok(Err(Unsure("the in-process reader stopped".into()))));
+        let read = match self.reading.take() {
+            Some(reading) => Some(
+                reading
+                    .join()
+                    .unwrap_or_else(|_| Ok(Err(Unsure("the in-process reader stopped".into())))),
+            ),
+            None if self.discovery == Discovery::Vcs && self.git.is_none() => {
+                Some(gitindex::list(&self.root, false))
+            }
+            None => None,
+        };
+        if let Some(read) = read {
             match read? {
                 Ok(listing) => {
                     let mut listing = listing;
@@ -139,10 +162,10 @@ fn tidy(mut listing: Listing) -> Listing {
 /// The candidates of `vcs` discovery before [`admit`]: the tracked files and the untracked ones
 /// under `.ai/` that git does not ignore (what `git ls-files --cached` and `git ls-files --others
 /// --exclude-standard -- .ai/` list), and whether the in-process reader gave them (`false`: git
-/// did).
+/// did); with `beside`, `.ai/` walked on a thread of its own while the index is read.
 #[cfg(test)]
-pub(crate) fn vcs_candidates(root: &Path) -> Result<(Vec<String>, bool), LayerError> {
-    let (listing, in_process) = match gitindex::list(root)? {
+pub(crate) fn vcs_candidates(root: &Path, beside: bool) -> Result<(Vec<String>, bool), LayerError> {
+    let (listing, in_process) = match gitindex::list(root, beside)? {
         Ok(listing) => (listing, true),
         Err(_) => (finish_git(root, spawn_git(root)?)?, false),
     };

@@ -227,8 +227,11 @@ proptest! {
     fn the_in_process_listing_is_what_git_lists(shape in shapes()) {
         let dir = tempfile::TempDir::new().expect("a directory");
         build(dir.path(), &shape);
-        let (ours, in_process) = vcs_candidates(dir.path()).expect("a listing");
-        prop_assert!(in_process, "left to git: {:?}", list(dir.path()).map(|r| r.err()));
+        let (ours, in_process) = vcs_candidates(dir.path(), true).expect("a listing");
+        // A small index is listed on the caller's thread alone: the same listing.
+        let (alone, _) = vcs_candidates(dir.path(), false).expect("a listing");
+        prop_assert_eq!(&alone, &ours);
+        prop_assert!(in_process, "left to git: {:?}", list(dir.path(), true).map(|r| r.err()));
         prop_assert_eq!(ours, git_lists(dir.path()), "{:#?}", shape);
     }
 }
@@ -256,7 +259,7 @@ fn a_sparse_index_is_left_to_git_and_listed_as_git_lists_it() {
         &["sparse-checkout", "init", "--cone", "--sparse-index"],
     );
     git(root, &["sparse-checkout", "set", "a"]);
-    let (ours, in_process) = vcs_candidates(root).expect("a listing");
+    let (ours, in_process) = vcs_candidates(root, true).expect("a listing");
     assert!(!in_process, "a sparse index holds directories, not files");
     assert_eq!(ours, git_lists(root));
 }
@@ -268,7 +271,7 @@ fn a_split_index_is_left_to_git() {
     git(root, &["update-index", "--split-index"]);
     write(root, "b/four.md", "four");
     git(root, &["add", "b/four.md"]);
-    let (ours, in_process) = vcs_candidates(root).expect("a listing");
+    let (ours, in_process) = vcs_candidates(root, true).expect("a listing");
     assert!(!in_process);
     assert_eq!(ours, git_lists(root));
 }
@@ -391,8 +394,12 @@ fn a_wide_layer_split_across_the_cores_is_listed_as_git_lists_it() {
     // Beside them a name that is not UTF-8: not a path of the listing, one of its names.
     let odd = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"odd-\xff.md");
     std::fs::write(root.join(".ai/repo/skills/s-30").join(odd), "odd").expect("a file");
-    let (ours, in_process) = vcs_candidates(root).expect("a listing");
-    assert!(in_process, "left to git: {:?}", list(root).map(|r| r.err()));
+    let (ours, in_process) = vcs_candidates(root, true).expect("a listing");
+    assert!(
+        in_process,
+        "left to git: {:?}",
+        list(root, true).map(|r| r.err())
+    );
     assert_eq!(ours, expected);
     assert!(ours.len() > 100, "{} candidates", ours.len());
     assert!(ours.contains(&".ai/repo/skills/s-21/vendored/".to_string()));
@@ -428,8 +435,12 @@ fn a_submodule_inside_the_layer_is_listed_as_git_lists_it() {
     );
     write(root, ".ai/repo/skills/s/vendored/untracked.md", "inside");
     write(root, ".ai/repo/skills/s/notes.md", "untracked");
-    let (ours, in_process) = vcs_candidates(root).expect("a listing");
-    assert!(in_process, "left to git: {:?}", list(root).map(|r| r.err()));
+    let (ours, in_process) = vcs_candidates(root, true).expect("a listing");
+    assert!(
+        in_process,
+        "left to git: {:?}",
+        list(root, true).map(|r| r.err())
+    );
     assert_eq!(ours, git_lists(root));
     assert!(ours.contains(&".ai/repo/skills/s/vendored".to_string()));
     assert!(!ours
