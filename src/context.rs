@@ -142,6 +142,9 @@ struct Shared {
     /// The interval a server watches at from its first answer, or from its first read of the
     /// layer if that comes first (see [`Context::watch_from_first_answer`]).
     watch_later: OnceLock<Duration>,
+    /// The root of the board this server joined and settles on once its first answer is
+    /// written (see [`Context::settle_on_board`]).
+    settle_later: Mutex<Option<PathBuf>>,
 }
 
 /// A [`LoadProbe`] a `Shared` can print.
@@ -198,6 +201,7 @@ impl Context {
                 watching: std::sync::atomic::AtomicBool::new(false),
                 watch_started: std::sync::Once::new(),
                 watch_later: OnceLock::new(),
+                settle_later: Mutex::new(None),
             }),
             caller: None,
             unnamed: false,
@@ -379,11 +383,11 @@ impl Context {
     }
 
     /// [`Context::layer`], and when this call opens it, this serving process joins the layer's
-    /// board (`crate::board`) while the first build waits for its listing: the board's
-    /// directory, lock and first record are made on a thread that would otherwise be idle, so
-    /// they cost the first answer nothing and need no thread of their own, and the process is
-    /// on the board before any session is answered. Without a layer nothing is joined, and the
-    /// process fails on opening it.
+    /// board (`crate::board`) before the first build lists anything: the board's directory, lock
+    /// and first record are made while a large index is read on threads of its own (a small one
+    /// is read right after), and the process is on the board before any session is answered.
+    /// What it does next on the board waits for its first answer ([`Context::settle_on_board`]).
+    /// Without a layer nothing is joined, and the process fails on opening it.
     pub(crate) fn layer_on_board(&self) -> Result<&Arc<LiveIndex>, &LayerError> {
         self.open_layer(true)
     }
@@ -404,13 +408,25 @@ impl Context {
                 // next ask compete for the cores, so neither makes the first request wait (ADR
                 // 0101). What this worktree changed, which the board's first answers show, is
                 // asked on the board's joining for the same reason.
-                let ask_ahead = watched
-                    && crate::layer::tracked_files(&root).is_some_and(|n| n >= ASK_GIT_AHEAD_FROM);
+                let tracked = watched
+                    .then(|| crate::layer::tracked_files(&root))
+                    .flatten();
+                let ask_ahead = tracked.is_some_and(|n| n >= ASK_GIT_AHEAD_FROM);
+                // The process's record is on the board before its first answer, so whoever
+                // sees the answer finds it there; what it does next on the board waits for the
+                // answer (see `Context::settle_on_board`).
+                if join_board {
+                    *self
+                        .shared
+                        .settle_later
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(root.clone());
+                }
                 let meanwhile: Option<Box<dyn FnOnce()>> = join_board.then(|| {
                     let ctx = self.clone();
                     let board_root = root.clone();
                     Box::new(move || {
-                        ctx.join_board(&board_root);
+                        ctx.shared.peers.join(&board_root);
                         if ask_ahead {
                             ctx.ask_changes_ahead(&board_root);
                         }
@@ -489,8 +505,29 @@ impl Context {
     /// its executions go to its log there too, for every other process to list.
     pub fn join_board(&self, root: &std::path::Path) {
         self.shared.peers.join(root);
+        self.settle_at(root);
+    }
+
+    /// What a server that joined the board while opening its layer does after its first answer
+    /// (see [`Context::layer_on_board`]): it settles on the board, and its executions go to its
+    /// log there. A stdio server calls it before it handles any request but `initialize`, so
+    /// every execution is logged and every read of the board finds it settled.
+    pub(crate) fn settle_on_board(&self) {
+        let root = self
+            .shared
+            .settle_later
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(root) = root {
+            self.settle_at(&root);
+        }
+    }
+
+    fn settle_at(&self, root: &std::path::Path) {
+        self.shared.peers.settle();
         let board = self.shared.peers.shared_board(root);
-        if board.read().state != crate::board::State::Joined {
+        if board.standing().0 != crate::board::State::Joined {
             return;
         }
         if let Some(dir) = crate::board::executions_dir(root) {

@@ -7,7 +7,7 @@
 //! `tools/list` and `tools/call` on every era and transport; resources, the HTTP API, the CLI and
 //! every answer stay as they are.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 
@@ -187,8 +187,12 @@ pub struct Selection {
     source: Source,
     /// The capability ids of the selected tools, in id order.
     capabilities: Vec<&'static str>,
-    /// The served array when it is not a compiled one (a selection short of `all`).
-    served: Option<Arc<str>>,
+    /// Whether the writers are left out of the served array.
+    read_only: bool,
+    /// The served array when it is not a compiled one (a selection short of `all`), cut from
+    /// the compiled one at the first `tools/list`: the cut parses the whole compiled array,
+    /// 0.2 ms that an `initialize` answer, which lists no tool, would otherwise wait for.
+    served: OnceLock<Option<Arc<str>>>,
 }
 
 impl Selection {
@@ -264,12 +268,12 @@ impl Selection {
                     .any(|s| names.contains(&s.name) && s.capabilities.contains(id))
             })
             .collect();
-        let served = (names != [ALL]).then(|| served_array(&capabilities, read_only));
         Selection {
             names,
             source,
             capabilities,
-            served,
+            read_only,
+            served: OnceLock::new(),
         }
     }
 
@@ -299,7 +303,11 @@ impl Selection {
 
     /// The served `tools/list` array when it is not a compiled one.
     pub fn served(&self) -> Option<&Arc<str>> {
-        self.served.as_ref()
+        self.served
+            .get_or_init(|| {
+                (!self.lists_every_tool()).then(|| served_array(&self.capabilities, self.read_only))
+            })
+            .as_ref()
     }
 
     /// Why these tools are listed, in one sentence a client or a person reads.

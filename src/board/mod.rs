@@ -268,9 +268,10 @@ impl Board {
         }
     }
 
-    /// Puts this process on the board: creates the directory, takes the life lock, clears what
-    /// dead processes left and writes a first record with `sessions`. On failure the process
-    /// serves on, and every reading says why the board is unavailable.
+    /// Puts this process on the board: creates the directory, takes the life lock and writes a
+    /// first record with `sessions`; from then on every other process sees it. On failure the
+    /// process serves on, and every reading says why the board is unavailable. What a process
+    /// on the board does next, which no one needs to see it, is [`Board::settle`].
     pub(crate) fn join(&self, sessions: Vec<SessionRecord>) -> Result<(), BoardError> {
         let Some(dir) = self.dir() else {
             return Ok(());
@@ -321,14 +322,24 @@ impl Board {
             }
         }
         joined.sessions = sessions;
-        let written = self.write(&mut joined);
-        drop(joined);
+        self.write(&mut joined)
+    }
+
+    /// What a process that joined does once: it starts following the remote's board where one is
+    /// named, clears the lock files dead processes left, and reads the board. A server does this
+    /// after its first answer, which waits only for its record (see `Context::layer_on_board`).
+    pub(crate) fn settle(&self) {
+        let Some(dir) = self.dir() else {
+            return;
+        };
+        if self.standing().0 != State::Joined {
+            return;
+        }
         if let Some(remote) = &self.remote {
             remote.start();
         }
         read::sweep_orphan_locks(dir, &self.me.stem());
         let _ = self.read();
-        written
     }
 
     /// Writes this process's record anew with `sessions`, when it is on the board.

@@ -481,14 +481,21 @@ impl Peers {
         self.shared.get_or_init(|| super::Board::open(root))
     }
 
-    /// Puts this serving process on the repository's board; a failure is logged and every
-    /// reading reports it, and the process serves on.
+    /// Puts this serving process on the repository's board (`Board::join`); a failure is
+    /// logged and every reading reports it, and the process serves on.
     pub(crate) fn join(&self, root: &std::path::Path) {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
             .shared
             .get_or_init(|| super::Board::open(root))
             .join(sessions_of(&self.list()));
+    }
+
+    /// What this process does once it joined the board (`Board::settle`).
+    pub(crate) fn settle(&self) {
+        if let Some(board) = self.shared.get() {
+            board.settle();
+        }
     }
 
     /// The listeners owed a note when mail reaches this process's inbox.

@@ -62,6 +62,7 @@ pub(super) fn run(options: Options, sub: &ArgMatches, format: Format) -> Result<
         // thread of their own: made before, they would take a core from `initialize`.
         ctx.watch_from_first_answer(WATCH_INTERVAL);
         let served = stdio::serve(&Server::new(ctx.clone()), || {
+            ctx.settle_on_board();
             ctx.watch_layer(WATCH_INTERVAL);
             ctx.executor().journal().clear_ended();
         });

@@ -80,9 +80,10 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Makes the directory and begins this process's log in it.
+    /// Makes the directory (in the board's, see `write::board_subdir`) and begins this
+    /// process's log in it.
     pub fn open(dir: &Path, header: Header) -> std::io::Result<Writer> {
-        crate::write::board_dir(dir)?;
+        crate::write::board_subdir(dir)?;
         let stem = header.stem();
         let header = header.line();
         let log = crate::write::BoardLog::create(&dir.join(format!("{stem}.log")), &header)?;
@@ -387,7 +388,7 @@ pub(crate) fn repository_salt(dir: &Path) -> Result<[u8; 32], String> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
         let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        crate::write::board_dir(dir).map_err(|e| crate::write::io_message(&e))?;
+        crate::write::board_subdir(dir).map_err(|e| crate::write::io_message(&e))?;
         let temp = dir.join(format!("salt.{}.tmp", std::process::id()));
         match crate::write::board_message(&temp, &path, text.as_bytes()) {
             Ok(()) => return Ok(bytes),

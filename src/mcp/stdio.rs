@@ -80,8 +80,10 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::
 /// Serves one session on the process's stdin and stdout until EOF or a closed stdout.
 /// Answers and the session's notifications share one writer, a line at a time.
 /// `after_first_answer` runs once the first message is answered (what a server starts that its
-/// first answer does not need: the layer's watcher), and so does the notifications' thread:
-/// nothing is owed before a first message asked for it, and a ring meanwhile is kept.
+/// first answer does not need: the layer's watcher, its place on the board), or before the
+/// first message is handled when that is not an `initialize` (a request of the stateless era
+/// may claim at once); the notifications' thread starts after the first answer: nothing is
+/// owed before a first message asked for it, and a ring meanwhile is kept.
 pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<()> {
     let stdin = io::stdin();
     let mut reader = io::BufReader::with_capacity(64 * 1024, stdin.lock());
@@ -101,7 +103,7 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
     let mut notifier = Some(notifier);
     let mut after_first_answer = Some(after_first_answer);
     let mut notifying = None;
-    let mut writes = Writes::start(server, Arc::clone(&writer));
+    let mut writes = Writes::new(server, Arc::clone(&writer));
     let mut buf = Vec::new();
     let result = loop {
         if reader.buffer().is_empty() {
@@ -116,6 +118,11 @@ pub fn serve(server: &Server, after_first_answer: impl FnOnce()) -> io::Result<(
             ))),
             Ok(Line::Message(line)) => {
                 let trimmed = trim(&line);
+                if after_first_answer.is_some() && !trimmed.is_empty() && !is_initialize(trimmed) {
+                    if let Some(started) = after_first_answer.take() {
+                        started();
+                    }
+                }
                 if trimmed.is_empty() {
                     None
                 } else if let Some(call) = writer_call(trimmed) {
@@ -204,6 +211,13 @@ fn id_key(id: &RawValue) -> Option<String> {
         .map(|v| v.to_string())
 }
 
+/// Whether `line` is an `initialize` request.
+fn is_initialize(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"initialize").is_some()
+        && serde_json::from_slice::<Probe<'_>>(line)
+            .is_ok_and(|probe| probe.method.as_deref() == Some("initialize"))
+}
+
 /// A writer's `tools/call` with an id: `Some` of the id's key (`None` inside when it has none).
 fn writer_call(line: &[u8]) -> Option<Option<String>> {
     memchr::memmem::find(line, b"tools/call")?;
@@ -232,18 +246,34 @@ type Waiting = Arc<Mutex<HashMap<String, Arc<crate::write_lock::WriteWait>>>>;
 /// [`WRITE_PATIENCE`](crate::write_lock::WRITE_PATIENCE) from when it arrived.
 struct Writes {
     server: Server,
+    /// The session's writer, until the thread that answers writes takes it.
+    writer: Option<Arc<Mutex<io::BufWriter<Out>>>>,
     queue: Option<mpsc::Sender<QueuedWrite>>,
     thread: Option<std::thread::JoinHandle<()>>,
     waiting: Waiting,
 }
 
 impl Writes {
-    fn start(server: &Server, writer: Arc<Mutex<io::BufWriter<Out>>>) -> Writes {
+    /// The session's writes, whose thread starts with the first of them: most sessions write
+    /// nothing, and a thread started before the first answer delays it.
+    fn new(server: &Server, writer: Arc<Mutex<io::BufWriter<Out>>>) -> Writes {
+        Writes {
+            server: server.clone(),
+            writer: Some(writer),
+            queue: None,
+            thread: None,
+            waiting: Arc::default(),
+        }
+    }
+
+    /// Starts the writer thread, once; without one the writes run inline.
+    fn start(&mut self) {
+        let Some(writer) = self.writer.take() else {
+            return;
+        };
         let (queue, jobs) = mpsc::channel::<QueuedWrite>();
-        let waiting: Waiting = Arc::default();
-        let own = server.clone();
-        let server = server.clone();
-        let forget = Arc::clone(&waiting);
+        let server = self.server.clone();
+        let forget = Arc::clone(&self.waiting);
         let thread = std::thread::Builder::new()
             .name("majordomus-mcp-write".to_string())
             .spawn(move || {
@@ -272,26 +302,19 @@ impl Writes {
                 }
             });
         match thread {
-            Ok(thread) => Writes {
-                server: own,
-                queue: Some(queue),
-                thread: Some(thread),
-                waiting,
-            },
+            Ok(thread) => {
+                self.queue = Some(queue);
+                self.thread = Some(thread);
+            }
             Err(e) => {
                 tracing::error!("cannot start the session's writer thread: {e}; writes run inline");
-                Writes {
-                    server: own,
-                    queue: None,
-                    thread: None,
-                    waiting,
-                }
             }
         }
     }
 
     /// Queues a write; answers it at once only when no writer thread could start.
-    fn queue(&self, session: &Session, line: &[u8], key: Option<String>) -> Option<Frame> {
+    fn queue(&mut self, session: &Session, line: &[u8], key: Option<String>) -> Option<Frame> {
+        self.start();
         let wait =
             crate::write_lock::WriteWait::until(Instant::now() + crate::write_lock::WRITE_PATIENCE);
         let job = QueuedWrite {
@@ -343,6 +366,7 @@ impl Writes {
 
     /// Lets the queued writes finish and answer, then ends the writer thread.
     fn finish(&mut self) {
+        self.writer = None;
         self.queue = None;
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
