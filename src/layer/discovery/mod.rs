@@ -38,9 +38,9 @@ pub(crate) fn resolve(requested: Discovery, root: &Path) -> Discovery {
 
 /// How many entries git's index has from which a listing runs on threads of its own (the index
 /// read on one, the walk of `.ai/` on another) while the caller goes on. Below it the caller
-/// lists: on this VM a thread that has just been started runs a few tenths of a millisecond
-/// later, longer than the whole listing of a hundred files takes (a start at 100 objects answered
-/// 0.6 ms sooner listing on its own thread, interleaved, adr-0121).
+/// lists: the threads first ran a few tenths of a millisecond after they were started, longer
+/// than the whole listing of a hundred files takes on one thread, and a start at 100 objects
+/// answered 0.6 ms sooner with the caller listing (interleaved starts, adr-0121).
 const LISTED_ON_THREADS_FROM: u32 = 1_000;
 
 /// Whether a `vcs` listing of a work tree whose index holds `tracked` entries (`None`: no index
