@@ -168,6 +168,7 @@ mod same_checkout;
 mod peers_messages;
 
 /// The plan as the agents' work queue: create, ready, claim once across processes, abandoned.
+mod plan_across;
 mod plan_queue;
 
 /// Agents, not processes: one agent per stdio process on both eras, HTTP agents by handle and
