@@ -472,9 +472,9 @@ pub fn board_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
 }
 
-/// Makes `dir`, a directory of the board's own (its executions), and nothing above it: the
-/// board's directory exists while this process is on it, and a repository moved away while a
-/// process serves it is never made again at its old path.
+/// Makes `dir`, a directory of the board's own (its executions, the shared board's bare
+/// repository), and nothing above it: the board's home exists while this process is on it, and
+/// a repository moved away while a process serves it is never made again at its old path.
 pub fn board_subdir(dir: &Path) -> io::Result<()> {
     match fs::create_dir(dir) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),

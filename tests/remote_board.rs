@@ -378,6 +378,28 @@ fn a_vanished_clones_claims_free_within_its_lease() {
 }
 
 #[test]
+fn a_clone_renamed_while_its_agent_holds_a_claim_is_never_made_again_at_its_old_path() {
+    let server = GitServer::file();
+    let clone = server.clone("before");
+    // A 6 s lease is renewed every 2 s while the agent holds its claim.
+    let mut mover = agent(&clone, "mover", &[("MAJORDOMUS_BOARD_LEASE", "6")]);
+    assert_eq!(claim(&mut mover, &["src/**"])["granted"], true);
+    let moved = server.dir.path().join("after");
+    std::fs::rename(&clone, &moved).expect("renamed");
+    let said = mover.stderr_line("the shared board was not renewed", Duration::from_secs(20));
+    let made_again = clone.exists();
+    if !made_again {
+        std::fs::rename(&moved, &clone).expect("renamed back");
+    }
+    assert!(
+        !made_again,
+        "the old path was made again (its board's bare repository: {})",
+        clone.join(".git/majordomus/remote.git/HEAD").is_file()
+    );
+    assert!(said.is_some(), "the failed renewal was not said on stderr");
+}
+
+#[test]
 fn an_unreachable_remote_grants_nothing_says_why_and_shows_no_credential() {
     let fixture = Fixture::with_plan();
     let manifest = fixture.at(".ai/manifest.yaml");

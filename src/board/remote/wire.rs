@@ -168,12 +168,18 @@ impl Wire {
     }
 
     /// Makes the bare repository once (several processes may race to: `git init` of one that
-    /// exists is harmless).
+    /// exists is harmless), beside the board and never above it: in a repository renamed or
+    /// deleted while this process runs, the next fetch fails instead of making the old path again.
     pub(crate) fn ensure(&self) -> Result<(), WireError> {
         if self.dir.join("HEAD").is_file() {
             return Ok(());
         }
-        crate::write::board_dir(&self.dir).map_err(|e| self.local(e.to_string()))?;
+        // The board's home (under git's directory) may not be made yet by a command that runs
+        // before any process joined; git's directory itself must exist.
+        if let Some(home) = self.dir.parent() {
+            crate::write::board_subdir(home).map_err(|e| self.local(e.to_string()))?;
+        }
+        crate::write::board_subdir(&self.dir).map_err(|e| self.local(e.to_string()))?;
         let ran = self.git(&["init", "--bare", "--quiet"], None)?;
         if !ran.ok {
             return Err(self.local(ran.stderr));
