@@ -190,6 +190,7 @@ mod cockpit_streams;
 mod cold_start;
 /// `majordomus doctor`: what each client loads, approval, broken settings, `--strict`.
 mod doctor;
+mod doctor_reads;
 /// Cheap pages under a flood of large ones, and bounded listens.
 mod flood;
 /// The busy refusals past the sessions cap, the listens' bound and the large-render slots, held.
