@@ -10,24 +10,23 @@ use majordomus::context::Options;
 use majordomus::layer::Discovery;
 use majordomus::registry;
 use majordomus::Context;
-use serde_json::Value;
 
 use crate::support::Fixture;
 
 /// The Cockpit over a fixture repository, asked page by page.
-struct Cockpit {
-    ctx: Context,
+pub(crate) struct Cockpit {
+    pub(crate) ctx: Context,
     // Kept alive: the context reads the fixture's files.
     _fixture: Fixture,
 }
 
 impl Cockpit {
     /// `Fixture::with_objects` (a rule, a prompt, an ADR, knowledge, an issue, a document).
-    fn new() -> Cockpit {
+    pub(crate) fn new() -> Cockpit {
         Cockpit::over(Fixture::with_objects())
     }
 
-    fn over(fixture: Fixture) -> Cockpit {
+    pub(crate) fn over(fixture: Fixture) -> Cockpit {
         let ctx = Context::open(Options {
             start: fixture.root().to_path_buf(),
             discovery: Discovery::Filesystem,
@@ -45,12 +44,12 @@ impl Cockpit {
     }
 
     /// GET `/cockpit<target>`, where `target` is a path with an optional query.
-    fn get(&self, target: &str) -> Page {
+    pub(crate) fn get(&self, target: &str) -> Page {
         crate::support::cockpit_get(&self.ctx, target)
     }
 
     /// POST the url-encoded `form` to `/cockpit<path>`.
-    fn post(&self, path: &str, form: &str) -> Page {
+    pub(crate) fn post(&self, path: &str, form: &str) -> Page {
         cockpit::render(
             &self.ctx,
             &Request {
@@ -64,7 +63,7 @@ impl Cockpit {
     }
 
     /// GET a page that must render with 200.
-    fn ok(&self, target: &str) -> String {
+    pub(crate) fn ok(&self, target: &str) -> String {
         let page = self.get(target);
         assert_eq!(page.status, 200, "/cockpit{target}:\n{}", page.html);
         assert_whole(target, &page.html);
@@ -72,7 +71,7 @@ impl Cockpit {
     }
 
     /// GET a page that must fail with `status`; it is still a whole page.
-    fn failing(&self, target: &str, status: u16) -> String {
+    pub(crate) fn failing(&self, target: &str, status: u16) -> String {
         let page = self.get(target);
         assert_eq!(page.status, status, "/cockpit{target}:\n{}", page.html);
         assert_whole(target, &page.html);
@@ -80,7 +79,7 @@ impl Cockpit {
     }
 
     /// The URI of the fixture's example rule.
-    fn rule_uri(&self) -> String {
+    pub(crate) fn rule_uri(&self) -> String {
         let list = self
             .ctx
             .execute("objects.list", serde_json::json!({ "kind": "rule" }))
@@ -93,7 +92,7 @@ impl Cockpit {
 }
 
 /// Exactly one `h1`, a skip link to `main`, and a `main`: what every page has, errors included.
-fn assert_whole(target: &str, html: &str) {
+pub(crate) fn assert_whole(target: &str, html: &str) {
     assert!(html.starts_with("<!doctype html>"), "/cockpit{target}");
     assert_eq!(html.matches("<h1").count(), 1, "/cockpit{target}: one h1");
     assert!(
@@ -112,7 +111,7 @@ fn assert_whole(target: &str, html: &str) {
 }
 
 /// The text of an HTML fragment with the escapes the templates produce undone, for matching.
-fn unescape(html: &str) -> String {
+pub(crate) fn unescape(html: &str) -> String {
     html.replace("&#x2f;", "/")
         .replace("&#x27;", "'")
         .replace("&#39;", "'")
@@ -122,7 +121,7 @@ fn unescape(html: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn query_value(text: &str) -> String {
+pub(crate) fn query_value(text: &str) -> String {
     serde_urlencoded::to_string([("uri", text)]).expect("a URI encodes")
 }
 
@@ -445,245 +444,6 @@ fn markdown_in_a_layer_file_is_shown_never_run() {
         html.contains("<summary>The file as read</summary>"),
         "{html}"
     );
-}
-
-#[test]
-fn the_overview_names_every_namespace_of_the_registry() {
-    let cockpit = Cockpit::new();
-    let html = cockpit.ok("");
-    for namespace in registry::all().iter().map(|d| d.namespace) {
-        assert!(
-            html.contains(&format!(
-                r#"<a href="/cockpit/capabilities?namespace={namespace}">{namespace}</a>"#
-            )),
-            "the overview links namespace `{namespace}`"
-        );
-    }
-}
-
-#[test]
-fn the_objects_page_names_every_kind_the_index_holds() {
-    let cockpit = Cockpit::new();
-    let info = cockpit
-        .ctx
-        .execute("repository.info", serde_json::json!({}))
-        .expect("repository.info answers");
-    let counts = info["counts"].as_object().expect("counts per kind");
-    assert!(counts.len() >= 5, "the fixture holds several kinds: {info}");
-    let html = cockpit.ok("/objects");
-    for (kind, count) in counts {
-        assert!(
-            html.contains(&format!(
-                r#"<a href="/cockpit/objects?kind={kind}"><span class="figure">{count}</span> {kind}</a>"#
-            )),
-            "the objects page links kind `{kind}` with its count {count}"
-        );
-    }
-    let total = info["index"]["objects"].as_u64().expect("an object count");
-    assert_eq!(
-        counts.values().filter_map(Value::as_u64).sum::<u64>(),
-        total
-    );
-}
-
-#[test]
-fn the_mcp_page_lists_every_tool_with_its_effect_in_words() {
-    let cockpit = Cockpit::new();
-    let html = cockpit.ok("/mcp");
-    let tools: Vec<_> = registry::all()
-        .iter()
-        .filter(|d| d.tool.is_some())
-        .collect();
-    assert_eq!(html.matches("<tr data-tool=").count(), tools.len());
-    for d in tools {
-        let effect = d.effect.as_str();
-        assert!(
-            html.contains(&format!(
-                r#"<tr data-tool="{}" data-effect="{effect}">"#,
-                d.tool.unwrap_or_default()
-            )),
-            "{}",
-            d.id
-        );
-    }
-    let read_only = cockpit.ok("/mcp?effect=read");
-    assert!(
-        !read_only.contains(r#"data-effect="process_state""#),
-        "the filter shows only reads"
-    );
-}
-
-#[test]
-fn the_mcp_page_shows_each_era_with_what_it_serves_and_does_not() {
-    use majordomus_registry_lang::protocol;
-    let cockpit = Cockpit::new();
-    let html = cockpit.ok("/mcp");
-    let section = html
-        .split(r#"<h2 id="eras">"#)
-        .nth(1)
-        .and_then(|rest| rest.split("<h2").next())
-        .expect("an Eras section");
-    let shown = |method: &str| format!("<code>{}</code>", method.replace('/', "/<wbr>"));
-    let mut rows = 0;
-    for (era, methods, not_served) in [
-        (
-            "modern",
-            protocol::MODERN_METHODS,
-            protocol::MODERN_NOT_SERVED,
-        ),
-        ("legacy", protocol::METHODS, protocol::NOT_SERVED),
-    ] {
-        let part = section
-            .split(&format!("<h3>{era} ("))
-            .nth(1)
-            .and_then(|rest| rest.split("<h3>").next())
-            .unwrap_or_else(|| panic!("a part for the {era} era"));
-        for method in methods {
-            assert!(part.contains(&shown(method)), "{era} serves {method}");
-            rows += 1;
-        }
-        for (method, why) in not_served {
-            assert!(
-                part.contains(&shown(method)),
-                "{era} does not serve {method}"
-            );
-            // As minijinja escapes text.
-            let escaped = why
-                .replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-                .replace('\'', "&#x27;")
-                .replace('/', "&#x2f;");
-            assert!(part.contains(&escaped), "{era}: {why}");
-            rows += 1;
-        }
-    }
-    assert!(rows >= 20, "{rows}");
-}
-
-#[test]
-fn the_api_page_lists_every_route() {
-    let cockpit = Cockpit::new();
-    let html = cockpit.ok("/api");
-    for d in registry::all() {
-        if let Some(route) = d.route {
-            assert!(
-                html.contains(&format!(r#"<a href="/cockpit/capabilities/{}">"#, d.id)),
-                "{}",
-                d.id
-            );
-            assert!(html.contains(route.method.as_str()), "{}", d.id);
-        }
-    }
-    assert!(html.contains(r#"<a href="/openapi.json">"#), "{html}");
-}
-
-#[test]
-fn assets_are_named_by_their_content_and_served_only_under_that_name() {
-    let cockpit = Cockpit::new();
-    let html = unescape(&cockpit.ok(""));
-    let css = html
-        .split(r#"<link rel="stylesheet" href="/cockpit/assets/"#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the page links its stylesheet");
-    assert!(
-        css.starts_with("cockpit.") && css.ends_with(".css") && css.len() > "cockpit..css".len(),
-        "{css}"
-    );
-    let asset = cockpit::asset(css).expect("the linked stylesheet is served");
-    assert_eq!(asset.content_type, "text/css; charset=utf-8");
-    assert!(cockpit::asset("cockpit.css").is_none(), "no unhashed name");
-}
-
-#[test]
-fn every_capability_s_answer_reads_from_its_schema_with_the_json_one_click_away() {
-    let cockpit = Cockpit::new();
-    let mut rendered = 0;
-    for d in registry::all() {
-        if d.kind != registry::rt::Kind::Query {
-            continue;
-        }
-        let Some(example) = d.examples.first() else {
-            continue;
-        };
-        let input: Value = serde_json::from_str(example.input).expect("an example reads");
-        let pairs: Vec<(String, String)> = input
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| match v {
-                Value::String(s) => (k.clone(), s.clone()),
-                other => (k.clone(), other.to_string()),
-            })
-            .collect();
-        let query = serde_urlencoded::to_string(&pairs).expect("a query encodes");
-        let target = format!("/capabilities/{}/run?{query}", d.id);
-        let page = cockpit.get(&target);
-        if page.status != 200 {
-            // An example may need what this fixture lacks; it still renders whole.
-            assert_whole(&target, &page.html);
-            continue;
-        }
-        assert_whole(&target, &page.html);
-        let html = &page.html;
-        assert!(html.contains("<div class=\"answer\">"), "{target}: {html}");
-        assert!(
-            html.contains("<summary>The answer as JSON</summary>"),
-            "{target}: {html}"
-        );
-        assert!(
-            !html.contains("Not as declared"),
-            "{target}: a real answer agrees with its schema: {html}"
-        );
-        rendered += 1;
-    }
-    assert!(rendered >= 12, "only {rendered} answers rendered");
-}
-
-#[test]
-fn the_capabilities_answer_is_a_table_with_ids_as_links_and_effects_as_badges() {
-    let cockpit = Cockpit::new();
-    let html = cockpit.ok("/capabilities/capabilities.list/run");
-    assert!(
-        html.contains(
-            r#"<a href="/cockpit/capabilities/objects.get"><code>objects.<wbr>get</code></a>"#
-        ),
-        "{html}"
-    );
-    assert!(
-        html.contains(r#"<span class="badge read">read</span>"#),
-        "{html}"
-    );
-    assert!(html.contains(r#"<th scope="col">ID</th>"#), "{html}");
-}
-
-#[test]
-fn builtin_resources_read_from_their_schema() {
-    let cockpit = Cockpit::new();
-    // The MCP projection holds lists of objects (its eras, its tools); so does the repository
-    // report (its declared sources), even of a fixture without diagnostics.
-    for (uri, tables) in [
-        ("majordomus%3A%2F%2Fmcp", true),
-        ("majordomus%3A%2F%2Frepository", true),
-    ] {
-        let html = cockpit.ok(&format!("/object?uri={uri}"));
-        assert!(
-            html.contains("<dl class=\"facts answer-object\">"),
-            "{uri}: {html}"
-        );
-        assert_eq!(
-            html.contains("<table class=\"answer-table\">"),
-            tables,
-            "{uri}: {html}"
-        );
-        assert!(
-            html.contains("<summary>The answer as JSON</summary>"),
-            "{uri}: {html}"
-        );
-        assert!(!html.contains("Not as declared"), "{uri}: {html}");
-    }
 }
 
 #[test]

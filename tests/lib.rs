@@ -130,6 +130,7 @@ mod cockpit_served;
 
 /// The Cockpit's pages through the library: every page whole, errors as pages, safe Markdown.
 mod cockpit;
+mod cockpit_derived;
 /// The Cockpit as a team lead reads it after agents worked: findings, the plan, an issue's and
 /// an agent's pages, messages as text, agents' calls apart from the Cockpit's own.
 mod cockpit_lead;
