@@ -118,6 +118,7 @@ mod parity;
 
 /// Hygiene: module comments, and the tests ARCHITECTURE.md cites exist.
 mod tidy;
+mod tidy_code;
 
 /// Hygiene of the module graph: the cycles once broken stay broken, no new pair names each other.
 mod module_graph;
