@@ -538,6 +538,12 @@ pub fn board_remove(path: &Path) {
     let _ = fs::remove_file(path);
 }
 
+/// Removes a tree of the board's own that this process made and no other uses (a bare
+/// repository made under a temporary name that lost the race to be placed).
+pub fn board_remove_tree(dir: &Path) {
+    let _ = fs::remove_dir_all(dir);
+}
+
 /// Removes the board's directory `dir` if it is empty; whether it did.
 pub fn board_remove_empty_dir(dir: &Path) -> bool {
     fs::remove_dir(dir).is_ok()

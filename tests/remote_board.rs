@@ -2,8 +2,9 @@
 //! server the test starts (`git daemon` with receive-pack on a bare repository, and a `file://`
 //! remote): agents of separate clones conflict as agents of one machine do, exactly one of two
 //! racers wins, messages and issues cross clones, a vanished clone frees its claims within its
-//! lease, and a remote that cannot be reached, refuses pushes or holds a board this build cannot
-//! read grants nothing, says why, and is left as it was.
+//! lease, commands started together on a fresh clone all read the board, and a remote that
+//! cannot be reached, refuses pushes or holds a board this build cannot read grants nothing,
+//! says why, and is left as it was.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::support::eventually;
 use crate::support::tool_of;
-use crate::support::{git_in, run_in, stderr, stdout, Fixture, McpServer};
+use crate::support::{bin, git_in, run_in, stderr, stdout, Fixture, McpServer};
 
 /// A bare repository seeded with a layer whose manifest shares the board on `origin`, served
 /// over `file://` or by a `git daemon` this test runs.
@@ -397,6 +398,42 @@ fn a_clone_renamed_while_its_agent_holds_a_claim_is_never_made_again_at_its_old_
         clone.join(".git/majordomus/remote.git/HEAD").is_file()
     );
     assert!(said.is_some(), "the failed renewal was not said on stderr");
+}
+
+#[test]
+fn commands_started_together_on_a_fresh_clone_all_read_the_shared_board() {
+    let server = GitServer::file();
+    let clone = server.clone("fresh");
+    // Each command is the first to need the board's own repository, and makes it.
+    let commands: Vec<_> = (0..8)
+        .map(|_| {
+            bin()
+                .current_dir(&clone)
+                .args(["repository", "info"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the majordomus binary runs")
+        })
+        .collect();
+    for command in commands {
+        let done = command.wait_with_output().expect("the command ends");
+        assert!(done.status.success(), "{}", stderr(&done));
+        let info: Value = serde_json::from_str(&stdout(&done)).expect("json");
+        assert_eq!(info["board"]["sharing"], "shared", "{info}");
+        assert_ne!(info["board"]["state"], "unavailable", "{}", info["board"]);
+    }
+    let home = clone.join(".git/majordomus");
+    assert!(
+        home.join("remote.git/HEAD").is_file(),
+        "no board repository"
+    );
+    let left: Vec<_> = std::fs::read_dir(&home)
+        .expect("the board's home")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]

@@ -167,26 +167,60 @@ impl Wire {
         run(command, input).map_err(|e| self.local(e))
     }
 
-    /// Makes the bare repository once (several processes may race to: `git init` of one that
-    /// exists is harmless), beside the board and never above it: in a repository renamed or
-    /// deleted while this process runs, the next fetch fails instead of making the old path again.
+    /// Makes the bare repository once, beside the board and never above it: in a repository
+    /// renamed or deleted while this process runs, the next fetch fails instead of making the old
+    /// path again. Several processes may race to make it, and two `git init` in one directory
+    /// contend for its config's lock, so each makes its own under a temporary name and renames
+    /// it into place; the first rename wins and the others remove theirs.
     pub(crate) fn ensure(&self) -> Result<(), WireError> {
         if self.dir.join("HEAD").is_file() {
             return Ok(());
         }
+        let home = self
+            .dir
+            .parent()
+            .ok_or_else(|| self.local("it has no parent directory"))?;
         // The board's home (under git's directory) may not be made yet by a command that runs
         // before any process joined; git's directory itself must exist.
-        if let Some(home) = self.dir.parent() {
-            crate::write::board_subdir(home).map_err(|e| self.local(e.to_string()))?;
+        crate::write::board_subdir(home).map_err(|e| self.local(e.to_string()))?;
+        let temp = home.join(format!(
+            "remote.git.{}-{}.tmp",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        crate::write::board_subdir(&temp).map_err(|e| self.local(e.to_string()))?;
+        let made = self.init_in(&temp);
+        let placed = made.and_then(|()| {
+            match crate::write::board_rename(&temp, &self.dir) {
+                Ok(()) => Ok(()),
+                // Another process placed its own first; it serves as well as ours.
+                Err(_) if self.dir.join("HEAD").is_file() => Ok(()),
+                // What a process stopped mid-way through an earlier build left: git repairs it.
+                Err(_) => self.init_in(&self.dir),
+            }
+        });
+        if temp.exists() {
+            crate::write::board_remove_tree(&temp);
         }
-        crate::write::board_subdir(&self.dir).map_err(|e| self.local(e.to_string()))?;
-        let ran = self.git(&["init", "--bare", "--quiet"], None)?;
+        placed
+    }
+
+    /// Makes a bare repository in the empty directory `dir`.
+    fn init_in(&self, dir: &Path) -> Result<(), WireError> {
+        let git = |args: &[&str]| {
+            let mut command = crate::git::command(dir);
+            command.args(args);
+            run(command, None).map_err(|e| self.local(e))
+        };
+        let ran = git(&["init", "--bare", "--quiet"])?;
         if !ran.ok {
             return Err(self.local(ran.stderr));
         }
         // Every write leaves the previous board unreachable here; objects an hour old are never
         // about to be pushed, so gc may drop them.
-        let _ = self.git(&["config", "gc.pruneExpire", "1.hour.ago"], None);
+        let _ = git(&["config", "gc.pruneExpire", "1.hour.ago"]);
         Ok(())
     }
 
