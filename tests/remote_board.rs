@@ -265,6 +265,8 @@ fn a_conflict_across_clones_names_the_holder_and_the_hooks_and_messages_cross_to
     assert!(checked.status.success(), "{}", stderr(&checked));
     let checked: Value = serde_json::from_str(&stdout(&checked)).expect("json");
     assert_eq!(checked["held"][0]["path"], "src/a.rs", "{checked}");
+    assert_eq!(checked["shared"]["state"], "current", "{checked}");
+    assert_eq!(checked["shared"]["remote"], "origin", "{checked}");
     assert_eq!(checked["held"][0]["holders"][0]["machine"], hostname());
     // The hook's process does not stay, and leaves no fetched ref in the board's repository.
     let fetched = git_in(
@@ -460,6 +462,30 @@ fn an_unreachable_remote_grants_nothing_says_why_and_shows_no_credential() {
     assert!(!text.contains("s3cret"), "{text}");
     let other = two.call(tool_of("peers.claim"), json!({ "globs": ["src/a.rs"] }));
     assert_eq!(error_code(&other), "unavailable", "nothing granted");
+    // Reads answer, and say other clones' claims are not in them.
+    let checked = two.call_ok(tool_of("peers.check"), json!({ "paths": ["src/a.rs"] }));
+    assert_eq!(checked["shared"]["state"], "unavailable", "{checked}");
+    assert!(checked["shared"].get("age_seconds").is_none(), "{checked}");
+    let reason = checked["shared"]["reason"].as_str().expect("a reason");
+    assert!(reason.contains("cannot be reached"), "{reason}");
+    assert!(!reason.contains("s3cret"), "{reason}");
+    let ready = two.call_ok(tool_of("plan.ready"), json!({}));
+    assert_eq!(ready["shared"]["state"], "unavailable", "{ready}");
+    std::fs::create_dir_all(fixture.at("src")).expect("src");
+    std::fs::write(fixture.at("src/a.rs"), "fn main() {}\n").expect("a file");
+    fixture.git(&["add", "src/a.rs"]);
+    let hook = run_in(fixture.root(), &["peers", "check", "--hook", "git"]);
+    assert!(
+        hook.status.success(),
+        "the commit goes on: {}",
+        stderr(&hook)
+    );
+    let warned = stderr(&hook);
+    assert!(
+        warned.contains("the commit was not checked against other clones' claims"),
+        "{warned}"
+    );
+    assert!(!warned.contains("s3cret"), "{warned}");
 
     let info = one.call_ok(tool_of("repository.info"), json!({}));
     assert_eq!(info["board"]["sharing"], "shared", "{info}");
@@ -487,7 +513,22 @@ fn a_remote_refusing_pushes_grants_nothing_and_reads_still_answer() {
     assert!(info["board"]["age_seconds"].as_i64().is_some(), "{info}");
     let ready = alpha.call_ok(tool_of("plan.ready"), json!({}));
     assert!(ready.to_string().contains("\"base\""), "{ready}");
+    assert_eq!(ready["shared"]["state"], "current", "{ready}");
     assert!(!server.refs().contains("majordomus"), "nothing was pushed");
+
+    // The server goes away: reads answer from the last fetch, and say how old it is.
+    let mut server = server;
+    let mut daemon = server.daemon.take().expect("a daemon");
+    daemon.kill().expect("the daemon stops");
+    daemon.wait().expect("the daemon ends");
+    let shared = eventually(Duration::from_secs(20), "a stale view", || {
+        let checked = alpha.call_ok(tool_of("peers.check"), json!({ "paths": ["src/a.rs"] }));
+        let shared = checked["shared"].clone();
+        (shared["state"] == "stale").then_some(shared)
+    });
+    assert!(shared["age_seconds"].as_i64().is_some(), "{shared}");
+    let reason = shared["reason"].as_str().expect("a reason");
+    assert!(reason.contains("cannot be reached"), "{reason}");
 }
 
 #[test]

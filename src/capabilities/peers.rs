@@ -21,7 +21,8 @@ use crate::registry::types::{
     Claim, ClaimClientSupplied, ClaimMode, ClaimTransport, Peer, PeerClientSupplied, PeerTransport,
     PeersAnnounceOutputOverlapsItem as Overlap, PeersClaimInputMode,
     PeersClaimOutputContext as ClaimContextView, PeersListOutputBoard,
-    PeersListOutputBoardIgnoredItem, PeersListOutputBoardState,
+    PeersListOutputBoardIgnoredItem, PeersListOutputBoardState, SharedBoardView,
+    SharedBoardViewState,
 };
 
 /// The most paths one announcement may name.
@@ -102,6 +103,7 @@ pub fn list(ctx: &Call, input: ListInput) -> Result<ListOutput, CapabilityError>
             .claims
             .then(|| board.held().iter().map(claim_view).collect()),
         unread: messages::unread(ctx),
+        shared: shared_view(board),
     })
 }
 
@@ -217,6 +219,25 @@ pub fn announce(ctx: &Call, input: AnnounceInput) -> Result<AnnounceOutput, Capa
 fn shared_board<'a>(ctx: &Call<'a>) -> Result<&'a board::Board, CapabilityError> {
     let root = ctx.root()?;
     Ok(ctx.peers().shared_board(&root))
+}
+
+/// How old an answer's view of the board shared on the remote is, read after the answer was
+/// (fetching nothing more); `None` when the board is local.
+pub(crate) fn shared_view(board: &board::Board) -> Option<SharedBoardView> {
+    let status = board.remote()?.status();
+    let age = status
+        .fetched_at
+        .map(|at| board::claims::now().saturating_sub(at) as i64);
+    Some(SharedBoardView {
+        remote: status.remote,
+        state: match (age, &status.error) {
+            (None, _) => SharedBoardViewState::Unavailable,
+            (Some(_), Some(_)) => SharedBoardViewState::Stale,
+            (Some(_), None) => SharedBoardViewState::Current,
+        },
+        age_seconds: age,
+        reason: status.error.map(|(_, reason)| reason),
+    })
 }
 
 /// A claim and the agent holding it as the answers show them.
@@ -442,6 +463,7 @@ pub fn check(ctx: &Call, input: CheckInput) -> Result<CheckOutput, CapabilityErr
             })
             .collect(),
         unread: messages::unread(ctx),
+        shared: shared_view(board),
     })
 }
 

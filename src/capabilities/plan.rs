@@ -455,6 +455,7 @@ pub fn ready(ctx: &Call, input: ReadyInput) -> Result<ReadyOutput, CapabilityErr
         ready,
         total,
         abandoned,
+        shared: super::peers::shared_view(ctx.peers().shared_board(&index.root)),
     })
 }
 fn depends_on(o: &crate::layer::Object) -> Vec<String> {

@@ -304,6 +304,22 @@ fn holder_text(h: &Holder) -> String {
     text
 }
 
+/// What a hook says when the board shared on the remote could not be fetched for its check:
+/// the claims of other clones were then checked as an earlier fetch saw them, or not at all.
+fn shared_board_warning(board: &board::Board, checked: &str) -> Option<String> {
+    let status = board.remote()?.status();
+    let (_, reason) = status.error?;
+    Some(match status.fetched_at {
+        Some(at) => format!(
+            "majordomus: warning: the {checked} was checked against other clones' claims as they stood {} s ago: {reason}",
+            board::claims::now().saturating_sub(at)
+        ),
+        None => format!(
+            "majordomus: warning: the {checked} was not checked against other clones' claims: {reason}"
+        ),
+    })
+}
+
 /// One line per held path.
 fn held_lines(held: &[HeldPath]) -> Vec<String> {
     held.iter()
@@ -323,10 +339,16 @@ fn held_lines(held: &[HeldPath]) -> Vec<String> {
 fn git_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
     let checked = board_of(start).and_then(|(root, board)| {
         let staged = staged(&root)?;
-        Ok(held_for_runner(&board, &staged))
+        let held = held_for_runner(&board, &staged);
+        Ok((held, shared_board_warning(&board, "commit")))
     });
     let held = match checked {
-        Ok(held) => held,
+        Ok((held, warning)) => {
+            if let Some(warning) = warning {
+                crate::logging::say(&warning);
+            }
+            held
+        }
         Err(why) => {
             crate::logging::say(&format!(
                 "majordomus: warning: the commit was not checked against other agents' claims: {why}"
@@ -425,6 +447,9 @@ fn claude_hook(start: &Path, enforce: bool) -> Result<(), Failure> {
         return Ok(());
     };
     let held = held_for_runner(&board, std::slice::from_ref(&path));
+    if let Some(warning) = shared_board_warning(&board, "edit") {
+        crate::logging::say(&warning);
+    }
     if held.is_empty() {
         return Ok(());
     }
