@@ -6,7 +6,8 @@ Usage: remote-board.py BINARY [ROUNDS]
 
 Seeds a bare repository (`BINARY init`, an issue `base`, `board: {remote: origin}` in the
 manifest), serves it with `git daemon --enable=receive-pack` on a free loopback port, clones it
-three times, and starts two agents (`BINARY mcp`) in each clone, every agent with a 6 s lease:
+three times, and starts two agents (`BINARY mcp`) in each clone, every agent with a 6 s lease, the
+first of each clone on the legacy era and the second on 2026-07-28 (the SDK's `auto`):
 
 - exclusivity: A1's claim of `src/db/**` refuses an agent of each other clone, naming A1's
   handle, its machine and `transport: remote`; the hook check of another clone holds the file;
@@ -64,10 +65,14 @@ class Agent:
         return result.structured_content
 
 
-async def connected(stack, binary, clone, name):
+async def connected(stack, binary, clone, name, mode="legacy"):
+    """An agent of `clone` on the SDK's `mode`: `legacy`, or `auto`, which must settle on the
+    2026-07-28 era."""
     params = StdioServerParameters(command=binary, args=["mcp", "--repo", clone], env=environment())
     client = await stack.enter_async_context(
-        Client(params, mode="legacy", read_timeout_seconds=60, raise_exceptions=True))
+        Client(params, mode=mode, read_timeout_seconds=60, raise_exceptions=True))
+    if mode == "auto":
+        check(client.protocol_version == "2026-07-28", f"{name}: auto negotiated {client.protocol_version}")
     return Agent(client, name)
 
 
@@ -116,7 +121,9 @@ async def scenario(binary, clones, rounds):
 
 async def steps(binary, clones, rounds):
     async with AsyncExitStack() as stack:
-        agents = [await connected(stack, binary, clones[i // 2], f"{'ABC'[i // 2]}{i % 2 + 1}") for i in range(6)]
+        # The first agent of each clone speaks the legacy era, the second 2026-07-28.
+        agents = [await connected(stack, binary, clones[i // 2], f"{'ABC'[i // 2]}{i % 2 + 1}",
+                                  ["legacy", "auto"][i % 2]) for i in range(6)]
         a1, b1, c1 = agents[0], agents[2], agents[4]
 
         held = await a1.call("majordomus_claim", {"globs": ["src/db/**"], "reason": "A1 holds the db"})
