@@ -68,6 +68,18 @@ impl<'a> Call<'a> {
         self.ctx.root()
     }
 
+    /// Refuses a claim in a repository whose directory is gone or was replaced since it was
+    /// read, saying `unmade` (what was not claimed): the board is found from that directory,
+    /// and nothing is made where it was.
+    pub(crate) fn refuse_if_moved(&self, unmade: &str) -> Result<(), CapabilityError> {
+        match self.layer_if_open().and_then(|live| live.moved()) {
+            Some(why) => Err(CapabilityError::refused(format!(
+                "{why}; {unmade}: start majordomus again where the repository is now"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// After a write of `written` (repository-relative paths): the next request sees it.
     pub(crate) fn refresh(&self, written: &[String]) {
         self.ctx.refresh(written)

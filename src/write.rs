@@ -467,9 +467,26 @@ pub fn open_lock_file(path: &Path) -> io::Result<File> {
 // left. None of them follows a link. A record is not flushed to disk: it describes processes
 // that a power loss ends, and a record torn by one is refused by every reader.
 
-/// Makes the board's directory and those above it.
-pub fn board_dir(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir)
+/// Makes the board's directory `dir` (or one of its own below it) and those between it and
+/// `under`, one level at a time; `under`, a directory of the repository, is never made, so a
+/// repository moved away while a process serves it is never made again at its old path.
+/// Without `under` (a board directory the user named), `dir` is made with its parents.
+pub fn board_dir(dir: &Path, under: Option<&Path>) -> io::Result<()> {
+    let Some(under) = under else {
+        return fs::create_dir_all(dir);
+    };
+    let below = dir.strip_prefix(under).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not under {}", dir.display(), under.display()),
+        )
+    })?;
+    let mut at = under.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        board_subdir(&at)?;
+    }
+    Ok(())
 }
 
 /// Makes `dir`, a directory of the board's own (its executions, the shared board's bare
@@ -478,6 +495,10 @@ pub fn board_dir(dir: &Path) -> io::Result<()> {
 pub fn board_subdir(dir: &Path) -> io::Result<()> {
     match fs::create_dir(dir) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        // A file in the way is said as what it is, as making a whole path says it.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Err(io::ErrorKind::NotADirectory.into())
+        }
         made => made,
     }
 }
@@ -640,6 +661,27 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(TEMP_SUFFIX))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn the_boards_directories_are_made_below_the_repository_and_never_above_it() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let common = dir.path().join(".git");
+        fs::create_dir(&common).expect("git's directory");
+        let board = common.join("majordomus/peers/issues");
+        board_dir(&board, Some(&common)).expect("made below git's directory");
+        assert!(board.is_dir());
+        board_dir(&board, Some(&common)).expect("made already");
+        // The repository moved away: nothing is made where it was.
+        let gone = dir.path().join("moved/.git");
+        let err = board_dir(&gone.join("majordomus/peers"), Some(&gone)).expect_err("gone");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(!dir.path().join("moved").exists());
+        let elsewhere = board_dir(&dir.path().join("x/peers"), Some(&common));
+        assert_eq!(
+            elsewhere.expect_err("not under").kind(),
+            io::ErrorKind::InvalidInput
+        );
     }
 
     #[test]

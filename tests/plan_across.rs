@@ -1,7 +1,8 @@
 //! The plan across worktrees and processes, over the real binary: issues two worktrees create at
 //! once merge without a collision or a conflict, a write another process completed is what the
-//! next request reads, a write after the repository was renamed says so and writes nothing, and
-//! an issue made in one worktree is in the other's queue and lands with its claimant.
+//! next request reads, a write or a claim after the repository was renamed says so and writes
+//! nothing, and an issue made in one worktree is in the other's queue and lands with its
+//! claimant.
 
 use std::fs;
 use std::time::{Duration, Instant};
@@ -127,8 +128,9 @@ fn a_fresh_process_reads_what_another_process_wrote_before_its_request() {
     assert!(stale.is_empty(), "{} of 100 stale: {stale:#?}", stale.len());
 }
 
-/// A repository renamed while a server serves it: a write says the directory is gone, not that
-/// a path of it resolves outside the layer, and writes nothing.
+/// A repository renamed while a server serves it: a write or a claim says the directory is
+/// gone, not that a path of it resolves outside the layer, and nothing is written, at the new
+/// path or at the old one.
 #[test]
 fn a_write_after_the_repository_was_renamed_says_so_and_writes_nothing() {
     let fixture = Fixture::with_plan();
@@ -136,18 +138,34 @@ fn a_write_after_the_repository_was_renamed_says_so_and_writes_nothing() {
     server.initialize();
     let moved = fixture.root().with_extension("moved");
     fs::rename(fixture.root(), &moved).expect("renamed");
-    let result = server.call(
-        "majordomus_plan_create",
-        json!({ "title": "After the move" }),
-    );
-    fs::rename(&moved, fixture.root()).expect("renamed back");
-    let (code, text) = refusal(&result);
-    assert_eq!(code, "refused", "{result}");
-    assert!(
-        text.contains("is gone (renamed or deleted)") && !text.contains("resolves outside"),
-        "{text}"
-    );
+    let results = [
+        (
+            "majordomus_plan_create",
+            json!({ "title": "After the move" }),
+        ),
+        ("majordomus_plan_claim", json!({ "issue": "base" })),
+        ("majordomus_claim", json!({ "globs": ["src/**"] })),
+    ]
+    .map(|(tool, arguments)| (tool, server.call(tool, arguments)));
+    let made_again = fixture.root().exists();
+    if !made_again {
+        fs::rename(&moved, fixture.root()).expect("renamed back");
+    }
+    assert!(!made_again, "the old path was made again");
+    for (tool, result) in &results {
+        let (code, text) = refusal(result);
+        assert_eq!(code, "refused", "{tool}: {result}");
+        assert!(
+            text.contains("is gone (renamed or deleted)") && !text.contains("resolves outside"),
+            "{tool}: {text}"
+        );
+    }
     assert_eq!(issue_files(fixture.root()).len(), 2, "nothing was written");
+    let ready = server.call_ok("majordomus_plan_ready", json!({}));
+    assert!(
+        ready.to_string().contains("\"base\""),
+        "base is still ready: {ready}"
+    );
     server.kill();
 }
 

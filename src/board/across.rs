@@ -204,7 +204,7 @@ static SWEPT: Mutex<Option<Instant>> = Mutex::new(None);
 impl Board {
     fn carried_dir(&self) -> Option<PathBuf> {
         match &self.location {
-            super::Location::Dir(d, _) => Some(dir_of(d)),
+            super::Location::Dir { dir, .. } => Some(dir_of(dir)),
             super::Location::Off => None,
         }
     }
@@ -227,7 +227,7 @@ impl Board {
             path: dir.display().to_string(),
             reason: e.kind().to_string(),
         };
-        crate::write::board_dir(&dir).map_err(unwritable)?;
+        self.make_dir(&dir).map_err(unwritable)?;
         let record = Carried {
             format: carried::FORMAT,
             issue: issue.to_string(),

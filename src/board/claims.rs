@@ -648,7 +648,11 @@ mod tests {
     fn board() -> (tempfile::TempDir, Board) {
         let dir = tempfile::tempdir().expect("tempdir");
         let board = Board {
-            location: super::super::Location::Dir(dir.path().join("peers"), 0),
+            location: super::super::Location::Dir {
+                dir: dir.path().join("peers"),
+                made: 0,
+                under: Some(dir.path().to_path_buf()),
+            },
             worktree: "/w".into(),
             me: super::super::process::Identity::me(),
             joined: std::sync::Mutex::new(Joined::default()),

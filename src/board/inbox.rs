@@ -334,7 +334,7 @@ impl Board {
     /// Makes this process's inbox (at joining, once its life lock is held).
     pub(super) fn open_inbox(&self) -> std::io::Result<()> {
         match self.own_inbox() {
-            Some(dir) => write::board_dir(&dir),
+            Some(dir) => self.make_dir(&dir),
             None => Ok(()),
         }
     }

@@ -41,23 +41,56 @@ pub const BOARD_VAR: &str = "MAJORDOMUS_BOARD";
 /// Where a repository's board is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Location {
-    /// The board's directory, and how many of its ancestors the board made for itself (and
-    /// removes again when the last process leaves): `majordomus/peers` under git's common
-    /// directory, `peers` under `.ai/local/`, none of a directory named by `MAJORDOMUS_BOARD`.
-    Dir(PathBuf, usize),
+    Dir {
+        /// The board's directory.
+        dir: PathBuf,
+        /// How many of its ancestors the board made for itself (and removes again when the last
+        /// process leaves): `majordomus/peers` under git's common directory, `peers` under
+        /// `.ai/local/`, none of a directory named by `MAJORDOMUS_BOARD`.
+        made: usize,
+        /// The directory of the repository the board's directories are made under, never made
+        /// itself: git's common directory, or the layer root. A repository moved away while a
+        /// process serves it is then never made again at its old path. `None` for a directory
+        /// named by `MAJORDOMUS_BOARD`, made with its parents as named.
+        under: Option<PathBuf>,
+    },
     Off,
+}
+
+impl Location {
+    /// The directory of the repository the board's directories are made under.
+    pub(crate) fn under(&self) -> Option<&Path> {
+        match self {
+            Location::Dir { under, .. } => under.as_deref(),
+            Location::Off => None,
+        }
+    }
 }
 
 /// The board of the repository whose layer root is `root`.
 pub(crate) fn locate(root: &Path) -> Location {
     match std::env::var_os(BOARD_VAR) {
         Some(v) if v == "off" => return Location::Off,
-        Some(v) if !v.is_empty() => return Location::Dir(PathBuf::from(v), 0),
+        Some(v) if !v.is_empty() => {
+            return Location::Dir {
+                dir: PathBuf::from(v),
+                made: 0,
+                under: None,
+            }
+        }
         _ => {}
     }
     match git_common_dir(root) {
-        Some(common) => Location::Dir(common.join("majordomus").join("peers"), 2),
-        None => Location::Dir(root.join(".ai").join("local").join("peers"), 1),
+        Some(common) => Location::Dir {
+            dir: common.join("majordomus").join("peers"),
+            made: 2,
+            under: Some(common),
+        },
+        None => Location::Dir {
+            dir: root.join(".ai").join("local").join("peers"),
+            made: 1,
+            under: Some(root.to_path_buf()),
+        },
     }
 }
 
@@ -65,7 +98,7 @@ pub(crate) fn locate(root: &Path) -> Location {
 /// (`crate::journal::log`): the board's `executions/`, none when the board is off.
 pub(crate) fn executions_dir(root: &Path) -> Option<PathBuf> {
     match locate(root) {
-        Location::Dir(dir, _) => Some(dir.join("executions")),
+        Location::Dir { dir, .. } => Some(dir.join("executions")),
         Location::Off => None,
     }
 }
@@ -205,8 +238,15 @@ impl Board {
         let location = locate(root);
         let me = Identity::me();
         let remote = match &location {
-            Location::Dir(dir, _) => remote::configured(root)
-                .map(|name| Arc::new(remote::Remote::open(root, dir, &name, &me))),
+            Location::Dir { dir, under, .. } => remote::configured(root).map(|name| {
+                Arc::new(remote::Remote::open(
+                    root,
+                    dir,
+                    under.as_deref(),
+                    &name,
+                    &me,
+                ))
+            }),
             Location::Off => None,
         };
         Board {
@@ -248,7 +288,7 @@ impl Board {
     /// Refuses a board whose directory, or one the board makes for itself above it, is a
     /// symbolic link (a `.ai/local/peers` link committed to point elsewhere).
     fn check_not_linked(&self) -> Result<(), BoardError> {
-        let Location::Dir(dir, made) = &self.location else {
+        let Location::Dir { dir, made, .. } = &self.location else {
             return Ok(());
         };
         for d in dir.ancestors().take((*made).max(1)) {
@@ -261,9 +301,18 @@ impl Board {
         Ok(())
     }
 
+    /// Makes `dir`, the board's directory or one of its own below it, under the repository
+    /// (`Location::Dir::under`).
+    fn make_dir(&self, dir: &Path) -> std::io::Result<()> {
+        match &self.location {
+            Location::Dir { under, .. } => write::board_dir(dir, under.as_deref()),
+            Location::Off => Ok(()),
+        }
+    }
+
     fn dir(&self) -> Option<&Path> {
         match &self.location {
-            Location::Dir(d, _) => Some(d),
+            Location::Dir { dir, .. } => Some(dir),
             Location::Off => None,
         }
     }
@@ -286,7 +335,7 @@ impl Board {
         };
         let taken = self
             .check_not_linked()
-            .and_then(|()| write::board_dir(dir).map_err(|e| unwritable(&e)))
+            .and_then(|()| self.make_dir(dir).map_err(|e| unwritable(&e)))
             .and_then(|()| {
                 let path = dir.join(record::lock_name(&self.me.stem()));
                 let mut tries = 0;
@@ -301,7 +350,7 @@ impl Board {
                         // The last process to leave removed the empty directory meanwhile.
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 50 => {
                             tries += 1;
-                            write::board_dir(dir).map_err(|e| unwritable(&e))?;
+                            self.make_dir(dir).map_err(|e| unwritable(&e))?;
                         }
                         Err(e) => break Err(unwritable(&e)),
                     }
@@ -480,7 +529,7 @@ impl Board {
             write::board_remove(&dir.join(record::lock_name(&self.me.stem())));
             claims_lock::remove_lock_if_alone(dir);
             // The last to leave leaves no directory behind (removing one that is not empty fails).
-            if let Location::Dir(_, made) = &self.location {
+            if let Location::Dir { made, .. } = &self.location {
                 for d in dir.ancestors().take(*made) {
                     if !write::board_remove_empty_dir(d) {
                         break;

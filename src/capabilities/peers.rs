@@ -298,6 +298,7 @@ pub fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, CapabilityErr
         text.as_deref()
             .map_or(Ok(()), |t| refuse_credential(field, t))?;
     }
+    ctx.refuse_if_moved("no path was claimed")?;
     let board = shared_board(ctx)?;
     // What governs and what changed the paths are found by the globs' one spelling too.
     let globs = board::claims::check_globs(&input.globs, board.case()).map_err(claim_error)?;

@@ -71,7 +71,7 @@ pub enum ClaimError {
 /// The claims directory of the board at `location`.
 pub fn dir_of(location: &Location) -> Option<PathBuf> {
     match location {
-        Location::Dir(d, _) => Some(d.join("issues")),
+        Location::Dir { dir, .. } => Some(dir.join("issues")),
         Location::Off => None,
     }
 }
@@ -137,15 +137,16 @@ pub struct Granting {
     _file: std::fs::File,
 }
 
-/// Waits for the exclusive lock on the claims of `dir`, making the directory if needed.
-pub fn grant_lock(dir: &Path) -> Result<Granting, ClaimError> {
+/// Waits for the exclusive lock on the claims of `dir`, making the directory if needed (under
+/// `under`, `crate::board::Location::under`).
+pub fn grant_lock(dir: &Path, under: Option<&Path>) -> Result<Granting, ClaimError> {
     if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(ClaimError::Io {
             path: dir.display().to_string(),
             reason: "is a symbolic link; claims are never followed out of the board".into(),
         });
     }
-    crate::write::board_dir(dir).map_err(|e| io_error(dir, &e))?;
+    crate::write::board_dir(dir, under).map_err(|e| io_error(dir, &e))?;
     let path = dir.join(LOCK_NAME);
     let file = crate::write::open_lock_file(&path).map_err(|e| io_error(&path, &e))?;
     loop {
@@ -209,7 +210,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let claims = dir.path().join("issues");
         let me = Identity::me();
-        let granting = grant_lock(&claims).expect("lock");
+        let granting = grant_lock(&claims, Some(dir.path())).expect("lock");
         granting.write(&claim("a-1", &me)).expect("written");
         std::fs::write(claims.join("b-2.json"), "garbage").expect("junk");
         std::fs::write(
@@ -230,7 +231,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let claims = dir.path().join("issues");
         let me = Identity::me();
-        let granting = grant_lock(&claims).expect("lock");
+        let granting = grant_lock(&claims, Some(dir.path())).expect("lock");
         granting.write(&claim("a-1", &me)).expect("written");
         assert_eq!(read_all(&claims).expect("read")["a-1"].client, "test");
         // Another claimant's record in the very inode the first one had (what a file system

@@ -185,7 +185,7 @@ fn board_check(ctx: &Call, root: &Path) -> PreflightCheck {
                 Some("unset MAJORDOMUS_BOARD to share the board with the other processes of this repository".into()),
             )
         }
-        board::Location::Dir(dir, _) => dir,
+        board::Location::Dir { dir, .. } => dir,
     };
     let place = shown(&dir, root);
     // The nearest directory that exists is where the board's directory is created.

@@ -212,7 +212,7 @@ fn machine() -> String {
 
 /// This clone's name on the shared board: random, made once and kept beside the board (a race
 /// between two first processes is won by one link; the other reads the winner's).
-fn clone_id(dir: &Path) -> String {
+fn clone_id(dir: &Path, under: Option<&Path>) -> String {
     let path = dir.join("clone-id");
     let read = || {
         crate::bounded_read::read(&path, 64, crate::bounded_read::Links::Never)
@@ -226,7 +226,7 @@ fn clone_id(dir: &Path) -> String {
     let mut bytes = [0u8; 8];
     let _ = getrandom::fill(&mut bytes);
     let fresh: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let _ = crate::write::board_dir(dir);
+    let _ = crate::write::board_dir(dir, under);
     let temp = dir.join(format!(".clone-id.{}.tmp", std::process::id()));
     let _ = crate::write::board_message(&temp, &path, fresh.as_bytes());
     read().unwrap_or(fresh)
@@ -234,8 +234,14 @@ fn clone_id(dir: &Path) -> String {
 
 impl Remote {
     /// The board shared on remote `name` for the worktree at `root`, whose local board is in
-    /// `board_dir`; nothing is fetched yet.
-    pub(crate) fn open(root: &Path, board_dir: &Path, name: &str, me: &Identity) -> Remote {
+    /// `board_dir`, made under `under` (`crate::board::Location`); nothing is fetched yet.
+    pub(crate) fn open(
+        root: &Path,
+        board_dir: &Path,
+        under: Option<&Path>,
+        name: &str,
+        me: &Identity,
+    ) -> Remote {
         let home = board_dir.parent().unwrap_or(board_dir);
         let process = format!("{}-{}", me.pid, me.start);
         Remote {
@@ -246,7 +252,7 @@ impl Remote {
                 tracking: format!("refs/fetched/{process}/"),
             },
             me: Me {
-                clone: clone_id(home),
+                clone: clone_id(home, under),
                 machine: machine(),
                 process,
                 worktree: root.display().to_string(),

@@ -102,13 +102,15 @@ pub(super) fn claim(ctx: &Call, input: ClaimInput) -> Result<ClaimOutput, Capabi
     let issue = graph
         .get(&input.issue)
         .ok_or_else(|| unknown(&input.issue))?;
-    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+    ctx.refuse_if_moved("the issue was not claimed")?;
+    let location = crate::board::locate(&index.root);
+    let Some(dir) = claims::dir_of(&location) else {
         return Err(claim_error(claims::ClaimError::Off));
     };
     claimable(&graph, issue)?;
     let me = crate::board::process::Identity::me();
     let (session, client, handle) = caller(ctx)?;
-    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let granting = claims::grant_lock(&dir, location.under()).map_err(claim_error)?;
     // Other clones are asked below, on a fresh fetch: a refusal is never answered from an old
     // view of them.
     let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
@@ -327,12 +329,13 @@ pub(super) fn release(ctx: &Call, input: ReleaseInput) -> Result<ReleaseOutput, 
     if graph.get(&input.issue).is_none() {
         return Err(unknown(&input.issue));
     }
-    let Some(dir) = claims::dir_of(&crate::board::locate(&index.root)) else {
+    let location = crate::board::locate(&index.root);
+    let Some(dir) = claims::dir_of(&location) else {
         return Err(claim_error(claims::ClaimError::Off));
     };
     let me = crate::board::process::Identity::me();
     let (session, _, _) = caller(ctx)?;
-    let granting = claims::grant_lock(&dir).map_err(claim_error)?;
+    let granting = claims::grant_lock(&dir, location.under()).map_err(claim_error)?;
     let holdings = Holdings::judge(ctx, claims::read_all(&dir).map_err(claim_error)?);
     let released = match holdings.claims.get(&input.issue) {
         None => false,

@@ -205,10 +205,11 @@ fn held_by_another(
 /// already, so a board that cannot be used only leaves a claim that holds a done issue, which
 /// nothing counts.
 fn release_done(root: &std::path::Path, issue: &str) {
-    let Some(dir) = claims::dir_of(&crate::board::locate(root)) else {
+    let location = crate::board::locate(root);
+    let Some(dir) = claims::dir_of(&location) else {
         return;
     };
-    match claims::grant_lock(&dir) {
+    match claims::grant_lock(&dir, location.under()) {
         Ok(granting) => {
             granting.remove(issue);
         }
