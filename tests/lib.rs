@@ -205,6 +205,8 @@ mod readme_figures;
 mod refusals;
 /// The board shared on a git remote, across clones, against a real git server.
 mod remote_board;
+/// The shared board when its remote cannot be reached, refuses, or holds what this build cannot read.
+mod remote_board_failures;
 /// Skills in the Agent Skills format and the MCP skills extension, through the real binary.
 mod skills;
 /// A skill's files beyond the extension: search, listings, freshness, ignored files.

@@ -377,7 +377,7 @@ impl Board {
     /// What a process that joined does once: it starts following the remote's board where one is
     /// named, clears the lock files dead processes left, and reads the board. A server does this
     /// after its first answer, which waits only for its record (see `Context::layer_on_board`).
-    pub(crate) fn settle(&self) {
+    pub(crate) fn settle(self: &Arc<Self>) {
         let Some(dir) = self.dir() else {
             return;
         };
@@ -385,7 +385,14 @@ impl Board {
             return;
         }
         if let Some(remote) = &self.remote {
-            remote.start();
+            // What the ticker fetched may hold mail for this process's agents: it is filed in
+            // their inboxes at once, so a subscribed agent hears of it without asking.
+            let board = Arc::downgrade(self);
+            remote.start(move || {
+                if let Some(board) = board.upgrade() {
+                    board.take_far_mail();
+                }
+            });
         }
         read::sweep_orphan_locks(dir, &self.me.stem());
         let _ = self.read();

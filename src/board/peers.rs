@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::record::{self, SessionRecord};
@@ -150,7 +150,7 @@ pub struct Peers {
     next: AtomicU64,
     board: Mutex<BTreeMap<PeerId, Peer>>,
     /// The repository's board, opened on first use; this process is on it once `join`ed.
-    shared: OnceLock<super::Board>,
+    shared: OnceLock<Arc<super::Board>>,
     /// Held from a snapshot of the sessions to its record written, so records land in order.
     publishing: Mutex<()>,
     /// The listeners owed a note when mail reaches this process's inbox on the board.
@@ -478,7 +478,8 @@ impl Peers {
 
     /// The board of the repository at `root` (opened once; the first root asked for wins).
     pub(crate) fn shared_board(&self, root: &std::path::Path) -> &super::Board {
-        self.shared.get_or_init(|| super::Board::open(root))
+        self.shared
+            .get_or_init(|| Arc::new(super::Board::open(root)))
     }
 
     /// Puts this serving process on the repository's board (`Board::join`); a failure is
@@ -487,7 +488,7 @@ impl Peers {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
             .shared
-            .get_or_init(|| super::Board::open(root))
+            .get_or_init(|| Arc::new(super::Board::open(root)))
             .join(sessions_of(&self.list()));
     }
 

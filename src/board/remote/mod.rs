@@ -656,9 +656,10 @@ impl Remote {
         )
     }
 
-    /// Starts the ticker: fetches every `CADENCE` while this process has agents, and renews every lease a third of the way through it, or
-    /// sooner when what this process holds changed.
-    pub(crate) fn start(self: &Arc<Self>) {
+    /// Starts the ticker: fetches every `CADENCE` while this process has agents, and renews every
+    /// lease a third of the way through it, or sooner when what this process holds changed;
+    /// `fetched` runs after each fetch that worked.
+    pub(crate) fn start(self: &Arc<Self>, fetched: impl Fn() + Send + 'static) {
         let mut ticker = lock(&self.ticker);
         if ticker.is_some() {
             return;
@@ -695,16 +696,20 @@ impl Remote {
                 // An idle process (no agent, nothing held) publishes only the change to nothing.
                 if (due && active) || remote.dirty.load(Ordering::Relaxed) {
                     match remote.renew() {
-                        Ok(()) => renewed = Some(Instant::now()),
+                        Ok(()) => {
+                            renewed = Some(Instant::now());
+                            drop(remote);
+                            fetched();
+                        }
                         Err(e) => {
                             remote.dirty.store(true, Ordering::Relaxed);
                             tracing::warn!("the shared board was not renewed: {e}");
                         }
                     }
-                } else if active {
-                    let _ = remote.refresh();
+                } else if active && remote.refresh().is_ok() {
+                    drop(remote);
+                    fetched();
                 }
-                drop(remote);
                 std::thread::park_timeout(CADENCE);
             }
         }));
@@ -749,7 +754,9 @@ impl Remote {
             t.thread().unpark();
             let _ = t.join();
         }
-        let had = lock(&self.mine).clone() != Mine::default();
+        // What it held, or a change not yet published (its last agent gone a moment ago, which
+        // other clones would otherwise see present for a whole lease).
+        let had = lock(&self.mine).clone() != Mine::default() || self.dirty.load(Ordering::Relaxed);
         if had {
             let _ = self.transact(
                 |mine| *mine = Mine::default(),
