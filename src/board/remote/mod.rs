@@ -34,9 +34,14 @@ pub const LEASE_VAR: &str = "MAJORDOMUS_BOARD_LEASE";
 /// work within this.
 pub const DEFAULT_LEASE: u64 = 300;
 
-/// How often a process with agents fetches the board (what reads answer from, and how soon a
-/// message reaches it).
+/// How often a process with agents fetches the board while it changes, and how old a view a
+/// read answers from before it fetches itself.
 pub const CADENCE: Duration = Duration::from_secs(2);
+
+/// How often, at the slowest, a process with agents fetches a board nobody changes: the pause
+/// doubles from [`CADENCE`] at each fetch that finds it as it was, and any change brings it
+/// back. Bounds how soon an agent that makes no request is told of mail after a quiet spell.
+pub const QUIET_CADENCE: Duration = Duration::from_secs(16);
 
 /// How many times a change is decided again after someone else changed the board first.
 pub const ATTEMPTS: u32 = 12;
@@ -412,9 +417,17 @@ impl Remote {
             }
     }
 
-    /// Asks the ticker to publish what this process holds at its next turn.
+    /// Asks the ticker to publish what this process holds, now.
     pub(crate) fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::Relaxed);
+        self.wake_ticker();
+    }
+
+    /// Wakes the ticker from its pause, which may be a quiet spell's.
+    fn wake_ticker(&self) {
+        if let Some(ticker) = lock(&self.ticker).as_ref() {
+            ticker.thread().unpark();
+        }
     }
 
     /// The carried issues of the next document: those of other clones in `next` renewed, or
@@ -543,6 +556,8 @@ impl Remote {
             mine.issues
                 .retain(|i| i.session == 0 || sessions.iter().any(|s| s.id == i.session));
             self.dirty.store(true, Ordering::Relaxed);
+            drop(mine);
+            self.wake_ticker();
         }
     }
 
@@ -656,9 +671,10 @@ impl Remote {
         )
     }
 
-    /// Starts the ticker: fetches every `CADENCE` while this process has agents, and renews every
-    /// lease a third of the way through it, or sooner when what this process holds changed;
-    /// `fetched` runs after each fetch that worked.
+    /// Starts the ticker: fetches every `CADENCE` while this process has agents and the board
+    /// changes (slowing to `QUIET_CADENCE` while it does not), and renews every lease a third of
+    /// the way through it, or at once when what this process holds changed; `fetched` runs
+    /// after each fetch that worked.
     pub(crate) fn start(self: &Arc<Self>, fetched: impl Fn() + Send + 'static) {
         let mut ticker = lock(&self.ticker);
         if ticker.is_some() {
@@ -686,6 +702,8 @@ impl Remote {
         let every = Duration::from_secs((self.lease / 3).max(1));
         *ticker = Some(std::thread::spawn(move || {
             let mut renewed: Option<Instant> = None;
+            let mut pause = CADENCE;
+            let mut seen: Option<String> = None;
             while !stop.load(Ordering::Relaxed) {
                 let Some(remote) = me.upgrade() else { return };
                 let due = renewed.is_none_or(|at| at.elapsed() >= every);
@@ -694,23 +712,34 @@ impl Remote {
                     !mine.sessions.is_empty() || !mine.claims.is_empty() || !mine.issues.is_empty()
                 };
                 // An idle process (no agent, nothing held) publishes only the change to nothing.
-                if (due && active) || remote.dirty.load(Ordering::Relaxed) {
+                let worked = if (due && active) || remote.dirty.load(Ordering::Relaxed) {
                     match remote.renew() {
                         Ok(()) => {
                             renewed = Some(Instant::now());
-                            drop(remote);
-                            fetched();
+                            true
                         }
                         Err(e) => {
                             remote.dirty.store(true, Ordering::Relaxed);
                             tracing::warn!("the shared board was not renewed: {e}");
+                            false
                         }
                     }
-                } else if active && remote.refresh().is_ok() {
-                    drop(remote);
+                } else {
+                    active && remote.refresh().is_ok()
+                };
+                let oid = lock(&remote.cache).oid.clone();
+                pause = if oid == seen {
+                    (pause * 2).min(QUIET_CADENCE)
+                } else {
+                    CADENCE
+                };
+                seen = oid;
+                drop(remote);
+                if worked {
                     fetched();
                 }
-                std::thread::park_timeout(CADENCE);
+                // Woken early when what this process holds changes (`Remote::note`).
+                std::thread::park_timeout(pause);
             }
         }));
     }
