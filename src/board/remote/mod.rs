@@ -738,8 +738,15 @@ impl Remote {
                 if worked {
                     fetched();
                 }
-                // Woken early when what this process holds changes (`Remote::note`).
-                std::thread::park_timeout(pause);
+                // Never past the next renewal while there is something to renew; woken early
+                // when what this process holds changes (`Remote::note`).
+                let until_due =
+                    renewed.map_or(Duration::ZERO, |at| every.saturating_sub(at.elapsed()));
+                std::thread::park_timeout(if active {
+                    pause.min(until_due.max(CADENCE))
+                } else {
+                    pause
+                });
             }
         }));
     }
