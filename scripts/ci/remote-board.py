@@ -11,7 +11,8 @@ first of each clone on the legacy era and the second on 2026-07-28 (the SDK's `a
 
 - exclusivity: A1's claim of `src/db/**` refuses an agent of each other clone, naming A1's
   handle, its machine and `transport: remote`; the hook check of another clone holds the file;
-- messages: B1 writes to the holders of `src/db/y.rs`; A1's inbox has it within 10 s;
+- messages: B1 writes to the holders of `src/db/y.rs`; A1's inbox has it within 10 s; A2 listens
+  to its inbox (2026-07-28) and asks nothing, and C1's message to every agent is announced to it;
 - the queue: the six agents claim the issue `base` at once: exactly one is granted, and `base`
   leaves `plan.ready` of every other clone; A2 creates an issue, which is in `plan.ready` of the
   four agents of clones B and C within 10 s; they claim it at once: exactly one is granted, and
@@ -36,9 +37,11 @@ import traceback
 from contextlib import AsyncExitStack
 
 from mcp import Client, StdioServerParameters
+from mcp.client.subscriptions import ResourceUpdated
 from mcp.types import TextContent
 
 LEASE = 6
+INBOX = "majordomus://peers/inbox"
 GIT = ["git", "-c", "user.name=ci", "-c", "user.email=ci@example.invalid"]
 
 
@@ -151,6 +154,19 @@ async def steps(binary, clones, rounds):
             await asyncio.sleep(0.05)
         check(inbox["messages"][0]["client_supplied"]["subject"] == "may I have y.rs?", f"A1's inbox: {inbox}")
 
+        # A2 (2026-07-28) listens to its inbox and asks nothing: a message from clone C reaches
+        # it through its own process's fetch.
+        async with agents[1].client.listen(resource_subscriptions=[INBOX]) as listening:
+            check(list(listening.honored.resource_subscriptions or []) == [INBOX], f"A2's listen: {listening.honored}")
+            events = listening.__aiter__()
+            told_at = time.monotonic()
+            await c1.call("majordomus_send", {"subject": "to every clone", "all": True})
+            while True:
+                event = await asyncio.wait_for(events.__anext__(), 30)
+                if isinstance(event, ResourceUpdated) and str(event.uri) == INBOX:
+                    told = time.monotonic() - told_at
+                    break
+
         taken = await asyncio.gather(*(x.call("majordomus_plan_claim", {"issue": "base"}) for x in agents))
         winners = [x.name for x, t in zip(agents, taken) if t["granted"]]
         check(len(winners) == 1, f"the issue was granted to {winners}")
@@ -198,7 +214,7 @@ async def steps(binary, clones, rounds):
             check(time.monotonic() - killed < LEASE + 10, f"kill/** still held {LEASE + 10} s after SIGKILL")
             await asyncio.sleep(0.2)
         freed = time.monotonic() - killed
-        return reach, arrived, latencies, freed
+        return reach, told, arrived, latencies, freed
 
 
 async def hold(binary, clone, glob):
@@ -218,7 +234,7 @@ async def main(binary, rounds):
             for name in "abc":
                 clones.append(os.path.join(top, name))
                 subprocess.run(["git", "clone", "-q", url, clones[-1]], check=True)
-            reach, arrived, latencies, freed = await scenario(binary, clones, rounds)
+            reach, told, arrived, latencies, freed = await scenario(binary, clones, rounds)
             refs = subprocess.run(["git", "-C", os.path.join(top, "remote.git"), "for-each-ref",
                                    "--format=%(refname)"], capture_output=True, text=True, check=True).stdout.split()
             check(sorted(r for r in refs if "majordomus" in r) == ["refs/majordomus/board"], f"remote refs: {refs}")
@@ -227,7 +243,7 @@ async def main(binary, rounds):
             daemon.wait()
     ordered = sorted(latencies)
     print(f"ok: 3 clones x 2 agents over git daemon: exclusivity across clones, the hook check, a message "
-          f"crossed in {reach:.2f} s, one issue claimed once, a new issue in 4 queues of 2 other clones in "
+          f"crossed in {reach:.2f} s, a listening agent of another clone told in {told:.2f} s, one issue claimed once, a new issue in 4 queues of 2 other clones in "
           f"{arrived:.2f} s and claimed once with the maker's bytes, {rounds} races -> 1 grant each, "
           f"a SIGKILLed clone freed in {freed:.1f} s (lease {LEASE} s)")
     print(f"claim under a 6-agent race (ms): median {statistics.median(latencies):.0f} "
