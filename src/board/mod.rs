@@ -304,10 +304,7 @@ impl Board {
     /// Makes `dir`, the board's directory or one of its own below it, under the repository
     /// (`Location::Dir::under`).
     fn make_dir(&self, dir: &Path) -> std::io::Result<()> {
-        match &self.location {
-            Location::Dir { under, .. } => write::board_dir(dir, under.as_deref()),
-            Location::Off => Ok(()),
-        }
+        write::board_dir(dir, self.location.under())
     }
 
     fn dir(&self) -> Option<&Path> {

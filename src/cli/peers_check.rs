@@ -307,12 +307,11 @@ fn holder_text(h: &Holder) -> String {
 /// What a hook says when the board shared on the remote could not be fetched for its check:
 /// the claims of other clones were then checked as an earlier fetch saw them, or not at all.
 fn shared_board_warning(board: &board::Board, checked: &str) -> Option<String> {
-    let status = board.remote()?.status();
-    let (_, reason) = status.error?;
-    Some(match status.fetched_at {
-        Some(at) => format!(
-            "majordomus: warning: the {checked} was checked against other clones' claims as they stood {} s ago: {reason}",
-            board::claims::now().saturating_sub(at)
+    let view = crate::capabilities::peers::shared_view(board)?;
+    let reason = view.reason?;
+    Some(match view.age_seconds {
+        Some(age) => format!(
+            "majordomus: warning: the {checked} was checked against other clones' claims as they stood {age} s ago: {reason}"
         ),
         None => format!(
             "majordomus: warning: the {checked} was not checked against other clones' claims: {reason}"
